@@ -1,0 +1,48 @@
+"""User-facing errors.
+
+Every failure a user can cause (bad model, unsupported op, model too large, missing toolchain,
+firmware fault) raises an EdgesdkError subclass. The CLI prints its message as one paragraph and
+exits non-zero; it never shows a Python traceback for these.
+"""
+
+
+class EdgesdkError(Exception):
+    """Base class; `str(err)` is the complete, actionable message for the user."""
+
+    exit_code = 1
+
+
+class ModelError(EdgesdkError):
+    """The model file is unreadable, malformed or inconsistent."""
+
+    exit_code = 2
+
+
+class UnsupportedOpError(EdgesdkError):
+    """The model uses an op (or op variant) no target can run."""
+
+    exit_code = 3
+
+
+class MemoryFitError(EdgesdkError):
+    """The model does not fit the board's memory."""
+
+    exit_code = 4
+
+
+class ToolchainError(EdgesdkError):
+    """The cross toolchain (or another build tool) is missing or failed."""
+
+    exit_code = 5
+
+
+class EmulatorError(EdgesdkError):
+    """The firmware faulted, timed out or the NPU reported an error while emulated."""
+
+    exit_code = 6
+
+
+class UsageError(EdgesdkError):
+    """Bad command-line arguments or inputs (wrong input shape, missing build directory, ...)."""
+
+    exit_code = 7

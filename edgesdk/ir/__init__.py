@@ -1,0 +1,1 @@
+"""Graph IR: the model as the compiler sees it, with exact quantization parameters."""

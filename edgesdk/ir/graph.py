@@ -1,0 +1,112 @@
+"""Graph IR: tensors and ops with exact quantization parameters.
+
+The importer builds it from a .tflite file; the partitioner annotates ops with targets; codegen and the
+memory planner read it. uint8 models are legalized to int8 by the importer (values and zero points shifted
+by -128), so every later step sees int8 activations only; `Tensor.orig_dtype` keeps "uint8" for model edges
+and `Op.uint8_semantics` marks ops whose TFLite uint8 kernel rounds differently from the int8 one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
+
+
+@dataclass
+class QuantParams:
+    scale: np.ndarray  # float32, one per channel (or one)
+    zero_point: np.ndarray  # int64, same length as scale
+    axis: int = 0  # quantized dimension for per-channel parameters
+
+    @property
+    def per_channel(self) -> bool:
+        return self.scale.size > 1
+
+    @property
+    def scale0(self) -> float:
+        return float(self.scale[0])
+
+    @property
+    def zp0(self) -> int:
+        return int(self.zero_point[0])
+
+
+@dataclass(eq=False)
+class Tensor:
+    id: int  # tensor index in the source model
+    name: str
+    shape: tuple
+    dtype: str
+    quant: QuantParams | None = None
+    data: np.ndarray | None = None  # constant contents, else None
+    orig_dtype: str | None = None  # "uint8" when legalized from uint8
+
+    @property
+    def is_const(self) -> bool:
+        return self.data is not None
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= int(d)
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.num_elements * DTYPE_BYTES[self.dtype]
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.id}:{self.name!r} {self.dtype}{list(self.shape)})"
+
+
+@dataclass(eq=False)
+class Op:
+    index: int  # operator index in the source model
+    type: str  # TFLite builtin name, e.g. "CONV_2D"
+    inputs: list  # list[Tensor | None]
+    outputs: list  # list[Tensor]
+    attrs: dict = field(default_factory=dict)
+    uint8_semantics: bool = False
+    target: str | None = None  # set by the partitioner
+    reason: str = ""  # why the partitioner chose `target` (the failed constraint of higher-priority targets)
+
+    @property
+    def location(self) -> str:
+        return f"operator #{self.index} ({self.type}, output '{self.outputs[0].name if self.outputs else '?'}')"
+
+    def __repr__(self) -> str:
+        return f"Op({self.index}:{self.type})"
+
+
+@dataclass(eq=False)
+class Graph:
+    name: str
+    tensors: list  # list[Tensor]
+    ops: list  # list[Op], topological order
+    inputs: list  # list[Tensor]
+    outputs: list  # list[Tensor]
+    description: str = ""
+
+    def producers(self) -> dict:
+        return {t: op for op in self.ops for t in op.outputs}
+
+    def consumers(self) -> dict:
+        result: dict = {}
+        for op in self.ops:
+            for t in op.inputs:
+                if t is not None:
+                    result.setdefault(t, []).append(op)
+        return result
+
+    def activation_tensors(self) -> list:
+        """Non-constant tensors that need memory: graph inputs and op outputs, in first-use order."""
+        seen, result = set(), []
+        for t in list(self.inputs) + [t for op in self.ops for t in op.inputs + op.outputs if t is not None]:
+            if not t.is_const and t not in seen:
+                seen.add(t)
+                result.append(t)
+        return result

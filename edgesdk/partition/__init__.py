@@ -1,0 +1,1 @@
+"""BYOC-style partitioning: per-target op support with named constraints, regions, fallback."""

@@ -1,0 +1,46 @@
+"""What a target declares to the partitioner: which ops it runs, under which named constraints.
+
+A constraint is a small function `(op) -> (ok, detail)` whose docstring states the rule (as in Vela's
+supported-operators tables); the supported-ops report and `edgesdk inspect` are generated from those
+docstrings. A target lists, per TFLite op type, the constraints that op must satisfy there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+def constraint_rule(fn: Callable) -> str:
+    """The one-line rule a constraint enforces: the first line of its docstring."""
+    return (fn.__doc__ or fn.__name__).strip().splitlines()[0]
+
+
+@dataclass
+class TargetSupport:
+    """The op table of one target.
+
+    `ops` maps an op type to the constraints it must meet on this target; `generic` constraints apply to
+    every op the target takes.
+    """
+
+    name: str
+    ops: dict  # op type -> list of constraint functions
+    generic: list = field(default_factory=list)
+
+    def supports_type(self, op_type: str) -> bool:
+        return op_type in self.ops
+
+    def check(self, op) -> tuple[bool, str]:
+        """(True, "") when `op` can run on this target, else (False, "<constraint>: <detail>")."""
+        if op.type not in self.ops:
+            return False, f"{self.name} has no {op.type} operation"
+        for fn in [*self.generic, *self.ops[op.type]]:
+            ok, detail = fn(op)
+            if not ok:
+                return False, f"{fn.__name__}: {constraint_rule(fn)} ({detail})"
+        return True, ""
+
+    def rules(self) -> dict:
+        """op type -> list of (constraint name, rule) for reports."""
+        return {t: [(fn.__name__, constraint_rule(fn)) for fn in [*self.generic, *fns]] for t, fns in self.ops.items()}

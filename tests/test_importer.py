@@ -1,0 +1,95 @@
+"""The TFLite importer: real models import with exact quantization; bad files give clear ModelErrors."""
+
+import numpy as np
+import pytest
+
+from conftest import SHARED_MODELS, model_path
+from edgesdk.errors import ModelError, UnsupportedOpError
+from edgesdk.importer import import_tflite
+from modelgen import ModelBuilder
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_MODELS))
+def test_shared_models_import(name):
+    g = import_tflite(model_path(name))
+    assert g.ops and g.inputs and g.outputs
+    for op in g.ops:
+        for t in op.inputs + op.outputs:
+            if t is not None and t.dtype in ("int8", "uint8") and not t.is_const:
+                assert t.quant is not None, f"{t} has no quantization"
+
+
+def test_per_channel_quantization_kept_exactly():
+    g = import_tflite(model_path("kws"))
+    conv = next(op for op in g.ops if op.type == "CONV_2D")
+    w = conv.inputs[1]
+    assert w.quant.per_channel and w.quant.scale.dtype == np.float32
+    assert w.quant.scale.size == w.shape[0] and w.quant.axis == 0
+    # padding is computed the TFLite way: SAME with 10x4 kernel, stride 2 on 49x10 -> odd extra at the bottom
+    assert (conv.attrs["pad_top"], conv.attrs["pad_bottom"]) == (4, 5)
+
+
+def test_uint8_model_is_legalized_with_edge_conversions():
+    g = import_tflite(model_path("mobilenet_uint8"))
+    assert g.inputs[0].dtype == "uint8" and g.outputs[0].dtype == "uint8"
+    assert g.ops[0].type == "QUANTIZE" and g.ops[0].index == -1
+    assert g.ops[-1].type == "QUANTIZE" and g.ops[-1].index == -1
+    conv = next(op for op in g.ops if op.type == "CONV_2D")
+    assert conv.uint8_semantics and conv.inputs[1].dtype == "int8"
+    # values and zero points shifted together: (q - zp) unchanged
+    assert g.inputs[0].quant.zp0 - 128 == g.ops[0].outputs[0].quant.zp0
+
+
+def test_not_a_tflite_file(tmp_path):
+    p = tmp_path / "x.tflite"
+    p.write_bytes(b"hello world, not a model")
+    with pytest.raises(ModelError, match="not a TFLite model"):
+        import_tflite(p)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelError, match="Cannot read model file"):
+        import_tflite(tmp_path / "absent.tflite")
+
+
+@pytest.mark.parametrize("keep", [16, 400, 2000, 20000])
+def test_truncated_model(tmp_path, keep):
+    data = model_path("kws").read_bytes()[:keep]
+    p = tmp_path / "trunc.tflite"
+    p.write_bytes(data)
+    with pytest.raises(ModelError):
+        import_tflite(p)
+
+
+def test_corrupted_bytes_never_escape_as_other_exceptions(tmp_path):
+    data = bytearray(model_path("hello_world").read_bytes())
+    rng = np.random.default_rng(7)
+    p = tmp_path / "c.tflite"
+    outcomes = set()
+    for _ in range(200):
+        mutated = bytearray(data)
+        for pos in rng.integers(8, len(data), 8):
+            mutated[pos] = rng.integers(0, 256)
+        p.write_bytes(bytes(mutated))
+        try:
+            import_tflite(p)
+            outcomes.add("ok")
+        except (ModelError, UnsupportedOpError):
+            outcomes.add("error")
+    assert "error" in outcomes
+
+
+def test_unsupported_op_named_with_location(tmp_path):
+    m = ModelBuilder()
+    x = m.tensor((1, 4), "float32")
+    y = m.tensor((1, 4), "float32")
+    z = m.tensor((1, 4), "float32")
+    m.op("EXP", [x], [y])
+    m.op("SQUARED_DIFFERENCE", [x, y], [z])
+    p = tmp_path / "u.tflite"
+    p.write_bytes(m.build(inputs=[x], outputs=[z]))
+    with pytest.raises(UnsupportedOpError) as err:
+        import_tflite(p)
+    text = str(err.value)
+    assert "EXP at operator #0" in text and "SQUARED_DIFFERENCE at operator #1" in text
+    assert "edgesdk inspect --list-ops" in text
