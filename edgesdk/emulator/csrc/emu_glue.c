@@ -1,0 +1,426 @@
+/* Native half of the edgesdk emulator: everything that runs while the guest runs.
+ *
+ * - emu_block_hook: exact, deterministic instruction counting (Unicorn's instret/cycle CSRs return host
+ *   time). Called once per executed translation block; decodes instruction lengths from the block's bytes
+ *   (RVC: 16-bit unless the low two bits are 11). It also snapshots the count whenever a block starts at
+ *   edgesdk_harness_mark, which brackets the inference in the firmware harness.
+ * - ns16550 UART (output only), sifive_test exit device and NPU register window as Unicorn MMIO callbacks.
+ * - The NPU model's bus: copies between guest addresses and the host buffers behind flash and SRAM.
+ */
+#include "emu_glue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef EDGESDK_EMU_WITHOUT_NPU
+#include "npu_model.h"
+#endif
+
+#define EMU_MAX_MARKS 16
+#define EMU_UART_CAPACITY 65536
+#define EMU_WINDOWS 2
+#define EMU_MAX_PERF_REGS 32
+
+#define UART_THR 0u
+#define UART_LSR 5u
+#define UART_LSR_IDLE 0x60u /* THR empty + transmitter empty: the guest never waits */
+
+#define SIFIVE_TEST_FAIL 0x3333u
+#define SIFIVE_TEST_PASS 0x5555u
+#define SIFIVE_TEST_RESET 0x7777u
+
+typedef struct {
+    uint64_t base;
+    uint64_t size;
+    uint8_t *host;
+    int writable;
+} emu_window_t;
+
+struct emu_state {
+    emu_stop_fn stop;
+    emu_window_t windows[EMU_WINDOWS];
+    uint64_t mark_address;
+    uint64_t instruction_limit;
+    uint32_t uart_reg_shift;
+
+    uint64_t instructions;
+    uint64_t last_block_address; /* the most recently counted block, for emu_prepare_resume */
+    uint32_t last_block_size;
+    int last_block_was_mark;
+    uint64_t marks[EMU_MAX_MARKS];
+    uint32_t mark_hits;
+    int stop_reason;
+    int32_t exit_code;
+    int device_error;
+    uint64_t device_error_offset;
+    uint32_t device_error_size;
+    uint32_t bus_errors;
+    uint32_t uart_length;
+    uint32_t uart_dropped;
+    char uart[EMU_UART_CAPACITY + 1];
+    void *npu;
+
+    /* NPU performance registers hold the last run only: sum them after every START. */
+    uint32_t npu_ctrl_offset;
+    uint32_t npu_start_mask;
+    uint32_t npu_perf_count;
+    uint32_t npu_perf_offsets[EMU_MAX_PERF_REGS];
+    uint64_t npu_perf_totals[EMU_MAX_PERF_REGS];
+    uint64_t npu_starts;
+};
+
+emu_state_t *emu_create(emu_stop_fn stop)
+{
+    emu_state_t *state = calloc(1, sizeof(*state));
+    if (state != NULL) {
+        state->stop = stop;
+        state->mark_address = UINT64_MAX;
+    }
+    return state;
+}
+
+void emu_destroy(emu_state_t *state)
+{
+    free(state);
+}
+
+void emu_set_window(emu_state_t *state, int index, uint32_t base, uint32_t size, uint8_t *host, int writable)
+{
+    if (index >= 0 && index < EMU_WINDOWS) {
+        state->windows[index] = (emu_window_t){base, size, host, writable};
+    }
+}
+
+void emu_set_mark_address(emu_state_t *state, uint64_t address)
+{
+    state->mark_address = address;
+}
+
+void emu_set_instruction_limit(emu_state_t *state, uint64_t limit)
+{
+    state->instruction_limit = limit;
+}
+
+void emu_set_uart_reg_shift(emu_state_t *state, uint32_t shift)
+{
+    state->uart_reg_shift = shift;
+}
+
+/* Host pointer for guest [addr, addr + len), or NULL if it is not entirely inside one window. */
+static uint8_t *host_pointer(emu_state_t *state, uint64_t addr, uint64_t len, int for_write)
+{
+    for (int i = 0; i < EMU_WINDOWS; ++i) {
+        const emu_window_t *w = &state->windows[i];
+        if (w->host != NULL && addr >= w->base && len <= w->size && addr - w->base <= w->size - len) {
+            return (for_write && !w->writable) ? NULL : w->host + (addr - w->base);
+        }
+    }
+    return NULL;
+}
+
+static void stop(emu_state_t *state, uc_engine *uc, int reason)
+{
+    if (state->stop_reason == EMU_RUNNING) {
+        state->stop_reason = reason;
+    }
+    state->stop(uc);
+}
+
+/* ---- Instruction counting --------------------------------------------------------------------------- */
+
+static uint32_t count_instructions(const uint8_t *code, uint32_t size)
+{
+    uint32_t count = 0;
+    uint32_t pos = 0;
+    while (pos < size) {
+        pos += (code[pos] & 3u) == 3u ? 4u : 2u;
+        ++count;
+    }
+    return count;
+}
+
+static uint32_t count_code(emu_state_t *state, uint64_t address, uint32_t size)
+{
+    const uint8_t *code = host_pointer(state, address, size, 0);
+    /* Code always runs from a window (fetching elsewhere faults first); stay safe regardless. */
+    return code != NULL ? count_instructions(code, size) : (size + 3u) / 4u;
+}
+
+void emu_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data)
+{
+    emu_state_t *state = user_data;
+
+    state->last_block_address = address;
+    state->last_block_size = size;
+    state->last_block_was_mark = address == state->mark_address && state->mark_hits < EMU_MAX_MARKS;
+    if (state->last_block_was_mark) {
+        state->marks[state->mark_hits++] = state->instructions;
+    }
+    state->instructions += count_code(state, address, size);
+    if (state->instruction_limit != 0 && state->instructions >= state->instruction_limit) {
+        stop(state, uc, EMU_STOP_LIMIT);
+    }
+}
+
+/* Unicorn runs a block's hook before it checks for a stop request (wall-clock slice over), so a stopped
+ * CPU may have counted instructions it has not executed: the rest of the last block, from `pc` on.
+ * Resuming at `pc` counts them again, so take them back (and the mark, if that block was the mark). */
+void emu_prepare_resume(emu_state_t *state, uint64_t pc)
+{
+    uint64_t start = state->last_block_address;
+    uint64_t end = start + state->last_block_size;
+    if (pc < start || pc >= end) {
+        return; /* stopped on a block boundary: nothing was counted ahead */
+    }
+    state->instructions -= count_code(state, pc, (uint32_t)(end - pc));
+    if (pc == start && state->last_block_was_mark) {
+        --state->mark_hits;
+    }
+    state->last_block_size = 0;
+}
+
+/* The exit-device store stops the CPU inside its block with pc still at the store, so the instructions
+ * after it in that block were counted (by the block hook) but never executed. */
+void emu_settle_exit(emu_state_t *state, uint64_t pc)
+{
+    const uint8_t *store = host_pointer(state, pc, 2, 0);
+    if (store != NULL) {
+        emu_prepare_resume(state, pc + ((store[0] & 3u) == 3u ? 4u : 2u));
+    }
+}
+
+/* ---- ns16550 UART: transmit only --------------------------------------------------------------------- */
+
+uint64_t emu_uart_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
+{
+    const emu_state_t *state = user_data;
+    (void)uc;
+    (void)size;
+    return (offset >> state->uart_reg_shift) == UART_LSR ? UART_LSR_IDLE : 0u;
+}
+
+void emu_uart_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
+{
+    emu_state_t *state = user_data;
+    (void)uc;
+    (void)size;
+    if ((offset >> state->uart_reg_shift) != UART_THR) {
+        return; /* line/FIFO configuration: nothing to model */
+    }
+    if (state->uart_length < EMU_UART_CAPACITY) {
+        state->uart[state->uart_length++] = (char)(value & 0xffu);
+    } else {
+        ++state->uart_dropped;
+    }
+}
+
+/* ---- sifive_test exit device ------------------------------------------------------------------------- */
+
+uint64_t emu_exit_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
+{
+    (void)uc;
+    (void)offset;
+    (void)size;
+    (void)user_data;
+    return 0;
+}
+
+void emu_exit_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
+{
+    emu_state_t *state = user_data;
+    uint32_t command = (uint32_t)value & 0xffffu;
+    (void)size;
+    if (offset != 0) {
+        return;
+    }
+    if (command == SIFIVE_TEST_PASS) {
+        state->exit_code = 0;
+        stop(state, uc, EMU_STOP_EXIT);
+    } else if (command == SIFIVE_TEST_FAIL) {
+        state->exit_code = (int32_t)(((uint32_t)value >> 16) & 0xffffu);
+        stop(state, uc, EMU_STOP_EXIT);
+    } else if (command == SIFIVE_TEST_RESET) {
+        state->device_error = EMU_DEV_EXIT_RESET;
+        state->device_error_offset = offset;
+        stop(state, uc, EMU_STOP_DEVICE_ERROR);
+    }
+    /* Other values are ignored, as on QEMU. */
+}
+
+/* ---- NPU ------------------------------------------------------------------------------------------- */
+
+int emu_bus_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
+{
+    emu_state_t *state = ctx;
+    const uint8_t *src = host_pointer(state, addr, len, 0);
+    if (src == NULL) {
+        ++state->bus_errors;
+        return 1;
+    }
+    memcpy(buf, src, len);
+    return 0;
+}
+
+int emu_bus_write(void *ctx, uint32_t addr, const void *buf, uint32_t len)
+{
+    emu_state_t *state = ctx;
+    uint8_t *dst = host_pointer(state, addr, len, 1);
+    if (dst == NULL) {
+        ++state->bus_errors; /* outside memory, or into flash */
+        return 1;
+    }
+    memcpy(dst, buf, len);
+    return 0;
+}
+
+/* NPU registers are 32-bit and word aligned; anything else is a driver bug worth stopping for. */
+static int npu_access_ok(emu_state_t *state, uc_engine *uc, uint64_t offset, unsigned size)
+{
+    if (size == 4u && (offset & 3u) == 0u && state->npu != NULL) {
+        return 1;
+    }
+    state->device_error = state->npu == NULL ? EMU_DEV_NPU_MISSING : EMU_DEV_NPU_ACCESS_SIZE;
+    state->device_error_offset = offset;
+    state->device_error_size = size;
+    stop(state, uc, EMU_STOP_DEVICE_ERROR);
+    return 0;
+}
+
+#ifndef EDGESDK_EMU_WITHOUT_NPU
+
+void emu_attach_npu(emu_state_t *state, void *npu)
+{
+    state->npu = npu;
+    if (npu != NULL) {
+        npu_set_bus((npu_device_t *)npu, emu_bus_read, emu_bus_write, state);
+    }
+}
+
+uint64_t emu_npu_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
+{
+    emu_state_t *state = user_data;
+    if (!npu_access_ok(state, uc, offset, size)) {
+        return 0;
+    }
+    return npu_reg_read((npu_device_t *)state->npu, (uint32_t)offset);
+}
+
+/* A START runs the whole command table synchronously, so its counters are final right after the write. */
+static void account_npu_run(emu_state_t *state)
+{
+    ++state->npu_starts;
+    for (uint32_t i = 0; i < state->npu_perf_count; ++i) {
+        state->npu_perf_totals[i] += npu_reg_read((npu_device_t *)state->npu, state->npu_perf_offsets[i]);
+    }
+}
+
+void emu_npu_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
+{
+    emu_state_t *state = user_data;
+    if (!npu_access_ok(state, uc, offset, size)) {
+        return;
+    }
+    npu_reg_write((npu_device_t *)state->npu, (uint32_t)offset, (uint32_t)value);
+    if (offset == state->npu_ctrl_offset && (value & state->npu_start_mask) != 0u) {
+        account_npu_run(state);
+    }
+}
+
+#else /* a build without an NPU model: every register access is refused */
+
+void emu_attach_npu(emu_state_t *state, void *npu)
+{
+    (void)npu;
+    state->npu = NULL;
+}
+
+uint64_t emu_npu_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
+{
+    npu_access_ok(user_data, uc, offset, size);
+    return 0;
+}
+
+void emu_npu_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
+{
+    (void)value;
+    npu_access_ok(user_data, uc, offset, size);
+}
+
+#endif
+
+void emu_set_npu_accounting(emu_state_t *state, uint32_t ctrl_offset, uint32_t start_mask,
+                            const uint32_t *perf_offsets, uint32_t count)
+{
+    state->npu_ctrl_offset = ctrl_offset;
+    state->npu_start_mask = start_mask;
+    state->npu_perf_count = count < EMU_MAX_PERF_REGS ? count : EMU_MAX_PERF_REGS;
+    for (uint32_t i = 0; i < state->npu_perf_count; ++i) {
+        state->npu_perf_offsets[i] = perf_offsets[i];
+        state->npu_perf_totals[i] = 0;
+    }
+    state->npu_starts = 0;
+}
+
+uint64_t emu_npu_perf_total(const emu_state_t *state, uint32_t index)
+{
+    return index < state->npu_perf_count ? state->npu_perf_totals[index] : 0u;
+}
+
+uint64_t emu_npu_starts(const emu_state_t *state)
+{
+    return state->npu_starts;
+}
+
+/* ---- Results ----------------------------------------------------------------------------------------- */
+
+uint64_t emu_instructions(const emu_state_t *state)
+{
+    return state->instructions;
+}
+
+uint32_t emu_mark_hits(const emu_state_t *state)
+{
+    return state->mark_hits;
+}
+
+uint64_t emu_mark_instructions(const emu_state_t *state, uint32_t hit)
+{
+    return hit < state->mark_hits ? state->marks[hit] : 0u;
+}
+
+int emu_stop_reason(const emu_state_t *state)
+{
+    return state->stop_reason;
+}
+
+int32_t emu_exit_code(const emu_state_t *state)
+{
+    return state->exit_code;
+}
+
+int emu_device_error(const emu_state_t *state, uint64_t *offset, uint32_t *size)
+{
+    *offset = state->device_error_offset;
+    *size = state->device_error_size;
+    return state->device_error;
+}
+
+uint32_t emu_uart_length(const emu_state_t *state)
+{
+    return state->uart_length;
+}
+
+const char *emu_uart_text(const emu_state_t *state)
+{
+    return state->uart;
+}
+
+uint32_t emu_uart_dropped(const emu_state_t *state)
+{
+    return state->uart_dropped;
+}
+
+uint32_t emu_bus_errors(const emu_state_t *state)
+{
+    return state->bus_errors;
+}

@@ -1,0 +1,570 @@
+"""The built-in emulator: a Unicorn RV32 machine built from board.json.
+
+Flash and SRAM are numpy buffers mapped zero-copy into Unicorn. The UART, the exit device and the NPU
+register window are MMIO callbacks, and instructions are counted by a block hook; all of these are C
+(csrc/emu_glue.c, built together with the C NPU model into one host library), so nothing on the hot path
+runs Python. Python only loads the ELF, starts the CPU in wall-clock chunks and explains faults.
+
+Instruction counts are exact and deterministic (Unicorn's own instret/cycle CSRs return host time):
+`cpu_instructions` counts every executed instruction until the exit-device write, and
+`inference_instructions` those between the harness's two calls to `edgesdk_harness_mark`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import unicorn
+from unicorn import riscv_const as rv
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from ..board import SDK_ROOT, Board, load_board
+from ..errors import EmulatorError, UsageError
+from ..hostcc import load_shared_library
+
+try:  # the binding keeps its ctypes handle to libunicorn here; the C hooks are registered through it
+    from unicorn.unicorn_py3.unicorn import uclib as _uclib
+except ImportError:  # pragma: no cover - older binding layout
+    from unicorn.unicorn import _uc as _uclib
+
+CSRC_DIR = Path(__file__).resolve().parent / "csrc"
+NPU_MODEL_DIR = SDK_ROOT / "edgesdk" / "npu" / "model"
+UNICORN_INCLUDE_DIR = Path(unicorn.__file__).resolve().parent / "include"
+
+HARNESS_MARK_SYMBOL = "edgesdk_harness_mark"
+PAGE = 4096
+# Never a RISC-V PC (odd), so emu_start only stops on our request.
+NO_UNTIL_ADDRESS = 0xFFFF_FFFF
+# SRAM starts filled with this byte, not zero, like real SRAM holding garbage: code that reads memory it
+# never wrote (the arena is not cleared at boot) gets visibly wrong results instead of lucky zeros.
+# It also lets run_elf measure the stack high-water mark.
+SRAM_FILL_BYTE = 0xA5
+CHUNK_SECONDS = 0.5  # emu_start slice: keeps Ctrl-C responsive and enforces timeout_s
+
+# emu_glue.h enums
+_STOP_EXIT, _STOP_LIMIT, _STOP_DEVICE_ERROR = 1, 2, 3
+_DEV_NPU_ACCESS_SIZE, _DEV_EXIT_RESET, _DEV_NPU_MISSING = 1, 2, 3
+
+_UC_HOOK_BLOCK = unicorn.UC_HOOK_BLOCK
+# RISC-V exception causes (mcause) as delivered to the interrupt hook.
+_TRAP_CAUSES = {0: "misaligned instruction address", 1: "instruction access fault", 4: "misaligned load",
+                5: "load access fault", 6: "misaligned store", 7: "store access fault",
+                12: "instruction page fault", 13: "load page fault", 15: "store page fault"}
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    uart: str
+    cpu_instructions: int
+    inference_instructions: int | None
+    npu_cycles: int | None
+    npu_stats: dict = field(default_factory=dict)
+    reads: list = field(default_factory=list)
+    stack_bytes_used: int | None = None
+
+
+@dataclass(frozen=True)
+class NpuModelSpec:
+    """Which C NPU model to build into the emulator library, and the registers the emulator reads."""
+
+    sources: tuple
+    include_dirs: tuple
+    ctrl_offset: int  # a write with start_mask set starts a run
+    start_mask: int
+    perf_counters: dict  # stat name -> (low word offset, high word offset or None)
+
+    @classmethod
+    def from_registers(cls, sources, include_dirs, registers) -> "NpuModelSpec":
+        """`registers`: module (or dict) with REG_CTRL, CTRL_START and REG_PERF_* offsets."""
+        values = registers if isinstance(registers, dict) else vars(registers)
+        return cls(tuple(sources), tuple(include_dirs), values["REG_CTRL"], values["CTRL_START"],
+                   perf_counters_from_registers(values))
+
+
+def perf_counters_from_registers(registers) -> dict:
+    """[REG_]PERF_<NAME> or [REG_]PERF_<NAME>_LO/_HI register offsets (module or dict) -> {name: (lo, hi)}."""
+    values = registers if isinstance(registers, dict) else vars(registers)
+    counters = {}
+    for key, offset in values.items():
+        name = key.removeprefix("REG_")
+        if not name.startswith("PERF_") or not isinstance(offset, int) or name.endswith("_HI"):
+            continue
+        base = name[len("PERF_"):].removesuffix("_LO")
+        high = values.get(key.removesuffix("_LO") + "_HI") if name.endswith("_LO") else None
+        counters[base.lower()] = (offset, high)
+    return counters
+
+
+def default_npu_model() -> NpuModelSpec | None:
+    """The shared C NPU model (edgesdk/npu/model/), or None if this checkout has none."""
+    try:
+        from ..npu import model as npu_model
+        from ..npu import registers
+    except ImportError:
+        return None
+    return NpuModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers)
+
+
+# ---- Native library ---------------------------------------------------------------------------------
+
+def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
+    c = ctypes
+    signatures = {
+        "emu_create": (c.c_void_p, [c.c_void_p]),
+        "emu_destroy": (None, [c.c_void_p]),
+        "emu_set_window": (None, [c.c_void_p, c.c_int, c.c_uint32, c.c_uint32, c.c_void_p, c.c_int]),
+        "emu_set_mark_address": (None, [c.c_void_p, c.c_uint64]),
+        "emu_set_instruction_limit": (None, [c.c_void_p, c.c_uint64]),
+        "emu_set_uart_reg_shift": (None, [c.c_void_p, c.c_uint32]),
+        "emu_prepare_resume": (None, [c.c_void_p, c.c_uint64]),
+        "emu_settle_exit": (None, [c.c_void_p, c.c_uint64]),
+        "emu_attach_npu": (None, [c.c_void_p, c.c_void_p]),
+        "emu_set_npu_accounting": (None, [c.c_void_p, c.c_uint32, c.c_uint32, c.POINTER(c.c_uint32), c.c_uint32]),
+        "emu_npu_perf_total": (c.c_uint64, [c.c_void_p, c.c_uint32]),
+        "emu_npu_starts": (c.c_uint64, [c.c_void_p]),
+        "emu_npu_write": (None, [c.c_void_p, c.c_uint64, c.c_uint, c.c_uint64, c.c_void_p]),
+        "emu_instructions": (c.c_uint64, [c.c_void_p]),
+        "emu_mark_hits": (c.c_uint32, [c.c_void_p]),
+        "emu_mark_instructions": (c.c_uint64, [c.c_void_p, c.c_uint32]),
+        "emu_stop_reason": (c.c_int, [c.c_void_p]),
+        "emu_exit_code": (c.c_int32, [c.c_void_p]),
+        "emu_device_error": (c.c_int, [c.c_void_p, c.POINTER(c.c_uint64), c.POINTER(c.c_uint32)]),
+        "emu_uart_length": (c.c_uint32, [c.c_void_p]),
+        "emu_uart_text": (c.c_void_p, [c.c_void_p]),
+        "emu_uart_dropped": (c.c_uint32, [c.c_void_p]),
+        "emu_bus_errors": (c.c_uint32, [c.c_void_p]),
+        "emu_bus_read": (c.c_int, [c.c_void_p, c.c_uint32, c.c_void_p, c.c_uint32]),
+        "emu_bus_write": (c.c_int, [c.c_void_p, c.c_uint32, c.c_void_p, c.c_uint32]),
+    }
+    if hasattr(lib, "npu_create"):
+        signatures.update({
+            "npu_create": (c.c_void_p, []),
+            "npu_destroy": (None, [c.c_void_p]),
+            "npu_reg_read": (c.c_uint32, [c.c_void_p, c.c_uint32]),
+            "npu_reg_write": (None, [c.c_void_p, c.c_uint32, c.c_uint32]),
+            "npu_irq_pending": (c.c_int, [c.c_void_p]),
+        })
+    if hasattr(lib, "npu_set_memory_class"):
+        signatures["npu_set_memory_class"] = (c.c_int, [c.c_void_p] + [c.c_uint32] * 4)
+    for name, (restype, argtypes) in signatures.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+    return lib
+
+
+def native_library(npu: NpuModelSpec | None) -> ctypes.CDLL:
+    """emu_glue.c (+ the NPU model sources), built once per content hash by edgesdk.hostcc."""
+    return _native_library(npu.sources if npu else (), npu.include_dirs if npu else ())
+
+
+@lru_cache(maxsize=None)
+def _native_library(npu_sources: tuple, npu_include_dirs: tuple) -> ctypes.CDLL:
+    sources = [CSRC_DIR / "emu_glue.c", *npu_sources]
+    include_dirs = [CSRC_DIR, UNICORN_INCLUDE_DIR, *npu_include_dirs]
+    flags = [] if npu_sources else ["-DEDGESDK_EMU_WITHOUT_NPU"]
+    return _declare(load_shared_library("edgesdk_emu", sources, include_dirs, flags))
+
+
+def _c_function_address(lib: ctypes.CDLL, name: str) -> int:
+    return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+
+
+# ---- ELF helpers ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Elf:
+    entry: int
+    segments: tuple  # (physical load address, bytes)
+    symbols: dict  # name -> address
+    functions: tuple  # sorted (address, size, name) of code symbols
+
+
+def _read_elf(elf_path) -> _Elf:
+    path = Path(elf_path)
+    try:
+        with path.open("rb") as f:
+            elf = ELFFile(f)
+            if elf["e_machine"] != "EM_RISCV" or elf.elfclass != 32:
+                raise EmulatorError(f"{path} is not an RV32 ELF file (machine {elf['e_machine']}, "
+                                    f"{elf.elfclass}-bit); build it for the board with 'edgesdk build'.")
+            segments = tuple((seg["p_paddr"], seg.data()) for seg in elf.iter_segments()
+                             if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0)
+            symbols, functions = {}, []
+            symtab = elf.get_section_by_name(".symtab")
+            for sym in symtab.iter_symbols() if symtab else ():
+                if sym.name and sym["st_shndx"] != "SHN_UNDEF":
+                    symbols.setdefault(sym.name, sym["st_value"])
+                    if sym["st_info"]["type"] == "STT_FUNC":
+                        functions.append((sym["st_value"], sym["st_size"], sym.name))
+            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)))
+    except FileNotFoundError:
+        raise UsageError(f"Firmware {path} not found; build it first ('edgesdk build').") from None
+    except ELFError as exc:
+        raise EmulatorError(f"{path} is not a valid ELF file ({exc}); rebuild the firmware.") from None
+
+
+def elf_symbol(elf_path, name: str) -> int:
+    """Address of symbol `name` in the ELF file."""
+    symbols = _read_elf(elf_path).symbols
+    if name not in symbols:
+        raise EmulatorError(f"Symbol '{name}' is not defined in {elf_path}; was the firmware built by edgesdk "
+                            "from the same model?")
+    return symbols[name]
+
+
+def _symbolize(elf: _Elf, address: int) -> str:
+    """'function+0x12' for an address inside a known function, else '?'."""
+    index = bisect.bisect_right(elf.functions, (address, float("inf"), "")) - 1
+    if index >= 0:
+        start, size, name = elf.functions[index]
+        if start <= address < start + max(size, 1):
+            return f"{name}+{address - start:#x}"
+    return "?"
+
+
+# ---- The machine ------------------------------------------------------------------------------------
+
+class _FaultEvents:
+    """What the fault hooks saw. A separate object so Unicorn's callbacks do not keep the Machine (and
+    its memory buffers) alive."""
+
+    def __init__(self):
+        self.fault = None  # (access kind, address, size) from the invalid-memory hook
+        self.interrupt = None  # (intno, pc) from the interrupt hook
+
+    def on_invalid_memory(self, uc, access, address, size, value, user_data) -> bool:
+        self.fault = (access, address, size)
+        return False  # let Unicorn stop with the error
+
+    def on_interrupt(self, uc, intno, user_data) -> None:
+        self.interrupt = (intno, uc.reg_read(rv.UC_RISCV_REG_PC))
+        uc.emu_stop()
+
+
+class Machine:
+    """One emulated board running one ELF; use run_elf() unless you need the pieces."""
+
+    def __init__(self, board: Board, elf_path, npu: NpuModelSpec | None = None):
+        self.board = board
+        self.elf_path = Path(elf_path)
+        self.elf = _read_elf(elf_path)
+        self.npu_spec = npu if npu is not None else (default_npu_model() if board.npu else None)
+        self.lib = native_library(self.npu_spec)
+        self.flash = np.zeros(board.flash.size, dtype=np.uint8)
+        self.sram = np.full(board.sram.size, SRAM_FILL_BYTE, dtype=np.uint8)
+        self.state = self.lib.emu_create(_c_function_address(_uclib, "uc_emu_stop"))
+        self.npu = self.lib.npu_create() if self.npu_spec else None
+        self.events = _FaultEvents()
+        self.uc = unicorn.Uc(unicorn.UC_ARCH_RISCV, unicorn.UC_MODE_RISCV32)
+        self._map_memory()
+        self._map_peripherals()
+        self._install_hooks()
+        self._load_elf()
+
+    def close(self) -> None:
+        """Free Unicorn, the NPU model and the native state now (not whenever the GC gets to them)."""
+        if self.uc is not None:
+            # Unicorn first: no callback may run once the native state is freed. The binding closes the
+            # engine in a weakref finalizer; calling it now releases the engine at once.
+            release = getattr(self.uc, "_Uc__finalizer", None)
+            if release is not None:
+                release()
+            self.uc = None
+        if self.npu:
+            self.lib.npu_destroy(self.npu)
+            self.npu = None
+        if self.state:
+            self.lib.emu_destroy(self.state)
+            self.state = None
+
+    # -- setup --
+
+    def _map_memory(self) -> None:
+        windows = ((0, self.board.flash, self.flash, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC, 0),
+                   (1, self.board.sram, self.sram, unicorn.UC_PROT_READ | unicorn.UC_PROT_WRITE, 1))
+        for index, region, buffer, perms, writable in windows:
+            pointer = buffer.ctypes.data
+            self.uc.mem_map_ptr(region.base, region.size, perms, pointer)
+            self.lib.emu_set_window(self.state, index, region.base, region.size, pointer, writable)
+
+    def _map_peripherals(self) -> None:
+        devices = {"ns16550": ("emu_uart_read", "emu_uart_write"),
+                   "sifive_test": ("emu_exit_read", "emu_exit_write")}
+        for periph in self.board.peripherals.values():
+            names = devices.get(periph.type)
+            if periph.type.startswith("edgesdk-npu"):
+                names = ("emu_npu_read", "emu_npu_write")
+            if names is None:
+                continue  # not modelled: accesses fault as unmapped, naming the peripheral
+            if periph.type == "ns16550":
+                self.lib.emu_set_uart_reg_shift(self.state, int(periph.props.get("reg_shift", 0)))
+            size = -(-periph.size // PAGE) * PAGE  # Unicorn maps whole pages
+            status = _uclib.uc_mmio_map(self.uc._uch, periph.base, size,
+                                        _c_function_address(self.lib, names[0]), self.state,
+                                        _c_function_address(self.lib, names[1]), self.state)
+            if status != unicorn.UC_ERR_OK:
+                raise EmulatorError(f"Cannot map peripheral {periph.name} at {periph.base:#x} "
+                                    f"({unicorn.UcError(status)}); check {self.board.path}.")
+        if self.npu:
+            self._attach_npu()
+
+    def _attach_npu(self) -> None:
+        """Bind the NPU model's bus to guest memory and let the glue sum its counters over runs."""
+        self.lib.emu_attach_npu(self.state, self.npu)
+        self._set_npu_memory_classes()
+        self._perf_registers = sorted({offset for pair in self.npu_spec.perf_counters.values()
+                                       for offset in pair if offset is not None})
+        offsets = (ctypes.c_uint32 * len(self._perf_registers))(*self._perf_registers)
+        self.lib.emu_set_npu_accounting(self.state, self.npu_spec.ctrl_offset, self.npu_spec.start_mask,
+                                        offsets, len(self._perf_registers))
+
+    def _set_npu_memory_classes(self) -> None:
+        """Tell the NPU model which addresses are flash and SRAM (its byte counters and timing use them)."""
+        if not hasattr(self.lib, "npu_set_memory_class"):
+            return  # a stand-in model without a timing model
+        from ..npu.model import board_memory_classes
+        for base, size, kind, bytes_per_cycle_x256 in board_memory_classes(self.board):
+            if self.lib.npu_set_memory_class(self.npu, base, size, kind, bytes_per_cycle_x256) != 0:
+                raise EmulatorError(f"The NPU model rejected memory class {base:#x}+{size} of board "
+                                    f"{self.board.name}; check {self.board.path}.")
+
+    def _install_hooks(self) -> None:
+        self._block_hook = ctypes.c_size_t()  # handle; the C callback needs no Python reference
+        status = _uclib.uc_hook_add(self.uc._uch, ctypes.byref(self._block_hook), _UC_HOOK_BLOCK,
+                                    _c_function_address(self.lib, "emu_block_hook"), self.state,
+                                    ctypes.c_uint64(1), ctypes.c_uint64(0))
+        if status != unicorn.UC_ERR_OK:
+            raise EmulatorError(f"Cannot install the instruction counter ({unicorn.UcError(status)}).")
+        if HARNESS_MARK_SYMBOL in self.elf.symbols:
+            self.lib.emu_set_mark_address(self.state, self.elf.symbols[HARNESS_MARK_SYMBOL])
+        # Faults only: these Python hooks never run on the hot path.
+        self.uc.hook_add(unicorn.UC_HOOK_MEM_INVALID, self.events.on_invalid_memory)
+        self.uc.hook_add(unicorn.UC_HOOK_INTR, self.events.on_interrupt)
+
+    def _host_view(self, address: int, length: int):
+        """numpy view of guest memory [address, address + length), or None if not in flash/SRAM."""
+        for region, buffer in ((self.board.flash, self.flash), (self.board.sram, self.sram)):
+            if region.contains(address, max(length, 1)):
+                return buffer[address - region.base:address - region.base + length]
+        return None
+
+    def _load_elf(self) -> None:
+        for address, data in self.elf.segments:
+            view = self._host_view(address, len(data))
+            if view is None:
+                raise EmulatorError(
+                    f"{self.elf_path}: a loadable segment at {address:#x} ({len(data)} B) lies outside flash "
+                    f"and SRAM of board {self.board.name}; it was linked for another board. Rebuild it.")
+            view[:] = np.frombuffer(data, dtype=np.uint8)
+
+    # -- running --
+
+    def write(self, address: int, data: bytes) -> None:
+        view = self._host_view(address, len(data))
+        if view is None:
+            raise UsageError(f"Cannot write {len(data)} bytes at {address:#x}: not inside flash or SRAM of "
+                             f"board {self.board.name}.")
+        view[:] = np.frombuffer(bytes(data), dtype=np.uint8)
+
+    def read(self, address: int, length: int) -> bytes:
+        view = self._host_view(address, length)
+        if view is None:
+            raise UsageError(f"Cannot read {length} bytes at {address:#x}: not inside flash or SRAM of "
+                             f"board {self.board.name}.")
+        return view.tobytes()
+
+    def run(self, timeout_s: float = 60.0, max_instructions: int | None = None) -> None:
+        """Run from the ELF entry until the exit device is written; raise EmulatorError otherwise."""
+        self.lib.emu_set_instruction_limit(self.state, max_instructions or 0)
+        deadline = time.monotonic() + timeout_s
+        pc = self.elf.entry
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._unfinished_error(f"did not finish within {timeout_s:g} s")
+            try:
+                self.uc.emu_start(pc, NO_UNTIL_ADDRESS, timeout=int(min(remaining, CHUNK_SECONDS) * 1e6))
+            except unicorn.UcError as exc:
+                raise self._fault_error(exc) from None
+            reason = self.lib.emu_stop_reason(self.state)
+            if reason == _STOP_EXIT:
+                self.lib.emu_settle_exit(self.state, self.pc())
+                return
+            if reason == _STOP_LIMIT:
+                raise self._unfinished_error(f"did not finish within the budget of {max_instructions} instructions")
+            if reason == _STOP_DEVICE_ERROR:
+                raise self._device_error()
+            if self.events.interrupt is not None:
+                raise self._trap_error()
+            pc = self.pc()  # a wall-clock slice ended: continue where the CPU stopped
+            self.lib.emu_prepare_resume(self.state, pc)
+
+    def pc(self) -> int:
+        return self.uc.reg_read(rv.UC_RISCV_REG_PC)
+
+    # -- results --
+
+    def instructions(self) -> int:
+        return self.lib.emu_instructions(self.state)
+
+    def mark_instructions(self) -> list:
+        """Instructions executed before each call of edgesdk_harness_mark."""
+        return [self.lib.emu_mark_instructions(self.state, i) for i in range(self.lib.emu_mark_hits(self.state))]
+
+    def inference_instructions(self) -> int | None:
+        if self.lib.emu_mark_hits(self.state) < 2:
+            return None
+        return self.lib.emu_mark_instructions(self.state, 1) - self.lib.emu_mark_instructions(self.state, 0)
+
+    def exit_code(self) -> int:
+        return self.lib.emu_exit_code(self.state)
+
+    def uart_text(self) -> str:
+        length = self.lib.emu_uart_length(self.state)
+        text = ctypes.string_at(self.lib.emu_uart_text(self.state), length).decode("utf-8", "replace")
+        dropped = self.lib.emu_uart_dropped(self.state)
+        return text + (f"\n[emulator: {dropped} more UART bytes dropped]\n" if dropped else "")
+
+    def npu_stats(self) -> dict:
+        """NPU performance counters summed over every run of the NPU, plus 'starts' (number of runs)."""
+        if not self.npu:
+            return {}
+
+        def total(offset):
+            return self.lib.emu_npu_perf_total(self.state, self._perf_registers.index(offset))
+
+        stats = {name: total(low) + (total(high) << 32 if high is not None else 0)
+                 for name, (low, high) in sorted(self.npu_spec.perf_counters.items())}
+        stats["starts"] = self.lib.emu_npu_starts(self.state)
+        return stats
+
+    def stack_bytes_used(self) -> int | None:
+        """Deepest stack use, from the SRAM fill pattern left below the stack pointer."""
+        bottom = self.elf.symbols.get("__stack_bottom")
+        top = self.elf.symbols.get("__stack")
+        view = self._host_view(bottom, top - bottom) if bottom is not None and top is not None else None
+        if view is None or len(view) == 0:
+            return None
+        touched = np.flatnonzero(view != SRAM_FILL_BYTE)
+        return int(len(view) - touched[0]) if len(touched) else 0
+
+    # -- error messages --
+
+    def _where(self, pc: int) -> str:
+        return f"PC {pc:#010x} in {_symbolize(self.elf, pc)}"
+
+    def _return_address(self) -> str:
+        ra = self.uc.reg_read(rv.UC_RISCV_REG_RA)
+        return f"return address {ra:#010x} in {_symbolize(self.elf, ra)}"
+
+    def _uart_tail(self) -> str:
+        text = self.uart_text().strip()
+        return f" UART output so far: {text[-400:]!r}." if text else " There was no UART output."
+
+    def _region_name(self, address: int) -> str:
+        for region in self.board.memories.values():
+            if region.contains(address):
+                return f"{region.name} ({region.kind})"
+        for periph in self.board.peripherals.values():
+            if periph.base <= address < periph.base + periph.size:
+                return f"peripheral {periph.name} ({periph.type}, not modelled by the emulator)"
+        return "unmapped memory"
+
+    def _fault_error(self, exc: unicorn.UcError) -> EmulatorError:
+        pc = self.pc()
+        address = self.events.fault[1] if self.events.fault else None
+        kinds = {
+            unicorn.UC_ERR_READ_UNMAPPED: "read from unmapped address",
+            unicorn.UC_ERR_WRITE_UNMAPPED: "write to unmapped address",
+            unicorn.UC_ERR_FETCH_UNMAPPED: "jump to unmapped address",
+            unicorn.UC_ERR_WRITE_PROT: "write to read-only memory at",
+            unicorn.UC_ERR_FETCH_PROT: "jump to non-executable memory at",
+            unicorn.UC_ERR_READ_PROT: "read from protected memory at",
+            unicorn.UC_ERR_READ_UNALIGNED: "misaligned read at",
+            unicorn.UC_ERR_WRITE_UNALIGNED: "misaligned write at",
+            unicorn.UC_ERR_FETCH_UNALIGNED: "misaligned jump to",
+        }
+        if exc.errno == unicorn.UC_ERR_INSN_INVALID:
+            what = f"illegal instruction or ebreak{self._encoding(pc)}"
+        elif exc.errno in kinds and address is not None:
+            what = f"{kinds[exc.errno]} {address:#010x} [{self._region_name(address)}]"
+        else:
+            what = f"CPU fault '{exc}'"
+        return EmulatorError(
+            f"The firmware crashed: {what} at {self._where(pc)} ({self._return_address()}), after "
+            f"{self.instructions()} instructions.{self._uart_tail()} Look up the address with "
+            f"'riscv64-unknown-elf-addr2line -e {self.elf_path} {pc:#x}'.")
+
+    def _trap_error(self) -> EmulatorError:
+        intno, pc = self.events.interrupt
+        if intno == 2:
+            what = f"an illegal instruction{self._encoding(pc)}"
+        elif intno in (3, 8, 9, 11):
+            what = ("ebreak" if intno == 3 else "ecall") + (
+                " (edgesdk firmware runs bare metal, with no debugger or monitor to answer it)")
+        else:
+            what = f"a trap with cause {intno} ({_TRAP_CAUSES.get(intno, 'unknown')})"
+        return EmulatorError(
+            f"The firmware crashed: {what} at {self._where(pc)} ({self._return_address()}), after "
+            f"{self.instructions()} instructions.{self._uart_tail()}")
+
+    def _encoding(self, pc: int) -> str:
+        word = self._host_view(pc, 4)
+        return f" (encoding {int.from_bytes(word.tobytes(), 'little'):#010x})" if word is not None else ""
+
+    def _unfinished_error(self, why: str) -> EmulatorError:
+        pc = self.pc()
+        return EmulatorError(
+            f"The firmware {why} ({self.instructions()} instructions executed); it was stopped at "
+            f"{self._where(pc)}. It is probably stuck in a loop (e.g. polling a device that never "
+            f"answers); if it is just slow, raise the limit (timeout / max_instructions).{self._uart_tail()}")
+
+    def _device_error(self) -> EmulatorError:
+        offset, size = ctypes.c_uint64(), ctypes.c_uint32()
+        code = self.lib.emu_device_error(self.state, ctypes.byref(offset), ctypes.byref(size))
+        where = self._where(self.pc())
+        if code == _DEV_NPU_ACCESS_SIZE:
+            what = (f"accessed NPU register offset {offset.value:#x} with a {size.value}-byte access; NPU "
+                    "registers only support aligned 32-bit loads and stores")
+        elif code == _DEV_NPU_MISSING:
+            what = ("accessed the NPU, but this emulator was built without an NPU model "
+                    f"(expected in {NPU_MODEL_DIR})")
+        elif code == _DEV_EXIT_RESET:
+            what = "asked the exit device for a reset, which the emulator does not support"
+        else:
+            what = f"caused device error {code}"
+        return EmulatorError(f"The firmware {what} (near {where}).{self._uart_tail()}")
+
+
+def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_instructions: int | None = None,
+            npu: NpuModelSpec | None = None) -> RunResult:
+    """Boot `elf_path` on `board` (Board or name), with `writes` [(address, bytes)] applied to memory before
+    boot, until it writes the exit device; return exit code, UART text, counts and the `reads`
+    [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs."""
+    board = load_board(board) if isinstance(board, str) else board
+    machine = Machine(board, elf_path, npu)
+    try:
+        for address, data in writes:
+            machine.write(address, data)
+        machine.run(timeout_s, max_instructions)
+        stats = machine.npu_stats()
+        return RunResult(
+            exit_code=machine.exit_code(),
+            uart=machine.uart_text(),
+            cpu_instructions=machine.instructions(),
+            inference_instructions=machine.inference_instructions(),
+            npu_cycles=stats.get("cycles") if machine.npu else None,
+            npu_stats=stats,
+            reads=[machine.read(address, length) for address, length in reads],
+            stack_bytes_used=machine.stack_bytes_used(),
+        )
+    finally:
+        machine.close()

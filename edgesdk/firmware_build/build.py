@@ -1,0 +1,118 @@
+"""Cross-compile the firmware: CMake configure + build of the top-level CMakeLists.txt.
+
+build_firmware() checks the toolchain first so a missing compiler is reported with the exact install
+command, runs CMake quietly, and on failure shows the compiler's own error lines.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+
+from ..board import SDK_ROOT, Board
+from ..errors import MemoryFitError, ToolchainError, UsageError
+
+ARTIFACTS = ("firmware.elf", "firmware.bin", "firmware.hex", "firmware.map")
+ERROR_TEXT_LIMIT = 6000  # characters of compiler output quoted in an error
+
+
+def _install_hint(board: Board) -> str:
+    packages = board.toolchain.get("debian_packages") or []
+    if packages:
+        return f"Install it with: sudo apt-get install {' '.join(packages)}"
+    return "Install the cross toolchain and picolibc for this board."
+
+
+def check_toolchain(board: Board) -> None:
+    """Raise ToolchainError unless cmake, the cross gcc and picolibc's specs file are available."""
+    gcc = board.toolchain["prefix"] + "gcc"
+    if shutil.which("cmake") is None:
+        raise ToolchainError("CMake is not installed (needed to build the firmware). "
+                             "Install it with: sudo apt-get install cmake")
+    if shutil.which(gcc) is None:
+        raise ToolchainError(f"The cross compiler {gcc} for board {board.name} is not on PATH. {_install_hint(board)}")
+    specs = subprocess.run([gcc, "-print-file-name=picolibc.specs"], capture_output=True, text=True)
+    if specs.returncode != 0 or not Path(specs.stdout.strip()).is_absolute():
+        raise ToolchainError(f"{gcc} is installed but picolibc is not (picolibc.specs not found). "
+                             f"{_install_hint(board)}")
+
+
+def _compiler_errors(output: str) -> str:
+    """The useful part of a failed build log: compiler/linker diagnostics, else the tail."""
+    lines = output.splitlines()
+    interesting = [ln for ln in lines if re.search(r"error|warning|undefined reference|overflow|cannot|note:|ld: ", ln)]
+    text = "\n".join(interesting or lines[-40:])
+    return text[-ERROR_TEXT_LIMIT:]
+
+
+def _run(cmd: list, what: str, board: Board) -> None:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if proc.returncode == 0:
+        return
+    output = proc.stdout + "\n" + proc.stderr
+    if re.search(r"will not fit in region|region `\w+' overflowed|does not fit SRAM", output):
+        raise MemoryFitError(
+            f"The firmware does not fit the memory of board {board.name} (flash {board.flash.size} B, SRAM "
+            f"{board.sram.size} B with a {board.stack_bytes} B stack). Linker says:\n{_compiler_errors(output)}")
+    raise ToolchainError(f"Firmware {what} failed ({' '.join(map(str, cmd))}):\n{_compiler_errors(output)}")
+
+
+def build_firmware(gen_dir, out_dir, board: Board, werror: bool = False, build_dir=None) -> Path:
+    """Build firmware from the generated sources in gen_dir (with board.h and link.ld) into out_dir.
+
+    CMake works in build_dir (default out_dir/build); firmware.elf/.bin/.hex/.map are copied to out_dir.
+    werror=True turns compiler warnings into errors. Returns the path of out_dir/firmware.elf.
+    """
+    gen_dir, out_dir = Path(gen_dir).resolve(), Path(out_dir).resolve()
+    for required in ("model.h", "board.h", "link.ld"):
+        if not (gen_dir / required).is_file():
+            raise UsageError(f"{gen_dir / required} is missing: {gen_dir} is not a generated sources directory "
+                             "(run 'edgesdk build' to create it).")
+    check_toolchain(board)
+    build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
+    for directory in (out_dir, build_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+    _run(["cmake", "-S", SDK_ROOT, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
+          f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}"],
+         "configuration", board)
+    _run(["cmake", "--build", build_dir, "--parallel"], "build", board)
+    for name in ARTIFACTS:
+        shutil.copy2(build_dir / name, out_dir / name)
+    return out_dir / "firmware.elf"
+
+
+# ---- Sizes ----------------------------------------------------------------------------------------
+
+SECTION_GROUPS = {
+    "text": (".text",),
+    "rodata": (".rodata",),
+    "data": (".data", ".tdata"),
+    "bss": (".bss", ".tbss"),
+    "noinit": (".noinit",),
+    "stack": (".stack",),
+}
+
+
+def section_sizes(elf) -> dict:
+    """Bytes per kind of section: text, rodata, data, bss, noinit (the arena), stack, plus flash_bytes
+    (the whole flash image, see flash_bytes())."""
+    sizes = dict.fromkeys(SECTION_GROUPS, 0)
+    with Path(elf).open("rb") as f:
+        for section in ELFFile(f).iter_sections():
+            if not section["sh_flags"] & 0x2:  # SHF_ALLOC: skip debug info, symbols, ...
+                continue
+            for group, prefixes in SECTION_GROUPS.items():
+                if any(section.name == p or section.name.startswith(p + ".") for p in prefixes):
+                    sizes[group] += section["sh_size"]
+    sizes["flash_bytes"] = flash_bytes(elf)
+    return sizes
+
+
+def flash_bytes(elf) -> int:
+    """Bytes the image occupies in flash: all loadable contents (code, constants, .data initializers)."""
+    with Path(elf).open("rb") as f:
+        return sum(seg["p_filesz"] for seg in ELFFile(f).iter_segments() if seg["p_type"] == "PT_LOAD")

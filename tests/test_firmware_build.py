@@ -1,0 +1,191 @@
+"""Firmware build: board.h/link.ld from board.json, CMake build of the fake model, toolchain errors."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from edgesdk.board import SDK_ROOT, load_board
+from edgesdk.errors import MemoryFitError, ToolchainError
+from edgesdk.firmware_build import build_firmware, flash_bytes, render_board_files, section_sizes
+
+FAKE_MODEL = Path(__file__).resolve().parent / "fixtures" / "fake_model"
+
+
+@pytest.fixture(scope="module")
+def board():
+    return load_board("riscv-npu")
+
+
+def make_gen_dir(path: Path, board) -> Path:
+    """A generated-sources directory: the fake model + board files."""
+    path.mkdir(parents=True)
+    for src in FAKE_MODEL.glob("*.[ch]"):
+        shutil.copy(src, path)
+    render_board_files(board, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, board) -> SimpleNamespace:
+    root = tmp_path_factory.mktemp("fw")
+    return SimpleNamespace(root=root, gen=make_gen_dir(root / "src", board), build=root / "build")
+
+
+def build_variant(workspace, board, name: str, edit=None) -> Path:
+    """Build the fake model, model.c optionally edited, into workspace.root/name.
+
+    All variants share one source path and CMake build directory, so only model.c is recompiled.
+    -Werror: the harness, startup, HAL, kernels and model must compile without a single warning.
+    """
+    text = (FAKE_MODEL / "model.c").read_text()
+    (workspace.gen / "model.c").write_text(edit(text) if edit else text)
+    return build_firmware(workspace.gen, workspace.root / name, board, werror=True, build_dir=workspace.build)
+
+
+@pytest.fixture(scope="module")
+def firmware(workspace, board) -> Path:
+    return build_variant(workspace, board, "ok")
+
+
+def board_h_macros(path: Path) -> dict:
+    macros = {}
+    for name, value in re.findall(r"^#define (BOARD_\w+) (.+)$", path.read_text(), re.M):
+        macros[name] = value.strip('"') if value.startswith('"') else int(value.rstrip("u"), 0)
+    return macros
+
+
+def symbols(elf: Path) -> dict:
+    with elf.open("rb") as f:
+        return {s.name: s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols() if s.name}
+
+
+def sections(elf: Path) -> dict:
+    with elf.open("rb") as f:
+        return {s.name: (s["sh_type"], s["sh_addr"], s["sh_size"]) for s in ELFFile(f).iter_sections()}
+
+
+def test_board_h_comes_from_board_json(tmp_path, board):
+    render_board_files(board, tmp_path)
+    macros = board_h_macros(tmp_path / "board.h")
+    assert macros["BOARD_NAME"] == board.name
+    assert macros["BOARD_CPU_CLOCK_HZ"] == board.cpu["clock_hz"]
+    assert (macros["BOARD_FLASH_BASE"], macros["BOARD_FLASH_SIZE"]) == (board.flash.base, board.flash.size)
+    assert (macros["BOARD_SRAM_BASE"], macros["BOARD_SRAM_SIZE"]) == (board.sram.base, board.sram.size)
+    assert macros["BOARD_STACK_BYTES"] == board.stack_bytes
+    for periph in board.peripherals.values():
+        assert macros[f"BOARD_{periph.name.upper()}_BASE"] == periph.base
+        assert macros[f"BOARD_{periph.name.upper()}_SIZE"] == periph.size
+    assert macros["BOARD_NPU0_IRQ"] == board.npu.props["irq"]
+    assert macros["BOARD_NPU0_CLOCK_HZ"] == board.npu.props["clock_hz"]
+
+
+def test_link_ld_follows_a_modified_board(tmp_path, board):
+    import dataclasses
+
+    bigger = dataclasses.replace(board, stack_bytes=16384,
+                                 memories={**board.memories, "sram": dataclasses.replace(board.sram, size=1 << 20)})
+    render_board_files(bigger, tmp_path)
+    text = (tmp_path / "link.ld").read_text()
+    assert "LENGTH = 1048576" in text and "__stack - 16384" in text
+    assert board_h_macros(tmp_path / "board.h")["BOARD_STACK_BYTES"] == 16384
+
+
+def test_memory_layout(firmware, board):
+    syms, secs = symbols(firmware), sections(firmware)
+    for name in (".text", ".rodata"):
+        assert board.flash.contains(secs[name][1], secs[name][2])
+    for name in (".data", ".bss", ".noinit"):
+        assert board.sram.contains(secs[name][1], secs[name][2])
+    assert secs[".noinit"][0] == "SHT_NOBITS"  # NOLOAD: never written by a loader, never cleared
+    noinit_start = secs[".noinit"][1]
+    assert noinit_start <= syms["edgesdk_arena"] < noinit_start + secs[".noinit"][2]
+    assert syms["edgesdk_arena"] % 16 == 0
+    assert syms["__stack"] == board.sram.end
+    assert syms["__stack_bottom"] == board.sram.end - board.stack_bytes
+    assert board.flash.contains(syms["__data_source"])  # .data initializers are loaded into flash
+    with firmware.open("rb") as f:
+        elf = ELFFile(f)
+        assert elf["e_entry"] == syms["_start"] == board.flash.base  # reset entry first in flash
+        loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD" and s["p_filesz"]]
+        assert all(board.flash.contains(s["p_paddr"], s["p_filesz"]) for s in loads)
+
+
+def test_artifacts_and_sizes(firmware, board):
+    out = firmware.parent
+    sizes = section_sizes(firmware)
+    assert sizes["noinit"] == 32  # the fake model's arena
+    assert sizes["stack"] == board.stack_bytes
+    assert sizes["text"] > 200 and sizes["data"] >= 4 and sizes["bss"] >= 4
+    image = flash_bytes(firmware)
+    assert sizes["flash_bytes"] == image
+    assert image >= sizes["text"] + sizes["rodata"] + sizes["data"]
+    binary = (out / "firmware.bin").read_bytes()
+    assert image <= len(binary) < image + 64  # raw flash image (only alignment padding added)
+    assert (out / "firmware.hex").read_text().startswith(":")
+    assert "edgesdk_arena" in (out / "firmware.map").read_text()
+
+
+def test_sram_overflow_is_a_memory_fit_error(workspace, board):
+    def huge_arena(text):
+        return text.replace("edgesdk_arena[32]", f"edgesdk_arena[{board.sram.size}]")
+
+    with pytest.raises(MemoryFitError, match="does not fit"):
+        build_variant(workspace, board, "huge", huge_arena)
+
+
+def test_compile_error_shows_compiler_message(workspace, board):
+    with pytest.raises(ToolchainError, match=r"model\.c:\d+:\d+: error"):
+        build_variant(workspace, board, "broken", lambda text: text + "\nthis is not C;\n")
+
+
+def _path_with(tmp_path: Path, tools: dict) -> str:
+    """A PATH holding only `tools` ({name: target path or script text})."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name, target in tools.items():
+        if isinstance(target, Path):
+            (bindir / name).symlink_to(target)
+        else:
+            (bindir / name).write_text(target)
+            (bindir / name).chmod(stat.S_IRWXU)
+    return str(bindir)
+
+
+def test_missing_cross_compiler_names_packages(tmp_path, board, monkeypatch):
+    monkeypatch.setenv("PATH", _path_with(tmp_path, {"cmake": Path(shutil.which("cmake"))}))
+    with pytest.raises(ToolchainError) as err:
+        build_firmware(make_gen_dir(tmp_path / "src", board), tmp_path / "out", board)
+    message = str(err.value)
+    assert "riscv64-unknown-elf-gcc" in message
+    assert "apt-get install " + " ".join(board.toolchain["debian_packages"]) in message
+
+
+def test_missing_picolibc_is_reported(tmp_path, board, monkeypatch):
+    fake_gcc = "#!/bin/sh\necho picolibc.specs\n"  # what gcc prints when it cannot find the file
+    monkeypatch.setenv("PATH", _path_with(tmp_path, {"cmake": Path(shutil.which("cmake")),
+                                                     "riscv64-unknown-elf-gcc": fake_gcc}))
+    with pytest.raises(ToolchainError, match="picolibc-riscv64-unknown-elf"):
+        build_firmware(make_gen_dir(tmp_path / "src", board), tmp_path / "out", board)
+
+
+def test_documented_hand_build(tmp_path, board):
+    """The cmake commands in CMakeLists.txt's header comment work as written."""
+    header = (SDK_ROOT / "CMakeLists.txt").read_text().split("cmake_minimum_required")[0]
+    assert "-DEDGESDK_GEN_DIR=<OUT>/src" in header and "cmake --build <OUT>/build" in header
+    gen = make_gen_dir(tmp_path / "src", board)
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(SDK_ROOT), "-B", str(build), f"-DEDGESDK_GEN_DIR={gen}",
+                    f"-DEDGESDK_BOARD_JSON={SDK_ROOT / 'boards' / 'riscv-npu' / 'board.json'}"],
+                   check=True, capture_output=True)
+    result = subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True, text=True)
+    assert ".noinit" in result.stdout  # the size summary is printed
+    for name in ("firmware.elf", "firmware.bin", "firmware.hex"):
+        assert (build / name).is_file()
