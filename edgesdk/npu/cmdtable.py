@@ -1,0 +1,447 @@
+"""NPU-1 command tables: dataclasses for commands and tensor descriptors, binary encode/decode.
+
+The binary format (little endian, versioned) is specified in docs/npu-datasheet.md; the C model
+(edgesdk/npu/model/npu_model.c) is the executable definition. `encode(commands)` builds a whole table
+(header + commands, the last one `End`), `decode(data)` parses one back into the same dataclasses.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field, fields
+from typing import ClassVar
+
+from . import registers as R
+
+_HEADER = struct.Struct("<IHHII")  # magic, version major, minor, number of commands, table bytes
+_CMD_HEADER = struct.Struct("<BBHHH")  # opcode, rounding, size, flags, reserved
+_DESC = struct.Struct("<BBHI4H4I")  # region, dtype, reserved, offset, shape[4], strides[4]
+_PARAM_REF = struct.Struct("<B3xI")  # region, 3 reserved bytes, offset
+_CONV_TAIL = struct.Struct("<hhhbb8H")  # offsets, act range, strides, dilations, pads, depth mult., reserved
+_POOL_TAIL = struct.Struct("<6Hbb2x")  # filter h/w, stride h/w, pad top/left, act min/max
+_ELT_TAIL = struct.Struct("<hhhbb6iB7x")  # offsets, act range, 3 multiplier/shift pairs, left shift
+
+ROUNDING_CODES = {"double": R.ROUNDING_DOUBLE, "single": R.ROUNDING_SINGLE, "fp64": R.ROUNDING_FP64}
+
+
+class CommandTableError(ValueError):
+    """A table that cannot be encoded or decoded (a compiler bug or a corrupt table, not a user error)."""
+
+
+def rounding_code(rounding) -> int:
+    """'double'/'single'/'fp64' (the compiler's names, edgesdk.ir.rounding) or 0/1/2 -> the rounding field."""
+    if rounding in ROUNDING_CODES:
+        return ROUNDING_CODES[rounding]
+    if rounding in ROUNDING_CODES.values():
+        return int(rounding)
+    raise CommandTableError(f"the NPU has no rounding {rounding!r} (it has {', '.join(ROUNDING_CODES)})")
+
+
+# -- operands ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorDesc:
+    """An int8 tensor in memory: REGION_BASE[region] + offset + sum(index[i] * strides[i]) for NHWC indices.
+
+    A stride of 0 repeats one element along that dimension (broadcast); a slice of a larger tensor is a
+    descriptor with the larger tensor's strides.
+    """
+
+    region: int
+    offset: int
+    shape: tuple  # (N, H, W, C)
+    strides: tuple  # bytes per step of N, H, W, C
+    dtype: int = R.DTYPE_INT8
+
+    @classmethod
+    def dense(cls, region: int, offset: int, shape) -> "TensorDesc":
+        """A contiguous NHWC tensor; shapes of rank < 4 are padded with leading 1s."""
+        shape = to_nhwc(shape)
+        return cls(region, offset, shape, dense_strides(shape))
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def compact_bytes(self) -> int:
+        """Bytes the NPU reads for this operand: broadcast (stride 0) dimensions are read once."""
+        n = 1
+        for d, s in zip(self.shape, self.strides):
+            n *= d if s != 0 else 1
+        return n
+
+    def encode(self) -> bytes:
+        return _DESC.pack(self.region, self.dtype, 0, self.offset, *self.shape, *self.strides)
+
+    @classmethod
+    def decode(cls, data: bytes, pos: int) -> "TensorDesc":
+        region, dtype, _reserved, offset, *rest = _DESC.unpack_from(data, pos)
+        return cls(region, offset, tuple(rest[:4]), tuple(rest[4:]), dtype)
+
+
+def to_nhwc(shape) -> tuple:
+    shape = tuple(int(d) for d in shape)
+    if len(shape) > 4:
+        raise CommandTableError(f"shape {list(shape)} has rank > 4")
+    return (1,) * (4 - len(shape)) + shape
+
+
+def dense_strides(shape) -> tuple:
+    n, h, w, c = shape
+    return (h * w * c, w * c, c, 1)
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    """Where a conv's per-channel records {int32 bias, int32 multiplier, int32 shift} start."""
+
+    region: int
+    offset: int
+
+    def encode(self) -> bytes:
+        return _PARAM_REF.pack(self.region, self.offset)
+
+    @classmethod
+    def decode(cls, data: bytes, pos: int) -> "ParamRef":
+        return cls(*_PARAM_REF.unpack_from(data, pos))
+
+
+def pack_channel_params(bias, multipliers, shifts) -> bytes:
+    """The channel-parameter array a ParamRef points at (12 bytes per output channel), rounding 0 or 1."""
+    if not len(bias) == len(multipliers) == len(shifts):
+        raise CommandTableError("bias, multipliers and shifts differ in length")
+    return b"".join(struct.pack("<iii", int(b), int(m), int(s)) for b, m, s in zip(bias, multipliers, shifts))
+
+
+def pack_channel_params_fp64(bias, scales) -> bytes:
+    """Channel records for rounding FP64: int32 bias, then the real scale as an IEEE binary64."""
+    if len(bias) != len(scales):
+        raise CommandTableError("bias and scales differ in length")
+    return b"".join(struct.pack("<id", int(b), float(s)) for b, s in zip(bias, scales))
+
+
+# -- commands ------------------------------------------------------------------------------------------------
+@dataclass
+class Command:
+    """Base of all commands; `note` is a comment for listings (not encoded)."""
+
+    opcode: ClassVar[int] = 0
+    size: ClassVar[int] = 0
+
+    def flags(self) -> int:
+        return 0
+
+    def rounding_field(self) -> int:
+        return 0
+
+    def encode_body(self) -> bytes:
+        return b""
+
+    def encode(self) -> bytes:
+        body = self.encode_body()
+        data = _CMD_HEADER.pack(self.opcode, self.rounding_field(), self.size, self.flags(), 0) + body
+        if len(data) != self.size:
+            raise CommandTableError(f"{type(self).__name__} encodes to {len(data)} bytes, expected {self.size}")
+        return data
+
+
+@dataclass
+class End(Command):
+    """Completion: the table ends successfully, STATUS.DONE and IRQ_STATUS.DONE are set."""
+
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_END
+    size: ClassVar[int] = R.CMD_BYTES_END
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        return cls()
+
+
+@dataclass
+class DmaCopy(Command):
+    """dst[n,h,w,c] = src[n,h,w,c]; same shapes (zero source strides broadcast)."""
+
+    src: TensorDesc
+    dst: TensorDesc
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_DMA_COPY
+    size: ClassVar[int] = R.CMD_BYTES_DMA_COPY
+
+    def encode_body(self) -> bytes:
+        return self.src.encode() + self.dst.encode()
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        return cls(TensorDesc.decode(data, pos + 8), TensorDesc.decode(data, pos + 40))
+
+
+@dataclass
+class Conv2D(Command):
+    """out = clamp(requant(sum((x + input_offset) * (w + weight_offset)) + bias) + output_offset).
+
+    weights: [C_out, KH, KW, C_in] (OHWI). A fully connected layer is a 1x1 Conv2D over [N, 1, 1, K].
+    """
+
+    input: TensorDesc
+    output: TensorDesc
+    weights: TensorDesc
+    params: ParamRef
+    input_offset: int = 0
+    weight_offset: int = 0
+    output_offset: int = 0
+    act_min: int = -128
+    act_max: int = 127
+    stride_h: int = 1
+    stride_w: int = 1
+    dilation_h: int = 1
+    dilation_w: int = 1
+    pad_top: int = 0
+    pad_left: int = 0
+    rounding: int = R.ROUNDING_DOUBLE
+    per_tensor_params: bool = False
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_CONV2D
+    size: ClassVar[int] = R.CMD_BYTES_CONV
+
+    depth_multiplier_field: ClassVar[bool] = False
+
+    def flags(self) -> int:
+        return R.FLAG_PER_TENSOR_PARAMS if self.per_tensor_params else 0
+
+    def rounding_field(self) -> int:
+        return self.rounding
+
+    def _depth_multiplier(self) -> int:
+        return 1
+
+    def encode_body(self) -> bytes:
+        tail = _CONV_TAIL.pack(self.input_offset, self.weight_offset, self.output_offset, self.act_min, self.act_max,
+                               self.stride_h, self.stride_w, self.dilation_h, self.dilation_w, self.pad_top,
+                               self.pad_left, self._depth_multiplier(), 0)
+        return self.input.encode() + self.output.encode() + self.weights.encode() + self.params.encode() + tail
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        (in_off, w_off, out_off, act_min, act_max, sh, sw, dh, dw, pt, pl, dm, _res) = _CONV_TAIL.unpack_from(data, pos + 112)
+        kwargs = dict(input_offset=in_off, weight_offset=w_off, output_offset=out_off, act_min=act_min,
+                      act_max=act_max, stride_h=sh, stride_w=sw, dilation_h=dh, dilation_w=dw, pad_top=pt,
+                      pad_left=pl, rounding=rounding, per_tensor_params=bool(flags & R.FLAG_PER_TENSOR_PARAMS))
+        if cls.depth_multiplier_field:
+            kwargs["depth_multiplier"] = dm
+        elif dm != 1:
+            raise CommandTableError(f"CONV2D at byte {pos} has depth multiplier field {dm} (must be 1)")
+        return cls(TensorDesc.decode(data, pos + 8), TensorDesc.decode(data, pos + 40),
+                   TensorDesc.decode(data, pos + 72), ParamRef.decode(data, pos + 104), **kwargs)
+
+
+@dataclass
+class DepthwiseConv2D(Conv2D):
+    """Depthwise: output channel oc reads input channel oc // depth_multiplier; weights [1, KH, KW, C_out]."""
+
+    depth_multiplier: int = 1
+    opcode: ClassVar[int] = R.OP_DEPTHWISE_CONV2D
+    depth_multiplier_field: ClassVar[bool] = True
+
+    def _depth_multiplier(self) -> int:
+        return self.depth_multiplier
+
+
+@dataclass
+class _Pool(Command):
+    input: TensorDesc
+    output: TensorDesc
+    filter_h: int = 1
+    filter_w: int = 1
+    stride_h: int = 1
+    stride_w: int = 1
+    pad_top: int = 0
+    pad_left: int = 0
+    act_min: int = -128
+    act_max: int = 127
+    size: ClassVar[int] = R.CMD_BYTES_POOL
+
+    def encode_body(self) -> bytes:
+        tail = _POOL_TAIL.pack(self.filter_h, self.filter_w, self.stride_h, self.stride_w, self.pad_top,
+                               self.pad_left, self.act_min, self.act_max)
+        return self.input.encode() + self.output.encode() + tail
+
+    @classmethod
+    def _decode_fields(cls, data, pos) -> dict:
+        fh, fw, sh, sw, pt, pl, act_min, act_max = _POOL_TAIL.unpack_from(data, pos + 72)
+        return dict(input=TensorDesc.decode(data, pos + 8), output=TensorDesc.decode(data, pos + 40),
+                    filter_h=fh, filter_w=fw, stride_h=sh, stride_w=sw, pad_top=pt, pad_left=pl,
+                    act_min=act_min, act_max=act_max)
+
+
+@dataclass
+class MaxPool2D(_Pool):
+    """Max over the window's valid (non-padding) taps, then clamp."""
+
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_MAX_POOL
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        return cls(**cls._decode_fields(data, pos))
+
+
+@dataclass
+class AvgPool2D(_Pool):
+    """Average over the valid taps (n of them): int8 rule, or floor((sum + n/2) / n) with floor_rounding."""
+
+    floor_rounding: bool = False
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_AVG_POOL
+
+    def flags(self) -> int:
+        return R.FLAG_AVG_FLOOR if self.floor_rounding else 0
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        return cls(**cls._decode_fields(data, pos), floor_rounding=bool(flags & R.FLAG_AVG_FLOOR))
+
+
+@dataclass
+class _Elementwise(Command):
+    input1: TensorDesc
+    input2: TensorDesc
+    output: TensorDesc
+    input1_offset: int = 0
+    input2_offset: int = 0
+    output_offset: int = 0
+    act_min: int = -128
+    act_max: int = 127
+    output_multiplier: int = 0
+    output_shift: int = 0
+    rounding: int = R.ROUNDING_DOUBLE
+    size: ClassVar[int] = R.CMD_BYTES_ELEMENTWISE
+
+    def rounding_field(self) -> int:
+        return self.rounding
+
+    def _input_scaling(self) -> tuple:
+        return (0, 0, 0, 0, 0)  # input1 multiplier, shift, input2 multiplier, shift, left shift
+
+    def encode_body(self) -> bytes:
+        m1, s1, m2, s2, left = self._input_scaling()
+        tail = _ELT_TAIL.pack(self.input1_offset, self.input2_offset, self.output_offset, self.act_min, self.act_max,
+                              m1, s1, m2, s2, self.output_multiplier, self.output_shift, left)
+        return self.input1.encode() + self.input2.encode() + self.output.encode() + tail
+
+    @classmethod
+    def _decode_fields(cls, data, pos, rounding) -> tuple:
+        (o1, o2, oo, act_min, act_max, m1, s1, m2, s2, mo, so, left) = _ELT_TAIL.unpack_from(data, pos + 104)
+        common = dict(input1=TensorDesc.decode(data, pos + 8), input2=TensorDesc.decode(data, pos + 40),
+                      output=TensorDesc.decode(data, pos + 72), input1_offset=o1, input2_offset=o2,
+                      output_offset=oo, act_min=act_min, act_max=act_max, output_multiplier=mo, output_shift=so,
+                      rounding=rounding)
+        return common, (m1, s1, m2, s2, left)
+
+
+@dataclass
+class Add(_Elementwise):
+    """TFLite int8 ADD: each input (x + offset) << left_shift, rescaled, summed, rescaled, offset, clamped."""
+
+    input1_multiplier: int = 0
+    input1_shift: int = 0
+    input2_multiplier: int = 0
+    input2_shift: int = 0
+    left_shift: int = 20
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_ADD
+
+    def _input_scaling(self) -> tuple:
+        return (self.input1_multiplier, self.input1_shift, self.input2_multiplier, self.input2_shift, self.left_shift)
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        common, (m1, s1, m2, s2, left) = cls._decode_fields(data, pos, rounding)
+        return cls(**common, input1_multiplier=m1, input1_shift=s1, input2_multiplier=m2, input2_shift=s2,
+                   left_shift=left)
+
+
+@dataclass
+class Mul(_Elementwise):
+    """TFLite int8 MUL: requant((x1 + offset1) * (x2 + offset2)) + output_offset, clamped."""
+
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_MUL
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        common, scaling = cls._decode_fields(data, pos, rounding)
+        if any(scaling):
+            raise CommandTableError(f"MUL at byte {pos} has nonzero ADD-only fields {scaling}")
+        return cls(**common)
+
+
+COMMAND_TYPES = {cls.opcode: cls for cls in (End, DmaCopy, Conv2D, DepthwiseConv2D, MaxPool2D, AvgPool2D, Add, Mul)}
+
+
+# -- tables ----------------------------------------------------------------------------------------------------
+def encode(commands) -> bytes:
+    """A complete table: header + commands. The last command must be End (and only the last)."""
+    commands = list(commands)
+    if not commands or not isinstance(commands[-1], End):
+        raise CommandTableError("a command table must end with End")
+    if any(isinstance(c, End) for c in commands[:-1]):
+        raise CommandTableError("End may only be the last command")
+    try:
+        body = b"".join(c.encode() for c in commands)
+    except struct.error as exc:
+        raise CommandTableError(f"a command field is out of range: {exc}") from None
+    total = R.TABLE_HEADER_BYTES + len(body)
+    if total > R.MAX_TABLE_BYTES or len(commands) > R.MAX_COMMANDS:
+        raise CommandTableError(f"table of {len(commands)} commands / {total} bytes exceeds the NPU limits")
+    return _HEADER.pack(R.TABLE_MAGIC, R.VERSION_MAJOR, R.VERSION_MINOR, len(commands), total) + body
+
+
+def decode(data: bytes) -> list:
+    """Parse a table back into commands; raises CommandTableError on framing errors."""
+    data = bytes(data)
+    if len(data) < R.TABLE_HEADER_BYTES:
+        raise CommandTableError(f"table of {len(data)} bytes is shorter than its header")
+    magic, major, _minor, count, total = _HEADER.unpack_from(data, 0)
+    if magic != R.TABLE_MAGIC:
+        raise CommandTableError(f"bad table magic {magic:#010x}")
+    if major != R.VERSION_MAJOR:
+        raise CommandTableError(f"table format version {major} (this NPU executes {R.VERSION_MAJOR})")
+    if total != len(data):
+        raise CommandTableError(f"header says {total} bytes, table has {len(data)}")
+    pos, commands = R.TABLE_HEADER_BYTES, []
+    for i in range(count):
+        if pos + R.CMD_HEADER_BYTES > len(data):
+            raise CommandTableError(f"command {i} starts past the end of the table")
+        opcode, rounding, size, flags, _reserved = _CMD_HEADER.unpack_from(data, pos)
+        cls = COMMAND_TYPES.get(opcode)
+        if cls is None:
+            raise CommandTableError(f"command {i} has unknown opcode {opcode:#04x}")
+        if size != cls.size or pos + size > len(data):
+            raise CommandTableError(f"command {i} ({cls.__name__}) has size {size}, expected {cls.size}")
+        commands.append(cls.decode_body(data, pos, rounding, flags))
+        pos += size
+    if pos != len(data):
+        raise CommandTableError(f"{len(data) - pos} bytes after the last command")
+    return commands
+
+
+def describe(cmd):
+    """A listing line for a command (opcode name and fields, descriptors abbreviated); a list for a list."""
+    if isinstance(cmd, (list, tuple)):
+        return [describe(c) for c in cmd]
+    parts = []
+    for f in fields(cmd):
+        if f.name == "note":
+            continue
+        value = getattr(cmd, f.name)
+        if isinstance(value, TensorDesc):
+            value = f"r{value.region}+{value.offset}{list(value.shape)}"
+        elif isinstance(value, ParamRef):
+            value = f"r{value.region}+{value.offset}"
+        parts.append(f"{f.name}={value}")
+    text = f"{type(cmd).__name__}({', '.join(parts)})"
+    return f"{text}  # {cmd.note}" if cmd.note else text

@@ -1,0 +1,1303 @@
+/*
+ * npu_model.c - the NPU-1 layer engine: register file, command-table validation, execution, timing.
+ *
+ * This file is the single source of truth for NPU semantics (docs/npu-datasheet.md describes it).
+ * A run has two passes so that a bad table never writes memory:
+ *   1. read the table, decode and statically check every command (fields, shapes, address ranges, limits);
+ *   2. execute the commands in order: read the operands in bulk into host buffers, check the
+ *      per-channel parameters read from memory, compute, write the output back.
+ * Any failure stops the run with an NPU_ERR_* code and the failing command's index; nothing here may
+ * crash on a random table, and every allocation is bounded by NPU_MAX_OPERAND_BYTES.
+ * The arithmetic is TFLite's int8 reference arithmetic (edgesdk_arith.h and edgesdk_fp64.h are shared with
+ * the CPU kernels).
+ */
+#include "npu_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgesdk_arith.h"
+#include "edgesdk_fp64.h"
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Little-endian field access                                                                        */
+/* ------------------------------------------------------------------------------------------------ */
+
+static uint32_t get_u8(const uint8_t *p) { return p[0]; }
+static uint32_t get_u16(const uint8_t *p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8); }
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* Sign extension written out, so no implementation-defined conversion is involved. */
+static int32_t get_i8(const uint8_t *p) { return (int32_t)get_u8(p) - ((p[0] & 0x80u) ? 256 : 0); }
+static int32_t get_i16(const uint8_t *p) { return (int32_t)get_u16(p) - ((p[1] & 0x80u) ? 65536 : 0); }
+
+static int32_t get_i32(const uint8_t *p)
+{
+    uint32_t u = get_u32(p);
+    return (u & 0x80000000u) ? -(int32_t)(~u) - 1 : (int32_t)u;
+}
+
+/* An IEEE binary64 stored little endian. */
+static double get_f64(const uint8_t *p)
+{
+    uint64_t bits = (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
+    double v;
+    memcpy(&v, &bits, sizeof(v));
+    return v;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Decoded commands                                                                                  */
+/* ------------------------------------------------------------------------------------------------ */
+
+enum { DIM_N = 0, DIM_H = 1, DIM_W = 2, DIM_C = 3 };
+
+typedef struct {
+    uint32_t region;
+    uint32_t dtype;
+    uint32_t reserved;
+    uint32_t offset;
+    uint32_t shape[4];  /* N, H, W, C */
+    uint32_t stride[4]; /* bytes; 0 repeats one element along that dimension (broadcast) */
+} npu_desc_t;
+
+typedef struct {
+    uint32_t region;
+    uint32_t reserved;
+    uint32_t offset;
+} npu_param_ref_t;
+
+typedef struct {
+    npu_desc_t input, output, weights;
+    npu_param_ref_t params;
+    int32_t input_offset, weight_offset, output_offset;
+    int32_t act_min, act_max;
+    uint32_t stride_h, stride_w, dilation_h, dilation_w;
+    uint32_t pad_top, pad_left, depth_multiplier, reserved;
+} conv_args_t;
+
+typedef struct {
+    npu_desc_t input, output;
+    uint32_t filter_h, filter_w, stride_h, stride_w, pad_top, pad_left;
+    int32_t act_min, act_max;
+    uint32_t reserved;
+} pool_args_t;
+
+typedef struct {
+    npu_desc_t input1, input2, output;
+    int32_t input1_offset, input2_offset, output_offset;
+    int32_t act_min, act_max;
+    int32_t input1_multiplier, input1_shift, input2_multiplier, input2_shift;
+    int32_t output_multiplier, output_shift;
+    uint32_t left_shift, reserved;
+} eltwise_args_t;
+
+typedef struct {
+    npu_desc_t src, dst;
+} dma_args_t;
+
+typedef struct {
+    uint32_t opcode, rounding, size, flags, reserved;
+    union {
+        conv_args_t conv;
+        pool_args_t pool;
+        eltwise_args_t elt;
+        dma_args_t dma;
+    } u;
+} npu_cmd_t;
+
+static void decode_desc(const uint8_t *p, npu_desc_t *d)
+{
+    d->region = get_u8(p + 0);
+    d->dtype = get_u8(p + 1);
+    d->reserved = get_u16(p + 2);
+    d->offset = get_u32(p + 4);
+    for (int i = 0; i < 4; i++) {
+        d->shape[i] = get_u16(p + 8 + 2 * i);
+        d->stride[i] = get_u32(p + 16 + 4 * i);
+    }
+}
+
+static void decode_param_ref(const uint8_t *p, npu_param_ref_t *r)
+{
+    r->region = get_u8(p + 0);
+    r->reserved = get_u8(p + 1) | (get_u16(p + 2) << 8);
+    r->offset = get_u32(p + 4);
+}
+
+static void decode_conv(const uint8_t *p, conv_args_t *a)
+{
+    decode_desc(p + 8, &a->input);
+    decode_desc(p + 40, &a->output);
+    decode_desc(p + 72, &a->weights);
+    decode_param_ref(p + 104, &a->params);
+    a->input_offset = get_i16(p + 112);
+    a->weight_offset = get_i16(p + 114);
+    a->output_offset = get_i16(p + 116);
+    a->act_min = get_i8(p + 118);
+    a->act_max = get_i8(p + 119);
+    a->stride_h = get_u16(p + 120);
+    a->stride_w = get_u16(p + 122);
+    a->dilation_h = get_u16(p + 124);
+    a->dilation_w = get_u16(p + 126);
+    a->pad_top = get_u16(p + 128);
+    a->pad_left = get_u16(p + 130);
+    a->depth_multiplier = get_u16(p + 132);
+    a->reserved = get_u16(p + 134);
+}
+
+static void decode_pool(const uint8_t *p, pool_args_t *a)
+{
+    decode_desc(p + 8, &a->input);
+    decode_desc(p + 40, &a->output);
+    a->filter_h = get_u16(p + 72);
+    a->filter_w = get_u16(p + 74);
+    a->stride_h = get_u16(p + 76);
+    a->stride_w = get_u16(p + 78);
+    a->pad_top = get_u16(p + 80);
+    a->pad_left = get_u16(p + 82);
+    a->act_min = get_i8(p + 84);
+    a->act_max = get_i8(p + 85);
+    a->reserved = get_u16(p + 86);
+}
+
+static void decode_eltwise(const uint8_t *p, eltwise_args_t *a)
+{
+    decode_desc(p + 8, &a->input1);
+    decode_desc(p + 40, &a->input2);
+    decode_desc(p + 72, &a->output);
+    a->input1_offset = get_i16(p + 104);
+    a->input2_offset = get_i16(p + 106);
+    a->output_offset = get_i16(p + 108);
+    a->act_min = get_i8(p + 110);
+    a->act_max = get_i8(p + 111);
+    a->input1_multiplier = get_i32(p + 112);
+    a->input1_shift = get_i32(p + 116);
+    a->input2_multiplier = get_i32(p + 120);
+    a->input2_shift = get_i32(p + 124);
+    a->output_multiplier = get_i32(p + 128);
+    a->output_shift = get_i32(p + 132);
+    a->left_shift = get_u8(p + 136);
+    a->reserved = 0;
+    for (int i = 137; i < NPU_CMD_BYTES_ELEMENTWISE; i++) {
+        a->reserved |= p[i];
+    }
+}
+
+static uint32_t expected_size(uint32_t opcode)
+{
+    switch (opcode) {
+    case NPU_OP_END: return NPU_CMD_BYTES_END;
+    case NPU_OP_DMA_COPY: return NPU_CMD_BYTES_DMA_COPY;
+    case NPU_OP_CONV2D:
+    case NPU_OP_DEPTHWISE_CONV2D: return NPU_CMD_BYTES_CONV;
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVG_POOL: return NPU_CMD_BYTES_POOL;
+    case NPU_OP_ADD:
+    case NPU_OP_MUL: return NPU_CMD_BYTES_ELEMENTWISE;
+    default: return 0;
+    }
+}
+
+/* Decode the command at p (remaining bytes of the table from p); checks the framing only. */
+static uint32_t decode_command(const uint8_t *p, uint32_t remaining, npu_cmd_t *cmd)
+{
+    if (remaining < NPU_CMD_HEADER_BYTES) {
+        return NPU_ERR_TABLE_SIZE;
+    }
+    memset(cmd, 0, sizeof(*cmd));
+    cmd->opcode = get_u8(p + 0);
+    cmd->rounding = get_u8(p + 1);
+    cmd->size = get_u16(p + 2);
+    cmd->flags = get_u16(p + 4);
+    cmd->reserved = get_u16(p + 6);
+    uint32_t size = expected_size(cmd->opcode);
+    if (size == 0) {
+        return NPU_ERR_BAD_OPCODE;
+    }
+    if (cmd->size != size || size > remaining) {
+        return NPU_ERR_CMD_SIZE;
+    }
+    switch (cmd->opcode) {
+    case NPU_OP_DMA_COPY:
+        decode_desc(p + 8, &cmd->u.dma.src);
+        decode_desc(p + 40, &cmd->u.dma.dst);
+        break;
+    case NPU_OP_CONV2D:
+    case NPU_OP_DEPTHWISE_CONV2D: decode_conv(p, &cmd->u.conv); break;
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVG_POOL: decode_pool(p, &cmd->u.pool); break;
+    case NPU_OP_ADD:
+    case NPU_OP_MUL: decode_eltwise(p, &cmd->u.elt); break;
+    default: break;
+    }
+    return NPU_ERR_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Static validation                                                                                 */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* a * b, saturating at UINT64_MAX: work estimates of random tables must not wrap around. */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    if (a != 0 && b > UINT64_MAX / a) {
+        return UINT64_MAX;
+    }
+    return a * b;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static uint64_t shape_elements(const uint32_t shape[4])
+{
+    return mul_sat(mul_sat(shape[0], shape[1]), mul_sat(shape[2], shape[3]));
+}
+
+/* The shape of the data an operand really reads: a broadcast (stride 0) dimension is read once. */
+static void compact_shape(const npu_desc_t *d, uint32_t out[4])
+{
+    for (int i = 0; i < 4; i++) {
+        out[i] = d->stride[i] == 0 ? 1 : d->shape[i];
+    }
+}
+
+static uint64_t compact_bytes(const npu_desc_t *d)
+{
+    uint32_t c[4];
+    compact_shape(d, c);
+    return shape_elements(c);
+}
+
+static int same_shape(const npu_desc_t *a, const npu_desc_t *b)
+{
+    return memcmp(a->shape, b->shape, sizeof(a->shape)) == 0;
+}
+
+/* Region, format, shape and address-range checks of one tensor descriptor. */
+static uint32_t check_desc(const npu_desc_t *d, const uint32_t *region_bases, int is_output)
+{
+    if (d->region >= NPU_NUM_REGIONS) {
+        return NPU_ERR_BAD_REGION;
+    }
+    if (d->dtype != NPU_DTYPE_INT8 || d->reserved != 0) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    uint64_t last = (uint64_t)region_bases[d->region] + d->offset;
+    for (int i = 0; i < 4; i++) {
+        if (d->shape[i] == 0) {
+            return NPU_ERR_BAD_SHAPE;
+        }
+        /* Two output elements at one address would make the result depend on write order. */
+        if (is_output && d->shape[i] > 1 && d->stride[i] == 0) {
+            return NPU_ERR_BAD_PARAM;
+        }
+        last += (uint64_t)(d->shape[i] - 1) * d->stride[i];
+    }
+    if (last > UINT32_MAX) {
+        return NPU_ERR_ADDRESS_RANGE;
+    }
+    if (compact_bytes(d) > NPU_MAX_OPERAND_BYTES) {
+        return NPU_ERR_TOO_LARGE;
+    }
+    return NPU_ERR_NONE;
+}
+
+static uint32_t check_act_range(int32_t act_min, int32_t act_max)
+{
+    return act_min <= act_max ? NPU_ERR_NONE : NPU_ERR_BAD_PARAM;
+}
+
+static int shift_ok(int32_t shift) { return shift >= NPU_MIN_SHIFT && shift <= NPU_MAX_SHIFT; }
+
+/*
+ * Window rule of conv and pooling along one axis: the first window may start at most pad taps before
+ * the input and the last window must start inside it. This bounds the output size by the input size,
+ * and (without dilation) guarantees every window covers at least one input element.
+ */
+static uint32_t check_window(uint32_t in_size, uint32_t out_size, uint32_t kernel, uint32_t stride,
+                             uint32_t dilation, uint32_t pad)
+{
+    uint64_t extent = (uint64_t)(kernel - 1) * dilation;
+    if (pad > extent) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if ((uint64_t)(out_size - 1) * stride > (uint64_t)in_size - 1 + pad) {
+        return NPU_ERR_BAD_SHAPE;
+    }
+    return NPU_ERR_NONE;
+}
+
+static uint64_t conv_ops(const conv_args_t *a, int depthwise)
+{
+    const uint32_t *o = a->output.shape, *w = a->weights.shape;
+    uint64_t per_output = mul_sat(mul_sat(w[1], w[2]), depthwise ? 1 : w[3]);
+    return mul_sat(shape_elements(o), per_output);
+}
+
+static uint64_t param_bytes(const conv_args_t *a, uint32_t flags)
+{
+    uint32_t channels = (flags & NPU_FLAG_PER_TENSOR_PARAMS) ? 1 : a->output.shape[DIM_C];
+    return (uint64_t)channels * NPU_CHANNEL_PARAM_BYTES;
+}
+
+static uint32_t check_param_ref(const npu_param_ref_t *r, uint64_t bytes, const uint32_t *region_bases)
+{
+    if (r->region >= NPU_NUM_REGIONS) {
+        return NPU_ERR_BAD_REGION;
+    }
+    if (r->reserved != 0) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if ((uint64_t)region_bases[r->region] + r->offset + bytes - 1 > UINT32_MAX) {
+        return NPU_ERR_ADDRESS_RANGE;
+    }
+    return NPU_ERR_NONE;
+}
+
+static uint32_t check_conv_shapes(const conv_args_t *a, int depthwise)
+{
+    const uint32_t *in = a->input.shape, *out = a->output.shape, *w = a->weights.shape;
+    if (in[DIM_N] != out[DIM_N]) {
+        return NPU_ERR_BAD_SHAPE;
+    }
+    if (depthwise) {
+        if (a->depth_multiplier < 1 || w[DIM_N] != 1 || w[DIM_C] != out[DIM_C] ||
+            (uint64_t)in[DIM_C] * a->depth_multiplier != out[DIM_C]) {
+            return NPU_ERR_BAD_SHAPE;
+        }
+    } else {
+        if (a->depth_multiplier != 1) {
+            return NPU_ERR_BAD_PARAM;
+        }
+        if (w[DIM_N] != out[DIM_C] || w[DIM_C] != in[DIM_C]) {
+            return NPU_ERR_BAD_SHAPE;
+        }
+    }
+    return NPU_ERR_NONE;
+}
+
+static uint32_t check_conv(const npu_cmd_t *cmd, const uint32_t *region_bases)
+{
+    const conv_args_t *a = &cmd->u.conv;
+    int depthwise = cmd->opcode == NPU_OP_DEPTHWISE_CONV2D;
+    uint32_t err;
+    if ((err = check_desc(&a->input, region_bases, 0)) || (err = check_desc(&a->output, region_bases, 1)) ||
+        (err = check_desc(&a->weights, region_bases, 0))) {
+        return err;
+    }
+    if (cmd->flags & ~NPU_FLAG_PER_TENSOR_PARAMS || a->reserved != 0) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if ((err = check_param_ref(&a->params, param_bytes(a, cmd->flags), region_bases))) {
+        return err;
+    }
+    if ((err = check_conv_shapes(a, depthwise))) {
+        return err;
+    }
+    uint32_t kh = a->weights.shape[DIM_H], kw = a->weights.shape[DIM_W];
+    if (kh > NPU_MAX_KERNEL || kw > NPU_MAX_KERNEL || a->stride_h < 1 || a->stride_h > NPU_MAX_STRIDE ||
+        a->stride_w < 1 || a->stride_w > NPU_MAX_STRIDE || a->dilation_h < 1 ||
+        a->dilation_h > NPU_MAX_DILATION || a->dilation_w < 1 || a->dilation_w > NPU_MAX_DILATION) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if ((err = check_window(a->input.shape[DIM_H], a->output.shape[DIM_H], kh, a->stride_h, a->dilation_h,
+                            a->pad_top)) ||
+        (err = check_window(a->input.shape[DIM_W], a->output.shape[DIM_W], kw, a->stride_w, a->dilation_w,
+                            a->pad_left))) {
+        return err;
+    }
+    if ((err = check_act_range(a->act_min, a->act_max))) {
+        return err;
+    }
+    return conv_ops(a, depthwise) > NPU_MAX_OPS_PER_COMMAND ? NPU_ERR_TOO_LARGE : NPU_ERR_NONE;
+}
+
+static uint64_t pool_ops(const pool_args_t *a)
+{
+    return mul_sat(shape_elements(a->output.shape), (uint64_t)a->filter_h * a->filter_w);
+}
+
+static uint32_t check_pool(const npu_cmd_t *cmd, const uint32_t *region_bases)
+{
+    const pool_args_t *a = &cmd->u.pool;
+    uint32_t allowed_flags = cmd->opcode == NPU_OP_AVG_POOL ? NPU_FLAG_AVG_FLOOR : 0;
+    uint32_t err;
+    if ((err = check_desc(&a->input, region_bases, 0)) || (err = check_desc(&a->output, region_bases, 1))) {
+        return err;
+    }
+    if ((cmd->flags & ~allowed_flags) || a->reserved != 0) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if (a->input.shape[DIM_N] != a->output.shape[DIM_N] || a->input.shape[DIM_C] != a->output.shape[DIM_C]) {
+        return NPU_ERR_BAD_SHAPE;
+    }
+    if (a->filter_h < 1 || a->filter_h > NPU_MAX_POOL_FILTER || a->filter_w < 1 ||
+        a->filter_w > NPU_MAX_POOL_FILTER || a->stride_h < 1 || a->stride_h > NPU_MAX_STRIDE ||
+        a->stride_w < 1 || a->stride_w > NPU_MAX_STRIDE) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if ((err = check_window(a->input.shape[DIM_H], a->output.shape[DIM_H], a->filter_h, a->stride_h, 1,
+                            a->pad_top)) ||
+        (err = check_window(a->input.shape[DIM_W], a->output.shape[DIM_W], a->filter_w, a->stride_w, 1,
+                            a->pad_left))) {
+        return err;
+    }
+    if ((err = check_act_range(a->act_min, a->act_max))) {
+        return err;
+    }
+    return pool_ops(a) > NPU_MAX_OPS_PER_COMMAND ? NPU_ERR_TOO_LARGE : NPU_ERR_NONE;
+}
+
+static uint32_t check_eltwise(const npu_cmd_t *cmd, const uint32_t *region_bases)
+{
+    const eltwise_args_t *a = &cmd->u.elt;
+    uint32_t err;
+    if ((err = check_desc(&a->input1, region_bases, 0)) || (err = check_desc(&a->input2, region_bases, 0)) ||
+        (err = check_desc(&a->output, region_bases, 1))) {
+        return err;
+    }
+    if (cmd->flags != 0 || a->reserved != 0 || a->left_shift > NPU_MAX_LEFT_SHIFT) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if (!same_shape(&a->input1, &a->output) || !same_shape(&a->input2, &a->output)) {
+        return NPU_ERR_BAD_SHAPE;
+    }
+    if (a->input1_multiplier < 0 || a->input2_multiplier < 0 || a->output_multiplier < 0 ||
+        !shift_ok(a->input1_shift) || !shift_ok(a->input2_shift) || !shift_ok(a->output_shift)) {
+        return NPU_ERR_BAD_QUANT;
+    }
+    if ((err = check_act_range(a->act_min, a->act_max))) {
+        return err;
+    }
+    return shape_elements(a->output.shape) > NPU_MAX_OPS_PER_COMMAND ? NPU_ERR_TOO_LARGE : NPU_ERR_NONE;
+}
+
+static uint32_t check_dma(const npu_cmd_t *cmd, const uint32_t *region_bases)
+{
+    const dma_args_t *a = &cmd->u.dma;
+    uint32_t err;
+    if ((err = check_desc(&a->src, region_bases, 0)) || (err = check_desc(&a->dst, region_bases, 1))) {
+        return err;
+    }
+    if (cmd->flags != 0) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    return same_shape(&a->src, &a->dst) ? NPU_ERR_NONE : NPU_ERR_BAD_SHAPE;
+}
+
+static int is_conv(uint32_t opcode) { return opcode == NPU_OP_CONV2D || opcode == NPU_OP_DEPTHWISE_CONV2D; }
+
+static uint32_t check_command(const npu_cmd_t *cmd, const uint32_t *region_bases)
+{
+    /* FP64 requantization exists in the conv datapath only. */
+    uint32_t max_rounding = is_conv(cmd->opcode) ? NPU_ROUNDING_FP64 : NPU_ROUNDING_SINGLE;
+    if (cmd->rounding > max_rounding || cmd->reserved != 0) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    switch (cmd->opcode) {
+    case NPU_OP_END: return cmd->flags == 0 ? NPU_ERR_NONE : NPU_ERR_BAD_PARAM;
+    case NPU_OP_DMA_COPY: return check_dma(cmd, region_bases);
+    case NPU_OP_CONV2D:
+    case NPU_OP_DEPTHWISE_CONV2D: return check_conv(cmd, region_bases);
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVG_POOL: return check_pool(cmd, region_bases);
+    case NPU_OP_ADD:
+    case NPU_OP_MUL: return check_eltwise(cmd, region_bases);
+    default: return NPU_ERR_BAD_OPCODE;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Timing model (edgesdk/npu/timing.py computes the same numbers; a test compares them)              */
+/* ------------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    uint64_t compute_cycles;
+    uint64_t memory_cycles;
+    uint64_t macs;
+    uint64_t sram_read_bytes;
+    uint64_t flash_read_bytes;
+    uint64_t write_bytes;
+} cmd_cost_t;
+
+static const npu_memory_class_t *memory_class_of(const npu_env_t *env, uint32_t addr)
+{
+    for (uint32_t i = 0; i < env->num_memory_classes; i++) {
+        const npu_memory_class_t *m = &env->memory_classes[i];
+        if (addr >= m->base && (uint64_t)addr - m->base < m->size) {
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* One operand transfer: its own bandwidth, rounded up to whole cycles; bytes counted by memory kind. */
+static void add_stream(const npu_env_t *env, cmd_cost_t *cost, uint32_t addr, uint64_t bytes, int is_write)
+{
+    const npu_memory_class_t *m = memory_class_of(env, addr);
+    uint32_t bw = m ? m->bytes_per_cycle_x256 : NPU_DEFAULT_BYTES_PER_CYCLE_X256;
+    uint32_t kind = m ? m->kind : NPU_MEM_KIND_SRAM;
+    cost->memory_cycles += ceil_div(bytes * NPU_BANDWIDTH_SCALE, bw);
+    if (is_write) {
+        cost->write_bytes += bytes;
+    } else if (kind == NPU_MEM_KIND_FLASH) {
+        cost->flash_read_bytes += bytes;
+    } else {
+        cost->sram_read_bytes += bytes;
+    }
+}
+
+static uint32_t desc_address(const npu_desc_t *d, const uint32_t *region_bases)
+{
+    return region_bases[d->region] + d->offset; /* range checked by check_desc */
+}
+
+static void add_desc_stream(const npu_env_t *env, cmd_cost_t *cost, const npu_desc_t *d,
+                            const uint32_t *region_bases, int is_write)
+{
+    add_stream(env, cost, desc_address(d, region_bases), compact_bytes(d), is_write);
+}
+
+/* Vector engine (depthwise, pooling, elementwise): 16 channels x 8 output columns per cycle. */
+static uint64_t vector_cycles(const uint32_t *out, uint64_t taps)
+{
+    uint64_t columns = ceil_div(out[DIM_W], NPU_VEC_PIXEL_LANES);
+    uint64_t channels = ceil_div(out[DIM_C], NPU_VEC_CHANNEL_LANES);
+    return (uint64_t)out[DIM_N] * out[DIM_H] * columns * channels * taps;
+}
+
+static void conv_cost(const npu_env_t *env, const npu_cmd_t *cmd, const uint32_t *rb, cmd_cost_t *cost)
+{
+    const conv_args_t *a = &cmd->u.conv;
+    const uint32_t *o = a->output.shape, *w = a->weights.shape;
+    uint64_t taps = (uint64_t)w[DIM_H] * w[DIM_W];
+    if (cmd->opcode == NPU_OP_DEPTHWISE_CONV2D) {
+        cost->compute_cycles = vector_cycles(o, taps);
+    } else {
+        /* MAC array: 8 output channels x 16 input channels per cycle, one kernel tap at a time. */
+        uint64_t pixels = (uint64_t)o[DIM_N] * o[DIM_H] * o[DIM_W];
+        cost->compute_cycles = pixels * taps * ceil_div(w[DIM_C], NPU_CONV_IC_LANES) *
+                               ceil_div(o[DIM_C], NPU_CONV_OC_LANES);
+    }
+    cost->macs = conv_ops(a, cmd->opcode == NPU_OP_DEPTHWISE_CONV2D);
+    add_desc_stream(env, cost, &a->input, rb, 0);
+    add_desc_stream(env, cost, &a->weights, rb, 0);
+    add_stream(env, cost, rb[a->params.region] + a->params.offset, param_bytes(a, cmd->flags), 0);
+    add_desc_stream(env, cost, &a->output, rb, 1);
+}
+
+static void command_cost(const npu_env_t *env, const npu_cmd_t *cmd, const uint32_t *rb, cmd_cost_t *cost)
+{
+    memset(cost, 0, sizeof(*cost));
+    switch (cmd->opcode) {
+    case NPU_OP_CONV2D:
+    case NPU_OP_DEPTHWISE_CONV2D: conv_cost(env, cmd, rb, cost); break;
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVG_POOL:
+        cost->compute_cycles = vector_cycles(cmd->u.pool.output.shape,
+                                             (uint64_t)cmd->u.pool.filter_h * cmd->u.pool.filter_w);
+        add_desc_stream(env, cost, &cmd->u.pool.input, rb, 0);
+        add_desc_stream(env, cost, &cmd->u.pool.output, rb, 1);
+        break;
+    case NPU_OP_ADD:
+    case NPU_OP_MUL:
+        cost->compute_cycles = vector_cycles(cmd->u.elt.output.shape, 1);
+        add_desc_stream(env, cost, &cmd->u.elt.input1, rb, 0);
+        add_desc_stream(env, cost, &cmd->u.elt.input2, rb, 0);
+        add_desc_stream(env, cost, &cmd->u.elt.output, rb, 1);
+        break;
+    case NPU_OP_DMA_COPY:
+        add_desc_stream(env, cost, &cmd->u.dma.src, rb, 0);
+        add_desc_stream(env, cost, &cmd->u.dma.dst, rb, 1);
+        break;
+    default: break;
+    }
+}
+
+static void account(npu_result_t *r, const cmd_cost_t *cost)
+{
+    uint64_t busy = cost->compute_cycles > cost->memory_cycles ? cost->compute_cycles : cost->memory_cycles;
+    r->cycles += NPU_CMD_OVERHEAD_CYCLES + busy; /* DMA overlaps compute; the overhead does not */
+    r->macs += cost->macs;
+    r->sram_read_bytes += cost->sram_read_bytes;
+    r->flash_read_bytes += cost->flash_read_bytes;
+    r->write_bytes += cost->write_bytes;
+    r->commands++;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Operand transfer                                                                                  */
+/* ------------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    const npu_env_t *env;
+    const uint32_t *region_bases;
+} exec_t;
+
+/* An operand in a host buffer: compact data plus element steps (0 along broadcast dimensions). */
+typedef struct {
+    int8_t *data;
+    uint32_t shape[4];
+    uint32_t step[4];
+} operand_t;
+
+static int aborted(const exec_t *x)
+{
+    return x->env->abort_request != NULL && *x->env->abort_request != 0;
+}
+
+/*
+ * Move the elements of `d` (in the compact shape `cshape`) between memory and the dense buffer `buf`.
+ * The innermost dimensions that are contiguous in memory form one run, so a dense tensor moves in one
+ * bus transfer and a slice of a larger tensor in one transfer per row.
+ */
+static uint32_t transfer(const exec_t *x, const npu_desc_t *d, const uint32_t cshape[4], int8_t *buf,
+                         int is_write)
+{
+    uint32_t base = desc_address(d, x->region_bases);
+    uint64_t run = 1;
+    int outer = 3;
+    while (outer >= 0 && (cshape[outer] == 1 || d->stride[outer] == run)) {
+        run *= cshape[outer];
+        outer--;
+    }
+    uint64_t total = shape_elements(cshape);
+    uint32_t idx[4] = {0, 0, 0, 0};
+    for (uint64_t pos = 0; pos < total; pos += run) {
+        uint32_t addr = base;
+        for (int j = 0; j <= outer; j++) {
+            addr += idx[j] * d->stride[j];
+        }
+        int bad = is_write ? x->env->write(x->env->ctx, addr, buf + pos, (uint32_t)run)
+                           : x->env->read(x->env->ctx, addr, buf + pos, (uint32_t)run);
+        if (bad) {
+            return NPU_ERR_BUS;
+        }
+        if (aborted(x)) {
+            return NPU_ERR_ABORTED;
+        }
+        for (int j = outer; j >= 0; j--) {
+            if (++idx[j] < cshape[j]) {
+                break;
+            }
+            idx[j] = 0;
+        }
+    }
+    return NPU_ERR_NONE;
+}
+
+static uint32_t load_operand(const exec_t *x, const npu_desc_t *d, operand_t *op)
+{
+    uint32_t cshape[4];
+    compact_shape(d, cshape);
+    op->data = malloc((size_t)shape_elements(cshape));
+    if (op->data == NULL) {
+        return NPU_ERR_NO_MEMORY;
+    }
+    uint32_t step = 1;
+    for (int i = 3; i >= 0; i--) {
+        op->step[i] = d->stride[i] == 0 ? 0 : step;
+        step *= cshape[i];
+    }
+    memcpy(op->shape, d->shape, sizeof(op->shape)); /* logical shape; steps handle broadcast dims */
+    return transfer(x, d, cshape, op->data, 0);
+}
+
+static uint32_t store_output(const exec_t *x, const npu_desc_t *d, int8_t *buf)
+{
+    return transfer(x, d, d->shape, buf, 1);
+}
+
+static int8_t *alloc_output(const npu_desc_t *d)
+{
+    return malloc((size_t)shape_elements(d->shape));
+}
+
+static int8_t at(const operand_t *t, uint32_t n, uint32_t h, uint32_t w, uint32_t c)
+{
+    return t->data[n * t->step[0] + h * t->step[1] + w * t->step[2] + c * t->step[3]];
+}
+
+static int8_t clamp_to_int8(int32_t v, int32_t act_min, int32_t act_max)
+{
+    return (int8_t)edgesdk_clamp_i32(v, act_min, act_max);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Convolution (CONV2D, DEPTHWISE_CONV2D; fully connected is a 1x1 CONV2D)                           */
+/* ------------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    int32_t *bias, *multiplier, *shift;
+    double *scale; /* NPU_ROUNDING_FP64 */
+} channel_params_t;
+
+/* Decode one 12-byte record: bias, then multiplier and shift, or (FP64) a binary64 scale. */
+static uint32_t decode_channel_record(const uint8_t *rec, uint32_t rounding, channel_params_t *p, uint32_t c)
+{
+    p->bias[c] = get_i32(rec);
+    if (rounding == NPU_ROUNDING_FP64) {
+        p->scale[c] = get_f64(rec + 4);
+        /* NaN fails both comparisons; infinity fails the second. */
+        return (p->scale[c] >= 0.0 && p->scale[c] <= 1.7976931348623157e308) ? NPU_ERR_NONE : NPU_ERR_BAD_QUANT;
+    }
+    p->multiplier[c] = get_i32(rec + 4);
+    p->shift[c] = get_i32(rec + 8);
+    return (p->multiplier[c] < 0 || !shift_ok(p->shift[c])) ? NPU_ERR_BAD_QUANT : NPU_ERR_NONE;
+}
+
+static uint32_t load_channel_params(const exec_t *x, const npu_cmd_t *cmd, channel_params_t *p)
+{
+    const conv_args_t *a = &cmd->u.conv;
+    uint32_t channels = a->output.shape[DIM_C];
+    uint32_t records = (cmd->flags & NPU_FLAG_PER_TENSOR_PARAMS) ? 1 : channels;
+    uint8_t *raw = malloc((size_t)records * NPU_CHANNEL_PARAM_BYTES);
+    p->bias = malloc(sizeof(int32_t) * channels * 3);
+    p->scale = malloc(sizeof(double) * channels);
+    if (raw == NULL || p->bias == NULL || p->scale == NULL) {
+        free(raw);
+        return NPU_ERR_NO_MEMORY;
+    }
+    p->multiplier = p->bias + channels;
+    p->shift = p->multiplier + channels;
+    uint32_t addr = x->region_bases[a->params.region] + a->params.offset;
+    uint32_t err = x->env->read(x->env->ctx, addr, raw, records * NPU_CHANNEL_PARAM_BYTES) ? NPU_ERR_BUS
+                   : aborted(x)                                                             ? NPU_ERR_ABORTED
+                                                                                            : NPU_ERR_NONE;
+    for (uint32_t c = 0; c < channels && err == NPU_ERR_NONE; c++) {
+        const uint8_t *rec = raw + (size_t)(records == 1 ? 0 : c) * NPU_CHANNEL_PARAM_BYTES;
+        err = decode_channel_record(rec, cmd->rounding, p, c);
+    }
+    free(raw);
+    return err;
+}
+
+/* Input coordinate of a kernel tap, or -1 when the tap falls into the padding. */
+static int64_t tap_coord(uint32_t out, uint32_t stride, uint32_t pad, uint32_t k, uint32_t dilation,
+                         uint32_t size)
+{
+    int64_t v = (int64_t)out * stride - pad + (int64_t)k * dilation;
+    return (v < 0 || v >= size) ? -1 : v;
+}
+
+/* acc = sum((x + input_offset) * (w + weight_offset)) over the window; int32 wrap-around like C. */
+static int32_t conv_accumulate(const conv_args_t *a, const operand_t *in, const operand_t *w, uint32_t n,
+                               uint32_t oy, uint32_t ox, uint32_t oc, int depthwise)
+{
+    uint32_t acc = 0;
+    uint32_t kh = w->shape[DIM_H], kw = w->shape[DIM_W];
+    uint32_t channels = depthwise ? 1 : in->shape[DIM_C];
+    uint32_t first_ic = depthwise ? oc / a->depth_multiplier : 0;
+    for (uint32_t ky = 0; ky < kh; ky++) {
+        int64_t iy = tap_coord(oy, a->stride_h, a->pad_top, ky, a->dilation_h, in->shape[DIM_H]);
+        if (iy < 0) {
+            continue;
+        }
+        for (uint32_t kx = 0; kx < kw; kx++) {
+            int64_t ix = tap_coord(ox, a->stride_w, a->pad_left, kx, a->dilation_w, in->shape[DIM_W]);
+            if (ix < 0) {
+                continue;
+            }
+            for (uint32_t i = 0; i < channels; i++) {
+                int32_t xv = at(in, n, (uint32_t)iy, (uint32_t)ix, first_ic + i) + a->input_offset;
+                int32_t wv = depthwise ? at(w, 0, ky, kx, oc) : at(w, oc, ky, kx, i);
+                acc += (uint32_t)(xv * (wv + a->weight_offset));
+            }
+        }
+    }
+    return (int32_t)acc;
+}
+
+static int32_t requantize_channel(const channel_params_t *p, uint32_t c, int32_t acc, uint32_t rounding)
+{
+    if (rounding == NPU_ROUNDING_FP64) {
+        return edgesdk_requantize_fp64(acc, p->scale[c]);
+    }
+    return edgesdk_requantize(acc, p->multiplier[c], p->shift[c], (int)rounding);
+}
+
+static void conv_compute(const npu_cmd_t *cmd, const operand_t *in, const operand_t *w,
+                         const channel_params_t *p, int8_t *out)
+{
+    const conv_args_t *a = &cmd->u.conv;
+    const uint32_t *o = a->output.shape;
+    int depthwise = cmd->opcode == NPU_OP_DEPTHWISE_CONV2D;
+    size_t pos = 0;
+    for (uint32_t n = 0; n < o[DIM_N]; n++) {
+        for (uint32_t oy = 0; oy < o[DIM_H]; oy++) {
+            for (uint32_t ox = 0; ox < o[DIM_W]; ox++) {
+                for (uint32_t oc = 0; oc < o[DIM_C]; oc++) {
+                    uint32_t acc = (uint32_t)conv_accumulate(a, in, w, n, oy, ox, oc, depthwise);
+                    acc += (uint32_t)p->bias[oc];
+                    int32_t v = requantize_channel(p, oc, (int32_t)acc, cmd->rounding);
+                    v = (int32_t)((uint32_t)v + (uint32_t)a->output_offset);
+                    out[pos++] = clamp_to_int8(v, a->act_min, a->act_max);
+                }
+            }
+        }
+    }
+}
+
+static uint32_t run_conv(const exec_t *x, const npu_cmd_t *cmd)
+{
+    const conv_args_t *a = &cmd->u.conv;
+    operand_t in = {0}, w = {0};
+    channel_params_t p = {0};
+    int8_t *out = NULL;
+    uint32_t err = load_operand(x, &a->input, &in);
+    if (!err) {
+        err = load_operand(x, &a->weights, &w);
+    }
+    if (!err) {
+        err = load_channel_params(x, cmd, &p);
+    }
+    if (!err && (out = alloc_output(&a->output)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    if (!err) {
+        conv_compute(cmd, &in, &w, &p, out);
+        err = store_output(x, &a->output, out);
+    }
+    free(in.data);
+    free(w.data);
+    free(p.bias);
+    free(p.scale);
+    free(out);
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Pooling                                                                                           */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* TFLite int8 average: round half away from zero with C truncating division. */
+static int32_t average_half_away(int32_t sum, int32_t n)
+{
+    return sum > 0 ? (sum + n / 2) / n : (sum - n / 2) / n;
+}
+
+/* TFLite uint8 average (sum + n/2) / n on non-negative sums; after the -128 shift: a floor division. */
+static int32_t average_floor(int32_t sum, int32_t n)
+{
+    int32_t t = sum + n / 2;
+    int32_t q = t / n;
+    return (t % n != 0 && t < 0) ? q - 1 : q;
+}
+
+static int8_t pool_one(const npu_cmd_t *cmd, const operand_t *in, uint32_t n, uint32_t oy, uint32_t ox, uint32_t c)
+{
+    const pool_args_t *a = &cmd->u.pool;
+    int is_max = cmd->opcode == NPU_OP_MAX_POOL;
+    int32_t sum = 0, count = 0, max = INT8_MIN;
+    for (uint32_t ky = 0; ky < a->filter_h; ky++) {
+        int64_t iy = tap_coord(oy, a->stride_h, a->pad_top, ky, 1, in->shape[DIM_H]);
+        for (uint32_t kx = 0; kx < a->filter_w && iy >= 0; kx++) {
+            int64_t ix = tap_coord(ox, a->stride_w, a->pad_left, kx, 1, in->shape[DIM_W]);
+            if (ix < 0) {
+                continue;
+            }
+            int32_t v = at(in, n, (uint32_t)iy, (uint32_t)ix, c);
+            sum += v;
+            max = v > max ? v : max;
+            count++;
+        }
+    }
+    int32_t result;
+    if (is_max) {
+        result = max;
+    } else {
+        /* count >= 1: check_window guarantees each window overlaps the input */
+        result = (cmd->flags & NPU_FLAG_AVG_FLOOR) ? average_floor(sum, count) : average_half_away(sum, count);
+    }
+    return clamp_to_int8(result, a->act_min, a->act_max);
+}
+
+static uint32_t run_pool(const exec_t *x, const npu_cmd_t *cmd)
+{
+    const pool_args_t *a = &cmd->u.pool;
+    const uint32_t *o = a->output.shape;
+    operand_t in = {0};
+    int8_t *out = NULL;
+    uint32_t err = load_operand(x, &a->input, &in);
+    if (!err && (out = alloc_output(&a->output)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    if (!err) {
+        size_t pos = 0;
+        for (uint32_t n = 0; n < o[DIM_N]; n++) {
+            for (uint32_t oy = 0; oy < o[DIM_H]; oy++) {
+                for (uint32_t ox = 0; ox < o[DIM_W]; ox++) {
+                    for (uint32_t c = 0; c < o[DIM_C]; c++) {
+                        out[pos++] = pool_one(cmd, &in, n, oy, ox, c);
+                    }
+                }
+            }
+        }
+        err = store_output(x, &a->output, out);
+    }
+    free(in.data);
+    free(out);
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Elementwise ADD / MUL (TFLite int8 reference; broadcasting through zero strides)                  */
+/* ------------------------------------------------------------------------------------------------ */
+
+static int32_t add_one(const eltwise_args_t *a, int rounding, int32_t x1, int32_t x2)
+{
+    int32_t shifted1 = (int32_t)((uint32_t)(x1 + a->input1_offset) << a->left_shift);
+    int32_t shifted2 = (int32_t)((uint32_t)(x2 + a->input2_offset) << a->left_shift);
+    int32_t scaled1 = edgesdk_requantize(shifted1, a->input1_multiplier, a->input1_shift, rounding);
+    int32_t scaled2 = edgesdk_requantize(shifted2, a->input2_multiplier, a->input2_shift, rounding);
+    int32_t sum = (int32_t)((uint32_t)scaled1 + (uint32_t)scaled2);
+    return edgesdk_requantize(sum, a->output_multiplier, a->output_shift, rounding);
+}
+
+static int32_t mul_one(const eltwise_args_t *a, int rounding, int32_t x1, int32_t x2)
+{
+    int32_t product = (int32_t)((uint32_t)(x1 + a->input1_offset) * (uint32_t)(x2 + a->input2_offset));
+    return edgesdk_requantize(product, a->output_multiplier, a->output_shift, rounding);
+}
+
+static uint32_t run_eltwise(const exec_t *x, const npu_cmd_t *cmd)
+{
+    const eltwise_args_t *a = &cmd->u.elt;
+    const uint32_t *o = a->output.shape;
+    operand_t in1 = {0}, in2 = {0};
+    int8_t *out = NULL;
+    uint32_t err = load_operand(x, &a->input1, &in1);
+    if (!err) {
+        err = load_operand(x, &a->input2, &in2);
+    }
+    if (!err && (out = alloc_output(&a->output)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    if (!err) {
+        size_t pos = 0;
+        int rounding = (int)cmd->rounding;
+        for (uint32_t n = 0; n < o[DIM_N]; n++) {
+            for (uint32_t h = 0; h < o[DIM_H]; h++) {
+                for (uint32_t w = 0; w < o[DIM_W]; w++) {
+                    for (uint32_t c = 0; c < o[DIM_C]; c++) {
+                        int32_t x1 = at(&in1, n, h, w, c), x2 = at(&in2, n, h, w, c);
+                        int32_t v = cmd->opcode == NPU_OP_ADD ? add_one(a, rounding, x1, x2)
+                                                              : mul_one(a, rounding, x1, x2);
+                        v = (int32_t)((uint32_t)v + (uint32_t)a->output_offset);
+                        out[pos++] = clamp_to_int8(v, a->act_min, a->act_max);
+                    }
+                }
+            }
+        }
+        err = store_output(x, &a->output, out);
+    }
+    free(in1.data);
+    free(in2.data);
+    free(out);
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* DMA copy                                                                                          */
+/* ------------------------------------------------------------------------------------------------ */
+
+static uint32_t run_dma(const exec_t *x, const npu_cmd_t *cmd)
+{
+    const dma_args_t *a = &cmd->u.dma;
+    const uint32_t *o = a->dst.shape;
+    operand_t src = {0};
+    int8_t *out = NULL;
+    uint32_t err = load_operand(x, &a->src, &src);
+    if (!err && (out = alloc_output(&a->dst)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    if (!err) {
+        size_t pos = 0;
+        for (uint32_t n = 0; n < o[DIM_N]; n++) {
+            for (uint32_t h = 0; h < o[DIM_H]; h++) {
+                for (uint32_t w = 0; w < o[DIM_W]; w++) {
+                    for (uint32_t c = 0; c < o[DIM_C]; c++) {
+                        out[pos++] = at(&src, n, h, w, c);
+                    }
+                }
+            }
+        }
+        err = store_output(x, &a->dst, out);
+    }
+    free(src.data);
+    free(out);
+    return err;
+}
+
+static uint32_t run_command(const exec_t *x, const npu_cmd_t *cmd)
+{
+    switch (cmd->opcode) {
+    case NPU_OP_CONV2D:
+    case NPU_OP_DEPTHWISE_CONV2D: return run_conv(x, cmd);
+    case NPU_OP_MAX_POOL:
+    case NPU_OP_AVG_POOL: return run_pool(x, cmd);
+    case NPU_OP_ADD:
+    case NPU_OP_MUL: return run_eltwise(x, cmd);
+    case NPU_OP_DMA_COPY: return run_dma(x, cmd);
+    default: return NPU_ERR_NONE; /* END */
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Table execution                                                                                   */
+/* ------------------------------------------------------------------------------------------------ */
+
+static uint32_t fail(npu_result_t *r, uint32_t code, uint32_t command)
+{
+    r->error_code = code;
+    r->error_command = command;
+    return code;
+}
+
+static uint32_t check_table_header(const uint8_t *t, uint32_t table_bytes, uint32_t *num_commands)
+{
+    if (get_u32(t) != NPU_TABLE_MAGIC) {
+        return NPU_ERR_TABLE_MAGIC;
+    }
+    if (get_u16(t + 4) != NPU_VERSION_MAJOR) {
+        return NPU_ERR_TABLE_VERSION;
+    }
+    *num_commands = get_u32(t + 8);
+    if (get_u32(t + 12) != table_bytes || *num_commands < 1 || *num_commands > NPU_MAX_COMMANDS) {
+        return NPU_ERR_TABLE_SIZE;
+    }
+    return NPU_ERR_NONE;
+}
+
+/* Pass 1: every command decodes, passes its static checks, and END is exactly the last one. */
+static uint32_t validate_table(const uint8_t *t, uint32_t table_bytes, uint32_t num_commands,
+                               const uint32_t *region_bases, npu_result_t *r)
+{
+    uint32_t pos = NPU_TABLE_HEADER_BYTES;
+    npu_cmd_t cmd;
+    for (uint32_t i = 0; i < num_commands; i++) {
+        uint32_t err = decode_command(t + pos, table_bytes - pos, &cmd);
+        if (!err) {
+            err = check_command(&cmd, region_bases);
+        }
+        if (!err && (cmd.opcode == NPU_OP_END) != (i == num_commands - 1)) {
+            err = NPU_ERR_NO_END;
+        }
+        if (err) {
+            return fail(r, err, i);
+        }
+        pos += cmd.size;
+    }
+    return pos == table_bytes ? NPU_ERR_NONE : fail(r, NPU_ERR_TABLE_SIZE, NPU_NO_COMMAND);
+}
+
+/* Pass 2: run the (already validated) commands in order. */
+static uint32_t execute_commands(const exec_t *x, const uint8_t *t, uint32_t table_bytes, uint32_t num_commands,
+                                 npu_result_t *r)
+{
+    uint32_t pos = NPU_TABLE_HEADER_BYTES;
+    npu_cmd_t cmd;
+    for (uint32_t i = 0; i < num_commands; i++) {
+        decode_command(t + pos, table_bytes - pos, &cmd);
+        uint32_t err = aborted(x) ? NPU_ERR_ABORTED : run_command(x, &cmd);
+        if (err) {
+            return fail(r, err, i);
+        }
+        cmd_cost_t cost;
+        command_cost(x->env, &cmd, x->region_bases, &cost);
+        account(r, &cost);
+        pos += cmd.size;
+    }
+    return NPU_ERR_NONE;
+}
+
+uint32_t npu_execute_table(const npu_env_t *env, uint32_t table_addr, uint32_t table_bytes,
+                           const uint32_t region_bases[NPU_NUM_REGIONS], npu_result_t *result)
+{
+    memset(result, 0, sizeof(*result));
+    result->error_command = NPU_NO_COMMAND;
+    if (env->read == NULL || env->write == NULL) {
+        return fail(result, NPU_ERR_NO_BUS, NPU_NO_COMMAND);
+    }
+    if (table_bytes < NPU_TABLE_HEADER_BYTES + NPU_CMD_BYTES_END || table_bytes > NPU_MAX_TABLE_BYTES ||
+        (uint64_t)table_addr + table_bytes - 1 > UINT32_MAX) {
+        return fail(result, NPU_ERR_TABLE_SIZE, NPU_NO_COMMAND);
+    }
+    uint8_t *table = malloc(table_bytes);
+    if (table == NULL) {
+        return fail(result, NPU_ERR_NO_MEMORY, NPU_NO_COMMAND);
+    }
+    uint32_t bases[NPU_NUM_REGIONS];
+    memcpy(bases, region_bases, sizeof(bases)); /* a reset during the run must not change them */
+    exec_t x = {env, bases};
+    uint32_t num_commands = 0, err;
+    if (env->read(env->ctx, table_addr, table, table_bytes)) {
+        fail(result, NPU_ERR_BUS, NPU_NO_COMMAND);
+    } else if ((err = check_table_header(table, table_bytes, &num_commands))) {
+        fail(result, err, NPU_NO_COMMAND);
+    } else if (validate_table(table, table_bytes, num_commands, bases, result) == NPU_ERR_NONE) {
+        execute_commands(&x, table, table_bytes, num_commands, result);
+    }
+    free(table);
+    return result->error_code;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Register file                                                                                     */
+/* ------------------------------------------------------------------------------------------------ */
+
+struct npu_device {
+    uint32_t status;
+    uint32_t error_command;
+    uint32_t irq_status;
+    uint32_t irq_enable;
+    uint32_t cmd_base;
+    uint32_t cmd_size;
+    uint32_t region_base[NPU_NUM_REGIONS];
+    npu_result_t perf;
+    npu_bus_read_fn read;
+    npu_bus_write_fn write;
+    void *bus_ctx;
+    npu_memory_class_t classes[NPU_MAX_MEMORY_CLASSES];
+    uint32_t num_classes;
+    int running;
+    volatile uint32_t abort_request;
+};
+
+/* Soft reset: every register to its reset value; the bus binding and memory classes are wiring, kept. */
+static void reset_registers(npu_device_t *dev)
+{
+    dev->status = 0;
+    dev->error_command = 0;
+    dev->irq_status = 0;
+    dev->irq_enable = 0;
+    dev->cmd_base = 0;
+    dev->cmd_size = 0;
+    memset(dev->region_base, 0, sizeof(dev->region_base));
+    memset(&dev->perf, 0, sizeof(dev->perf));
+}
+
+npu_device_t *npu_create(void)
+{
+    npu_device_t *dev = calloc(1, sizeof(*dev));
+    if (dev != NULL) {
+        reset_registers(dev);
+    }
+    return dev;
+}
+
+void npu_destroy(npu_device_t *dev) { free(dev); }
+
+void npu_set_bus(npu_device_t *dev, npu_bus_read_fn read, npu_bus_write_fn write, void *ctx)
+{
+    dev->read = read;
+    dev->write = write;
+    dev->bus_ctx = ctx;
+}
+
+int npu_set_memory_class(npu_device_t *dev, uint32_t base, uint32_t size, uint32_t kind,
+                         uint32_t bytes_per_cycle_x256)
+{
+    if (dev->num_classes >= NPU_MAX_MEMORY_CLASSES || size == 0 || bytes_per_cycle_x256 == 0 ||
+        kind > NPU_MEM_KIND_FLASH) {
+        return -1;
+    }
+    npu_memory_class_t *m = &dev->classes[dev->num_classes++];
+    m->base = base;
+    m->size = size;
+    m->kind = kind;
+    m->bytes_per_cycle_x256 = bytes_per_cycle_x256;
+    return 0;
+}
+
+void npu_clear_memory_classes(npu_device_t *dev) { dev->num_classes = 0; }
+
+static uint32_t saturate32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+static void start(npu_device_t *dev)
+{
+    if (dev->running) {
+        return; /* START from a bus callback during a run: ignored */
+    }
+    npu_env_t env = {dev->read, dev->write, dev->bus_ctx, dev->classes, dev->num_classes, &dev->abort_request};
+    npu_result_t result;
+    dev->running = 1;
+    dev->abort_request = 0;
+    dev->status = NPU_STATUS_BUSY;
+    uint32_t err = npu_execute_table(&env, dev->cmd_base, dev->cmd_size, dev->region_base, &result);
+    dev->running = 0;
+    dev->perf = result;
+    dev->error_command = result.error_command;
+    if (err == NPU_ERR_NONE) {
+        dev->status = NPU_STATUS_DONE;
+        dev->irq_status |= NPU_IRQ_DONE;
+    } else {
+        dev->status = NPU_STATUS_ERROR | (err << NPU_STATUS_ERROR_CODE_SHIFT);
+        dev->irq_status |= NPU_IRQ_ERROR;
+    }
+}
+
+uint32_t npu_reg_read(npu_device_t *dev, uint32_t offset)
+{
+    if (offset >= NPU_REG_REGION_BASE0 && offset < NPU_REG_REGION_BASE0 + 4 * NPU_NUM_REGIONS &&
+        offset % 4 == 0) {
+        return dev->region_base[(offset - NPU_REG_REGION_BASE0) / 4];
+    }
+    switch (offset) {
+    case NPU_REG_ID: return NPU_ID_VALUE;
+    case NPU_REG_VERSION: return NPU_VERSION_VALUE;
+    case NPU_REG_STATUS: return dev->status;
+    case NPU_REG_ERROR_COMMAND: return dev->error_command;
+    case NPU_REG_IRQ_STATUS: return dev->irq_status;
+    case NPU_REG_IRQ_ENABLE: return dev->irq_enable;
+    case NPU_REG_CMD_BASE: return dev->cmd_base;
+    case NPU_REG_CMD_SIZE: return dev->cmd_size;
+    case NPU_REG_PERF_CYCLES_LO: return (uint32_t)dev->perf.cycles;
+    case NPU_REG_PERF_CYCLES_HI: return (uint32_t)(dev->perf.cycles >> 32);
+    case NPU_REG_PERF_MACS_LO: return (uint32_t)dev->perf.macs;
+    case NPU_REG_PERF_MACS_HI: return (uint32_t)(dev->perf.macs >> 32);
+    case NPU_REG_PERF_COMMANDS: return dev->perf.commands;
+    case NPU_REG_PERF_SRAM_READ_BYTES: return saturate32(dev->perf.sram_read_bytes);
+    case NPU_REG_PERF_FLASH_READ_BYTES: return saturate32(dev->perf.flash_read_bytes);
+    case NPU_REG_PERF_WRITE_BYTES: return saturate32(dev->perf.write_bytes);
+    default: return 0; /* CTRL, IRQ_CLEAR (write-only) and unused offsets */
+    }
+}
+
+static void write_ctrl(npu_device_t *dev, uint32_t value)
+{
+    if (value & NPU_CTRL_RESET) {
+        if (dev->running) {
+            dev->abort_request = 1; /* the run stops at its next bus transfer with NPU_ERR_ABORTED */
+        }
+        reset_registers(dev);
+        return; /* START in the same write is ignored */
+    }
+    if (value & NPU_CTRL_START) {
+        start(dev);
+    }
+}
+
+void npu_reg_write(npu_device_t *dev, uint32_t offset, uint32_t value)
+{
+    if (offset >= NPU_REG_REGION_BASE0 && offset < NPU_REG_REGION_BASE0 + 4 * NPU_NUM_REGIONS &&
+        offset % 4 == 0) {
+        dev->region_base[(offset - NPU_REG_REGION_BASE0) / 4] = value;
+        return;
+    }
+    switch (offset) {
+    case NPU_REG_CTRL: write_ctrl(dev, value); break;
+    case NPU_REG_IRQ_CLEAR: dev->irq_status &= ~value; break;
+    case NPU_REG_IRQ_ENABLE: dev->irq_enable = value & (NPU_IRQ_DONE | NPU_IRQ_ERROR); break;
+    case NPU_REG_CMD_BASE: dev->cmd_base = value; break;
+    case NPU_REG_CMD_SIZE: dev->cmd_size = value; break;
+    default: break; /* read-only and unused offsets ignore writes */
+    }
+}
+
+int npu_irq_pending(npu_device_t *dev) { return (dev->irq_status & dev->irq_enable) != 0; }

@@ -1,0 +1,1 @@
+"""The NPU target: op support with named constraints (supported.py) and IR ops -> NPU-1 commands (codegen.py)."""
