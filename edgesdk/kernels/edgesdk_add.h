@@ -1,0 +1,27 @@
+/*
+ * edgesdk_add.h - int8 ADD with broadcasting, TFLite reference semantics (reference_integer_ops::Add /
+ * BroadcastAdd6DSlow): both inputs are shifted left by `left_shift` (20), rescaled to twice the larger
+ * input scale, summed, and rescaled to the output.
+ */
+#ifndef EDGESDK_ADD_H
+#define EDGESDK_ADD_H
+
+#include <stdint.h>
+
+#include "edgesdk_broadcast.h"
+
+typedef struct {
+    edgesdk_broadcast_shape shape;
+    int32_t input1_offset, input2_offset; /* -zero points */
+    int32_t output_offset;
+    int32_t left_shift;
+    int32_t input1_multiplier, input1_shift;
+    int32_t input2_multiplier, input2_shift;
+    int32_t output_multiplier, output_shift;
+    int32_t act_min, act_max;
+    int32_t rounding; /* EDGESDK_ROUNDING_DOUBLE or _SINGLE */
+} edgesdk_add_params;
+
+void edgesdk_add_s8(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+
+#endif /* EDGESDK_ADD_H */

@@ -1,0 +1,31 @@
+/*
+ * edgesdk_conv2d.h - int8 CONV_2D, TFLite reference semantics (reference_integer_ops::ConvPerChannel,
+ * and reference_ops::Conv for models legalized from uint8, whose filters keep a zero point).
+ */
+#ifndef EDGESDK_CONV2D_H
+#define EDGESDK_CONV2D_H
+
+#include <stdint.h>
+
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t filter_h, filter_w, filter_in_c; /* filter_in_c < in_c: grouped convolution */
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    int32_t input_offset;  /* -input zero point */
+    int32_t filter_offset; /* -filter zero point; nonzero only for models legalized from uint8 */
+    int32_t output_offset; /* output zero point */
+    int32_t act_min, act_max;
+    const int32_t *multiplier; /* per output channel (repeated when per-tensor) */
+    const int32_t *shift;      /* per output channel, TFLite convention: > 0 is a left shift */
+    int32_t rounding;          /* EDGESDK_ROUNDING_* */
+} edgesdk_conv2d_params;
+
+/* input NHWC, filter OHWI (O = out_c, I = filter_in_c), bias[out_c] or NULL, output NHWC. */
+void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
+                       const int32_t *bias, int8_t *output);
+
+#endif /* EDGESDK_CONV2D_H */

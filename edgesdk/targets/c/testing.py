@@ -1,0 +1,258 @@
+"""Run the C target's generated code on the host, one op at a time (tests and rounding research).
+
+`OpLibrary(ops, mode)` generates one C file in which every tensor the ops touch is a global buffer
+(`edgesdk_t<id>`) and every op is a function `edgesdk_op_<k>()` whose body is exactly what
+`emit_op` produced, compiles it with the kernel library into a cached host shared library
+(edgesdk.hostcc), and lets Python fill input buffers, run an op and read its output. The context here has
+the same methods as the executor's CCodegenContext, so the code under test is the code the firmware gets.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from ...hostcc import build_shared_library, cache_dir, load_shared_library
+from ...importer.names import c_identifier
+from ...ir.rounding import requant_rounding
+from .codegen import C_TYPES, emit_op
+
+KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
+NUMPY_TYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "float32": np.float32}
+C_ARRAY_TYPES = {"int8_t": "int8_t", "int32_t": "int32_t", "uint8_t": "uint8_t", "float": "float", "int16_t": "int16_t"}
+
+
+def kernel_sources() -> list:
+    return sorted(KERNELS_DIR.glob("*.c"))
+
+
+_KERNELS = None
+
+
+def kernels_library() -> ctypes.CDLL:
+    """The kernel library built once for the host, loaded with global symbols (shared by all OpLibrary)."""
+    global _KERNELS
+    if _KERNELS is None:
+        path = build_shared_library("edgesdk_kernels", kernel_sources(), [KERNELS_DIR])
+        _KERNELS = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+    return _KERNELS
+
+
+class HostContext:
+    """A codegen context whose tensors are global host buffers (one per tensor id)."""
+
+    def __init__(self, mode: str = "ref", force_rounding: dict | None = None):
+        self.rounding_mode = mode
+        self.force_rounding = force_rounding or {}  # op type -> rounding, to test alternatives
+        self.declarations: list = []
+        self.buffers: dict = {}  # Tensor -> (symbol, ctype, nbytes); ops of several graphs may share a library
+        self._used: set = set()
+        self.scratch_bytes = 0
+
+    def tensor_ptr(self, tensor) -> str:
+        ctype = C_TYPES[tensor.dtype]
+        if tensor not in self.buffers:
+            self.buffers[tensor] = (f"edgesdk_t{len(self.buffers)}_id{tensor.id}", ctype, max(tensor.nbytes, 1))
+        return f"(({ctype} *){self.buffers[tensor][0]})"
+
+    def const_array(self, name_hint: str, array: np.ndarray, ctype: str) -> str:
+        symbol = self.symbol(name_hint)
+        values = np.asarray(array).reshape(-1)
+        if ctype == "float":
+            items = ", ".join(float(np.float32(v)).hex() + "f" for v in values)
+        else:
+            items = ", ".join(str(int(v)) for v in values)
+        size = max(values.size, 1)
+        self.declarations.append(f"static const {C_ARRAY_TYPES[ctype]} {symbol}[{size}] = {{{items or '0'}}};")
+        return symbol
+
+    def declare(self, c_text: str) -> None:
+        self.declarations.append(c_text)
+
+    def symbol(self, name_hint: str) -> str:
+        base = c_identifier(name_hint, "sym")
+        name, n = base, 1
+        while name in self._used:
+            n += 1
+            name = f"{base}_{n}"
+        self._used.add(name)
+        return name
+
+    def rounding_for(self, op) -> str:
+        return self.force_rounding.get(op.type) or requant_rounding(op, self.rounding_mode)
+
+    def scratch_ptr(self, nbytes: int) -> str:
+        self.scratch_bytes = max(self.scratch_bytes, nbytes)
+        return "((void *)edgesdk_scratch)"
+
+
+def generate_source(ops, mode: str = "ref", force_rounding: dict | None = None) -> tuple:
+    """(C source text, HostContext) with one function per op: edgesdk_op_<position>()."""
+    ctx = HostContext(mode, force_rounding)
+    bodies = []
+    for k, op in enumerate(ops):
+        step = emit_op(op, ctx)
+        body = "\n".join("    " + line for line in step.code.splitlines())
+        bodies.append(f"/* {op.type} #{op.index}: {step.comment} */\nvoid edgesdk_op_{k}(void)\n{{\n{body}\n}}\n")
+    lines = ['#include <stdint.h>', '#include "edgesdk_kernels.h"', ""]
+    for symbol, ctype, nbytes in ctx.buffers.values():
+        lines.append(f"{ctype} {symbol}[{(nbytes + _size(ctype) - 1) // _size(ctype)}] __attribute__((aligned(8)));")
+    lines.append(f"uint8_t edgesdk_scratch[{max(ctx.scratch_bytes, 8)}] __attribute__((aligned(8)));")
+    lines += ["", *ctx.declarations, "", *bodies]
+    return "\n".join(lines), ctx
+
+
+def _size(ctype: str) -> int:
+    return {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "int32_t": 4, "float": 4}[ctype]
+
+
+class OpLibrary:
+    """The compiled ops; `run(k, {tensor: array})` -> {output tensor: array}."""
+
+    def __init__(self, ops, mode: str = "ref", force_rounding: dict | None = None):
+        self.ops = list(ops)
+        source, self.ctx = generate_source(self.ops, mode, force_rounding)
+        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+        src_dir = cache_dir() / "generated"
+        src_dir.mkdir(parents=True, exist_ok=True)
+        path = src_dir / f"ops_{digest}.c"
+        if not path.exists():
+            path.write_text(source)
+        self.source = source
+        kernels_library()  # loaded RTLD_GLOBAL: the ops library resolves the kernels from it
+        self.lib = load_shared_library(f"edgesdk_ops_{digest}", [path], [KERNELS_DIR])
+
+    def _buffer(self, tensor) -> ctypes.Array:
+        symbol, _, nbytes = self.ctx.buffers[tensor]
+        return (ctypes.c_uint8 * nbytes).in_dll(self.lib, symbol)
+
+    def write(self, tensor, array) -> None:
+        data = np.ascontiguousarray(np.asarray(array, dtype=NUMPY_TYPES[tensor.dtype])).tobytes()
+        buf = self._buffer(tensor)
+        ctypes.memmove(buf, data, len(data))
+
+    def read(self, tensor) -> np.ndarray:
+        buf = self._buffer(tensor)
+        return np.frombuffer(bytes(buf)[:tensor.nbytes], dtype=NUMPY_TYPES[tensor.dtype]).reshape(tensor.shape).copy()
+
+    def run(self, op, inputs: dict) -> list:
+        """Write `inputs` ({tensor: array}), run `op` (an Op of the library, or its position), return its outputs."""
+        k = op if isinstance(op, int) else self.ops.index(op)
+        for tensor, array in inputs.items():
+            self.write(tensor, array)
+        getattr(self.lib, f"edgesdk_op_{k}")()
+        return [self.read(t) for t in self.ops[k].outputs]
+
+
+# -- comparison against the references ---------------------------------------------------------------------
+
+def reference_tensors(model, inputs: list, mode: str = "ref") -> dict:
+    """Run LiteRT BUILTIN_REF ("ref") or TFLite Micro ("tflm") keeping every tensor: {tensor index: array}.
+
+    `model` is a path or the .tflite bytes; `inputs` are the model inputs in order (model dtypes).
+    """
+    data = Path(model).read_bytes() if not isinstance(model, (bytes, bytearray)) else bytes(model)
+    if mode == "ref":
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+        it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                         experimental_preserve_all_tensors=True)
+        it.allocate_tensors()
+        for detail, x in zip(it.get_input_details(), inputs):
+            it.set_tensor(detail["index"], x)
+        it.invoke()
+        result = {}
+        for detail in it.get_tensor_details():
+            try:
+                result[detail["index"]] = it.get_tensor(detail["index"]).copy()
+            except ValueError:  # tensors without data (e.g. optional inputs)
+                pass
+        return result
+    from tflite_micro.python.tflite_micro import runtime
+
+    it = runtime.Interpreter.from_bytes(data, arena_size=max(len(data) * 4, 1 << 20),
+                                        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
+    for i, x in enumerate(inputs):
+        it.set_input(x, i)
+    it.invoke()
+    result = {}
+    import tflite
+
+    count = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0).TensorsLength()
+    for index in range(count):
+        t = it.GetTensor(index, 0)
+        if t and t.get("tensor_data") is not None:
+            result[index] = np.asarray(t["tensor_data"]).reshape(t["shape"]).copy()
+    return result
+
+
+def ir_value(tensor, graph, ref: dict):
+    """A tensor's value in IR terms from the reference's tensors (uint8 tensors shifted to int8)."""
+    if tensor.id in ref and not _is_edge(tensor, graph):
+        value = ref[tensor.id]
+        if tensor.orig_dtype == "uint8" and tensor.dtype == "int8":
+            return (value.astype(np.int16) - 128).astype(np.int8)
+        return value
+    # A uint8 model edge inserted by the importer: same bytes as its int8 partner, before the shift.
+    for op in graph.ops:
+        if op.type == "QUANTIZE" and op.attrs.get("edge"):
+            if op.inputs[0] is tensor and op.outputs[0].id in ref:
+                return ref[op.outputs[0].id]
+            if op.outputs[0] is tensor and op.inputs[0].id in ref:
+                return ref[op.inputs[0].id]
+    return None
+
+
+def _is_edge(tensor, graph) -> bool:
+    return tensor.dtype == "uint8" and tensor.orig_dtype == "uint8"
+
+
+def random_model_inputs(model, seed: int) -> list:
+    """Seeded random inputs covering each input's range (model dtypes)."""
+    import tflite
+
+    data = Path(model).read_bytes() if not isinstance(model, (bytes, bytearray)) else bytes(model)
+    sg = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0)
+    rng = np.random.default_rng(seed)
+    types = {0: np.float32, 9: np.int8, 3: np.uint8, 2: np.int32, 7: np.int16}
+    result = []
+    for i in range(sg.InputsLength()):
+        t = sg.Tensors(sg.Inputs(i))
+        shape = tuple(t.ShapeAsNumpy()) if t.ShapeLength() else ()
+        dtype = types[t.Type()]
+        if dtype == np.float32:
+            result.append(rng.normal(0.0, 2.0, shape).astype(np.float32))
+        else:
+            info = np.iinfo(dtype)
+            result.append(rng.integers(info.min, info.max + 1, shape, dtype=np.int64).astype(dtype))
+    return result
+
+
+def compare_ops(graph, ref: dict, mode: str = "ref", library: OpLibrary | None = None) -> list:
+    """Run every op of `graph` on the reference's own inputs; list (op, max |diff|, mismatches) that differ."""
+    library = library or OpLibrary(graph.ops, mode)
+    failures = []
+    for op in graph.ops:
+        inputs = {t: ir_value(t, graph, ref) for t in op.inputs if t is not None and not t.is_const}
+        if any(v is None for v in inputs.values()):
+            continue
+        outputs = library.run(op, inputs)
+        for tensor, got in zip(op.outputs, outputs):
+            want = ir_value(tensor, graph, ref)
+            if want is None:
+                continue
+            want = np.asarray(want).reshape(got.shape)
+            if got.dtype == np.float32:
+                same = got.tobytes() == want.astype(np.float32).tobytes()
+                diff = float(np.max(np.abs(got - want))) if not same else 0.0
+                count = int(np.sum(got != want))
+            else:
+                delta = np.abs(got.astype(np.int32) - want.astype(np.int32))
+                diff, count = int(delta.max(initial=0)), int(np.count_nonzero(delta))
+                same = count == 0
+            if not same:
+                failures.append((op, diff, count))
+    return failures

@@ -1,0 +1,176 @@
+"""Host C codegen: the constants it computes, the code it emits, the C target's op table."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import modelgen as mg
+from conftest import SHARED_MODELS
+from edgesdk.errors import UnsupportedOpError
+from edgesdk.importer.tflite_importer import import_tflite
+from edgesdk.ir.graph import Op, QuantParams, Tensor
+from edgesdk.partition.target import constraint_rule
+from edgesdk.targets.c import codegen, lut, testing
+from edgesdk.targets.c.supported import C_SUPPORT
+
+RISCV_GCC = "riscv64-unknown-elf-gcc"
+
+
+def _tensor(i, shape, scale=0.1, zp=0, dtype="int8", data=None):
+    return Tensor(i, f"t{i}", tuple(shape), dtype, QuantParams(np.array([scale], np.float32), np.array([zp])), data)
+
+
+def _model(tmp_path, data: bytes):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    return import_tflite(path)
+
+
+# -- constants computed exactly as TFLite's Prepare() ----------------------------------------------------
+
+def test_softmax_constants_match_hand_computed_values():
+    # beta * scale * 2^26 = 2^22 -> M = 2^30, left shift 23; radius = floor(31 * 2^26 / 2^23) = 248
+    assert codegen.softmax_constants(1 / 16, 1.0, "double") == (1 << 30, 23, -248)
+    # the cap differs with single rounding: 2^31 - 1 vs 2^30 - 1
+    assert codegen.softmax_constants(1e6, 1.0, "double")[:2] == (2147483647, 31)
+    assert codegen.softmax_constants(1e6, 1.0, "single")[:2] == (2147483646, 30)
+
+
+def test_mean_multiplier_folds_the_count_like_tflite():
+    x, y = _tensor(0, (1, 2, 2, 1), 0.5), _tensor(1, (1, 1, 1, 1), 0.5)
+    # real 1.0 -> (2^30, 1); count 4 -> shift by 2 -> (2^30 << 2) / 4 = 2^30, shift 1 - 2 = -1
+    assert codegen._mean_multiplier(x, y, 4) == (1 << 30, -1)
+    # count 3: floor(log2 3) = 1 -> (2^31 // 3, 0)
+    assert codegen._mean_multiplier(x, y, 3) == ((1 << 31) // 3, 0)
+
+
+def test_hard_swish_constants_for_a_typical_quantization():
+    c = codegen.hard_swish_constants(0.02, 0.01)
+    # hires scale 0.02/128; output multiplier 0.015625 = 2^-6 -> Q15 16384, exponent -5
+    assert (c["output_multiplier_fixedpoint_int16"], c["output_multiplier_exponent"]) == (16384, -5)
+    # reluish multiplier (0.02/128) / (3/32768) = 1.7067 = 0.8533 * 2 -> Q15 27962, exponent 1
+    assert (c["reluish_multiplier_fixedpoint_int16"], c["reluish_multiplier_exponent"]) == (27962, 1)
+
+
+def test_relu_range_uses_float32_rounding_half_away():
+    assert codegen.relu_range("RELU6", 0.05, -10) == (-10, 110)
+    assert codegen.relu_range("RELU", 0.05, -128) == (-128, 127)
+    assert codegen.relu_range("RELU_N1_TO_1", 0.5, 0) == (-2, 2)
+
+
+def test_broadcast_strides_zero_on_broadcast_dims():
+    a, b, y = _tensor(0, (2, 1, 3)), _tensor(1, (4, 1)), _tensor(2, (2, 4, 3))
+    shape = codegen._broadcast_shape(a, b, y)
+    assert shape["broadcast"] == 1 and shape["out_shape"] == [1, 1, 1, 2, 4, 3]
+    assert shape["in1_strides"][3:] == [3, 0, 1]
+    assert shape["in2_strides"][3:] == [0, 1, 0]
+    same = codegen._broadcast_shape(_tensor(0, (5, 6)), _tensor(1, (5, 6)), _tensor(2, (5, 6)))
+    assert same["broadcast"] == 0 and same["size"] == 30
+
+
+def test_logistic_table_is_in_tflite_lut_order():
+    table = lut.tflite_lut("LOGISTIC", 0.1, 0, 1 / 256, -128)
+    assert table[0] == 0  # x = 0 -> 0.5 -> 128 - 128
+    assert table[127] == 127 and table[128] == -128  # saturated ends: index 128 is x = -128
+    assert np.all(np.diff(table[128:].astype(int)) >= 0) and np.all(np.diff(table[:128].astype(int)) >= 0)
+
+
+# -- emitted code ---------------------------------------------------------------------------------------------
+
+def test_conv_emits_params_struct_and_one_call(tmp_path):
+    w = np.ones((4, 3, 3, 2), np.int8)
+    graph = _model(tmp_path, mg.conv_model((1, 5, 5, 2), w, np.zeros(4, np.int32), (0.1, 3), [0.01] * 4, (0.2, -5),
+                                           stride=(2, 2), activation="RELU6"))
+    ctx = testing.HostContext("ref")
+    step = codegen.emit_op(graph.ops[0], ctx)
+    assert step.code.startswith("edgesdk_conv2d_s8(&conv_2d_0_params, ")
+    assert step.code.count(";") == 1
+    params = next(d for d in ctx.declarations if "edgesdk_conv2d_params conv_2d_0_params" in d)
+    assert ".input_offset = -3" in params and ".output_offset = -5" in params
+    assert ".rounding = EDGESDK_ROUNDING_DOUBLE" in params and ".pad_top = 1" in params
+
+
+def test_fully_connected_rounding_follows_the_mode(tmp_path):
+    graph = _model(tmp_path, mg.fully_connected_model(1, np.ones((3, 4), np.int8), None, (0.1, 0), 0.01, (0.05, 0)))
+    ref_ctx, tflm_ctx = testing.HostContext("ref"), testing.HostContext("tflm")
+    codegen.emit_op(graph.ops[0], ref_ctx)
+    codegen.emit_op(graph.ops[0], tflm_ctx)
+    ref_text, tflm_text = "\n".join(ref_ctx.declarations), "\n".join(tflm_ctx.declarations)
+    assert "EDGESDK_ROUNDING_FP64" in ref_text and "static const double" in ref_text
+    assert "EDGESDK_ROUNDING_DOUBLE" in tflm_text and "static const double" not in tflm_text
+
+
+def test_aliased_reshape_emits_no_code():
+    class SamePointer(testing.HostContext):
+        def tensor_ptr(self, tensor):
+            return "((int8_t *)(edgesdk_arena + 64))"
+
+    x, y = _tensor(0, (1, 2, 2, 1)), _tensor(1, (1, 4))
+    step = codegen.emit_op(Op(3, "RESHAPE", [x], [y]), SamePointer("ref"))
+    assert step.code == ""
+    copy = codegen.emit_op(Op(3, "RESHAPE", [x], [y]), testing.HostContext("ref"))
+    assert copy.code.startswith("edgesdk_reshape(4, ")
+
+
+def test_unknown_op_is_an_unsupported_op_error():
+    with pytest.raises(UnsupportedOpError, match="SQUARE"):
+        codegen.emit_op(Op(0, "SQUARE", [_tensor(0, (1,))], [_tensor(1, (1,))]), testing.HostContext("ref"))
+
+
+@pytest.mark.skipif(shutil.which(RISCV_GCC) is None, reason="RISC-V toolchain not installed")
+@pytest.mark.parametrize("mode", ["ref", "tflm"])
+def test_generated_code_cross_compiles_without_warnings(tmp_path, models_dir, mode):
+    ops = []
+    for name, rel in sorted(SHARED_MODELS.items()):
+        if not (mode == "tflm" and name == "mobilenet_uint8"):
+            ops += import_tflite(models_dir / rel).ops
+    for i, (name, data) in enumerate(mg.single_op_suite(seed=3)):
+        if not (mode == "tflm" and "uint8" in name):
+            path = tmp_path / f"{i}.tflite"
+            path.write_bytes(data)
+            ops += import_tflite(path).ops
+    source, _ = testing.generate_source(ops, mode)
+    c_file = tmp_path / "generated.c"
+    c_file.write_text(source)
+    sources = [str(c_file), *(str(s) for s in testing.kernel_sources())]
+    cmd = [RISCV_GCC, "-march=rv32imac_zicsr", "-mabi=ilp32", "--specs=picolibc.specs", "-O2", "-Wall", "-Wextra",
+           "-Werror", "-std=c11", "-I", str(testing.KERNELS_DIR), "-c", *sources]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+# -- the C target's op table ------------------------------------------------------------------------------------
+
+def test_every_constraint_states_its_rule():
+    for op_type, rules in C_SUPPORT.rules().items():
+        for name, rule in rules:
+            assert rule and rule != name, f"{op_type}.{name} has no one-line rule"
+    for fns in C_SUPPORT.ops.values():
+        for fn in fns:
+            assert constraint_rule(fn) == fn.__doc__.strip().splitlines()[0]
+
+
+def test_all_shared_model_ops_are_supported(models_dir):
+    for rel in SHARED_MODELS.values():
+        for op in import_tflite(models_dir / rel).ops:
+            ok, why = C_SUPPORT.check(op)
+            assert ok, f"{rel} {op.location}: {why}"
+
+
+def test_constraints_reject_what_tflite_rejects(tmp_path):
+    q = (0.1, 0)
+    softmax = _model(tmp_path, mg.unary_model("SOFTMAX", (1, 10), q, (1 / 128, 0), options="SoftmaxOptions", Beta=1.0))
+    ok, why = C_SUPPORT.check(softmax.ops[0])
+    assert not ok and why.startswith("softmax_output_quantization")
+    concat = _model(tmp_path, mg.concatenation_model([(1, 2), (1, 3)], 1, [q, (0.2, 0)], q))
+    ok, why = C_SUPPORT.check(concat.ops[0])
+    assert not ok and "concatenation_shared_quantization" in why
+    float_add = Op(0, "ADD", [Tensor(0, "a", (2,), "float32"), Tensor(1, "b", (2,), "float32")],
+                   [Tensor(2, "c", (2,), "float32")], {"activation": "NONE"})
+    ok, why = C_SUPPORT.check(float_add)
+    assert not ok and "int8_quantized_activations" in why
+    assert not C_SUPPORT.check(Op(0, "SQUARE", [], []))[0]
