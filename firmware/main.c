@@ -9,6 +9,7 @@
 #include "board.h"
 #include "edgesdk_console.h"
 #include "model.h"
+#include "npu_driver.h"
 
 #ifndef EDGESDK_MODEL_NAME
 #define EDGESDK_MODEL_NAME "default"
@@ -40,6 +41,15 @@ int main(void)
     }
     edgesdk_console_puts("edgesdk: run failed status=");
     edgesdk_console_put_int(status);
+    if (status == EDGESDK_NPU_ERR_STATUS) {
+        /* The emulator and the HIL suites parse these two fields (docs/npu-datasheet.md lists the codes). */
+        uint32_t npu_status = edgesdk_npu_last_status();
+        edgesdk_console_puts(" npu_error=");
+        edgesdk_console_put_int((int32_t)((npu_status & EDGESDK_NPU_STATUS_ERROR_CODE_MASK) >> EDGESDK_NPU_STATUS_ERROR_CODE_SHIFT));
+        edgesdk_console_puts(" npu_command=");
+        edgesdk_console_put_int((int32_t)edgesdk_npu_last_error_command());
+    }
     edgesdk_console_putc('\n');
-    return (int)status; /* startup exits with its low 16 bits (1 if those are zero) */
+    /* Exit code = -status (1 NPU error, 2 NPU timeout, 3 no NPU); startup keeps the low 16 bits. */
+    return status < 0 ? (int)-status : (int)status;
 }

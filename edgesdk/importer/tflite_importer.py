@@ -382,6 +382,7 @@ OPTION_READERS = {
     "HARD_SWISH": _read_plain,
     "RELU": _read_plain,
     "RELU6": _read_plain,
+    "RELU_N1_TO_1": _read_plain,
 }
 
 

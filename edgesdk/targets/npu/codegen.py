@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ...ir.quant import activation_range, effective_scale, quantize_multiplier
+from ...ir.quant import activation_range, quantize_multiplier
+from ...ir.rounding import conv_effective_scales, fully_connected_effective_scales
 from ...npu import registers as R
 from ...npu import cmdtable as C
 from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
@@ -72,13 +73,15 @@ def _note(op) -> str:
 
 
 # -- convolution and fully connected --------------------------------------------------------------------------
-def conv_channel_scales(op) -> list:
-    """Real requantization scale per output channel: double(s_in) * double(s_w[c]) / double(s_out), as
-    TFLite's PopulateConvolutionQuantizationParams (per-tensor weights use s_w[0] for every channel)."""
-    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    w_scales = np.asarray(w.quant.scale, dtype=np.float32).reshape(-1)
-    return [effective_scale(x.quant.scale0, w_scales[c if w_scales.size > 1 else 0], denominator=y.quant.scale0)
-            for c in range(y.shape[-1])]
+def conv_channel_scales(op, rounding: str) -> list:
+    """Real requantization scale per output channel, derived exactly as the reference derives it.
+
+    The host C target uses the same functions (edgesdk/ir/rounding.py), so an NPU layer and a CPU layer
+    can never start from different constants (e.g. uint8 convolutions multiply the scales in float32).
+    """
+    if op.type == "FULLY_CONNECTED":
+        return fully_connected_effective_scales(op, rounding)
+    return conv_effective_scales(op)
 
 
 def conv_bias(op) -> list:
@@ -86,19 +89,20 @@ def conv_bias(op) -> list:
     return b.data.reshape(-1).astype(np.int64).tolist() if b is not None else [0] * op.outputs[0].shape[-1]
 
 
-def conv_channel_params(op) -> tuple:
+def conv_channel_params(op, rounding: str) -> tuple:
     """(bias, multipliers, shifts) per output channel (roundings double and single)."""
-    pairs = [quantize_multiplier(scale) for scale in conv_channel_scales(op)]
+    pairs = [quantize_multiplier(scale) for scale in conv_channel_scales(op, rounding)]
     return conv_bias(op), [m for m, _ in pairs], [s for _, s in pairs]
 
 
 def _conv_common(op, ctx) -> dict:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     rounding = _rounding(op, ctx, allow_fp64=True)
+    rounding_name = ctx.rounding_for(op)
     if rounding == R.ROUNDING_FP64:
-        params = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op))
+        params = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op, rounding_name))
     else:
-        params = C.pack_channel_params(*conv_channel_params(op))
+        params = C.pack_channel_params(*conv_channel_params(op, rounding_name))
     act_min, act_max = _act_range(op)
     return dict(
         params=C.ParamRef(WEIGHTS_REGION, ctx.add_weights(params, 4, f"{y.name} channel params")),
@@ -170,7 +174,7 @@ def lower_add(op, ctx) -> list:
 
 
 def lower_mul(op, ctx) -> list:
-    mo, so = mul_parameters(op)
+    mo, so = mul_parameters(op, getattr(ctx, "rounding_mode", "ref"))
     return [C.Mul(**_elementwise_fields(op, ctx), output_multiplier=mo, output_shift=so)]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.quant import effective_scale, quantize_multiplier
+from ...ir.rounding import mul_effective_scale
 from ...npu import registers as R
 from ...partition.target import TargetSupport
 
@@ -83,6 +84,12 @@ def constraint_fused_activation(op):
 
 
 # -- convolution and fully connected ---------------------------------------------------------------------------
+def constraint_not_grouped(op):
+    """Filter depth equals the input depth (grouped convolution is not supported)"""
+    in_depth, filter_depth = op.inputs[0].shape[-1], op.inputs[1].shape[-1]
+    return in_depth == filter_depth, f"input depth {in_depth}, filter depth {filter_depth}"
+
+
 def constraint_weights_int8_const(op):
     """Weights are constant int8, quantized per tensor or per output channel"""
     w = op.inputs[1]
@@ -245,10 +252,9 @@ def add_parameters(op) -> tuple:
     return m1, sh1, m2, sh2, mo, sho
 
 
-def mul_parameters(op) -> tuple:
-    """TFLite's int8 MUL Prepare: one multiplier for s1 * s2 / s_out."""
-    x1, x2, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    return quantize_multiplier(effective_scale(x1.quant.scale0, x2.quant.scale0, denominator=y.quant.scale0))
+def mul_parameters(op, mode: str = "ref") -> tuple:
+    """TFLite's int8 MUL Prepare: one multiplier for s1 * s2 / s_out (float32 in LiteRT, double in TFLM)."""
+    return quantize_multiplier(mul_effective_scale(op, mode))
 
 
 ADD_LEFT_SHIFT = 20
@@ -273,7 +279,7 @@ NPU_SUPPORT = TargetSupport(
     name="npu",
     generic=GENERIC,
     ops={
-        "CONV_2D": CONV_COMMON + SPATIAL,
+        "CONV_2D": [constraint_not_grouped] + CONV_COMMON + SPATIAL,
         "DEPTHWISE_CONV_2D": CONV_COMMON + SPATIAL + [constraint_depth_multiplier],
         "FULLY_CONNECTED": [constraint_fc_shapes] + CONV_COMMON,
         "AVERAGE_POOL_2D": POOL,

@@ -1,0 +1,72 @@
+"""Step 6: render the executor model into C sources through the Jinja templates in edgesdk/templates/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from .. import __version__
+from ..importer.names import sanitize_name
+from .executor import C_TYPES, ExecutorModel
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+VALUES_PER_LINE = {"int8_t": 16, "uint8_t": 16, "int16_t": 12, "int32_t": 8, "uint32_t": 8, "float": 6}
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+
+
+def c_value_lines(values: np.ndarray, ctype: str) -> list:
+    """Comma-terminated lines of C literals; float32 printed with 9 significant digits (exact round trip)."""
+    flat = np.asarray(values).reshape(-1)
+    if ctype == "float":
+        items = [_float_literal(v) for v in flat.astype(np.float32)]
+    elif ctype == "int32_t":
+        # INT32_MIN cannot be written as a plain negative literal in C.
+        items = ["(-2147483647 - 1)" if int(v) == -2147483648 else str(int(v)) for v in flat]
+    else:
+        items = [str(int(v)) for v in flat]
+    per_line = VALUES_PER_LINE.get(ctype, 8)
+    return [", ".join(items[i:i + per_line]) + "," for i in range(0, len(items), per_line)]
+
+
+def _float_literal(v: np.float32) -> str:
+    if not np.isfinite(v):
+        raise ValueError("non-finite constant cannot be emitted")
+    text = np.format_float_scientific(v, unique=True, precision=9) if v != 0 else "0.0"
+    return f"{text}f"
+
+
+def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str,
+                   kernel_headers: list) -> list:
+    """Write model.h/.c, model_data.h/.c and (with NPU regions) model_npu.h/.c; return the paths."""
+    env = environment()
+    common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": board,
+              "rounding": rounding, "ctypes": C_TYPES}
+    files = {
+        "model.h": env.get_template("model.h.j2").render(**common),
+        "model.c": env.get_template("model.c.j2").render(**common, steps=model.steps, kernel_headers=kernel_headers),
+        "model_data.h": env.get_template("model_data.h.j2").render(**common),
+        "model_data.c": env.get_template("model_data.c.j2").render(
+            **common,
+            consts=[{"symbol": c.symbol, "ctype": c.ctype, "count": len(c.values), "comment": c.comment,
+                     "lines": c_value_lines(c.values, c.ctype)} for c in model.consts],
+            npu_weight_lines=c_value_lines(np.frombuffer(bytes(model.npu_weights) or b"\0", np.uint8), "uint8_t")),
+    }
+    if model.npu_tables:
+        files["model_npu.h"] = env.get_template("model_npu.h.j2").render(**common)
+        files["model_npu.c"] = env.get_template("model_npu.c.j2").render(**common, tables=[
+            {"symbol": t.symbol, "data_len": len(t.data), "listing": t.listing, "cycles": t.cycles,
+             "layers": ", ".join(str(op.index) for op in t.ops),
+             "lines": c_value_lines(np.frombuffer(t.data, np.uint8), "uint8_t")} for t in model.npu_tables])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in files.items():
+        path = out_dir / name
+        path.write_text(text)
+        paths.append(path)
+    return paths

@@ -1,0 +1,251 @@
+"""Command line: edgesdk build | run | inspect.
+
+User errors (EdgesdkError) print one paragraph and exit with the error's code; anything else is an internal
+error: one paragraph asking for a bug report (the traceback only with EDGESDK_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .errors import EdgesdkError, UsageError
+
+INTERNAL_ERROR_EXIT = 70
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except EdgesdkError as err:
+        print(f"edgesdk: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("edgesdk: interrupted; no output was written.", file=sys.stderr)
+        return 130
+    except Exception as exc:  # an edgesdk bug, not a user error
+        if os.environ.get("EDGESDK_DEBUG"):
+            traceback.print_exc()
+        print(f"edgesdk: internal error ({type(exc).__name__}: {exc}). This is a bug in edgesdk; please report it "
+              "with the command line and the model. Set EDGESDK_DEBUG=1 to see the traceback.", file=sys.stderr)
+        return INTERNAL_ERROR_EXIT
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="edgesdk", description="Compile quantized TFLite models into bare-metal RISC-V + NPU firmware.")
+    p.add_argument("--version", action="version", version=f"edgesdk {__version__}")
+    sub = p.add_subparsers(dest="command")
+
+    b = sub.add_parser("build", help="compile a model into firmware (OUT/firmware.elf, sources, report.json)")
+    b.add_argument("model", help="the .tflite model")
+    b.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
+    b.add_argument("--target", default="npu,c", help='target priority list, last = fallback (default "npu,c"; "c" = CPU only)')
+    b.add_argument("--rounding", default="ref", choices=["ref", "tflm"],
+                   help="match LiteRT's reference kernels (ref, default) or TFLite Micro (tflm); docs/rounding.md")
+    b.add_argument("-o", "--output", required=True, help="output directory (replaced atomically)")
+    b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
+    b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
+    b.set_defaults(func=cmd_build)
+
+    r = sub.add_parser("run", help="run a build on the built-in emulator")
+    r.add_argument("build_dir", help="output directory of 'edgesdk build'")
+    r.add_argument("--input", action="append", default=[], help=".npy input (repeat per model input, in order)")
+    r.add_argument("--random-input", type=int, metavar="SEED", help="use seeded random inputs instead of --input")
+    r.add_argument("--output-dir", help="where to write output_0.npy, ... (default BUILD_DIR/run)")
+    r.add_argument("--check", action="store_true", help="also run the reference interpreter and compare byte for byte")
+    r.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit in seconds (default 120)")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.set_defaults(func=cmd_run)
+
+    i = sub.add_parser("inspect", help="show where each op of a model would run, and why")
+    i.add_argument("model", nargs="?", help="the .tflite model")
+    i.add_argument("--board", default="riscv-npu")
+    i.add_argument("--target", default="npu,c")
+    i.add_argument("--list-ops", action="store_true", help="list every target's supported ops and constraints")
+    i.add_argument("--markdown", action="store_true", help="with --list-ops: print docs/supported-ops.md")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_inspect)
+    return p
+
+
+# -- build ------------------------------------------------------------------------------------------
+def cmd_build(args) -> int:
+    from .compiler import BuildOptions, build
+
+    options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
+                           compile_firmware=not args.no_firmware)
+    report = build(args.model, args.output, options)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(build_summary(report, args.output))
+    return 0
+
+
+def build_summary(report: dict, out_dir) -> str:
+    lines = [f"edgesdk build: {Path(report['model']).name} -> {out_dir} (board {report['board']}, targets {','.join(report['targets'])}, rounding {report['rounding']})", ""]
+    lines += partition_table(report["ops"])
+    mem = report["memory"]
+    lines += ["", f"memory: SRAM arena {mem['sram_peak_bytes']} B (+ stack {mem['stack_bytes']} B), "
+                  f"flash {mem['flash_bytes']} B (weights {mem['weights_bytes']} B, NPU tables {mem['npu_table_bytes']} B)"]
+    est = report["estimate"]
+    lines.append(f"estimate: {est['npu_cycles']} NPU cycles in {len(est['npu_tables'])} command table(s)")
+    t = report["timing"]
+    lines.append(f"time: compile {t['compile_s']:.2f} s, firmware build {t['firmware_build_s']:.2f} s")
+    return "\n".join(lines)
+
+
+def partition_table(ops: list) -> list:
+    rows = [("op", "type", "target", "reason")]
+    rows += [(str(o["index"]) if o["index"] >= 0 else "-", o["type"], o["target"] or "-", o["reason"]) for o in ops]
+    widths = [max(len(r[k]) for r in rows) for k in range(3)]
+    return [f"{r[0]:>{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}" for r in rows]
+
+
+# -- run --------------------------------------------------------------------------------------------
+def cmd_run(args) -> int:
+    from .runner import failure_message, load_report, random_inputs, run_inference
+
+    report = load_report(Path(args.build_dir))
+    if args.random_input is not None and args.input:
+        raise UsageError("Give either --input files or --random-input, not both.")
+    inputs = random_inputs(report, args.random_input) if args.random_input is not None else [load_npy(p) for p in args.input]
+    result = run_inference(args.build_dir, inputs, timeout_s=args.timeout)
+    out_dir = Path(args.output_dir) if args.output_dir else Path(args.build_dir) / "run"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k, y in enumerate(result.outputs):
+        path = out_dir / f"output_{k}.npy"
+        np.save(path, y)
+        paths.append(str(path))
+    if args.random_input is not None:
+        for k, x in enumerate(inputs):
+            np.save(out_dir / f"input_{k}.npy", x)
+    check = None
+    if args.check and result.exit_code == 0:
+        check = compare_with_reference(Path(args.build_dir), report, inputs, result.outputs)
+    summary = {
+        "outputs": [{"path": p, "name": s["name"], "dtype": s["dtype"], "shape": s["shape"], "values": y.reshape(-1).tolist()}
+                    for p, s, y in zip(paths, report["io"]["outputs"], result.outputs)],
+        "cpu_instructions": result.cpu_instructions,
+        "inference_instructions": result.inference_instructions,
+        "npu_cycles": result.npu_cycles,
+        "exit_code": result.exit_code,
+    }
+    if check is not None:
+        summary["reference"] = check
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(run_summary(summary, result))
+    if result.exit_code != 0:
+        print(f"edgesdk: error: {failure_message(result)}", file=sys.stderr)
+        return 6
+    if check is not None and not check["bit_exact"]:
+        print("edgesdk: error: the firmware's output differs from the reference (see above).", file=sys.stderr)
+        return 8
+    return 0
+
+
+def load_npy(path: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"Cannot read input {path}: {exc}. Inputs must be .npy files (numpy.save).") from None
+
+
+def compare_with_reference(build_dir: Path, report: dict, inputs: list, outputs: list) -> dict:
+    from .reference import run_reference
+
+    mode = report["rounding"]
+    expected = run_reference(build_dir / "model.tflite", inputs, mode)
+    mismatches = [int(np.count_nonzero(e.reshape(-1).view(np.uint8) != y.reshape(-1).view(np.uint8)))
+                  for e, y in zip(expected, outputs)]
+    oracle = "LiteRT BUILTIN_REF" if mode == "ref" else "TFLite Micro"
+    return {"oracle": oracle, "bit_exact": not any(mismatches), "mismatched_bytes": mismatches}
+
+
+def run_summary(summary: dict, result) -> str:
+    lines = []
+    for k, o in enumerate(summary["outputs"]):
+        values = o["values"]
+        shown = ", ".join(str(v) for v in values[:16]) + (", ..." if len(values) > 16 else "")
+        lines.append(f"output {k} '{o['name']}' {o['dtype']}{o['shape']}: [{shown}] -> {o['path']}")
+    inf = summary["inference_instructions"]
+    lines.append(f"cpu instructions: {summary['cpu_instructions']} total" + (f", {inf} in the inference" if inf is not None else ""))
+    lines.append(f"npu cycles: {summary['npu_cycles']}")
+    lines.append(f"exit code: {summary['exit_code']}")
+    if "reference" in summary:
+        ref = summary["reference"]
+        lines.append(f"reference ({ref['oracle']}): " + ("bit-exact" if ref["bit_exact"] else f"MISMATCH, differing bytes per output {ref['mismatched_bytes']}"))
+    return "\n".join(lines)
+
+
+def supported_ops_markdown(rules: dict) -> str:
+    """docs/supported-ops.md, generated from the constraint functions' docstrings."""
+    lines = ["# Supported operators", "",
+             "Generated by `edgesdk inspect --list-ops --markdown` from the targets' constraint functions; "
+             "tests/test_docs.py keeps it in sync.", ""]
+    for target, ops in rules.items():
+        lines += [f"## Target `{target}`", ""]
+        for op_type, constraints in sorted(ops.items()):
+            lines.append(f"### {op_type}")
+            lines += [f"- `{name}`: {rule}" for name, rule in constraints] or ["- no constraints"]
+            lines.append("")
+    return "\n".join(lines)
+
+
+# -- inspect ----------------------------------------------------------------------------------------
+def cmd_inspect(args) -> int:
+    from .board import load_board
+    from .targets import parse_target_list, target_support
+
+    board = load_board(args.board)
+    targets = parse_target_list(args.target, board)
+    if args.list_ops:
+        rules = {t: target_support(t).rules() for t in targets}
+        if args.markdown:
+            print(supported_ops_markdown(rules), end="")
+        elif args.json:
+            print(json.dumps(rules, indent=2))
+        else:
+            for t, ops in rules.items():
+                print(f"target {t}:")
+                for op_type, constraints in sorted(ops.items()):
+                    print(f"  {op_type}")
+                    for name, rule in constraints:
+                        print(f"    - {name}: {rule}")
+        return 0
+    if not args.model:
+        raise UsageError("inspect needs a MODEL (or --list-ops).")
+    from .importer import import_tflite
+    from .partition.partitioner import annotate
+
+    graph = import_tflite(args.model)
+    rejected = annotate(graph, targets)
+    ops = [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason, "output": op.outputs[0].name}
+           for op in graph.ops]
+    if args.json:
+        print(json.dumps({"ops": ops}, indent=2))
+    else:
+        print("\n".join(partition_table(ops)))
+    if rejected:
+        print(f"edgesdk: error: {len(rejected)} op(s) cannot run on any target (see reasons above).", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The compiler driver: one readable sequence of passes from a model file to firmware.
+
+    import -> partition -> plan memory -> generate executor -> render C -> cross-compile -> report
+
+Everything is written into a staging directory next to the output and renamed into place at the end, so a
+failed or interrupted build never leaves a half-written output directory behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .aot.executor import build_executor, collect_scratch_sizes
+from .aot.memory_plan import plan_memory
+from .aot.render import render_sources
+from .board import Board, load_board
+from .errors import MemoryFitError, UsageError
+from .importer import import_tflite
+from .partition.partitioner import partition
+from .targets import parse_target_list
+
+ROUNDING_MODES = ("ref", "tflm")
+# SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
+SRAM_RESERVE_BYTES = 1024
+KERNEL_HEADERS = ["edgesdk_kernels.h"]
+
+
+@dataclass
+class BuildOptions:
+    board: str = "riscv-npu"
+    target: str = "npu,c"
+    rounding: str = "ref"
+    compile_firmware: bool = True
+
+
+@dataclass
+class Compiled:
+    """Everything the passes produced, before anything is written."""
+
+    board: Board
+    targets: list
+    graph: object
+    regions: list
+    plan: object
+    executor: object
+
+
+def compile_model(model_path, options: BuildOptions) -> Compiled:
+    """The compiler passes, in order; pure (writes nothing)."""
+    if options.rounding not in ROUNDING_MODES:
+        raise UsageError(f"--rounding must be one of {', '.join(ROUNDING_MODES)}, not '{options.rounding}'.")
+    board = load_board(options.board)
+    targets = parse_target_list(options.target, board)
+    graph = import_tflite(model_path)
+    regions = partition(graph, targets)
+    scratch = collect_scratch_sizes(graph, regions, options.rounding)
+    plan = plan_memory(graph, scratch)
+    check_sram_fits(plan.arena_bytes, board)
+    executor = build_executor(graph, regions, plan, options.rounding, board)
+    check_flash_fits(executor, board)
+    return Compiled(board, targets, graph, regions, plan, executor)
+
+
+def check_sram_fits(arena_bytes: int, board: Board) -> None:
+    need = arena_bytes + board.stack_bytes + SRAM_RESERVE_BYTES
+    if need > board.sram.size:
+        raise MemoryFitError(
+            f"The model does not fit board '{board.name}': it needs {need} bytes of SRAM (activation arena "
+            f"{arena_bytes} + stack {board.stack_bytes} + {SRAM_RESERVE_BYTES} reserved) but the board has "
+            f"{board.sram.size}: over by {need - board.sram.size} bytes. Use a smaller input resolution or model, "
+            "or a board with more SRAM."
+        )
+
+
+def check_flash_fits(executor, board: Board) -> None:
+    data = sum(c.values.nbytes for c in executor.consts) + len(executor.npu_weights) + sum(len(t.data) for t in executor.npu_tables)
+    if data > board.flash.size:
+        raise MemoryFitError(
+            f"The model does not fit board '{board.name}': its weights and command tables take {data} bytes of "
+            f"flash but the board has {board.flash.size}: over by {data - board.flash.size} bytes (before code). "
+            "Use a smaller model or a board with more flash."
+        )
+
+
+def build(model_path, out_dir, options: BuildOptions) -> dict:
+    """Compile, render, cross-compile and write OUT atomically; return the report."""
+    model_path = Path(model_path)
+    out_dir = Path(out_dir)
+    t0 = time.perf_counter()
+    compiled = compile_model(model_path, options)
+    compile_s = time.perf_counter() - t0
+    with staged_output(out_dir) as stage:
+        src = stage / "src"
+        render_sources(compiled.executor, src, source=model_path.name, board=compiled.board.name,
+                       rounding=options.rounding, kernel_headers=KERNEL_HEADERS)
+        from .firmware_build.board_files import render_board_files
+
+        render_board_files(compiled.board, src)
+        shutil.copyfile(model_path, stage / "model.tflite")
+        firmware_s, sections = 0.0, {}
+        if options.compile_firmware:
+            t1 = time.perf_counter()
+            sections = _build_firmware(src, stage, compiled.board)
+            firmware_s = time.perf_counter() - t1
+        report = make_report(model_path, compiled, options, sections,
+                             {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)})
+        (stage / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def _build_firmware(src: Path, stage: Path, board: Board) -> dict:
+    from .firmware_build.build import build_firmware, section_sizes
+
+    with tempfile.TemporaryDirectory(prefix="edgesdk-cmake-") as build_dir:
+        elf = build_firmware(src, stage, board, build_dir=Path(build_dir))
+    sizes = section_sizes(elf)
+    flash_used = sizes.get("flash_bytes", 0)
+    if flash_used > board.flash.size:
+        raise MemoryFitError(f"The firmware needs {flash_used} bytes of flash, the board has {board.flash.size}: over by {flash_used - board.flash.size} bytes.")
+    return sizes
+
+
+@contextmanager
+def staged_output(out_dir: Path):
+    """Yield a staging directory; on success replace `out_dir` with it, on failure leave `out_dir` untouched."""
+    out_dir = out_dir.resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"Output path {out_dir} exists and is not a directory.")
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
+    try:
+        yield stage
+        old = None
+        if out_dir.exists():
+            old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+            os.replace(out_dir, old)
+        os.replace(stage, out_dir)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:
+    ex, plan = c.executor, c.plan
+    npu_cycles = sum(t.cycles for t in ex.npu_tables)
+    region_of = {op: i for i, r in enumerate(c.regions) for op in r.ops}
+    return {
+        "model": str(model_path),
+        "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
+        "board": c.board.name,
+        "targets": c.targets,
+        "rounding": options.rounding,
+        "ops": [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason,
+                 "output": op.outputs[0].name, "region": region_of[op]} for op in c.graph.ops],
+        "regions": [{"target": r.target, "ops": [op.index for op in r.ops]} for r in c.regions],
+        "memory": {
+            "sram_peak_bytes": plan.arena_bytes,
+            "arena_bytes": plan.arena_bytes,
+            "stack_bytes": c.board.stack_bytes,
+            "flash_bytes": sections.get("flash_bytes", 0),
+            "sections": sections,
+            "weights_bytes": sum(x.values.nbytes for x in ex.consts) + len(ex.npu_weights),
+            "npu_table_bytes": sum(len(t.data) for t in ex.npu_tables),
+            "buffers": [{"name": b.name, "offset": b.offset, "size": b.size, "first_step": b.first,
+                         "last_step": b.last} for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))],
+        },
+        "estimate": {
+            "npu_cycles": npu_cycles,
+            "npu_tables": [{"symbol": t.symbol, "layers": [op.index for op in t.ops], "commands": len(t.commands),
+                            "bytes": len(t.data), "cycles": t.cycles} for t in ex.npu_tables],
+        },
+        "io": {
+            "inputs": [_io_json(t) for t in ex.inputs],
+            "outputs": [_io_json(t) for t in ex.outputs],
+        },
+        "timing": timing,
+    }
+
+
+def _io_json(t) -> dict:
+    return {"name": t.model_name, "c_name": t.name, "dtype": t.dtype, "shape": list(t.shape), "bytes": t.nbytes,
+            "arena_offset": t.arena_offset, "quant": t.quant}
