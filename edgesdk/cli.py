@@ -56,6 +56,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="match LiteRT's reference kernels (ref, default) or TFLite Micro (tflm); docs/rounding.md")
     b.add_argument("-o", "--output", required=True, help="output directory (replaced atomically)")
     b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
+    b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
 
@@ -85,7 +86,7 @@ def cmd_build(args) -> int:
     from .compiler import BuildOptions, build
 
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
-                           compile_firmware=not args.no_firmware)
+                           compile_firmware=not args.no_firmware, werror=args.werror)
     report = build(args.model, args.output, options)
     if args.json:
         print(json.dumps(report, indent=2))

@@ -39,6 +39,7 @@ class BuildOptions:
     target: str = "npu,c"
     rounding: str = "ref"
     compile_firmware: bool = True
+    werror: bool = False  # treat compiler warnings as errors (the tests build this way)
 
 
 @dataclass
@@ -108,7 +109,7 @@ def build(model_path, out_dir, options: BuildOptions) -> dict:
         firmware_s, sections = 0.0, {}
         if options.compile_firmware:
             t1 = time.perf_counter()
-            sections = _build_firmware(src, stage, compiled.board)
+            sections = _build_firmware(src, stage, compiled.board, options.werror)
             firmware_s = time.perf_counter() - t1
         report = make_report(model_path, compiled, options, sections,
                              {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)})
@@ -116,11 +117,11 @@ def build(model_path, out_dir, options: BuildOptions) -> dict:
     return report
 
 
-def _build_firmware(src: Path, stage: Path, board: Board) -> dict:
+def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
     from .firmware_build.build import build_firmware, section_sizes
 
     with tempfile.TemporaryDirectory(prefix="edgesdk-cmake-") as build_dir:
-        elf = build_firmware(src, stage, board, build_dir=Path(build_dir))
+        elf = build_firmware(src, stage, board, werror=werror, build_dir=Path(build_dir))
     sizes = section_sizes(elf)
     flash_used = sizes.get("flash_bytes", 0)
     if flash_used > board.flash.size:

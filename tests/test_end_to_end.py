@@ -22,7 +22,7 @@ RANDOM_SEEDS = (0, 1, 2)
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
-    """(model name, target key) -> build directory, built on first use."""
+    """(model name, target key) -> build directory, built on first use (-Werror: generated C has no warnings)."""
     cache = {}
 
     def get(name: str, target_key: str):
@@ -30,7 +30,7 @@ def built(tmp_path_factory):
         if key not in cache:
             out = tmp_path_factory.mktemp(f"{name}-{target_key}")
             code = cli_main(["build", str(model_path(name)), "--board", "riscv-npu", "--target", TARGETS[target_key],
-                             "-o", str(out / "build")])
+                             "-o", str(out / "build"), "--werror"])
             assert code == 0, f"build of {name} for {TARGETS[target_key]} failed"
             cache[key] = out / "build"
         return cache[key]

@@ -188,7 +188,7 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode:
             commands = lower_ops(region.ops, npu_ctx)
             index = len(model.npu_tables)
             table = NpuTable(f"edgesdk_npu_table_{index}", cmdtable.encode(commands), commands,
-                             [sanitize_name(line) for line in cmdtable.describe(commands)], region.ops,
+                             [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)], region.ops,
                              timing.table_cycles(commands, memory_map))
             model.npu_tables.append(table)
             layers = ", ".join(str(op.index) for op in region.ops)

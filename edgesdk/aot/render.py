@@ -41,6 +41,22 @@ def _float_literal(v: np.float32) -> str:
     return f"{text}f"
 
 
+def table_chunks(table) -> list:
+    """The table's bytes split into the header and one chunk per command, each with a comment."""
+    from ..npu import registers as R
+
+    data = table.data
+    chunks = [{"comment": f"table header: magic, version, {len(table.listing)} commands, {len(data)} bytes",
+               "lines": c_value_lines(np.frombuffer(data[:R.TABLE_HEADER_BYTES], np.uint8), "uint8_t")}]
+    pos = R.TABLE_HEADER_BYTES
+    for index, text in enumerate(table.listing):
+        size = int.from_bytes(data[pos + 2:pos + 4], "little")
+        chunks.append({"comment": f"command {index}: {text}",
+                       "lines": c_value_lines(np.frombuffer(data[pos:pos + size], np.uint8), "uint8_t")})
+        pos += size
+    return chunks
+
+
 def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str,
                    kernel_headers: list) -> list:
     """Write model.h/.c, model_data.h/.c and (with NPU regions) model_npu.h/.c; return the paths."""
@@ -60,9 +76,9 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
     if model.npu_tables:
         files["model_npu.h"] = env.get_template("model_npu.h.j2").render(**common)
         files["model_npu.c"] = env.get_template("model_npu.c.j2").render(**common, tables=[
-            {"symbol": t.symbol, "data_len": len(t.data), "listing": t.listing, "cycles": t.cycles,
-             "layers": ", ".join(str(op.index) for op in t.ops),
-             "lines": c_value_lines(np.frombuffer(t.data, np.uint8), "uint8_t")} for t in model.npu_tables])
+            {"symbol": t.symbol, "data_len": len(t.data), "cycles": t.cycles, "command_count": len(t.listing),
+             "layers": ", ".join(str(op.index) for op in t.ops), "chunks": table_chunks(t)}
+            for t in model.npu_tables])
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, text in files.items():

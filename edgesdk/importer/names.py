@@ -7,11 +7,11 @@ import re
 MAX_NAME_CHARS = 96
 
 
-def sanitize_name(raw: str) -> str:
+def sanitize_name(raw: str, max_chars: int = MAX_NAME_CHARS) -> str:
     """Printable ASCII only, no comment terminators or quotes, bounded length (for reports and C comments)."""
     text = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in raw)
     text = text.replace("*/", "*_").replace("/*", "_*").replace("\\", "/").replace('"', "'")
-    return text[:MAX_NAME_CHARS]
+    return text[:max_chars]
 
 
 def c_identifier(raw: str, fallback: str = "t") -> str:

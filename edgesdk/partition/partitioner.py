@@ -42,7 +42,7 @@ def annotate(graph: Graph, targets: list, supports: list | None = None) -> list:
             ok, detail = support.check(op)
             if ok:
                 op.target = name
-                op.reason = "; ".join(reasons) if reasons else ("first choice" if len(targets) > 1 else "only target")
+                op.reason = "; ".join(reasons) if reasons else f"{name}: all constraints met"
                 break
             reasons.append(f"not {name}: {detail}")
         else:
