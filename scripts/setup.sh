@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc cmake)
+# mono-mcs compiles the Renode C# peripherals (compile check); gdb-multiarch and openocd are the flash probes.
+APT_PACKAGES=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc cmake
+              mono-mcs gdb-multiarch openocd)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -27,5 +29,5 @@ fi
 
 PYTHON="${PYTHON:-python3}"
 echo "setup: installing edgesdk and its Python dependencies (pip)"
-"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test]"
+"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test,tvm]"
 echo "setup: done ($("$PYTHON" -m edgesdk.cli --version))"

@@ -1,0 +1,104 @@
+"""Hardware-in-the-loop suites: tests/hil/*.robot against a build, on the built-in emulator or Renode.
+
+    edgesdk hil OUT [--emulator builtin|renode] [--suite NAME ...]
+
+1. `prepare_hil()` (firmware.py) builds OUT/hil/: the firmware with embedded inputs that prints its
+   outputs over the UART, the reference outputs, and the suites' Robot variable file.
+2. builtin: plain `robot` runs the suites with edgesdk's implementation of Renode's keywords
+   (keywords.py); renode: `renode-test` runs the very same files in Renode, with the C NPU model built
+   as the library the C# peripheral loads (edgesdk/renode).
+3. The Robot summary is printed; Robot's output, log and report go to OUT/hil/robot/ (builtin) or
+   OUT/hil/renode/ (renode).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..board import SDK_ROOT
+from ..errors import ToolchainError, UsageError
+from .firmware import HilBuild, prepare_hil
+
+SUITES_DIR = SDK_ROOT / "tests" / "hil"
+EMULATORS = ("builtin", "renode")
+
+
+@dataclass
+class HilResult:
+    hil: HilBuild
+    emulator: str
+    returncode: int  # Robot's: the number of failed tests (capped at 250), 0 when all passed
+    output: str  # Robot's console output, ending with its summary
+    results_dir: Path
+
+    @property
+    def passed(self) -> bool:
+        return self.returncode == 0
+
+
+def available_suites() -> list:
+    return sorted(p.stem for p in SUITES_DIR.glob("*.robot"))
+
+
+def suite_files(names=None) -> list:
+    names = list(names) if names else available_suites()
+    unknown = [n for n in names if not (SUITES_DIR / f"{n}.robot").is_file()]
+    if unknown:
+        raise UsageError(f"Unknown HIL suite(s) {', '.join(unknown)}; available: {', '.join(available_suites())} "
+                         f"(the .robot files in {SUITES_DIR}).")
+    return [SUITES_DIR / f"{n}.robot" for n in names]
+
+
+def run_hil(build_dir, emulator: str = "builtin", suites=None, inputs=None, seed: int = 0,
+            hil: HilBuild | None = None) -> HilResult:
+    """Prepare OUT/hil/ (unless `hil` is given) and run the suites; never raises for failed tests."""
+    if emulator not in EMULATORS:
+        raise UsageError(f"--emulator must be one of {', '.join(EMULATORS)}, not '{emulator}'.")
+    files = suite_files(suites)
+    renode_test = _renode_test() if emulator == "renode" else None  # before the build: fail fast
+    hil = hil or prepare_hil(build_dir, inputs, seed)
+    if emulator == "builtin":
+        return _run_builtin(hil, files)
+    return _run_renode(hil, files, renode_test)
+
+
+def _run_builtin(hil: HilBuild, files: list) -> HilResult:
+    results = hil.hil_dir / "robot"
+    cmd = [sys.executable, "-m", "robot", "--name", f"edgesdk HIL {hil.model_name}", "--variable",
+           f"BUILD:{hil.build_dir}", "--outputdir", str(results), "--consolecolors", "off",
+           "--consolemarkers", "off", "--consolewidth", "110", *map(str, files)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=SDK_ROOT)
+    if proc.returncode == 251 or proc.returncode == 252 or proc.returncode == 255:
+        raise UsageError(f"Robot Framework could not run the HIL suites ({' '.join(cmd)}):\n"
+                         f"{(proc.stdout + proc.stderr).strip()[-3000:]}")
+    return HilResult(hil, "builtin", proc.returncode, proc.stdout, results)
+
+
+def _renode_test() -> str:
+    renode_test = shutil.which("renode-test")
+    if renode_test is None:
+        raise ToolchainError("renode-test is not on PATH, so the suites cannot run under Renode. Install Renode "
+                             "(its Linux portable package ships renode and renode-test; docs/renode.md) and add "
+                             "its folder to PATH, or run the suites on the built-in emulator: edgesdk hil OUT.")
+    return renode_test
+
+
+def _run_renode(hil: HilBuild, files: list, renode_test: str) -> HilResult:
+    """renode-test with the NPU model library on LD_LIBRARY_PATH (the C# peripheral's P/Invoke loads it)."""
+    from ..renode import npu_library
+
+    library_dir = hil.hil_dir / "renode" / "lib"
+    npu_library(library_dir)
+    results = hil.hil_dir / "renode"
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_dir), env.get("LD_LIBRARY_PATH")]))
+    cmd = [renode_test, "--variable", f"BUILD:{hil.build_dir}", "--results-dir", str(results), *map(str, files)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=SDK_ROOT, env=env)
+    return HilResult(hil, "renode", proc.returncode, proc.stdout + proc.stderr, results)
+
+

@@ -1,0 +1,306 @@
+"""The Renode platform of riscv-npu: .repl/.resc in sync with board.json, the emulator built from the .repl,
+and the C# peripherals (compiled against the Renode stand-ins with Mono's mcs, and run through the shared
+C NPU model by P/Invoke, compared with the ctypes path the built-in emulator uses)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from edgesdk.board import SDK_ROOT, load_board
+from edgesdk.emulator import Machine
+from edgesdk.errors import ToolchainError, UsageError
+from edgesdk.npu import cmdtable as C
+from edgesdk.npu import registers as R
+from edgesdk.npu.model import run_table
+from edgesdk.renode import PERIPHERAL_SOURCES, compile_peripherals, npu_library
+from edgesdk.renode.platform import (check_against_board, cpu_timing, emulator_board, platform_board, repl_path,
+                                     resc_path, scaffold_repl)
+from edgesdk.renode.repl import Connection, Enum, Range, Reference, ReplSyntaxError, format_repl, parse_repl, read_repl
+from test_npu_model import FLASH, SRAM, Memory, mixed_table
+
+BOARD_DIR = SDK_ROOT / "boards" / "riscv-npu"
+
+
+@pytest.fixture(scope="module")
+def board():
+    return load_board("riscv-npu")
+
+
+@pytest.fixture(scope="module")
+def repl(board):
+    return read_repl(repl_path(board))
+
+
+# ---- .repl reader/writer ------------------------------------------------------------------------------
+
+def test_repl_reader_reads_the_renode_syntax_used():
+    text = """// header
+flash: Memory.MappedMemory @ sysbus 0x20000000
+    size: 0x400000
+npu: Edgesdk.Npu1 @ sysbus <0x40000000, +0x1000> { sramBase: 0x80000000; sramSize: 524288 }
+    IRQ -> plic@8
+cpu: CPU.RiscV32 @ sysbus
+    cpuType: "rv32imac"   /* inline comment */
+    privilegedArchitecture: PrivilegedArchitecture.Priv1_11
+    timeProvider: clint
+    allowUnalignedAccesses: true
+    window: <0x1000, +0x100>
+clint: IRQControllers.CoreLevelInterruptor @ sysbus 0x02000000
+    [0, 1] -> cpu@[3, 7]
+gpio: GPIOPort.X @ sysbus 0x1000
+    [0-3] -> plic@[8-11]
+"""
+    r = parse_repl(text)
+    assert r.header == "// header"
+    assert (r["flash"].address, r["flash"].attributes) == (0x20000000, {"size": 0x400000})
+    npu = r["npu"]
+    assert (npu.address, npu.size, npu.attributes["sramSize"]) == (0x40000000, 0x1000, 524288)
+    assert npu.connections == [Connection("IRQ", "plic", (8,))] and npu.irq_inputs("plic") == [8]
+    cpu = r["cpu"]
+    assert cpu.bus == "sysbus" and cpu.address is None
+    assert cpu.attributes == {"cpuType": "rv32imac", "privilegedArchitecture": Enum("PrivilegedArchitecture.Priv1_11"),
+                              "timeProvider": Reference("clint"), "allowUnalignedAccesses": True,
+                              "window": Range(0x1000, 0x100)}
+    assert r["clint"].connections == [Connection((0, 1), "cpu", (3, 7))]
+    assert r["gpio"].connections == [Connection((0, 1, 2, 3), "plic", (8, 9, 10, 11))]
+    assert parse_repl(format_repl(r)).entries == r.entries
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a: X @ sysbus 0x0\n    init:\n", "'init' sections"),
+    ("a: X @ { sysbus 0x0; sysbus 0x4 }\n", "registration point"),
+    ("a: X @ sysbus new Bus.BusPointRegistration { address: 0x0 }\n", "registration point"),
+    ("    size: 4\n", "outside any entry"),
+    ("a: X @ sysbus 0x0\na: Y @ sysbus 0x4\n", "defined twice"),
+    ("a: X @ sysbus 0x0\n    v: <0x1, 0x2>\n", "<base, +size>"),
+])
+def test_repl_reader_refuses_what_it_does_not_understand(text, message):
+    with pytest.raises(ReplSyntaxError, match=re.escape(message)):
+        parse_repl(text, "x.repl")
+
+
+def test_checked_in_repl_round_trips(repl):
+    assert parse_repl(format_repl(repl)).entries == repl.entries
+
+
+# ---- .repl and board.json in sync -------------------------------------------------------------------
+
+def test_repl_and_board_json_agree(repl, board):
+    assert check_against_board(repl, board) == []
+    assert cpu_timing(repl).instructions_per_second == board.cpu["clock_hz"]
+
+
+@pytest.mark.parametrize("old, new, complaint", [
+    ("    size: 0x80000", "    size: 0x40000", "memory 'sram' is at 0x80000000+0x40000 in the .repl"),
+    ("npu0: Edgesdk.Npu1 @ sysbus <0x40000000, +0x1000>", "npu0: Edgesdk.Npu1 @ sysbus <0x40001000, +0x1000>",
+     "peripheral 'npu0' is at 0x40001000+0x1000"),
+    ("    IRQ -> plic@8", "    IRQ -> plic@9", "has irq 9 in the .repl but 8"),
+    ("    flashBytesPerCycleX256: 256", "    flashBytesPerCycleX256: 512", "flashBytesPerCycleX256: 512"),
+    ("    wideRegisters: false", "    wideRegisters: true", "has reg_shift 2 in the .repl but 0"),
+    ("    PerformanceInMips: 200", "    PerformanceInMips: 100", "PerformanceInMips 100"),
+    ("uart0: UART.NS16550 @ sysbus 0x10000000", "uart1: UART.NS16550 @ sysbus 0x10000000",
+     "peripheral 'uart0' (ns16550) is missing"),
+    ("clint: IRQControllers.CoreLevelInterruptor", "timer: Timers.Something @ sysbus 0x3000\n\nclint: "
+     "IRQControllers.CoreLevelInterruptor", "'timer' (Timers.Something) which board.json does not describe"),
+])
+def test_drift_between_repl_and_board_json_is_reported(board, old, new, complaint):
+    text = repl_path(board).read_text()
+    assert old in text
+    problems = check_against_board(parse_repl(text.replace(old, new, 1)), board)
+    assert any(complaint in p for p in problems), problems
+
+
+def board_copy(tmp_path, repl_text: str | None = None):
+    """boards/riscv-npu copied to tmp_path (board.json, and the .repl or `repl_text` instead)."""
+    target = tmp_path / "riscv-npu"
+    target.mkdir(parents=True)
+    shutil.copy(BOARD_DIR / "board.json", target / "board.json")
+    (target / "riscv-npu.repl").write_text(repl_text if repl_text is not None else repl_path(load_board("riscv-npu")).read_text())
+    return load_board(str(target))
+
+
+def test_emulator_builds_its_machine_from_the_repl(tmp_path, board, repl):
+    emulated = emulator_board(board)
+    assert emulated.memories == board.memories
+    assert {n: (p.type, p.base, p.size) for n, p in emulated.peripherals.items()} == \
+        {n: (p.type, p.base, p.size) for n, p in board.peripherals.items()}
+    # The .repl alone (no board.json) gives the same machine: kinds and bandwidths from the NPU's windows.
+    alone = platform_board(repl)
+    assert alone.memories == board.memories
+    assert alone.peripherals["uart0"].props == {"reg_shift": 0} and alone.peripherals["npu0"].props == {"irq": 8}
+    # The emulator really reads the file: a broken or drifted .repl stops it, naming the file.
+    broken = board_copy(tmp_path / "a", repl_path(board).read_text() + "\nbad line here\n")
+    with pytest.raises(ReplSyntaxError, match="riscv-npu.repl"):
+        emulator_board(broken)
+    drifted = board_copy(tmp_path / "b", repl_path(board).read_text().replace("size: 0x80000", "size: 0x40000"))
+    with pytest.raises(UsageError, match="disagree: memory 'sram'"):
+        emulator_board(drifted)
+
+
+def test_emulator_refuses_a_drifted_platform(tmp_path, board):
+    drifted = board_copy(tmp_path, repl_path(board).read_text().replace("IRQ -> plic@8", "IRQ -> plic@3"))
+    elf = tmp_path / "unused.elf"
+    with pytest.raises(UsageError, match="has irq 3 in the .repl but 8"):
+        Machine(drifted, elf)
+
+
+def test_board_without_repl_uses_board_json(tmp_path, board):
+    target = tmp_path / "plain"
+    target.mkdir()
+    shutil.copy(BOARD_DIR / "board.json", target / "board.json")
+    plain = load_board(str(target))
+    assert emulator_board(plain) is plain
+
+
+def test_scaffold_for_a_new_board_is_consistent(board):
+    scaffold = parse_repl(format_repl(scaffold_repl(board)))
+    assert check_against_board(scaffold, board) == []
+
+
+def test_resc_loads_the_platform_the_peripherals_and_the_firmware(board):
+    text = resc_path(board).read_text()
+    assert "machine LoadPlatformDescription $ORIGIN/riscv-npu.repl" in text
+    assert "sysbus LoadELF $elf" in text and "$elf?=@firmware.elf" in text
+    includes = re.findall(r"^include \$ORIGIN/(\S+\.cs)$", text, re.MULTILINE)
+    assert sorted((resc_path(board).parent / p).resolve() for p in includes) == sorted(PERIPHERAL_SOURCES)
+    # Each C# type the .repl uses is defined by one of the included files.
+    defined = {f"Edgesdk.{name}" for p in PERIPHERAL_SOURCES for name in re.findall(r"public class (\w+)", p.read_text())}
+    used = {e.type for e in read_repl(repl_path(board)).entries.values() if e.type and e.type.startswith("Edgesdk.")}
+    assert used == defined
+
+
+# ---- C# peripherals ---------------------------------------------------------------------------------
+
+needs_mcs = pytest.mark.skipif(shutil.which("mcs") is None, reason="Mono's C# compiler (apt-get install mono-mcs) is not installed")
+needs_mono = pytest.mark.skipif(shutil.which("mcs") is None or shutil.which("mono") is None,
+                                reason="Mono (apt-get install mono-mcs) is not installed")
+
+
+@needs_mcs
+def test_csharp_peripherals_compile_against_the_standins(tmp_path):
+    dll = compile_peripherals(tmp_path)
+    assert dll.stat().st_size > 0
+
+
+@needs_mcs
+def test_csharp_compile_errors_are_reported(tmp_path, monkeypatch):
+    broken = tmp_path / "Broken.cs"
+    broken.write_text(PERIPHERAL_SOURCES[0].read_text().replace("sysbus.ReadBytes(", "sysbus.ReadBytez("))
+    monkeypatch.setattr("edgesdk.renode.PERIPHERAL_SOURCES", (broken, PERIPHERAL_SOURCES[1]))
+    with pytest.raises(ToolchainError, match="ReadBytez"):
+        compile_peripherals(tmp_path / "out")
+
+
+def test_csharp_register_constants_match_the_register_map():
+    text = PERIPHERAL_SOURCES[0].read_text()
+    constants = {name: int(value, 0) for name, value in re.findall(r"const u?int (\w+) = (0x[0-9A-Fa-f]+|\d+);", text)}
+    expected = {"RegisterCtrl": R.REG_CTRL, "RegisterStatus": R.REG_STATUS, "RegisterErrorCommand": R.REG_ERROR_COMMAND,
+                "RegisterPerfCyclesLow": R.REG_PERF_CYCLES_LO, "RegisterPerfCyclesHigh": R.REG_PERF_CYCLES_HI,
+                "CtrlStart": R.CTRL_START, "CtrlReset": R.CTRL_RESET, "StatusError": R.STATUS_ERROR,
+                "StatusErrorCodeMask": R.STATUS_ERROR_CODE_MASK, "StatusErrorCodeShift": R.STATUS_ERROR_CODE_SHIFT}
+    assert {k: constants[k] for k in expected} == expected
+
+
+class Harness:
+    """PeripheralHarness.exe under Mono: the C# peripherals over the stand-ins, with libedgesdk_npu.so."""
+
+    def __init__(self, tmp_path, flash_size=0x400000, sram_size=0x80000):
+        self.dir = tmp_path
+        self.exe = compile_peripherals(tmp_path, harness=True)
+        self.lib_dir = npu_library(tmp_path / "lib").parent
+        self.args = [hex(FLASH), hex(flash_size), hex(SRAM), hex(sram_size)]
+
+    def run(self, script: list) -> list:
+        env = dict(os.environ, LD_LIBRARY_PATH=str(self.lib_dir))
+        proc = subprocess.run(["mono", str(self.exe), *self.args], input="\n".join(script) + "\n",
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+
+def program_and_start(table_address: int, table_bytes: int, irq_enable: int = 0) -> list:
+    """The driver's programming sequence (docs/npu-datasheet.md section 2) as harness commands."""
+    return [f"write {R.reg_region_base(0):#x} {FLASH:#x}", f"write {R.reg_region_base(1):#x} {SRAM:#x}",
+            f"write {R.REG_CMD_BASE:#x} {table_address:#x}", f"write {R.REG_CMD_SIZE:#x} {table_bytes}",
+            f"write {R.REG_IRQ_ENABLE:#x} {irq_enable}", f"write {R.REG_CTRL:#x} {R.CTRL_START}"]
+
+
+READ_BACK = [R.REG_STATUS, R.REG_ERROR_COMMAND, R.REG_IRQ_STATUS, R.REG_PERF_CYCLES_LO, R.REG_PERF_CYCLES_HI,
+             R.REG_PERF_MACS_LO, R.REG_PERF_COMMANDS, R.REG_PERF_SRAM_READ_BYTES, R.REG_PERF_FLASH_READ_BYTES,
+             R.REG_PERF_WRITE_BYTES]
+
+
+def ctypes_registers(result) -> list:
+    return [result.status, result.error_command, result.irq_status, result.cycles & 0xFFFFFFFF, result.cycles >> 32,
+            result.macs & 0xFFFFFFFF, result.commands, result.sram_read_bytes, result.flash_read_bytes,
+            result.write_bytes]
+
+
+@needs_mono
+def test_csharp_peripheral_computes_what_the_emulator_computes(tmp_path):
+    """A table of every command kind, through Npu1.cs + P/Invoke and through ctypes: same SRAM, same registers."""
+    m = Memory()
+    table = C.encode(mixed_table(m, np.random.default_rng(7)))
+    table_offset = (len(m.flash) + 15) // 16 * 16
+    flash = bytes(m.flash) + bytes(table_offset - len(m.flash)) + table
+    (tmp_path / "flash.bin").write_bytes(flash)
+    (tmp_path / "sram.bin").write_bytes(bytes(m.sram))
+
+    expected_sram = bytearray(m.sram)
+    expected = run_table(table, {FLASH: bytearray(flash), SRAM: expected_sram}, [FLASH, SRAM],
+                         table_addr=FLASH + table_offset, read_only=[FLASH])
+    assert expected.ok, expected
+
+    harness = Harness(tmp_path / "cs")
+    out = harness.run([f"load {FLASH:#x} {tmp_path / 'flash.bin'}", f"load {SRAM:#x} {tmp_path / 'sram.bin'}",
+                       *program_and_start(FLASH + table_offset, len(table), R.IRQ_DONE),
+                       *[f"read {r:#x}" for r in READ_BACK], "irq",
+                       f"write {R.REG_IRQ_CLEAR:#x} {R.IRQ_DONE}", "irq",
+                       f"save {SRAM:#x} {len(m.sram)} {tmp_path / 'out.bin'}", "log"])
+    assert [int(v, 16) for v in out[:len(READ_BACK)]] == ctypes_registers(expected)
+    assert out[len(READ_BACK):len(READ_BACK) + 2] == ["1", "0"]  # completion IRQ raised, then cleared
+    assert (tmp_path / "out.bin").read_bytes() == bytes(expected_sram)
+    assert f"DEBUG NPU run done in {expected.cycles} NPU cycles" in out
+
+
+@needs_mono
+def test_csharp_peripheral_errors_irq_reset_and_exit_device(tmp_path):
+    good = C.encode([C.DmaCopy(C.TensorDesc.dense(1, 0, (1, 1, 1, 64)), C.TensorDesc.dense(1, 64, (1, 1, 1, 64))),
+                     C.End()])
+    corrupted = b"\0\0\0\0" + good[4:]  # bad magic
+    into_flash = C.encode([C.DmaCopy(C.TensorDesc.dense(1, 0, (1, 1, 1, 64)), C.TensorDesc.dense(0, 0, (1, 1, 1, 64))),
+                           C.End()])  # DMA into region 0 = flash: the NPU may not write there
+    files = {"corrupted": corrupted, "into_flash": into_flash}
+    for name, table in files.items():
+        (tmp_path / f"{name}.bin").write_bytes(table)
+    script = []
+    for name, table in files.items():
+        script += [f"load {FLASH:#x} {tmp_path / (name + '.bin')}", *program_and_start(FLASH, len(table), R.IRQ_ERROR),
+                   f"read {R.REG_STATUS:#x}", f"read {R.REG_ERROR_COMMAND:#x}", "irq"]
+    script += ["reset", f"read {R.REG_STATUS:#x}", "irq", "exitcode", "finish 0x5555", "exitcode",
+               "finish 0x70007777", "finish 0x2a3333", "exitcode", "pauses", "log"]
+    out = Harness(tmp_path / "cs").run(script)
+
+    expected = {}
+    for name, table in files.items():
+        flash = bytearray(table) + bytes(64)
+        result = run_table(table, {FLASH: flash, SRAM: bytearray(1024)}, [FLASH, SRAM], table_addr=FLASH,
+                           read_only=[FLASH])
+        expected[name] = [f"0x{result.status:08X}", f"0x{result.error_command:08X}", "1"]
+    assert out[0:3] == expected["corrupted"] == [f"0x{R.STATUS_ERROR | (R.ERR_TABLE_MAGIC << 8):08X}", "0xFFFFFFFF", "1"]
+    assert out[3:6] == expected["into_flash"] == [f"0x{R.STATUS_ERROR | (R.ERR_BUS << 8):08X}", "0x00000000", "1"]
+    assert out[6:8] == ["0x00000000", "0"]  # Reset(): registers back to reset values, IRQ line low
+    # Exit device: -1 before any exit; pass = 0; a reset request is refused; fail with code 42; 3 pauses.
+    assert out[8:12] == ["-1", "0", "42", "3"]
+    log = out[12:]
+    assert log == ["WARNING NPU run failed: error code 0x01 at command 0xFFFFFFFF (docs/npu-datasheet.md lists the codes)",
+                   "WARNING NPU run failed: error code 0x0B at command 0x00000000 (docs/npu-datasheet.md lists the codes)",
+                   "INFO firmware exited with code 0.",
+                   "ERROR firmware asked for a reset, which the riscv-npu platform does not support.",
+                   "INFO firmware exited with code 42.", "end"]
