@@ -104,6 +104,89 @@ def test_fully_connected_rounding_follows_the_mode(tmp_path):
     assert "EDGESDK_ROUNDING_DOUBLE" in tflm_text and "static const double" not in tflm_text
 
 
+def _params_text(ctx, struct_type: str) -> str:
+    return next(d for d in ctx.declarations if struct_type in d)
+
+
+def _const(ctx, symbol_part: str) -> list:
+    """Values of the const array whose symbol contains `symbol_part` (HostContext declarations)."""
+    text = next(d for d in ctx.declarations if d.startswith("static const") and symbol_part in d.split("=")[0])
+    return [int(v) for v in text.split("{", 1)[1].rsplit("}", 1)[0].split(",")]
+
+
+def test_pointwise_conv_takes_the_blocked_path_flattened(tmp_path):
+    """A 1x1 stride-1 CONV_2D: blocked layout, input offset folded into the bias, one long row of pixels."""
+    rng = np.random.default_rng(0)
+    w = rng.integers(-127, 128, (10, 1, 1, 4)).astype(np.int8)
+    bias = rng.integers(-100, 100, 10).astype(np.int32)
+    graph = _model(tmp_path, mg.conv_model((1, 3, 5, 4), w, bias, (0.1, 3), [0.01] * 10, (0.2, -5)))
+    ctx = testing.HostContext("ref")
+    step = codegen.emit_op(graph.ops[0], ctx)
+    assert step.comment.endswith("blocked") and "conv_2d_0_bias_folded" in step.code
+    params = _params_text(ctx, "edgesdk_conv2d_params")
+    assert ".blocked = 1" in params and ".in_h = 1" in params and ".in_w = 15" in params and ".out_w = 15" in params
+    folded = _const(ctx, "conv_2d_0_bias_folded")
+    assert folded == [int(b) - 3 * int(row.sum(dtype=np.int64)) for b, row in zip(bias, w.reshape(10, -1))]
+    packed = _const(ctx, "conv_2d_0_weights")
+    assert packed[:8] == list(w[:8, 0, 0, 0]) and packed[32:] == list(w[8:].reshape(-1))
+
+
+def test_depthwise_takes_the_sliding_path_with_channel_major_weights(tmp_path):
+    rng = np.random.default_rng(1)
+    w = rng.integers(-127, 128, (1, 3, 3, 5)).astype(np.int8)
+    graph = _model(tmp_path, mg.depthwise_model((1, 4, 4, 5), w, np.zeros(5, np.int32), (0.1, -7), [0.01] * 5,
+                                                (0.2, 1), stride=(2, 2)))
+    ctx = testing.HostContext("ref")
+    assert codegen.emit_op(graph.ops[0], ctx).comment.endswith("sliding")
+    assert ".sliding = 1" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
+    assert _const(ctx, "depthwise_conv_2d_0_weights")[:9] == list(w[0, :, :, 0].reshape(-1))
+    assert _const(ctx, "bias_folded") == [7 * int(w[..., c].sum(dtype=np.int64)) for c in range(5)]
+
+
+def test_depthwise_outside_the_fast_domain_keeps_the_reference_loops(tmp_path):
+    w = np.ones((1, 5, 5, 4), np.int8)
+    graph = _model(tmp_path, mg.depthwise_model((1, 6, 6, 4), w, np.zeros(4, np.int32), (0.1, 0), [0.01] * 4,
+                                                (0.2, 0)))
+    ctx = testing.HostContext("ref")
+    step = codegen.emit_op(graph.ops[0], ctx)
+    assert step.comment.endswith("reference loops: 5x5 filter") and "bias_folded" not in step.code
+    assert ".sliding = 0" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
+
+
+def test_fully_connected_pairs_weights_in_16_bit_lanes(tmp_path):
+    """Paired layout: words w[a] + 65536 * w[a + 1]; per-tensor constants flagged; fp64 window a power of two."""
+    rng = np.random.default_rng(2)
+    w = rng.integers(-127, 128, (3, 5)).astype(np.int8)
+    graph = _model(tmp_path, mg.fully_connected_model(1, w, np.zeros(3, np.int32), (0.1, 0), 0.01, (0.05, 0)))
+    ctx = testing.HostContext("ref")
+    assert codegen.emit_op(graph.ops[0], ctx).comment.endswith("paired")
+    params = _params_text(ctx, "edgesdk_fully_connected_params")
+    assert ".blocked = EDGESDK_FC_PAIRED" in params and ".per_tensor = 1" in params
+    window = int(params.split(".fp64_window = ")[1].split(",")[0].split("\n")[0])
+    assert window & (window - 1) == 0 and window >= 128 * np.abs(w.astype(int)).sum(axis=1).max() // 2
+    words = np.array(_const(ctx, "fully_connected_0_weights"), np.int8).view("<i4")
+    # 2 pairs (units 0-1, unit 2 with a zero partner), each one by one, tap by tap
+    expected = [int(w[0, k]) + 65536 * int(w[1, k]) for k in range(5)] + [int(w[2, k]) for k in range(5)]
+    assert list(words) == expected
+    with_min = w.copy()
+    with_min[0, 0] = -128  # outside the 16-bit lanes' bound: int8 blocks instead
+    graph = _model(tmp_path, mg.fully_connected_model(1, with_min, None, (0.1, 0), 0.01, (0.05, 0)))
+    assert codegen.emit_op(graph.ops[0], testing.HostContext("tflm")).comment.endswith("blocked")
+
+
+def test_add_tabulates_each_input_rescale(tmp_path):
+    from edgesdk.ir import quant
+
+    graph = _model(tmp_path, mg.binary_model("ADD", (1, 4), (1, 4), (1, 4), (0.1, 3), (0.05, -2), (0.2, 0)))
+    ctx = testing.HostContext("ref")
+    codegen.emit_op(graph.ops[0], ctx)
+    assert ".fast_output = 1" in _params_text(ctx, "edgesdk_add_params")
+    table = _const(ctx, "input1_table")
+    m, s = quant.quantize_multiplier(0.1 / (2 * 0.1))
+    assert len(table) == 256 and table[128 + 5] == quant.multiply_by_quantized_multiplier((5 - 3) << 20, m, s,
+                                                                                         "double")
+
+
 def test_aliased_reshape_emits_no_code():
     class SamePointer(testing.HostContext):
         def tensor_ptr(self, tensor):

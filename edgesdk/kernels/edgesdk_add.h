@@ -20,6 +20,12 @@ typedef struct {
     int32_t output_multiplier, output_shift;
     int32_t act_min, act_max;
     int32_t rounding; /* EDGESDK_ROUNDING_DOUBLE or _SINGLE */
+    /* Optional (NULL: computed per element): the rescaled input for each of the 256 int8 values, indexed by
+     * value + 128, i.e. requantize((x + input_offset) << left_shift, input multiplier, input shift). */
+    const int32_t *input1_table, *input2_table;
+    /* 1: the output requantization may use edgesdk_requant_right (double rounding, output_shift in [-31, -1],
+     * |scaled1| + |scaled2| < 2^31 for all inputs; the compiler checks this). */
+    int32_t fast_output;
 } edgesdk_add_params;
 
 void edgesdk_add_s8(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);

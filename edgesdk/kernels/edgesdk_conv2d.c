@@ -35,6 +35,10 @@ void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, cons
 {
     /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
      * the parameters in registers. */
+    if (p->blocked) {
+        edgesdk_conv2d_s8_blocked(p, input, filter, bias, output);
+        return;
+    }
     const edgesdk_conv2d_params params = *p;
     p = &params;
     const int32_t groups = p->in_c / p->filter_in_c;

@@ -22,10 +22,29 @@ typedef struct {
     const int32_t *multiplier; /* per output channel (repeated when per-tensor) */
     const int32_t *shift;      /* per output channel, TFLite convention: > 0 is a left shift */
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
+    int32_t blocked;           /* 1: the fast path below (filter layout and bias differ, see there) */
 } edgesdk_conv2d_params;
 
-/* input NHWC, filter OHWI (O = out_c, I = filter_in_c), bias[out_c] or NULL, output NHWC. */
+/* Largest filter window (filter_h * filter_w * filter_in_c bytes) the fast path copies for border pixels. */
+#define EDGESDK_CONV_PATCH_MAX 1024
+
+/* input NHWC, filter OHWI (O = out_c, I = filter_in_c), bias[out_c] or NULL, output NHWC.
+ * With p->blocked set, runs edgesdk_conv2d_s8_blocked instead. */
 void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
                        const int32_t *bias, int8_t *output);
+
+/*
+ * The fast path (edgesdk_conv2d_blocked.c), chosen by the compiler per layer when all of these hold:
+ * rounding EDGESDK_ROUNDING_DOUBLE, every shift in [-31, -1], filter_offset 0, dilation 1, no groups,
+ * filter window <= EDGESDK_CONV_PATCH_MAX bytes (unless no window reaches into padding), and
+ * |folded bias| + 128 * sum|w| < 2^31 for every channel (no sum can overflow). Then:
+ *   filter: blocks of 8 output channels, each block [tap][8] (tap = (fy * filter_w + fx) * in_c + c),
+ *           then the remaining out_c % 8 channels as in OHWI;
+ *   bias:   bias[oc] + input_offset * sum of filter[oc] (required, never NULL).
+ * Output pixels are computed in NHWC order, two adjacent ones (possibly across a row end) or one at a time,
+ * each after reading its windows.
+ */
+void edgesdk_conv2d_s8_blocked(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
+                               const int32_t *bias, int8_t *output);
 
 #endif /* EDGESDK_CONV2D_H */

@@ -23,10 +23,24 @@ typedef struct {
     const int32_t *multiplier; /* per output channel */
     const int32_t *shift;      /* per output channel */
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
+    int32_t sliding;           /* 1: the fast path below (filter layout and bias differ, see there) */
 } edgesdk_depthwise_conv2d_params;
 
-/* input NHWC, filter 1HW(out_c), bias[out_c] or NULL, output NHWC. */
+/* input NHWC, filter 1HW(out_c), bias[out_c] or NULL, output NHWC.
+ * With p->sliding set, runs edgesdk_depthwise_conv2d_s8_sliding instead. */
 void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
                                  const int8_t *filter, const int32_t *bias, int8_t *output);
+
+/*
+ * The fast path (edgesdk_depthwise_conv2d_sliding.c), chosen by the compiler per layer when all of these
+ * hold: a 3x3 filter, stride 1 or 2 (both directions alike), dilation 1, depth_multiplier 1, rounding
+ * EDGESDK_ROUNDING_DOUBLE, every shift in [-31, -1], filter_offset 0, and |folded bias| + 128 * sum|w| < 2^31
+ * for every channel (no sum can overflow). Then:
+ *   filter: [channel][fy][fx] (the 9 weights of a channel adjacent);
+ *   bias:   bias[c] + input_offset * sum of the channel's 9 weights (required, never NULL).
+ * The output is written channel by channel along each output row (every byte once).
+ */
+void edgesdk_depthwise_conv2d_s8_sliding(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                         const int8_t *filter, const int32_t *bias, int8_t *output);
 
 #endif /* EDGESDK_DEPTHWISE_CONV2D_H */

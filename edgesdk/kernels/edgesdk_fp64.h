@@ -60,4 +60,27 @@ static inline int32_t edgesdk_requantize_fp64_fast(int32_t acc, double scale, in
     return edgesdk_requantize_fp64(acc, scale);
 }
 
+/*
+ * The same result again, in fewer 32-bit steps, for the fast FULLY_CONNECTED: shift <= -2 (n = 31 - shift
+ * >= 33), multiplier > 0, and `window` >= |acc| / 2 + |acc| * 2^-22 + 2 for every acc the caller can pass
+ * (the compiler derives it from the layer's largest possible accumulator), window <= 2^30. That window
+ * bounds the distance between t = acc * multiplier and 2^n * (double(acc) * scale) as in the function above,
+ * so with u = t + 2^(n-1) + window:
+ *   result = floor((t + 2^(n-1)) / 2^n) = floor(u / 2^n)   unless u mod 2^n <= 2 * window (near a tie),
+ * and those few go to the double multiply. With s = n - 32, floor(u / 2^n) is u's high word >> s.
+ */
+static inline int32_t edgesdk_requantize_fp64_window(int32_t acc, double scale, int32_t multiplier, int shift,
+                                                     uint32_t window)
+{
+    const int s = ~shift; /* n - 32, in [1, 29] */
+    const int64_t t = (int64_t)acc * multiplier;
+    const uint32_t u_low = (uint32_t)t + window;
+    const uint32_t carry = u_low < window;
+    const int32_t u_high = (int32_t)(t >> 32) + (int32_t)(1u << (s - 1)) + (int32_t)carry;
+    if (((uint32_t)u_high & ((1u << s) - 1u)) == 0 && u_low <= 2 * window) {
+        return edgesdk_requantize_fp64(acc, scale);
+    }
+    return u_high >> s;
+}
+
 #endif /* EDGESDK_FP64_H */

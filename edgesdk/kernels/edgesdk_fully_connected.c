@@ -27,6 +27,10 @@ void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const i
 {
     /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
      * the parameters in registers. */
+    if (p->blocked) {
+        edgesdk_fully_connected_s8_blocked(p, input, filter, bias, output);
+        return;
+    }
     const edgesdk_fully_connected_params params = *p;
     p = &params;
     for (int32_t b = 0; b < p->batches; b++) {

@@ -22,10 +22,33 @@ typedef struct {
     const int32_t *shift;      /* per output unit */
     const double *scale;       /* per output unit; EDGESDK_ROUNDING_FP64 only */
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
+    int32_t blocked;           /* EDGESDK_FC_BLOCKED or _PAIRED: the fast path below (layout and bias differ) */
+    int32_t per_tensor;        /* 1: multiplier, shift and scale are the same for every output unit */
+    uint32_t fp64_window;      /* fast path with FP64: see edgesdk_requantize_fp64_window */
 } edgesdk_fully_connected_params;
 
-/* input [batches, in_depth], filter [out_depth, in_depth], bias[out_depth] or NULL, output [batches, out_depth]. */
+/* input [batches, in_depth], filter [out_depth, in_depth], bias[out_depth] or NULL, output [batches, out_depth].
+ * With p->blocked set, runs edgesdk_fully_connected_s8_blocked instead. */
 void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const int8_t *input, const int8_t *filter,
                                 const int32_t *bias, int8_t *output);
+
+#define EDGESDK_FC_BLOCKED 1 /* int8 weights in blocks of 16 units */
+#define EDGESDK_FC_PAIRED 2  /* two units per 32-bit weight word (twice the flash, 2.25 instead of 3 per MAC) */
+
+/*
+ * The fast path (edgesdk_fully_connected_blocked.c), chosen by the compiler per layer when: filter_offset 0,
+ * |folded bias| + 128 * sum|w| < 2^31 for every unit, and either rounding EDGESDK_ROUNDING_DOUBLE with every
+ * shift in [-31, -1], or EDGESDK_ROUNDING_FP64 with every multiplier > 0, every shift in [-31, -2] and
+ * fp64_window a power of two >= B / 2 + B * 2^-22 + 2 and <= 2^30, B the largest |accumulator|. Then:
+ *   bias:   bias[o] + input_offset * sum of filter row o (required, never NULL);
+ *   filter, EDGESDK_FC_BLOCKED: blocks of 16 units, each [in_depth][16]; then, if 8 or more units remain,
+ *           one block of 8 [in_depth][8]; then the remaining units as [unit][in_depth];
+ *   filter, EDGESDK_FC_PAIRED (also needs every weight in [-127, 127]): int32 words w[a] + 65536 * w[a + 1]
+ *           for unit pairs (a, a + 1) (an odd last unit pairs with zeros), 4-byte aligned, in blocks of 8
+ *           pairs: per two taps [tap][8 pairs] twice, an odd last tap [8 pairs] once; then the remaining
+ *           pairs one by one in the same order.
+ */
+void edgesdk_fully_connected_s8_blocked(const edgesdk_fully_connected_params *p, const int8_t *input,
+                                        const int8_t *filter, const int32_t *bias, int8_t *output);
 
 #endif /* EDGESDK_FULLY_CONNECTED_H */
