@@ -1,4 +1,4 @@
-"""Command line: edgesdk build | run | inspect.
+"""Command line: edgesdk build | run | inspect | hil | flash.
 
 User errors (EdgesdkError) print one paragraph and exit with the error's code; anything else is an internal
 error: one paragraph asking for a bug report (the traceback only with EDGESDK_DEBUG=1).
@@ -78,6 +78,22 @@ def make_parser() -> argparse.ArgumentParser:
     i.add_argument("--markdown", action="store_true", help="with --list-ops: print docs/supported-ops.md")
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_inspect)
+
+    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (tests/hil) against a build")
+    h.add_argument("build_dir", help="output directory of 'edgesdk build'")
+    h.add_argument("--emulator", default="builtin", choices=["builtin", "renode"],
+                   help="built-in emulator with plain robot (default), or Renode with renode-test")
+    h.add_argument("--suite", action="append", default=[], help="run only this suite (repeatable; default: all)")
+    h.add_argument("--input", action="append", default=[], help=".npy input embedded in the firmware (per model input)")
+    h.add_argument("--random-input", type=int, default=0, metavar="SEED", help="seed of the random inputs (default 0)")
+    h.set_defaults(func=cmd_hil)
+
+    f = sub.add_parser("flash", help="program a build's firmware into the board's flash")
+    f.add_argument("build_dir", help="output directory of 'edgesdk build'")
+    f.add_argument("--probe", required=True, choices=["openocd", "gdb", "emulator"],
+                   help="OpenOCD with the board's config, a GDB server, or the built-in emulator's flash")
+    f.add_argument("--gdb-server", help="HOST:PORT of the GDB server (--probe gdb; default from board.json)")
+    f.set_defaults(func=cmd_flash)
     return p
 
 
@@ -231,10 +247,10 @@ def cmd_inspect(args) -> int:
         return 0
     if not args.model:
         raise UsageError("inspect needs a MODEL (or --list-ops).")
-    from .importer import import_tflite
+    from .importer.onnx_importer import import_model
     from .partition.partitioner import annotate
 
-    graph = import_tflite(args.model)
+    graph = import_model(args.model)
     rejected = annotate(graph, targets)
     ops = [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason, "output": op.outputs[0].name}
            for op in graph.ops]
@@ -245,6 +261,34 @@ def cmd_inspect(args) -> int:
     if rejected:
         print(f"edgesdk: error: {len(rejected)} op(s) cannot run on any target (see reasons above).", file=sys.stderr)
         return 3
+    return 0
+
+
+# -- hil / flash ------------------------------------------------------------------------------------
+def cmd_hil(args) -> int:
+    from .hil import run_hil
+
+    inputs = [load_npy(p) for p in args.input] or None
+    result = run_hil(args.build_dir, args.emulator, args.suite or None, inputs, args.random_input)
+    print(result.output.rstrip())
+    if not result.passed:
+        print(f"edgesdk: error: HIL suites failed on the {result.emulator} emulator (Robot exit code "
+              f"{result.returncode}); details in {result.results_dir}.", file=sys.stderr)
+        return 6
+    return 0
+
+
+def cmd_flash(args) -> int:
+    from .flash import flash
+
+    result = flash(args.build_dir, args.probe, args.gdb_server)
+    if result.command:
+        print("$ " + " ".join(result.command))
+    print(f"flashed {result.bytes_written} bytes with {result.probe}" + (", verified" if result.verified else ""))
+    if result.probe == "emulator":
+        print(result.output.rstrip())
+        print(f"exit code: {result.exit_code}")
+        return 0 if result.exit_code == 0 else 6
     return 0
 
 

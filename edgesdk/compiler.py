@@ -20,12 +20,14 @@ from pathlib import Path
 
 from .aot.executor import build_executor, collect_scratch_sizes
 from .aot.memory_plan import plan_memory
-from .aot.render import render_sources
+from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
 from .board import Board, load_board
 from .errors import MemoryFitError, UsageError
-from .importer import import_tflite
+from .importer.onnx_importer import import_model, model_file_name
 from .partition.partitioner import partition
 from .targets import parse_target_list
+from .targets.c.tvm_lowered import write_tvm_sources
+from .verify import verify_build
 
 ROUNDING_MODES = ("ref", "tflm")
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
@@ -54,13 +56,14 @@ class Compiled:
     executor: object
 
 
-def compile_model(model_path, options: BuildOptions) -> Compiled:
+def compile_model(model_path, options: BuildOptions, graph=None) -> Compiled:
     """The compiler passes, in order; pure (writes nothing)."""
     if options.rounding not in ROUNDING_MODES:
         raise UsageError(f"--rounding must be one of {', '.join(ROUNDING_MODES)}, not '{options.rounding}'.")
     board = load_board(options.board)
     targets = parse_target_list(options.target, board)
-    graph = import_tflite(model_path)
+    if graph is None:  # else an already imported graph (build_from_relax)
+        graph = import_model(model_path)  # .tflite, or .onnx through TVM
     regions = partition(graph, targets)
     scratch = collect_scratch_sizes(graph, regions, options.rounding)
     plan = plan_memory(graph, scratch)
@@ -91,21 +94,22 @@ def check_flash_fits(executor, board: Board) -> None:
         )
 
 
-def build(model_path, out_dir, options: BuildOptions) -> dict:
+def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     """Compile, render, cross-compile and write OUT atomically; return the report."""
     model_path = Path(model_path)
     out_dir = Path(out_dir)
     t0 = time.perf_counter()
-    compiled = compile_model(model_path, options)
+    compiled = compile_model(model_path, options, graph)
+    safety = verify_build(compiled)  # the build-time safety proof (edgesdk/verify.py): nothing written if it fails
     compile_s = time.perf_counter() - t0
     with staged_output(out_dir) as stage:
         src = stage / "src"
         render_sources(compiled.executor, src, source=model_path.name, board=compiled.board.name,
-                       rounding=options.rounding, kernel_headers=KERNEL_HEADERS)
+                       rounding=options.rounding, kernel_headers=KERNEL_HEADERS + write_tvm_sources(compiled.graph, src))
         from .firmware_build.board_files import render_board_files
 
         render_board_files(compiled.board, src)
-        shutil.copyfile(model_path, stage / "model.tflite")
+        shutil.copyfile(model_path, stage / model_file_name(model_path))
         firmware_s, sections = 0.0, {}
         if options.compile_firmware:
             t1 = time.perf_counter()
@@ -113,8 +117,23 @@ def build(model_path, out_dir, options: BuildOptions) -> dict:
             firmware_s = time.perf_counter() - t1
         report = make_report(model_path, compiled, options, sections,
                              {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)})
+        report["memory"]["timeline_png"] = _write_memory_timeline(stage, compiled, report)
+        report["verified"] = safety
+        report["memory"]["arena_guard_bytes"] = 2 * ARENA_GUARD_BYTES_PER_SIDE  # around the arena, not in arena_bytes
         (stage / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def build_from_relax(mod, out_dir, options: BuildOptions, name: str = "model") -> dict:
+    """Build firmware from a Relax IRModule (Python API), imported like an ONNX model's Relax
+    (docs/tvm-interop.md). OUT/model.relax.py records the module's TVMScript (constants omitted)."""
+    from .tvm.relax_import import relax_to_graph
+
+    graph = relax_to_graph(mod, name)
+    with tempfile.TemporaryDirectory(prefix="edgesdk-relax-") as tmp:
+        path = Path(tmp) / f"{name}.relax.py"
+        path.write_text(mod.script(show_meta=False))
+        return build(path, out_dir, options, graph)
 
 
 def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
@@ -129,6 +148,18 @@ def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
     return sizes
 
 
+def _write_memory_timeline(stage: Path, c: Compiled, report: dict) -> str:
+    """memory_timeline.png beside report.json: buffer lifetimes (x) against arena offsets (y)."""
+    from .aot.memory_timeline import write_timeline_png
+
+    plan, memory = c.plan, report["memory"]
+    subtitle = (f"lower bound {plan.lower_bound:,} B; {len(memory['in_place'])} ops in place; "
+                f"placement: {plan.strategy}")
+    write_timeline_png(stage / "memory_timeline.png", memory["buffers"], plan.arena_bytes,
+                       f"{c.graph.name}: arena {plan.arena_bytes:,} B", subtitle)
+    return "memory_timeline.png"
+
+
 @contextmanager
 def staged_output(out_dir: Path):
     """Yield a staging directory; on success replace `out_dir` with it, on failure leave `out_dir` untouched."""
@@ -139,6 +170,9 @@ def staged_output(out_dir: Path):
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
     try:
         yield stage
+        if out_dir.exists() and _exchange_directories(stage, out_dir):
+            shutil.rmtree(stage, ignore_errors=True)  # the stage now holds the previous output
+            return
         old = None
         if out_dir.exists():
             old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
@@ -149,6 +183,19 @@ def staged_output(out_dir: Path):
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+
+
+def _exchange_directories(a: Path, b: Path) -> bool:
+    """Swap two directories in one atomic step (Linux renameat2 RENAME_EXCHANGE), so `b` is never missing,
+    not even for an instant; False where the system cannot (then two renames do it)."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:
@@ -173,7 +220,12 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "weights_bytes": sum(x.values.nbytes for x in ex.consts) + len(ex.npu_weights),
             "npu_table_bytes": sum(len(t.data) for t in ex.npu_tables),
             "buffers": [{"name": b.name, "offset": b.offset, "size": b.size, "first_step": b.first,
-                         "last_step": b.last} for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))],
+                         "last_step": b.last, "kind": b.kind} for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))],
+            "lower_bound_bytes": plan.lower_bound,
+            "placement": plan.strategy,
+            "in_place": [{"op": o.op.index, "type": o.op.type, "rule": o.rule, "distance": o.distance,
+                          "output": o.output.name, "input": o.input.name} for o in plan.in_place()],
+            "pools": _memory_pools(c.board, plan, sections),
         },
         "estimate": {
             "npu_cycles": npu_cycles,
@@ -185,6 +237,19 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "outputs": [_io_json(t) for t in ex.outputs],
         },
         "timing": timing,
+    }
+
+
+def _memory_pools(board: Board, plan, sections: dict) -> dict:
+    """Each memory region of the board and what the plan puts there."""
+    sram, flash = board.sram, board.flash
+    sram_used = plan.arena_bytes + board.stack_bytes + SRAM_RESERVE_BYTES
+    return {
+        sram.name: {"base": sram.base, "size": sram.size, "kind": sram.kind, "arena_bytes": plan.arena_bytes,
+                    "stack_bytes": board.stack_bytes, "reserved_bytes": SRAM_RESERVE_BYTES,
+                    "free_bytes": sram.size - sram_used},
+        flash.name: {"base": flash.base, "size": flash.size, "kind": flash.kind,
+                     "used_bytes": sections.get("flash_bytes", 0)},
     }
 
 

@@ -11,6 +11,19 @@
 #include "model.h"
 #include "npu_driver.h"
 
+/* A HIL build (edgesdk hil) puts this generated header into its sources to select the options of
+ * edgesdk_harness_io.h; a normal build has none, and the harness below is unchanged. */
+#if defined(__has_include)
+#if __has_include("edgesdk_harness_config.h")
+#include "edgesdk_harness_config.h"
+#endif
+#endif
+#if defined(EDGESDK_HARNESS_EMBEDDED_INPUTS) || defined(EDGESDK_HARNESS_PRINT_OUTPUTS)
+#include <string.h>
+
+#include "edgesdk_harness_io.h"
+#endif
+
 #ifndef EDGESDK_MODEL_NAME
 #define EDGESDK_MODEL_NAME "default"
 #endif
@@ -23,6 +36,37 @@ __attribute__((noinline, noipa, used)) void edgesdk_harness_mark(int which)
     __asm__ volatile("" : : "r"(which) : "memory");
 }
 
+#ifdef EDGESDK_HARNESS_EMBEDDED_INPUTS
+/* Copy the inputs embedded in flash into their arena slots (the arena is not initialized at boot). */
+static void load_embedded_inputs(void)
+{
+    for (uint32_t k = 0; k < edgesdk_harness_num_inputs; ++k) {
+        const struct edgesdk_harness_tensor *input = &edgesdk_harness_inputs[k];
+        memcpy(&edgesdk_arena[input->arena_offset], input->data, input->bytes);
+    }
+}
+#endif
+
+#ifdef EDGESDK_HARNESS_PRINT_OUTPUTS
+/* "edgesdk: output K <hex>": every byte of each output, two lowercase hex digits per byte. */
+static void print_outputs(void)
+{
+    static const char hex_digits[] = "0123456789abcdef";
+    for (uint32_t k = 0; k < edgesdk_harness_num_outputs; ++k) {
+        const struct edgesdk_harness_tensor *output = &edgesdk_harness_outputs[k];
+        const uint8_t *bytes = &edgesdk_arena[output->arena_offset];
+        edgesdk_console_puts("edgesdk: output ");
+        edgesdk_console_put_int((int32_t)k);
+        edgesdk_console_putc(' ');
+        for (uint32_t i = 0; i < output->bytes; ++i) {
+            edgesdk_console_putc(hex_digits[bytes[i] >> 4]);
+            edgesdk_console_putc(hex_digits[bytes[i] & 0xfu]);
+        }
+        edgesdk_console_putc('\n');
+    }
+}
+#endif
+
 int main(void)
 {
     struct edgesdk_default_inputs inputs;
@@ -30,12 +74,18 @@ int main(void)
 
     edgesdk_console_puts("edgesdk harness: model " EDGESDK_MODEL_NAME " on " BOARD_NAME "\n");
     edgesdk_default_arena_io(&inputs, &outputs);
+#ifdef EDGESDK_HARNESS_EMBEDDED_INPUTS
+    load_embedded_inputs();
+#endif
 
     edgesdk_harness_mark(1);
     int32_t status = edgesdk_default_run(&inputs, &outputs);
     edgesdk_harness_mark(2);
 
     if (status == 0) {
+#ifdef EDGESDK_HARNESS_PRINT_OUTPUTS
+        print_outputs();
+#endif
         edgesdk_console_puts("edgesdk: run ok\n");
         return 0;
     }
@@ -49,7 +99,13 @@ int main(void)
         edgesdk_console_puts(" npu_command=");
         edgesdk_console_put_int((int32_t)edgesdk_npu_last_error_command());
     }
+#ifdef EDGESDK_ERR_ARENA_CORRUPT
+    if (status == EDGESDK_ERR_ARENA_CORRUPT) {
+        edgesdk_console_puts(" (arena corrupt: a guard word around the activation arena was overwritten)");
+    }
+#endif
     edgesdk_console_putc('\n');
-    /* Exit code = -status (1 NPU error, 2 NPU timeout, 3 no NPU); startup keeps the low 16 bits. */
+    /* Exit code = -status (1 NPU error, 2 NPU timeout, 3 no NPU, 5 arena corrupt); startup keeps the low
+     * 16 bits. */
     return status < 0 ? (int)-status : (int)status;
 }

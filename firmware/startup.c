@@ -1,9 +1,10 @@
 /* Bare-metal reset code: replaces picolibc's crt0 (the build links with -nostartfiles).
  *
  * _start (placed first in flash by link.ld) sets gp, sp and tp and jumps to reset(), which copies
- * .data/.tdata from flash, clears .tbss/.bss, runs constructors, calls main() and exits with its
- * return value. .noinit (the model arena) is deliberately left alone: the emulator writes the model
- * inputs there before the core starts.
+ * .data/.tdata from flash, clears .tbss/.bss, fills the stack guard, runs constructors, calls main()
+ * and exits with its return value (or EDGESDK_EXIT_STACK_OVERFLOW if the stack guard was overwritten).
+ * .noinit (the model arena) is deliberately left alone: the emulator writes the model inputs there before
+ * the core starts.
  */
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 /* Defined by link.ld. */
 extern uint8_t __data_start[], __data_end[], __data_source[];
 extern uint8_t __bss_start[], __bss_end[];
+extern uint32_t __stack_bottom[];
 extern void (*__init_array_start[])(void);
 extern void (*__init_array_end[])(void);
 
@@ -39,14 +41,43 @@ __attribute__((naked, noreturn, section(".text.init.enter"))) void _start(void)
         "j edgesdk_reset\n");
 }
 
+/* Pattern and size of the stack guard, for the emulator (machine.py reads this symbol from the ELF); kept by
+ * the linker although the code below uses the macros. */
+__attribute__((used, retain)) const uint32_t edgesdk_stack_guard[2] = {EDGESDK_STACK_GUARD_PATTERN,
+                                                                      EDGESDK_STACK_GUARD_BYTES};
+
+static void stack_guard_fill(void)
+{
+    volatile uint32_t *guard = __stack_bottom;
+    for (uint32_t i = 0; i < EDGESDK_STACK_GUARD_BYTES / 4u; ++i) {
+        guard[i] = EDGESDK_STACK_GUARD_PATTERN;
+    }
+}
+
+int edgesdk_stack_guard_intact(void)
+{
+    const volatile uint32_t *guard = __stack_bottom;
+    uint32_t damage = 0;
+    for (uint32_t i = 0; i < EDGESDK_STACK_GUARD_BYTES / 4u; ++i) {
+        damage |= guard[i] ^ EDGESDK_STACK_GUARD_PATTERN;
+    }
+    return damage == 0u;
+}
+
 void edgesdk_reset(void)
 {
     memcpy(__data_start, __data_source, (size_t)(__data_end - __data_start));
     memset(__bss_start, 0, (size_t)(__bss_end - __bss_start));
+    stack_guard_fill(); /* reset() itself runs at the top of the stack, far above the guard */
     for (void (**ctor)(void) = __init_array_start; ctor < __init_array_end; ++ctor) {
         (*ctor)();
     }
-    edgesdk_exit(main());
+    int code = main();
+    if (!edgesdk_stack_guard_intact()) {
+        edgesdk_console_puts("edgesdk: stack overflow: the guard at the bottom of the stack was overwritten\n");
+        code = EDGESDK_EXIT_STACK_OVERFLOW;
+    }
+    edgesdk_exit(code);
 }
 
 void edgesdk_exit(int code)

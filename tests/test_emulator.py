@@ -83,8 +83,8 @@ def test_runs_model_and_exits(firmware, board, arena):
 def test_counts_are_deterministic(firmware, board, arena, monkeypatch):
     spin = command("P", struct.pack("<I", 200_000))
     first = run(firmware, board, arena, spin)
-    # Many tiny wall-clock slices must not change the counts (the CPU resumes exactly where it stopped).
-    monkeypatch.setattr(machine_module, "CHUNK_SECONDS", 0.0005)
+    # Many small slices must not change the counts (the CPU resumes exactly where it stopped).
+    monkeypatch.setattr(machine_module, "RUN_SLICE_INSTRUCTIONS", 1500)
     second = run(firmware, board, arena, spin)
     assert first.exit_code == second.exit_code == 0
     assert first.cpu_instructions == second.cpu_instructions > 1_000_000

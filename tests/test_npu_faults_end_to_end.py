@@ -78,3 +78,20 @@ def test_bad_opcode_is_reported_with_its_command_index(kws_build, tmp_path):
 def test_intact_build_runs(kws_build):
     proc = run_cli(kws_build)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_small_run_slices_never_repeat_an_npu_start(kws_build, monkeypatch):
+    """Slices end on instruction budgets, never inside the MMIO write that starts the NPU (which a
+    wall-clock stop could re-execute on resume)."""
+    import numpy as np
+
+    from edgesdk.emulator import machine as machine_module
+    from edgesdk.runner import load_report, random_inputs, run_inference
+
+    inputs = random_inputs(load_report(kws_build), 0)
+    normal = run_inference(kws_build, inputs)
+    monkeypatch.setattr(machine_module, "RUN_SLICE_INSTRUCTIONS", 1500)
+    sliced = run_inference(kws_build, inputs)
+    assert sliced.npu_stats["starts"] == normal.npu_stats["starts"] == 1
+    assert (sliced.cpu_instructions, sliced.npu_cycles) == (normal.cpu_instructions, normal.npu_cycles)
+    assert np.array_equal(sliced.outputs[0], normal.outputs[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import jinja2
@@ -12,6 +13,8 @@ from ..importer.names import sanitize_name
 from .executor import C_TYPES, ExecutorModel
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+# Guard bytes on each side of the activation arena (model.c.j2; EDGESDK_ARENA_GUARD_BYTES is twice this).
+ARENA_GUARD_BYTES_PER_SIDE = 16
 VALUES_PER_LINE = {"int8_t": 16, "uint8_t": 16, "int16_t": 12, "int32_t": 8, "uint32_t": 8, "float": 6}
 
 
@@ -57,12 +60,32 @@ def table_chunks(table) -> list:
     return chunks
 
 
+def comment_text(text: str) -> str:
+    """Text for a C comment: sanitize_name without shortening (idempotent on already sanitized text)."""
+    return sanitize_name(str(text), max_chars=max(len(str(text)), 1))
+
+
+def _with_safe_text(model: ExecutorModel) -> ExecutorModel:
+    """A shallow copy whose model-derived text (names, labels, layer comments) is sanitized once more here,
+    where it enters C comments, whatever importer or codegen produced it. Identifiers are C identifiers
+    already (edgesdk.importer.names.c_identifier) and are checked by edgesdk/verify.py's parse."""
+    return dataclasses.replace(
+        model,
+        steps=[dataclasses.replace(s, comment=comment_text(s.comment)) for s in model.steps],
+        consts=[dataclasses.replace(c, comment=comment_text(c.comment)) for c in model.consts],
+        inputs=[dataclasses.replace(t, model_name=comment_text(t.model_name)) for t in model.inputs],
+        outputs=[dataclasses.replace(t, model_name=comment_text(t.model_name)) for t in model.outputs],
+        npu_weight_labels=[(offset, size, comment_text(label)) for offset, size, label in model.npu_weight_labels],
+        npu_tables=[dataclasses.replace(t, listing=[comment_text(line) for line in t.listing]) for t in model.npu_tables])
+
+
 def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str,
                    kernel_headers: list) -> list:
     """Write model.h/.c, model_data.h/.c and (with NPU regions) model_npu.h/.c; return the paths."""
     env = environment()
+    model = _with_safe_text(model)
     common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": board,
-              "rounding": rounding, "ctypes": C_TYPES}
+              "rounding": rounding, "ctypes": C_TYPES, "guard_bytes_per_side": ARENA_GUARD_BYTES_PER_SIDE}
     files = {
         "model.h": env.get_template("model.h.j2").render(**common),
         "model.c": env.get_template("model.c.j2").render(**common, steps=model.steps, kernel_headers=kernel_headers),

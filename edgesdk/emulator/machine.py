@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import struct
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -28,6 +29,7 @@ from elftools.elf.elffile import ELFFile
 from ..board import SDK_ROOT, Board, load_board
 from ..errors import EmulatorError, UsageError
 from ..hostcc import load_shared_library
+from ..renode.platform import emulator_board
 
 try:  # the binding keeps its ctypes handle to libunicorn here; the C hooks are registered through it
     from unicorn.unicorn_py3.unicorn import uclib as _uclib
@@ -46,7 +48,7 @@ NO_UNTIL_ADDRESS = 0xFFFF_FFFF
 # never wrote (the arena is not cleared at boot) gets visibly wrong results instead of lucky zeros.
 # It also lets run_elf measure the stack high-water mark.
 SRAM_FILL_BYTE = 0xA5
-CHUNK_SECONDS = 0.5  # emu_start slice: keeps Ctrl-C responsive and enforces timeout_s
+RUN_SLICE_INSTRUCTIONS = 20_000_000  # run() slice (~0.05-0.2 s): keeps Ctrl-C responsive and enforces timeout_s
 
 # emu_glue.h enums
 _STOP_EXIT, _STOP_LIMIT, _STOP_DEVICE_ERROR = 1, 2, 3
@@ -253,7 +255,8 @@ class Machine:
     """One emulated board running one ELF; use run_elf() unless you need the pieces."""
 
     def __init__(self, board: Board, elf_path, npu: NpuModelSpec | None = None):
-        self.board = board
+        # Memory map and peripherals from the board's Renode platform (.repl), checked against board.json.
+        self.board = emulator_board(board)
         self.elf_path = Path(elf_path)
         self.elf = _read_elf(elf_path)
         self.npu_spec = npu if npu is not None else (default_npu_model() if board.npu else None)
@@ -268,6 +271,7 @@ class Machine:
         self._map_peripherals()
         self._install_hooks()
         self._load_elf()
+        self._watch_stack()
 
     def close(self) -> None:
         """Free Unicorn, the NPU model and the native state now (not whenever the GC gets to them)."""
@@ -382,30 +386,70 @@ class Machine:
         return view.tobytes()
 
     def run(self, timeout_s: float = 60.0, max_instructions: int | None = None) -> None:
-        """Run from the ELF entry until the exit device is written; raise EmulatorError otherwise."""
-        self.lib.emu_set_instruction_limit(self.state, max_instructions or 0)
+        """Run from the ELF entry until the exit device is written; raise EmulatorError otherwise.
+
+        Runs in instruction-budget slices (advance()), checking the wall-clock deadline between them: a
+        wall-clock stop could land inside an MMIO access (an NPU START) and re-execute it on resume.
+        """
         deadline = time.monotonic() + timeout_s
-        pc = self.elf.entry
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            budget = RUN_SLICE_INSTRUCTIONS
+            if max_instructions is not None:
+                left = max_instructions - self.instructions()
+                if left <= 0:
+                    raise self._unfinished_error(f"did not finish within the budget of {max_instructions} instructions")
+                budget = min(budget, left)
+            if self.advance(budget):
+                break
+            if time.monotonic() > deadline:
                 raise self._unfinished_error(f"did not finish within {timeout_s:g} s")
-            try:
-                self.uc.emu_start(pc, NO_UNTIL_ADDRESS, timeout=int(min(remaining, CHUNK_SECONDS) * 1e6))
-            except unicorn.UcError as exc:
-                raise self._fault_error(exc) from None
-            reason = self.lib.emu_stop_reason(self.state)
-            if reason == _STOP_EXIT:
-                self.lib.emu_settle_exit(self.state, self.pc())
-                return
-            if reason == _STOP_LIMIT:
-                raise self._unfinished_error(f"did not finish within the budget of {max_instructions} instructions")
-            if reason == _STOP_DEVICE_ERROR:
-                raise self._device_error()
-            if self.events.interrupt is not None:
-                raise self._trap_error()
-            pc = self.pc()  # a wall-clock slice ended: continue where the CPU stopped
+        if self.stack_guard_intact() is False:
+            raise self._stack_overflow_error("the guard words at the bottom of the stack were overwritten")
+
+    # advance() state: where the CPU stopped (None before the first slice) and whether it has exited.
+    ADVANCE_MIN_INSTRUCTIONS = 1024
+    _resume_pc = None
+    _exited = False
+
+    def advance(self, max_instructions: int, start_pc: int | None = None) -> bool:
+        """Run at most `max_instructions` more instructions, from `start_pc` (default: the ELF entry) the
+        first time and from where the CPU stopped afterwards; True once the firmware has written the exit
+        device. For callers that watch the firmware while it runs (edgesdk.hil, edgesdk.flash); faults raise
+        EmulatorError as in run(). Do not mix with run() on one Machine.
+
+        Slices end on the instruction budget, never on wall-clock time: the budget stops the CPU at a block
+        boundary, before the block runs, whereas a wall-clock stop can land inside an MMIO callback (an NPU
+        START running its table, a UART write) and leave the PC on that store, which resuming would execute
+        a second time. The glue keeps the first stop reason, so after the first budget stop an exit is told
+        apart from the next budget stop by the count: a budget stop happens only at or past the budget.
+        """
+        if self._exited:
+            return True
+        if self._resume_pc is None:
+            pc = self.elf.entry if start_pc is None else start_pc
+        else:
+            pc = self._resume_pc
             self.lib.emu_prepare_resume(self.state, pc)
+        # The budget must exceed the longest translation block (QEMU: 512 instructions): the CPU stops
+        # before a block that would reach the budget, so a smaller budget would never make progress.
+        limit = self.instructions() + max(self.ADVANCE_MIN_INSTRUCTIONS, max_instructions)
+        self.lib.emu_set_instruction_limit(self.state, limit)
+        try:
+            self.uc.emu_start(pc, NO_UNTIL_ADDRESS)
+        except unicorn.UcError as exc:
+            raise self._fault_error(exc) from None
+        offset, size = ctypes.c_uint64(), ctypes.c_uint32()
+        if self.lib.emu_device_error(self.state, ctypes.byref(offset), ctypes.byref(size)) != 0:
+            raise self._device_error()
+        if self.events.interrupt is not None:
+            raise self._trap_error()
+        reason = self.lib.emu_stop_reason(self.state)
+        if reason == _STOP_EXIT or (reason == _STOP_LIMIT and self.instructions() < limit):
+            self.lib.emu_settle_exit(self.state, self.pc())
+            self._exited = True
+            return True
+        self._resume_pc = self.pc()
+        return False
 
     def pc(self) -> int:
         return self.uc.reg_read(rv.UC_RISCV_REG_PC)
@@ -446,6 +490,49 @@ class Machine:
         stats["starts"] = self.lib.emu_npu_starts(self.state)
         return stats
 
+    # -- stack overflow detection (firmware/startup.c writes the guard; docs/reliability.md) --
+
+    def _watch_stack(self) -> None:
+        """Remember the stack guard the firmware keeps at __stack_bottom (pattern and size from its
+        `edgesdk_stack_guard` symbol), and make the free SRAM pages between the last section (.noinit, the
+        arena) and the stack read-only: the stack grows down into them, so a write there faults at once and
+        is reported as a stack overflow, with the PC that made it. Firmware that links malloc uses that
+        space as its heap, so it is left writable then."""
+        symbols = self.elf.symbols
+        self.stack_guard, self.stack_gap = None, None
+        bottom = symbols.get("__stack_bottom")
+        if bottom is None:
+            return
+        info = self._host_view(symbols["edgesdk_stack_guard"], 8) if "edgesdk_stack_guard" in symbols else None
+        if info is not None:
+            pattern, size = struct.unpack("<II", info.tobytes())
+            self.stack_guard = (bottom, size, pattern)
+        used_end = symbols.get("__heap_start", symbols.get("__noinit_end"))
+        if used_end is None or {"malloc", "sbrk", "_sbrk"} & symbols.keys():
+            return
+        low, high = -(-used_end // PAGE) * PAGE, bottom // PAGE * PAGE
+        if low < high and self.board.sram.contains(low, high - low):
+            self.uc.mem_protect(low, high - low, unicorn.UC_PROT_READ)
+            self.stack_gap = (low, high)
+
+    def stack_guard_intact(self) -> bool | None:
+        """False if the firmware's stack guard words changed; None if the firmware has no stack guard."""
+        if self.stack_guard is None:
+            return None
+        bottom, size, pattern = self.stack_guard
+        view = self._host_view(bottom, size)
+        return view is not None and bool(np.all(view.view(np.uint32) == np.uint32(pattern)))
+
+    def _stack_overflow_error(self, what: str) -> EmulatorError:
+        bottom = self.elf.symbols.get("__stack_bottom", 0)
+        sp = self.uc.reg_read(rv.UC_RISCV_REG_SP)
+        return EmulatorError(
+            f"The firmware overflowed its stack: {what} (the stack is {self.board.stack_bytes} bytes, from "
+            f"__stack_bottom {bottom:#010x} up; sp is {sp:#010x}), at {self._where(self.pc())} "
+            f"({self._return_address()}), after {self.instructions()} instructions.{self._uart_tail()} Reduce "
+            "stack use (deep recursion, large local arrays) or give the board more stack (stack_bytes in "
+            "board.json).")
+
     def stack_bytes_used(self) -> int | None:
         """Deepest stack use, from the SRAM fill pattern left below the stack pointer."""
         bottom = self.elf.symbols.get("__stack_bottom")
@@ -453,8 +540,10 @@ class Machine:
         view = self._host_view(bottom, top - bottom) if bottom is not None and top is not None else None
         if view is None or len(view) == 0:
             return None
-        touched = np.flatnonzero(view != SRAM_FILL_BYTE)
-        return int(len(view) - touched[0]) if len(touched) else 0
+        # The stack guard (firmware/startup.c) is written at reset, not by the stack: look above it.
+        guard = self.stack_guard[1] if self.stack_guard and self.stack_guard_intact() else 0
+        touched = np.flatnonzero(view[guard:] != SRAM_FILL_BYTE)
+        return int(len(view) - guard - touched[0]) if len(touched) else 0
 
     # -- error messages --
 
@@ -481,6 +570,11 @@ class Machine:
     def _fault_error(self, exc: unicorn.UcError) -> EmulatorError:
         pc = self.pc()
         address = self.events.fault[1] if self.events.fault else None
+        gap = self.stack_gap
+        if exc.errno == unicorn.UC_ERR_WRITE_PROT and address is not None and gap and gap[0] <= address < gap[1]:
+            return self._stack_overflow_error(f"a write to {address:#010x}, below the bottom of the stack")
+        if self.stack_guard_intact() is False:
+            return self._stack_overflow_error(f"the stack guard words were overwritten before a crash ('{exc}')")
         kinds = {
             unicorn.UC_ERR_READ_UNMAPPED: "read from unmapped address",
             unicorn.UC_ERR_WRITE_UNMAPPED: "write to unmapped address",

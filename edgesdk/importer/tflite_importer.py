@@ -9,6 +9,7 @@ the compiler does not know become one UnsupportedOpError listing each of them.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,14 @@ ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5
 # Largest tensor the importer accepts: far above any MCU's memory, small enough to never exhaust the host.
 MAX_TENSOR_ELEMENTS = 1 << 28
 MAX_RANK = 6
+# Quantization scales edgesdk accepts: far wider than any trained model's, narrow enough that every ratio and
+# product of two scales the requantization arithmetic forms stays a finite float32.
+MIN_SCALE, MAX_SCALE = 2.0 ** -60, 2.0 ** 60
+# Inputs an operator may omit (index -1 in the file): the bias of the convolutions and fully connected.
+OPTIONAL_INPUTS = {"CONV_2D": {2}, "DEPTHWISE_CONV_2D": {2}, "FULLY_CONNECTED": {2}}
+# Zero points a quantized tensor of each type can hold (TFLite's kernels assume them).
+ZERO_POINT_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
+                     "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 31), (1 << 31) - 1)}
 
 
 def import_tflite(path) -> Graph:
@@ -74,8 +83,18 @@ class _Importer:
     def fail(self, what: str) -> ModelError:
         return ModelError(f"{self.path}: {what}. The model file is inconsistent; re-export it with the TFLite converter.")
 
+    def count(self, length: int, what: str) -> int:
+        """A vector length from the file, checked against the file size (a corrupt length would make the
+        importer loop over garbage for a long time): every element takes at least 4 bytes."""
+        if length * 4 > len(self.buf):
+            raise self.fail(f"it claims {length} {what}, more than its {len(self.buf)} bytes can hold (truncated or corrupt)")
+        return length
+
     def run(self) -> Graph:
         model = self.model
+        self.count(model.SubgraphsLength(), "subgraphs")
+        self.count(model.BuffersLength(), "buffers")
+        self.count(model.OperatorCodesLength(), "operator codes")
         if model.SubgraphsLength() < 1:
             raise self.fail("it has no subgraph")
         if model.SubgraphsLength() > 1:
@@ -84,10 +103,10 @@ class _Importer:
                 "edgesdk compiles single-subgraph models only; convert without control flow."
             )
         sg = model.Subgraphs(0)
-        for i in range(sg.TensorsLength()):
+        for i in range(self.count(sg.TensorsLength(), "tensors")):
             self.tensors[i] = self.read_tensor(sg, i)
         ops, unsupported = [], []
-        for i in range(sg.OperatorsLength()):
+        for i in range(self.count(sg.OperatorsLength(), "operators")):
             op = self.read_op(sg, i)
             if isinstance(op, str):
                 unsupported.append(op)
@@ -127,11 +146,13 @@ class _Importer:
         shape = tuple(int(d) for d in (t.ShapeAsNumpy() if t.ShapeLength() else []))
         if len(shape) > MAX_RANK or any(d < 0 for d in shape):
             raise self.fail(f"tensor {index} '{name}' has an invalid shape {list(shape)} (dynamic or negative dimensions are not supported)")
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        count = math.prod(shape)  # Python integers: a product of int32 dimensions must not wrap around
         if count > MAX_TENSOR_ELEMENTS:
             raise self.fail(f"tensor {index} '{name}' has {count} elements, beyond any microcontroller")
         tensor = Tensor(index, name, shape, dtype, self.read_quant(t, index, name, shape))
         tensor.data = self.read_buffer(t, index, name, dtype, shape, count)
+        if tensor.data is None and count == 0:  # an empty constant (e.g. a scalar's shape) is fine
+            raise self.fail(f"tensor {index} '{name}' has a zero dimension {list(shape)}; empty activations are not supported")
         return tensor
 
     def read_quant(self, t, index: int, name: str, shape: tuple) -> QuantParams | None:
@@ -145,8 +166,14 @@ class _Importer:
         axis = int(q.QuantizedDimension())
         if zp.size != scale.size:
             raise self.fail(f"tensor {index} '{name}' has {scale.size} scales but {zp.size} zero points")
+        low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(t.Type(), ""), (-(1 << 31), (1 << 31) - 1))
+        if zp.size and (int(zp.min()) < low or int(zp.max()) > high):
+            raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
         if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
             raise self.fail(f"tensor {index} '{name}' has a non-positive or non-finite quantization scale")
+        if np.any(scale < MIN_SCALE) or np.any(scale > MAX_SCALE):
+            raise self.fail(f"tensor {index} '{name}' has a quantization scale outside [2^-60, 2^60] "
+                            f"({float(scale.min()):.3g}..{float(scale.max()):.3g}); its arithmetic would overflow")
         if scale.size > 1 and not (0 <= axis < len(shape) and shape[axis] == scale.size):
             raise self.fail(f"tensor {index} '{name}' has {scale.size} per-channel scales that do not match axis {axis} of shape {list(shape)}")
         return QuantParams(scale, zp, axis)
@@ -183,10 +210,13 @@ class _Importer:
         code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
         name = OP_NAMES.get(code, f"builtin code {code}")
         if code == BuiltinOperator.CUSTOM:
-            name = f"CUSTOM '{(oc.CustomCode() or b'').decode('utf-8', 'replace')}'"
+            name = f"CUSTOM '{sanitize_name((oc.CustomCode() or b'').decode('utf-8', 'replace'))}'"
         inputs = [None if j < 0 else self.tensor_ref(int(j), f"operator #{i} ({name}) input") for j in (op.InputsAsNumpy() if op.InputsLength() else [])]
         outputs = [self.tensor_ref(int(j), f"operator #{i} ({name}) output") for j in (op.OutputsAsNumpy() if op.OutputsLength() else [])]
         out_name = outputs[0].name if outputs else "?"
+        omitted = {k for k, t in enumerate(inputs) if t is None} - OPTIONAL_INPUTS.get(name, set())
+        if omitted:
+            raise self.fail(f"operator #{i} ({name}) omits input {min(omitted)} (index -1), which {name} requires")
         reader = OPTION_READERS.get(name)
         if reader is None:
             return f"{name} at operator #{i} (output '{out_name}')"
@@ -214,6 +244,8 @@ def _padding_attrs(imp, ir_op, padding_code, stride_h, stride_w, dil_h, dil_w, f
     x, y = ir_op.inputs[0], ir_op.outputs[0]
     if len(x.shape) != 4 or len(y.shape) != 4:
         raise imp.fail(f"{ir_op.location} needs 4-D NHWC input and output, got {list(x.shape)} -> {list(y.shape)}")
+    if x.shape[0] != y.shape[0]:
+        raise imp.fail(f"{ir_op.location}: input batch {x.shape[0]} differs from output batch {y.shape[0]}")
     if min(stride_h, stride_w, dil_h, dil_w, filter_h, filter_w) < 1:
         raise imp.fail(f"{ir_op.location} has a zero or negative stride, dilation or filter size")
     attrs = {"stride_h": stride_h, "stride_w": stride_w, "dilation_h": dil_h, "dilation_w": dil_w}
@@ -300,18 +332,27 @@ def _read_binary(options_type, cls):
 
 def _read_softmax(imp, op, ir_op) -> dict:
     _require_inputs(imp, ir_op, 1)
+    _require_same_size(imp, ir_op)
+    if not ir_op.inputs[0].shape:
+        raise imp.fail(f"{ir_op.location} is a softmax over a scalar (it needs at least one axis)")
     o = _options(op, BuiltinOptions.SoftmaxOptions, tflite.SoftmaxOptions)
     return {"beta": float(np.float32(o.Beta())) if o else 1.0}
 
 
 def _read_concatenation(imp, op, ir_op) -> dict:
     o = _options(op, BuiltinOptions.ConcatenationOptions, tflite.ConcatenationOptions)
-    rank = len(ir_op.outputs[0].shape)
+    _require_inputs(imp, ir_op, 1)
+    y = ir_op.outputs[0]
+    rank = len(y.shape)
     axis = o.Axis() if o else 0
     if axis < 0:
         axis += rank
     if not 0 <= axis < max(rank, 1):
         raise imp.fail(f"{ir_op.location} concatenates along axis {axis} of a rank-{rank} tensor")
+    shapes = [list(t.shape) for t in ir_op.inputs]
+    others_match = all(len(s) == rank and s[:axis] + s[axis + 1:] == list(y.shape[:axis] + y.shape[axis + 1:]) for s in shapes)
+    if not others_match or sum(s[axis] for s in shapes) != y.shape[axis]:
+        raise imp.fail(f"{ir_op.location}: inputs {shapes} do not concatenate along axis {axis} into {list(y.shape)}")
     return {"axis": axis, "activation": _activation(imp, ir_op, o.FusedActivationFunction() if o else 0)}
 
 
@@ -323,18 +364,29 @@ def _const_ints(imp, ir_op, k: int, what: str) -> np.ndarray:
 
 def _read_mean(imp, op, ir_op) -> dict:
     o = _options(op, BuiltinOptions.ReducerOptions, tflite.ReducerOptions)
-    rank = len(ir_op.inputs[0].shape)
+    _require_inputs(imp, ir_op, 1)
+    x, y = ir_op.inputs[0], ir_op.outputs[0]
+    rank = len(x.shape)
     axes = tuple(sorted({int(a) + rank if a < 0 else int(a) for a in _const_ints(imp, ir_op, 1, "axes").reshape(-1)}))
     if any(not 0 <= a < rank for a in axes):
         raise imp.fail(f"{ir_op.location} reduces over axes {axes} of a rank-{rank} tensor")
+    kept = math.prod(d for k, d in enumerate(x.shape) if k not in axes)
+    if y.num_elements != kept:
+        raise imp.fail(f"{ir_op.location}: reducing {list(x.shape)} over axes {list(axes)} leaves {kept} elements, "
+                       f"not the {y.num_elements} of output {list(y.shape)}")
     return {"axes": axes, "keep_dims": bool(o.KeepDims()) if o else False}
 
 
 def _read_pad(imp, op, ir_op) -> dict:
+    _require_inputs(imp, ir_op, 1)
     pads = _const_ints(imp, ir_op, 1, "paddings")
-    rank = len(ir_op.inputs[0].shape)
+    x, y = ir_op.inputs[0], ir_op.outputs[0]
+    rank = len(x.shape)
     if pads.shape != (rank, 2) or np.any(pads < 0):
         raise imp.fail(f"{ir_op.location} has paddings of shape {list(pads.shape)} (need [{rank}, 2], non-negative)")
+    padded = [int(d + before + after) for d, (before, after) in zip(x.shape, pads)]
+    if padded != list(y.shape):
+        raise imp.fail(f"{ir_op.location}: input {list(x.shape)} padded by {pads.tolist()} is {padded}, not the output {list(y.shape)}")
     return {"paddings": [tuple(int(v) for v in row) for row in pads]}
 
 
@@ -347,7 +399,15 @@ def _read_reshape(imp, op, ir_op) -> dict:
 
 def _read_plain(imp, op, ir_op) -> dict:
     _require_inputs(imp, ir_op, 1)
+    _require_same_size(imp, ir_op)
     return {}
+
+
+def _require_same_size(imp, ir_op) -> None:
+    """Elementwise ops (activations, (de)quantize, softmax) map each input element to one output element."""
+    x, y = ir_op.inputs[0], ir_op.outputs[0]
+    if x.num_elements != y.num_elements:
+        raise imp.fail(f"{ir_op.location} maps {x.num_elements} input elements to {y.num_elements} outputs")
 
 
 def _require_inputs(imp, ir_op, count: int, const_from: int | None = None) -> None:
@@ -397,8 +457,11 @@ def _check_topological(graph: Graph, imp) -> None:
             if t.is_const:
                 raise imp.fail(f"{op.location} writes into constant tensor '{t.name}'")
             available.add(t)
+    for t in graph.inputs + graph.outputs:
+        if t.is_const:
+            raise imp.fail(f"graph input or output '{t.name}' is a constant tensor (the caller cannot read or write it)")
     for t in graph.outputs:
-        if t not in available and not t.is_const:
+        if t not in available:
             raise imp.fail(f"graph output '{t.name}' is never produced")
 
 

@@ -39,6 +39,8 @@ class CStep:
 
 def emit_op(op, ctx) -> CStep:
     emitter = _EMITTERS.get(op.type)
+    if emitter is None and "relax_function" in op.attrs:  # long-tail op: lowered through TVM (tvm_lowered.py)
+        from .tvm_lowered import emit_tvm_lowered as emitter
     if emitter is None:
         raise UnsupportedOpError(f"The C target has no kernel for {op.type} ({op.location}).")
     return emitter(op, ctx)
@@ -129,8 +131,9 @@ def _bias(ctx, op, tensor) -> str:
     return ctx.const_array(f"{op.type.lower()}_{op.index}_bias", tensor.data.astype(np.int32), "int32_t")
 
 
-def _weights(ctx, op, tensor) -> str:
-    return ctx.const_array(f"{op.type.lower()}_{op.index}_weights", tensor.data.astype(np.int8), "int8_t")
+def _weights(ctx, op, values) -> str:
+    """The filter as a const int8 array (values already in the layout the chosen kernel reads)."""
+    return ctx.const_array(f"{op.type.lower()}_{op.index}_weights", np.ascontiguousarray(values).reshape(-1), "int8_t")
 
 
 def _conv_effective_scales(op, x, w, y, channels: int) -> list:
@@ -170,13 +173,119 @@ def _emit_conv2d(op, ctx) -> CStep:
         "pad_top": a["pad_top"], "pad_left": a["pad_left"],
         "input_offset": -_zp(x), "filter_offset": _filter_offset(op, w), "output_offset": _zp(y),
         "act_min": act_min, "act_max": act_max,
-        "multiplier": _int32_array(ctx, op, "multiplier", mults),
-        "shift": _int32_array(ctx, op, "shift", shifts),
+        "multiplier": None, "shift": None,
         "rounding": _rounding_c(_rounding(ctx, op)),
+        "blocked": 0,
     }
+    weights, bias = w.data.astype(np.int8), _bias_values(b, out_c)
+    why_not = fast_conv_obstacle(fields, _rounding(ctx, op), weights, bias, mults, shifts)
+    if why_not is None:
+        shifts = _fast_shifts(mults, shifts)
+        fields.update(_flat_pointwise(fields), blocked=1)
+        bias = fold_input_offset(bias, weights.reshape(out_c, -1), fields["input_offset"])
+        weights = block_channels(weights.reshape(out_c, -1), CONV_BLOCK)
+    fields["multiplier"] = _int32_array(ctx, op, "multiplier", mults)
+    fields["shift"] = _int32_array(ctx, op, "shift", shifts)
     params = _params(ctx, op, "edgesdk_conv2d_params", fields)
-    call = f"edgesdk_conv2d_s8({params}, {_ptr(ctx, x)}, {_weights(ctx, op, w)}, {_bias(ctx, op, b)}, {_ptr(ctx, y)});"
-    return _step(op, call, f"{w.shape[1]}x{w.shape[2]} conv, {x.shape[3]}->{out_c} channels")
+    bias_c = _bias_array(ctx, op, b, bias, fields["blocked"])
+    call = f"edgesdk_conv2d_s8({params}, {_ptr(ctx, x)}, {_weights(ctx, op, weights)}, {bias_c}, {_ptr(ctx, y)});"
+    kind = "blocked" if fields["blocked"] else f"reference loops: {why_not}"
+    return _step(op, call, f"{w.shape[1]}x{w.shape[2]} conv, {x.shape[3]}->{out_c} channels, {kind}")
+
+
+# -- the fast kernels' preconditions and data layout (edgesdk_conv2d.h, edgesdk_mac.h) ----------------------
+
+CONV_BLOCK = 8  # output channels per register block of edgesdk_conv2d_blocked.c
+CONV_PATCH_MAX = 1024  # EDGESDK_CONV_PATCH_MAX
+FAST_ACC_LIMIT = 1 << 31  # the fast kernels accumulate in int32 from the folded bias: no sum may overflow
+
+
+def _bias_values(b, channels: int) -> np.ndarray:
+    return np.zeros(channels, np.int64) if b is None else b.data.astype(np.int64).reshape(-1)
+
+
+def _bias_array(ctx, op, b, values, folded: int) -> str:
+    if not folded:
+        return _bias(ctx, op, b)
+    return ctx.const_array(f"{op.type.lower()}_{op.index}_bias_folded", np.asarray(values, np.int32), "int32_t")
+
+
+def fold_input_offset(bias, weights_2d, input_offset: int) -> np.ndarray:
+    """bias[o] + input_offset * sum_k w[o][k]: the input offset taken out of the inner loop (exact)."""
+    return np.asarray(bias, np.int64) + int(input_offset) * weights_2d.astype(np.int64).sum(axis=1)
+
+
+def accumulator_bound(bias_folded, weights_2d) -> int:
+    """Largest |bias' + sum_k w[o][k] * x[k]| over int8 inputs x, over all output channels o."""
+    reach = 128 * np.abs(weights_2d.astype(np.int64)).sum(axis=1)
+    return int(np.max(np.abs(np.asarray(bias_folded, np.int64)) + reach, initial=0))
+
+
+def block_channels(weights_2d, block: int) -> np.ndarray:
+    """[out][taps] -> blocks of `block` outputs stored [tap][block], then the remaining outputs as they were."""
+    out, taps = weights_2d.shape
+    full = out // block * block
+    head = weights_2d[:full].reshape(out // block, block, taps).transpose(0, 2, 1).reshape(-1)
+    return np.concatenate([head, weights_2d[full:].reshape(-1)]).astype(np.int8)
+
+
+def _fast_shifts(mults, shifts) -> list:
+    """Channels with a zero multiplier (zero scale) give 0 for any shift; use -1 so all shifts are right shifts."""
+    return [-1 if m == 0 else s for m, s in zip(mults, shifts)]
+
+
+def fast_conv_obstacle(fields: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
+    """Why edgesdk_conv2d_s8_blocked cannot run this CONV_2D (None: it can)."""
+    f = fields
+    if f["dilation_h"] != 1 or f["dilation_w"] != 1:
+        return "dilation"
+    if f["filter_in_c"] != f["in_c"]:
+        return "grouped convolution"
+    taps = f["filter_h"] * f["filter_w"] * f["in_c"]
+    if taps > CONV_PATCH_MAX and not _windows_inside(f):
+        return f"filter window of {taps} bytes with padding"
+    return fast_requant_obstacle(f, rounding, weights.reshape(f["out_c"], -1), bias, mults, shifts)
+
+
+def fast_requant_obstacle(f: dict, rounding: str, weights_2d, bias, mults, shifts, fp64_ok: bool = False) -> str | None:
+    """The conditions every fast kernel shares: a requantization it implements (edgesdk_requant_right:
+    "double" with right shifts; edgesdk_requantize_fp64_window, FULLY_CONNECTED only: "fp64" with shifts <= -2
+    and a window <= 2^30), no filter zero point, and no int32 overflow when accumulating from the folded bias."""
+    folded = fold_input_offset(bias, weights_2d, f["input_offset"])
+    bound = accumulator_bound(folded, weights_2d)
+    if rounding == "double":
+        if any(m != 0 and not -31 <= s <= -1 for m, s in zip(mults, shifts)):
+            return "left shift in the requantization"
+    elif rounding == ROUNDING_FP64 and fp64_ok:
+        if any(m <= 0 or not -31 <= s <= -2 for m, s in zip(mults, shifts)):
+            return "requantization scale outside the integer fast path"
+        if fp64_window(bound) > 1 << 30:
+            return "accumulator too large for the integer fast path"
+    else:
+        return f"rounding {rounding}"
+    if f["filter_offset"] != 0:
+        return "filter zero point"
+    if bound >= FAST_ACC_LIMIT:
+        return "accumulator may overflow int32"
+    return None
+
+
+def _windows_inside(f: dict) -> bool:
+    """Every filter window of the convolution lies inside the input (no padding is ever read)."""
+    last_y = (f["out_h"] - 1) * f["stride_h"] - f["pad_top"] + f["filter_h"]
+    last_x = (f["out_w"] - 1) * f["stride_w"] - f["pad_left"] + f["filter_w"]
+    return f["pad_top"] == 0 and f["pad_left"] == 0 and last_y <= f["in_h"] and last_x <= f["in_w"]
+
+
+def _flat_pointwise(f: dict) -> dict:
+    """A 1x1, stride-1, unpadded convolution is the same over 1 x (H*W) pixels: one long row pairs up pixels
+    across image rows (no odd pixel per row)."""
+    if (f["filter_h"], f["filter_w"], f["stride_h"], f["stride_w"]) != (1, 1, 1, 1) or not _windows_inside(f):
+        return {}
+    if (f["in_h"], f["in_w"]) != (f["out_h"], f["out_w"]):
+        return {}
+    pixels = f["in_h"] * f["in_w"]
+    return {"in_h": 1, "in_w": pixels, "out_h": 1, "out_w": pixels}
 
 
 def _emit_depthwise_conv2d(op, ctx) -> CStep:
@@ -196,14 +305,40 @@ def _emit_depthwise_conv2d(op, ctx) -> CStep:
         "pad_top": a["pad_top"], "pad_left": a["pad_left"],
         "input_offset": -_zp(x), "filter_offset": _filter_offset(op, w), "output_offset": _zp(y),
         "act_min": act_min, "act_max": act_max,
-        "multiplier": _int32_array(ctx, op, "multiplier", mults),
-        "shift": _int32_array(ctx, op, "shift", shifts),
+        "multiplier": None, "shift": None,
         "rounding": _rounding_c(_rounding(ctx, op)),
+        "sliding": 0,
     }
+    weights, bias = w.data.astype(np.int8), _bias_values(b, out_c)
+    per_channel = weights.reshape(-1, out_c).T  # [channel][fy * filter_w + fx]
+    why_not = fast_depthwise_obstacle(fields, _rounding(ctx, op), per_channel, bias, mults, shifts)
+    if why_not is None:
+        shifts = _fast_shifts(mults, shifts)
+        fields["sliding"] = 1
+        bias = fold_input_offset(bias, per_channel, fields["input_offset"])
+        weights = per_channel
+    fields["multiplier"] = _int32_array(ctx, op, "multiplier", mults)
+    fields["shift"] = _int32_array(ctx, op, "shift", shifts)
     params = _params(ctx, op, "edgesdk_depthwise_conv2d_params", fields)
-    call = (f"edgesdk_depthwise_conv2d_s8({params}, {_ptr(ctx, x)}, {_weights(ctx, op, w)}, {_bias(ctx, op, b)}, "
+    bias_c = _bias_array(ctx, op, b, bias, fields["sliding"])
+    call = (f"edgesdk_depthwise_conv2d_s8({params}, {_ptr(ctx, x)}, {_weights(ctx, op, weights)}, {bias_c}, "
             f"{_ptr(ctx, y)});")
-    return _step(op, call, f"{w.shape[1]}x{w.shape[2]} depthwise, {out_c} channels")
+    kind = "sliding" if fields["sliding"] else f"reference loops: {why_not}"
+    return _step(op, call, f"{w.shape[1]}x{w.shape[2]} depthwise, {out_c} channels, {kind}")
+
+
+def fast_depthwise_obstacle(fields: dict, rounding: str, per_channel, bias, mults, shifts) -> str | None:
+    """Why edgesdk_depthwise_conv2d_s8_sliding cannot run this DEPTHWISE_CONV_2D (None: it can)."""
+    f = fields
+    if (f["filter_h"], f["filter_w"]) != (3, 3):
+        return f"{f['filter_h']}x{f['filter_w']} filter"
+    if f["stride_h"] != f["stride_w"] or f["stride_w"] not in (1, 2):
+        return f"stride {f['stride_h']}x{f['stride_w']}"
+    if f["dilation_h"] != 1 or f["dilation_w"] != 1:
+        return "dilation"
+    if f["depth_multiplier"] != 1:
+        return f"depth multiplier {f['depth_multiplier']}"
+    return fast_requant_obstacle(f, rounding, per_channel, bias, mults, shifts)
 
 
 def _emit_fully_connected(op, ctx) -> CStep:
@@ -221,14 +356,74 @@ def _emit_fully_connected(op, ctx) -> CStep:
         "act_min": act_min, "act_max": act_max,
     }
     mults, shifts = _multipliers(scales)  # with fp64 too: the kernel's exact integer fast path uses them
+    weights, bias = w.data.astype(np.int8), _bias_values(b, out_depth)
+    why_not = fast_fully_connected_obstacle(fields, rounding, weights, bias, mults, shifts)
+    layout = None
+    if why_not is None:
+        bias = fold_input_offset(bias, weights, fields["input_offset"])
+        layout = FC_PAIRED if FC_PAIRED_WEIGHTS and int(weights.min(initial=0)) >= -127 else FC_BLOCKED
+        weights = pair_fully_connected(weights) if layout == FC_PAIRED else block_fully_connected(weights)
     fields.update(multiplier=_int32_array(ctx, op, "multiplier", mults), shift=_int32_array(ctx, op, "shift", shifts))
     no_scale = _Raw("(const double *)0")
     fields["scale"] = _double_array(ctx, op, "scale", scales) if rounding == ROUNDING_FP64 else no_scale
     fields["rounding"] = _rounding_c(rounding)
+    fields["blocked"] = _Raw(FC_LAYOUT_C[layout]) if layout else 0
+    fields["per_tensor"] = int(len(set(zip(mults, shifts, scales))) == 1)
+    fields["fp64_window"] = fp64_window(accumulator_bound(bias, w.data.reshape(out_depth, -1))) if (
+        layout and rounding == ROUNDING_FP64) else 0
     params = _params(ctx, op, "edgesdk_fully_connected_params", fields)
-    call = (f"edgesdk_fully_connected_s8({params}, {_ptr(ctx, x)}, {_weights(ctx, op, w)}, {_bias(ctx, op, b)}, "
+    bias_c = _bias_array(ctx, op, b, bias, int(layout is not None))
+    call = (f"edgesdk_fully_connected_s8({params}, {_ptr(ctx, x)}, {_weights(ctx, op, weights)}, {bias_c}, "
             f"{_ptr(ctx, y)});")
-    return _step(op, call, f"{in_depth}->{out_depth}")
+    kind = {FC_BLOCKED: "blocked", FC_PAIRED: "paired"}.get(layout, f"reference loops: {why_not}")
+    return _step(op, call, f"{in_depth}->{out_depth}, {kind}")
+
+
+def fp64_window(acc_bound: int) -> int:
+    """edgesdk_requantize_fp64_window's window: a power of two >= B/2 + B * 2^-22 + 2 for accumulators |acc| <= B."""
+    need = acc_bound // 2 + (acc_bound >> 22) + 2
+    return 1 << max(need - 1, 0).bit_length()
+
+
+def fast_fully_connected_obstacle(fields: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
+    """Why edgesdk_fully_connected_s8_blocked cannot run this FULLY_CONNECTED (None: it can)."""
+    return fast_requant_obstacle(fields, rounding, weights, bias, mults, shifts, fp64_ok=True)
+
+
+FC_BLOCKED, FC_PAIRED = 1, 2
+FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED"}
+# The paired layout stores two weights per 32-bit word: FULLY_CONNECTED weights take twice the flash, and the
+# layer ~2.4 instead of ~3.1 instructions per MAC (edgesdk_fully_connected_blocked.c). False: int8 blocks only.
+FC_PAIRED_WEIGHTS = True
+FC_PAIR_BLOCK = 8  # unit pairs per register block (PAIRS in the kernel)
+
+
+def pair_fully_connected(weights) -> np.ndarray:
+    """[out][in] int8 -> the bytes of EDGESDK_FC_PAIRED's int32 words w[a] + 65536 * w[a + 1] (see the header)."""
+    out, depth = weights.shape
+    w = weights.astype(np.int64)
+    if out % 2:
+        w = np.concatenate([w, np.zeros((1, depth), np.int64)])
+    words = (w[0::2] + 65536 * w[1::2]).T  # [tap][pair]
+    pairs = words.shape[1]
+    parts = []
+    for start in range(0, pairs, FC_PAIR_BLOCK):
+        block = words[:, start:start + FC_PAIR_BLOCK]
+        if block.shape[1] < FC_PAIR_BLOCK:  # the remaining pairs, one by one
+            parts += [words[:, j:j + 1] for j in range(start, pairs)]
+            break
+        parts.append(block)
+    return np.concatenate([part.reshape(-1) for part in parts]).astype("<i4").view(np.int8)
+
+
+def block_fully_connected(weights) -> np.ndarray:
+    """[out][in] -> blocks of 16 units [in][16], one block of 8 if 8 or more remain, then the rest [unit][in]."""
+    out = weights.shape[0]
+    sixteen = out // 16 * 16
+    eight = sixteen + (8 if out - sixteen >= 8 else 0)
+    parts = [block_channels(weights[:sixteen], 16), block_channels(weights[sixteen:eight], 8),
+             weights[eight:].reshape(-1)]
+    return np.concatenate(parts).astype(np.int8)
 
 
 # -- elementwise binary -----------------------------------------------------------------------------------
@@ -271,8 +466,20 @@ def _emit_add(op, ctx) -> CStep:
         "act_min": act_min, "act_max": act_max,
         "rounding": _rounding_c(_rounding(ctx, op)),
     }
+    rounding = _rounding(ctx, op)
+    tables = [add_input_table(-_zp(t), left_shift, m, s, rounding) for t, m, s in ((a, m1, s1), (b, m2, s2))]
+    fields["input1_table"] = _int32_array(ctx, op, "input1_table", tables[0])
+    fields["input2_table"] = _int32_array(ctx, op, "input2_table", tables[1])
+    reach = sum(int(np.max(np.abs(t))) for t in tables)
+    fields["fast_output"] = int(rounding == "double" and -31 <= so <= -1 and reach < FAST_ACC_LIMIT)
     params = _params(ctx, op, "edgesdk_add_params", fields)
     return _step(op, f"edgesdk_add_s8({params}, {_ptr(ctx, a)}, {_ptr(ctx, b)}, {_ptr(ctx, y)});")
+
+
+def add_input_table(input_offset: int, left_shift: int, multiplier: int, shift: int, rounding: str) -> np.ndarray:
+    """ADD's rescaled input for each int8 value x (index x + 128), exactly as the kernel would compute it."""
+    return np.array([quant.multiply_by_quantized_multiplier((x + input_offset) << left_shift, multiplier, shift,
+                                                            rounding) for x in range(-128, 128)], np.int64)
 
 
 def _emit_mul(op, ctx) -> CStep:

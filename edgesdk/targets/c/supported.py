@@ -261,3 +261,8 @@ C_SUPPORT = TargetSupport(
         "RELU6": _UNARY_INT8,
     },
 )
+
+# Ops without a hand-written kernel that arrive through TVM are lowered by TVM to C (tvm_lowered.py).
+from .tvm_lowered import LONG_TAIL_SUPPORT  # noqa: E402
+
+C_SUPPORT.ops.update(LONG_TAIL_SUPPORT)

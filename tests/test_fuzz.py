@@ -1,0 +1,112 @@
+"""The fuzz harness (tests/fuzz/): a bounded campaign, every kept regression input, and the supervisor itself.
+
+The long campaign is `scripts/fuzz.py --seconds 3600` (docs/reliability.md); here a fixed-seed run of a few
+hundred mutants must end without a crash, hang, memory blow-up or unsafe output, and every input the fuzzer
+ever found (tests/fuzz/regressions/manifest.json) must now end in its expected clear error.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fuzz.harness import FINDINGS, Outcome, Worker, check_input, find_injection, fuzz, regression_cases, seed_corpus
+from fuzz.mutate import Mutator
+
+BOUNDED_SEED = 20261122
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    return seed_corpus()
+
+
+@pytest.fixture(scope="module")
+def worker():
+    with Worker(timeout_s=30) as w:
+        yield w
+
+
+def test_bounded_campaign_has_no_findings(seeds):
+    stats = fuzz(seeds, iterations=400, seconds=25, seed=BOUNDED_SEED)
+    summary = stats.summary()
+    assert stats.inputs >= 100, summary  # the run did real work within its time budget
+    assert not stats.findings, [(f["kind"], f["mutation"], f["detail"][-600:]) for f in stats.findings]
+    assert summary["crashes"] == summary["hangs"] == summary["memory_blowups"] == summary["unsafe"] == 0
+    # The mutants reach many different checks, and some compile all the way through.
+    assert stats.outcomes["ok"] > 0 and len(stats.signatures) >= 20, summary
+
+
+def _regression_params() -> list:
+    """Open findings (not fixed yet, see their 'status') are strict xfails: the test starts failing as soon
+    as the fix lands, so the manifest gets updated."""
+    return [pytest.param(path, entry, id=entry["file"], marks=[pytest.mark.xfail(
+        strict=True, reason=f"open finding: {entry.get('cause', '')}")] if entry.get("status") == "open" else [])
+        for path, entry in regression_cases()]
+
+
+@pytest.mark.parametrize("path, entry", _regression_params())
+def test_regression_input(worker, path, entry):
+    outcome = worker.run(path.read_bytes(), entry["target"], entry["rounding"])
+    assert outcome.kind not in FINDINGS, outcome.detail
+    if entry["expect"] == "ok":
+        assert outcome.kind == "ok", outcome.detail
+    else:
+        assert outcome.kind == "error" and outcome.detail.startswith(entry["expect"] + ":"), outcome.detail
+        assert "Traceback" not in outcome.detail
+
+
+def test_seed_models_compile_cleanly(seeds):
+    """The unmutated seeds are the baseline: each real model compiles, verifies and renders."""
+    for name in ("kws_ref_model", "simple_add_model", "op_concat_channels", "op_pad_hw"):
+        outcome = check_input(seeds[name], "npu,c", "ref")
+        assert outcome.kind == "ok", (name, outcome.detail)
+
+
+def test_mutants_are_reproducible(seeds):
+    a = [Mutator(seeds, random.Random(5)).mutant() for _ in range(1)]
+    first, second = Mutator(seeds, random.Random(5)), Mutator(seeds, random.Random(5))
+    assert [first.mutant() for _ in range(30)] == [second.mutant() for _ in range(30)]
+    assert a[0][0] != seeds[a[0][1].split(":")[0]]  # a mutant differs from its seed
+
+
+def test_mutations_cover_the_hostile_field_kinds(seeds):
+    kinds = set()
+    mutator = Mutator(seeds, random.Random(1))
+    for _ in range(600):
+        kinds.update(step.split("@")[0].strip() for step in mutator.mutant()[1].split(": ", 1)[1].split("; "))
+    for wanted in ("tensor.shape", "tensor.buffer", "operator.inputs", "quant.scale", "quant.zero_point",
+                   "options.field", "tensor.name", "operator.opcode_index", "quant.quantized_dimension"):
+        assert wanted in kinds, sorted(kinds)
+    assert any(k.startswith("truncated") for k in kinds) and any("bit flips" in k for k in kinds)
+
+
+def test_supervisor_classifies_hangs_deaths_and_memory(monkeypatch):
+    monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST", "1")
+    with Worker(timeout_s=3, memory_mb=1024) as w:
+        assert w.run(b"selftest:hang", "c", "ref").kind == "hang"
+        assert w.run(b"selftest:die", "c", "ref").kind == "crash"
+        assert w.run(b"selftest:memory", "c", "ref").kind == "memory"
+        assert w.run(b"not a model", "c", "ref").kind == "error"  # the worker was restarted and works
+
+
+def test_check_input_classifies_tracebacks(monkeypatch, seeds):
+    import edgesdk.compiler
+
+    def broken(*_args, **_kwargs):
+        raise KeyError("a compiler bug")
+
+    monkeypatch.setattr(edgesdk.compiler, "compile_model", broken)
+    outcome = check_input(seeds["simple_add_model"])
+    assert outcome.kind == "crash" and "KeyError" in outcome.detail
+    assert Outcome("crash", outcome.detail).signature.startswith("crash:test_fuzz.py:")
+
+
+def test_injection_oracle(tmp_path):
+    (tmp_path / "ok.c").write_text("/* layer 0: ADD -> 'x*_ int injected_by_fuzz = 1; _*' */\nint x;\n")
+    assert find_injection(tmp_path) == ""
+    (tmp_path / "bad.c").write_text("/* layer 0: ADD -> 'x*/ int injected_by_fuzz = 1; /*' */\nint x;\n")
+    assert "outside a comment" in find_injection(tmp_path)
+    (tmp_path / "bad.c").write_text("/* name ??/ */\n")
+    assert "trigraph" in find_injection(tmp_path)
