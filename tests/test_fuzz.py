@@ -71,6 +71,19 @@ def test_mutants_are_reproducible(seeds):
     assert a[0][0] != seeds[a[0][1].split(":")[0]]  # a mutant differs from its seed
 
 
+def test_mutator_survives_many_generations(seeds):
+    """Values beyond a field's range are wrapped (or become infinities), corpus growth stays bounded."""
+    from fuzz.mutate import _wrap
+
+    assert _wrap(1e300, "<f") == float("inf") and _wrap(1 << 40, "<i") == 0 and _wrap(-1, "<I") == 0xFFFFFFFF
+    mutator = Mutator(seeds, random.Random(3))
+    for k in range(3000):
+        data, _ = mutator.mutant()
+        assert len(data) <= mutator.max_bytes
+        if k % 300 == 0:
+            mutator.add_seed(f"grown{k}", data)
+
+
 def test_mutations_cover_the_hostile_field_kinds(seeds):
     kinds = set()
     mutator = Mutator(seeds, random.Random(1))

@@ -96,19 +96,26 @@ def test_hostile_names_build_warning_free_and_run(tmp_path):
     assert result.exit_code == 0, result.uart
 
 
-def test_custom_op_name_is_sanitized_in_errors(tmp_path):
-    data = bytearray(modelgen.unary_model("RELU", (1, 8), (0.1, 0), (0.1, 0)))
-    # Turn the RELU opcode into CUSTOM with a hostile custom code of the same length as a tensor name.
+def test_custom_op_name_is_sanitized_in_errors(tmp_path, monkeypatch):
+    """A custom op's name is model text too: the error naming it carries no escape sequences or newlines."""
+    def opcode_with_custom_code(b, name):
+        mod = modelgen._module("OperatorCode")
+        custom = b.CreateString("\x1b[2J\x1b[31mevil\nop */")
+        mod.OperatorCodeStart(b)
+        mod.OperatorCodeAddDeprecatedBuiltinCode(b, 32)  # CUSTOM
+        mod.OperatorCodeAddBuiltinCode(b, 32)
+        mod.OperatorCodeAddCustomCode(b, custom)
+        return mod.OperatorCodeEnd(b)
+
+    monkeypatch.setattr(modelgen.ModelBuilder, "_opcode", staticmethod(opcode_with_custom_code))
     m = modelgen.ModelBuilder()
     x = m.tensor((1, 8), "int8", scale=0.1, zero_point=0)
     y = m.tensor((1, 8), "int8", scale=0.1, zero_point=0)
     m.ops.append(dict(name="CUSTOM", inputs=[x], outputs=[y], options=None, fields={}))
-    data = m.build(inputs=[x], outputs=[y])
-    path = tmp_path / "custom.tflite"
-    path.write_bytes(data)
     with pytest.raises(UnsupportedOpError) as err:
-        import_tflite(path)
-    assert "CUSTOM" in str(err.value) and not re.search(r"[^\x20-\x7e]", str(err.value))
+        import_tflite(write(tmp_path, m.build(inputs=[x], outputs=[y])))
+    message = str(err.value)
+    assert "CUSTOM '?[2J?[31mevil?op *_'" in message and not re.search(r"[^\x20-\x7e]", message), message
 
 
 # -- the safety proof ---------------------------------------------------------------------------------------

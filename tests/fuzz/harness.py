@@ -344,44 +344,55 @@ def fuzz(seeds: dict, *, iterations: int | None = None, seconds: float | None = 
     rng = random.Random(seed)
     mutator = Mutator(seeds, rng)
     stats = Stats()
-    added = 0
-    compiled_ok = 0
     start = time.perf_counter()
     with Worker(timeout_s, memory_mb) as worker:
-        while (iterations is None or stats.inputs < iterations) and (seconds is None or time.perf_counter() - start < seconds):
-            data, description = mutator.mutant()
-            target, rounding = rng.choice(["npu,c", "c"]), rng.choice(["ref", "tflm"])
-            outcome = worker.run(data, target, rounding)
-            if outcome.kind == "ok" and firmware_every:
-                compiled_ok += 1
-                if compiled_ok % firmware_every == 0:
-                    stats.firmware_runs += 1
-                    outcome = worker.run(data, target, rounding, firmware=True)
-            stats.inputs += 1
-            stats.outcomes[outcome.kind] += 1
-            if outcome.kind == "error":
-                stats.errors[outcome.detail.split(":")[0]] += 1
-            stats.slowest_s = max(stats.slowest_s, outcome.seconds)
-            stats.peak_rss_mb = max(stats.peak_rss_mb, outcome.peak_rss_mb)
-            signature = outcome.signature
-            if signature not in stats.signatures:
-                stats.signatures.add(signature)
-                if outcome.detail.startswith("VerificationError"):  # a gap in the earlier checks: keep it
-                    stats.proof_catches.append(_record(data, description, target, rounding, outcome, findings_dir,
-                                                       prefix="proof"))
-                    if log:
-                        log(f"caught by the safety proof: {description} [{target}, {rounding}]: {outcome.detail}")
-                if added < max_corpus_additions and outcome.kind in ("ok", "error"):
-                    mutator.add_seed(f"novel{added}", data)
-                    added += 1
-            if outcome.kind in FINDINGS:
-                stats.findings.append(_record(data, description, target, rounding, outcome, findings_dir))
-                if log:
-                    log(f"FINDING {outcome.kind}: {description} [{target}, {rounding}]\n{outcome.detail[-1500:]}")
-            if log and stats.inputs % 500 == 0:
-                log(f"{stats.inputs} inputs, {time.perf_counter() - start:.0f} s: {dict(stats.outcomes)}")
+        try:
+            _campaign(stats, worker, mutator, rng, iterations, seconds, start, findings_dir, firmware_every,
+                      max_corpus_additions, log)
+        except KeyboardInterrupt:  # Ctrl-C ends a long run early: the figures so far are still reported
+            if log:
+                log(f"interrupted after {stats.inputs} inputs")
     stats.seconds = time.perf_counter() - start
     return stats
+
+
+def _campaign(stats: Stats, worker: Worker, mutator, rng, iterations, seconds, start, findings_dir, firmware_every,
+              max_corpus_additions, log) -> None:
+    """The fuzz loop (see fuzz()); updates `stats` in place, so an interrupted run keeps its figures."""
+    added = 0
+    compiled_ok = 0
+    while (iterations is None or stats.inputs < iterations) and (seconds is None or time.perf_counter() - start < seconds):
+        data, description = mutator.mutant()
+        target, rounding = rng.choice(["npu,c", "c"]), rng.choice(["ref", "tflm"])
+        outcome = worker.run(data, target, rounding)
+        if outcome.kind == "ok" and firmware_every:
+            compiled_ok += 1
+            if compiled_ok % firmware_every == 0:
+                stats.firmware_runs += 1
+                outcome = worker.run(data, target, rounding, firmware=True)
+        stats.inputs += 1
+        stats.outcomes[outcome.kind] += 1
+        if outcome.kind == "error":
+            stats.errors[outcome.detail.split(":")[0]] += 1
+        stats.slowest_s = max(stats.slowest_s, outcome.seconds)
+        stats.peak_rss_mb = max(stats.peak_rss_mb, outcome.peak_rss_mb)
+        signature = outcome.signature
+        if signature not in stats.signatures:
+            stats.signatures.add(signature)
+            if outcome.detail.startswith("VerificationError"):  # a gap in the earlier checks: keep it
+                stats.proof_catches.append(_record(data, description, target, rounding, outcome, findings_dir,
+                                                   prefix="proof"))
+                if log:
+                    log(f"caught by the safety proof: {description} [{target}, {rounding}]: {outcome.detail}")
+            if added < max_corpus_additions and outcome.kind in ("ok", "error"):
+                mutator.add_seed(f"novel{added}", data)
+                added += 1
+        if outcome.kind in FINDINGS:
+            stats.findings.append(_record(data, description, target, rounding, outcome, findings_dir))
+            if log:
+                log(f"FINDING {outcome.kind}: {description} [{target}, {rounding}]\n{outcome.detail[-1500:]}")
+        if log and stats.inputs % 500 == 0:
+            log(f"{stats.inputs} inputs, {time.perf_counter() - start:.0f} s: {dict(stats.outcomes)}")
 
 
 def _record(data: bytes, description: str, target: str, rounding: str, outcome: Outcome, findings_dir,

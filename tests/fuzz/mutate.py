@@ -86,7 +86,7 @@ class Mutator:
         value = self._value_for(site, data)
         try:
             struct.pack_into(site.fmt, data, site.pos, value)
-        except struct.error:
+        except (struct.error, OverflowError):  # out of the field's range: wrap it (or make it an infinity)
             value = _wrap(value, site.fmt)
             struct.pack_into(site.fmt, data, site.pos, value)
         return f"{site.kind}@{site.pos}={value!r}"
