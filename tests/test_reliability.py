@@ -281,6 +281,7 @@ Q = (0.05, 1)
     ("huge_dims", "elements, beyond any microcontroller"),
     ("zero_point_out_of_range", "zero point outside [-128, 127]"),
     ("tiny_scale", "outside [2^-60, 2^60]"),
+    ("bias_length", "has a bias of 7 values for 10 output channels"),
 ])
 def test_importer_rejects_inconsistent_models(tmp_path, case, fragment):
     if case == "quantize_shrinks":
@@ -309,6 +310,8 @@ def test_importer_rejects_inconsistent_models(tmp_path, case, fragment):
         data = m.build(inputs=[x], outputs=[y])
     elif case == "zero_point_out_of_range":
         data = modelgen.unary_model("RELU", (1, 8), (0.1, 200), (0.1, 0))
+    elif case == "bias_length":
+        data = modelgen.fully_connected_model(1, np.ones((10, 24), np.int8), np.zeros(7, np.int32), Q, 0.01, Q)
     else:
         data = modelgen.unary_model("RELU", (1, 8), (1e-30, 0), (0.1, 0))
     with pytest.raises(ModelError) as err:

@@ -279,7 +279,15 @@ def _read_conv(imp, op, ir_op) -> dict:
     args = (o.Padding(), o.StrideH(), o.StrideW(), o.DilationHFactor(), o.DilationWFactor()) if o else (0, 1, 1, 1, 1)
     attrs = _padding_attrs(imp, ir_op, *args, w.shape[1], w.shape[2])
     attrs["activation"] = _activation(imp, ir_op, o.FusedActivationFunction() if o else 0)
+    _require_bias(imp, ir_op, w.shape[0])
     return attrs
+
+
+def _require_bias(imp, ir_op, channels: int) -> None:
+    """The optional bias (input 2) holds one value per output channel."""
+    b = ir_op.inputs[2] if len(ir_op.inputs) > 2 else None
+    if b is not None and b.num_elements != channels:
+        raise imp.fail(f"{ir_op.location} has a bias of {b.num_elements} values for {channels} output channels")
 
 
 def _read_depthwise(imp, op, ir_op) -> dict:
@@ -295,6 +303,7 @@ def _read_depthwise(imp, op, ir_op) -> dict:
     attrs["depth_multiplier"] = w.shape[3] // in_c if in_c else 0
     if in_c == 0 or w.shape[3] != in_c * attrs["depth_multiplier"] or ir_op.outputs[0].shape[3] != w.shape[3]:
         raise imp.fail(f"{ir_op.location}: channels do not match (input {in_c}, filter {w.shape[3]}, output {ir_op.outputs[0].shape[3]})")
+    _require_bias(imp, ir_op, w.shape[3])
     return attrs
 
 
@@ -307,6 +316,7 @@ def _read_fully_connected(imp, op, ir_op) -> dict:
     x = ir_op.inputs[0]
     if len(w.shape) != 2 or w.shape[1] == 0 or x.num_elements % w.shape[1] != 0:
         raise imp.fail(f"{ir_op.location}: weights {list(w.shape)} do not fit input {list(x.shape)}")
+    _require_bias(imp, ir_op, w.shape[0])
     return {"activation": _activation(imp, ir_op, o.FusedActivationFunction() if o else 0),
             "keep_num_dims": bool(o.KeepNumDims()) if o else False}
 
