@@ -76,8 +76,15 @@ class Board:
         raise KeyError(type_name)
 
 
+def board_dirs() -> list:
+    """Where boards live: edgesdk's boards/ first, then the boards installed target plugins ship."""
+    from .targets import extra_board_dirs
+
+    return [BOARDS_DIR] + [Path(d) for d in extra_board_dirs()]
+
+
 def available_boards() -> list[str]:
-    return sorted(p.parent.name for p in BOARDS_DIR.glob("*/board.json"))
+    return sorted({p.parent.name for d in board_dirs() for p in d.glob("*/board.json")})
 
 
 def load_board(name_or_path: str) -> Board:
@@ -86,7 +93,8 @@ def load_board(name_or_path: str) -> Board:
     if path.is_dir():
         path = path / "board.json"
     if not path.is_file():
-        path = BOARDS_DIR / name_or_path / "board.json"
+        path = next((d / name_or_path / "board.json" for d in board_dirs()
+                     if (d / name_or_path / "board.json").is_file()), BOARDS_DIR / name_or_path / "board.json")
     if not path.is_file():
         raise UsageError(
             f"Unknown board '{name_or_path}'. Available boards: {', '.join(available_boards()) or 'none'}. "

@@ -46,3 +46,9 @@ class UsageError(EdgesdkError):
     """Bad command-line arguments or inputs (wrong input shape, missing build directory, ...)."""
 
     exit_code = 7
+
+
+class ProbeError(EdgesdkError):
+    """`edgesdk flash`: no probe or GDB server to talk to, or the board refused the image (the message says which)."""
+
+    exit_code = 9

@@ -25,19 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .board import Board, load_board
-from .errors import EdgesdkError, ToolchainError, UsageError
+from .errors import EdgesdkError, ProbeError, ToolchainError, UsageError  # noqa: F401 (ProbeError re-exported)
 
 PROBES = ("openocd", "gdb", "emulator")
 ERASED_BYTE = 0xFF  # NOR flash reads all ones after an erase
 BOOT_TIMEOUT_S = 30.0
 BOOT_SLICE_INSTRUCTIONS = 20_000_000  # between checks of the wall-clock limit
 OUTPUT_TAIL_CHARS = 2000
-
-
-class ProbeError(EdgesdkError):
-    """No probe or GDB server to talk to, or the board refused the image (the message says which)."""
-
-    exit_code = 9
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ class InferenceResult:
     npu_cycles: int
     npu_stats: dict
     uart: str
+    peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models (DSP, plugins): counters
 
 
 def load_report(build_dir: Path) -> dict:
@@ -81,7 +82,7 @@ def run_inference(build_dir, inputs: list, timeout_s: float = 120.0) -> Inferenc
     result = run_elf(elf, board, writes=writes, reads=reads, timeout_s=timeout_s)
     outputs = [np.frombuffer(raw, NUMPY_DTYPES[s["dtype"]]).reshape(s["shape"]).copy() for raw, s in zip(result.reads, out_specs)]
     return InferenceResult(outputs, result.exit_code, result.cpu_instructions, result.inference_instructions,
-                           result.npu_cycles, dict(result.npu_stats), result.uart)
+                           result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats))
 
 
 def failure_message(result: InferenceResult) -> str:

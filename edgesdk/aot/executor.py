@@ -1,9 +1,10 @@
 """Step 5b: the ahead-of-time executor: one C function that runs every layer in order.
 
 Inputs: the partitioned graph (regions), the memory plan, the rounding mode. For each region it asks the
-region's target for code: the host C target returns C statements (kernel calls), the NPU target returns
-commands, which become one command table per region plus a shared weights blob. Nothing is rendered
-here: the result (`ExecutorModel`) is data that the templates in edgesdk/templates/ turn into C.
+region's target (edgesdk/targets/api.py) for code through one `CodegenContext`: the host C target returns
+kernel calls, the NPU target a call that runs the region's command table (the table itself goes into the
+model as data), the DSP target a call into its runtime with the region's serialized subgraph. Nothing is
+rendered here: the result (`ExecutorModel`) is data that the templates in edgesdk/templates/ turn into C.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ class ConstArray:
 
 @dataclass
 class Step:
-    """One block of the run function: a host layer (code) or an NPU region (table index)."""
+    """One block of the run function: the code one target generated for (part of) a region."""
 
     comment: str
     code: str = ""
-    npu_table: int | None = None
+    target: str = "c"
 
 
 @dataclass
@@ -64,11 +65,15 @@ class ExecutorModel:
     model_name: str
     arena_bytes: int
     steps: list = field(default_factory=list)
-    declarations: list = field(default_factory=list)
+    declarations: list = field(default_factory=list)  # file-scope constant data (params structs, tables)
+    functions: list = field(default_factory=list)  # file-scope helper functions a target's code calls
+    includes: list = field(default_factory=list)  # headers model.c includes for the targets' code
     consts: list = field(default_factory=list)
     npu_tables: list = field(default_factory=list)
     npu_weights: bytearray = field(default_factory=bytearray)
     npu_weight_labels: list = field(default_factory=list)  # (offset, size, label)
+    target_data: dict = field(default_factory=dict)  # target name -> whatever its codegen keeps per build
+    region_estimates: list = field(default_factory=list)  # per region: RegionEstimate or None
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
 
@@ -87,29 +92,59 @@ class _Symbols:
         return name
 
 
-class CCodegenContext:
-    """What the host C target's codegen may ask of the executor (see edgesdk/targets/c/codegen.py)."""
+class CodegenContext:
+    """What a target's codegen may ask of the executor (edgesdk/targets/api.py, Target.generate).
 
-    def __init__(self, model: ExecutorModel, plan: MemoryPlan | None, symbols: _Symbols, rounding_mode: str):
+    Placement:   tensor_ptr(t) -> C pointer expression; arena_offset(t) -> int; scratch_ptr(nbytes)
+    Constants:   const_array(hint, array, ctype) -> symbol in flash; add_weights(bytes) -> offset in the
+                 flash weights blob (region 0 of NPU command tables)
+    File scope:  declare(data text), define_function(key, text), include(header), symbol(hint) -> identifier
+    Arithmetic:  rounding_for(op) -> "double" | "single" | "fp64" | "lut"; rounding_mode -> "ref" | "tflm"
+    Per target:  data(name, default) -> a per-build object the target keeps (e.g. its list of tables)
+    `plan` is None during the scratch-sizing dry run (offsets read as 0 then).
+    """
+
+    def __init__(self, model: ExecutorModel, plan: MemoryPlan | None, symbols: _Symbols, rounding_mode: str, board=None):
         self.model = model
         self.plan = plan
         self.symbols = symbols
         self.rounding_mode = rounding_mode
+        self.board = board
         self.current_op = None
         self.scratch_requests: dict = {}
+        self._declared: set = set()
 
     def tensor_ptr(self, tensor: Tensor) -> str:
-        ctype = C_TYPES[tensor.dtype]
-        offset = self.plan.offset(tensor) if self.plan is not None else 0
-        return f"(({ctype} *)(edgesdk_arena + {offset}))"
+        return f"(({C_TYPES[tensor.dtype]} *)(edgesdk_arena + {self.arena_offset(tensor)}))"
+
+    def arena_offset(self, tensor: Tensor) -> int:
+        return self.plan.offset(tensor) if self.plan is not None else 0
 
     def const_array(self, name_hint: str, array: np.ndarray, ctype: str) -> str:
         symbol = self.symbols.unique(name_hint)
         self.model.consts.append(ConstArray(symbol, ctype, np.asarray(array).reshape(-1), self._op_comment()))
         return symbol
 
+    def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
+        blob = self.model.npu_weights
+        blob.extend(b"\0" * (-len(blob) % align))
+        offset = len(blob)
+        blob.extend(bytes(data))
+        self.model.npu_weight_labels.append((offset, len(data), sanitize_name(label)))
+        return offset
+
     def declare(self, c_text: str) -> None:
         self.model.declarations.append(c_text)
+
+    def define_function(self, key: str, c_text: str) -> None:
+        """A static helper function for the run function's blocks, emitted once per build under `key`."""
+        if key not in self._declared:
+            self._declared.add(key)
+            self.model.functions.append(c_text)
+
+    def include(self, header: str) -> None:
+        if header not in self.model.includes:
+            self.model.includes.append(header)
 
     def symbol(self, name_hint: str) -> str:
         return self.symbols.unique(name_hint)
@@ -122,31 +157,11 @@ class CCodegenContext:
         offset = self.plan.scratch[self.current_op][0] if self.plan is not None and self.current_op in self.plan.scratch else 0
         return f"((void *)(edgesdk_arena + {offset}))"
 
+    def data(self, target_name: str, default_factory):
+        return self.model.target_data.setdefault(target_name, default_factory())
+
     def _op_comment(self) -> str:
         return describe_op(self.current_op) if self.current_op is not None else ""
-
-
-class NpuCodegenContext:
-    """What the NPU target's codegen may ask: arena offsets, a weights blob in flash, the rounding."""
-
-    def __init__(self, model: ExecutorModel, plan: MemoryPlan, rounding_mode: str):
-        self.model = model
-        self.plan = plan
-        self.rounding_mode = rounding_mode
-
-    def arena_offset(self, tensor: Tensor) -> int:
-        return self.plan.offset(tensor)
-
-    def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
-        blob = self.model.npu_weights
-        blob.extend(b"\0" * (-len(blob) % align))
-        offset = len(blob)
-        blob.extend(bytes(data))
-        self.model.npu_weight_labels.append((offset, len(data), sanitize_name(label)))
-        return offset
-
-    def rounding_for(self, op) -> str:
-        return requant_rounding(op, self.rounding_mode)
 
 
 def describe_op(op) -> str:
@@ -154,49 +169,33 @@ def describe_op(op) -> str:
     return sanitize_name(f"{where}: {op.type} -> '{op.outputs[0].name}'")
 
 
-def collect_scratch_sizes(graph: Graph, regions: list, rounding_mode: str) -> dict:
-    """Dry-run the host codegen to learn how much scratch each C layer asks for (before planning)."""
-    from ..targets.c.codegen import emit_op
+def collect_scratch_sizes(graph: Graph, regions: list, rounding_mode: str, board=None) -> dict:
+    """Dry-run every region's codegen question "how much scratch?" before planning: {op: bytes}."""
+    from ..targets import get_target
 
     dry = ExecutorModel(graph.name, 0)
-    ctx = CCodegenContext(dry, None, _Symbols(), rounding_mode)
+    ctx = CodegenContext(dry, None, _Symbols(), rounding_mode, board)
+    scratch: dict = {}
     for region in regions:
-        if region.target == "c":
-            for op in region.ops:
-                ctx.current_op = op
-                emit_op(op, ctx)
-    return ctx.scratch_requests
+        scratch.update(get_target(region.target).scratch_bytes(region, ctx))
+    return scratch
 
 
 def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode: str, board) -> ExecutorModel:
-    from ..npu import cmdtable, timing
-    from ..targets.c.codegen import emit_op
-    from ..targets.npu.codegen import lower_ops
+    """Ask each region's target for its code, in execution order; collect it as data for the templates."""
+    from ..targets import get_target
 
     model = ExecutorModel(c_identifier(graph.name, "model"), plan.arena_bytes)
-    symbols = _Symbols()
-    c_ctx = CCodegenContext(model, plan, symbols, rounding_mode)
-    npu_ctx = NpuCodegenContext(model, plan, rounding_mode)
-    memory_map = timing.MemoryMap.for_board(board)
+    ctx = CodegenContext(model, plan, _Symbols(), rounding_mode, board)
     for region in regions:
-        if region.target == "c":
-            for op in region.ops:
-                c_ctx.current_op = op
-                step = emit_op(op, c_ctx)
-                model.steps.append(Step(describe_op(op) + (f" ({step.comment})" if step.comment else ""), step.code))
-        elif region.target == "npu":
-            commands = lower_ops(region.ops, npu_ctx)
-            index = len(model.npu_tables)
-            table = NpuTable(f"edgesdk_npu_table_{index}", cmdtable.encode(commands), commands,
-                             [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)], region.ops,
-                             timing.table_cycles(commands, memory_map))
-            model.npu_tables.append(table)
-            layers = ", ".join(str(op.index) for op in region.ops)
-            model.steps.append(Step(f"NPU region {index}: layers {layers} ({len(commands)} commands)", npu_table=index))
-        else:
-            raise ValueError(f"no executor codegen for target {region.target}")
-    model.inputs = [_io_tensor(t, plan, symbols) for t in graph.inputs]
-    model.outputs = [_io_tensor(t, plan, symbols) for t in graph.outputs]
+        target = get_target(region.target)
+        ctx.current_op = None
+        code = target.generate(region, ctx)
+        for comment, text in code.blocks:
+            model.steps.append(Step(comment, text, region.target))
+        model.region_estimates.append(target.estimate(region, board, model))
+    model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
+    model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]
     return model
 
 

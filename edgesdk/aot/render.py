@@ -79,9 +79,18 @@ def _with_safe_text(model: ExecutorModel) -> ExecutorModel:
         npu_tables=[dataclasses.replace(t, listing=[comment_text(line) for line in t.listing]) for t in model.npu_tables])
 
 
+def _targets_of(model: ExecutorModel) -> list:
+    """The targets whose code the model contains, in order of first appearance."""
+    from ..targets import get_target
+
+    names = list(dict.fromkeys(step.target for step in model.steps))
+    return [get_target(name) for name in names]
+
+
 def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str,
                    kernel_headers: list) -> list:
-    """Write model.h/.c, model_data.h/.c and (with NPU regions) model_npu.h/.c; return the paths."""
+    """Write model.h/.c, model_data.h/.c and the files each target renders (the NPU: model_npu.h/.c); return
+    the paths."""
     env = environment()
     model = _with_safe_text(model)
     common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": board,
@@ -96,12 +105,11 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
                      "lines": c_value_lines(c.values, c.ctype)} for c in model.consts],
             npu_weight_lines=c_value_lines(np.frombuffer(bytes(model.npu_weights) or b"\0", np.uint8), "uint8_t")),
     }
-    if model.npu_tables:
-        files["model_npu.h"] = env.get_template("model_npu.h.j2").render(**common)
-        files["model_npu.c"] = env.get_template("model_npu.c.j2").render(**common, tables=[
-            {"symbol": t.symbol, "data_len": len(t.data), "cycles": t.cycles, "command_count": len(t.listing),
-             "layers": ", ".join(str(op.index) for op in t.ops), "chunks": table_chunks(t)}
-            for t in model.npu_tables])
+    for target in _targets_of(model):
+        for name, text in target.render_sources(model, env, common).items():
+            if name in files:
+                raise ValueError(f"target '{target.name}' renders {name}, which another step already wrote")
+            files[name] = text
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, text in files.items():

@@ -70,6 +70,7 @@ class RunResult:
     npu_cycles: int | None
     npu_stats: dict = field(default_factory=dict)
     reads: list = field(default_factory=list)
+    peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models: name -> counters
     stack_bytes_used: int | None = None
 
 
@@ -103,6 +104,16 @@ def perf_counters_from_registers(registers) -> dict:
         high = values.get(key.removesuffix("_LO") + "_HI") if name.endswith("_LO") else None
         counters[base.lower()] = (offset, high)
     return counters
+
+
+def _native_npu_spec(board: Board) -> NpuModelSpec | None:
+    """The native model of the board's NPU, from the target that models its peripheral type."""
+    if board.npu is None:
+        return None
+    from ..targets import peripheral_model
+
+    model = peripheral_model(board.npu.type)
+    return model.create(board.npu, board) if model is not None else None
 
 
 def default_npu_model() -> NpuModelSpec | None:
@@ -259,7 +270,8 @@ class Machine:
         self.board = emulator_board(board)
         self.elf_path = Path(elf_path)
         self.elf = _read_elf(elf_path)
-        self.npu_spec = npu if npu is not None else (default_npu_model() if board.npu else None)
+        self.npu_spec = npu if npu is not None else _native_npu_spec(self.board)
+        self.devices: list = []  # MappedDevice: Python peripheral models of target plugins
         self.lib = native_library(self.npu_spec)
         self.flash = np.zeros(board.flash.size, dtype=np.uint8)
         self.sram = np.full(board.sram.size, SRAM_FILL_BYTE, dtype=np.uint8)
@@ -307,7 +319,8 @@ class Machine:
             if periph.type.startswith("edgesdk-npu"):
                 names = ("emu_npu_read", "emu_npu_write")
             if names is None:
-                continue  # not modelled: accesses fault as unmapped, naming the peripheral
+                self._map_python_device(periph)
+                continue
             if periph.type == "ns16550":
                 self.lib.emu_set_uart_reg_shift(self.state, int(periph.props.get("reg_shift", 0)))
             size = -(-periph.size // PAGE) * PAGE  # Unicorn maps whole pages
@@ -319,6 +332,32 @@ class Machine:
                                     f"({unicorn.UcError(status)}); check {self.board.path}.")
         if self.npu:
             self._attach_npu()
+
+    def _map_python_device(self, periph) -> None:
+        """A target plugin's Python model of `periph` (edgesdk/emulator/devices.py); a peripheral no
+        installed target models stays unmapped, so accesses fault naming it."""
+        from ..targets import peripheral_model
+        from .devices import GuestBus, MappedDevice
+
+        model = peripheral_model(periph.type)
+        device = model.create(periph, self.board) if model is not None else None
+        if device is None:
+            return
+        bus = GuestBus([("flash", self.board.flash.base, self.flash, False),
+                        ("sram", self.board.sram.base, self.sram, True)])
+        device.attach(bus)
+        mapped = MappedDevice(periph.name, device, lambda: self.uc.emu_stop())
+        size = -(-periph.size // PAGE) * PAGE
+        try:
+            self.uc.mmio_map(periph.base, size, mapped.read, None, mapped.write, None)
+        except unicorn.UcError as exc:
+            raise EmulatorError(f"Cannot map peripheral {periph.name} at {periph.base:#x} ({exc}); check "
+                                f"{self.board.path}.") from None
+        self.devices.append(mapped)
+
+    def peripheral_stats(self) -> dict:
+        """Counters of the Python peripheral models (e.g. the DSP's cycles), by peripheral name."""
+        return {d.name: dict(d.device.stats()) for d in self.devices}
 
     def _attach_npu(self) -> None:
         """Bind the NPU model's bus to guest memory and let the glue sum its counters over runs."""
@@ -438,6 +477,9 @@ class Machine:
             self.uc.emu_start(pc, NO_UNTIL_ADDRESS)
         except unicorn.UcError as exc:
             raise self._fault_error(exc) from None
+        faults = [d.fault for d in self.devices if d.fault]
+        if faults:
+            raise EmulatorError(f"The firmware stopped near {self._where(self.pc())}: {faults[0]}.{self._uart_tail()}")
         offset, size = ctypes.c_uint64(), ctypes.c_uint32()
         if self.lib.emu_device_error(self.state, ctypes.byref(offset), ctypes.byref(size)) != 0:
             raise self._device_error()
@@ -659,6 +701,7 @@ def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_i
             npu_stats=stats,
             reads=[machine.read(address, length) for address, length in reads],
             stack_bytes_used=machine.stack_bytes_used(),
+            peripheral_stats=machine.peripheral_stats(),
         )
     finally:
         machine.close()

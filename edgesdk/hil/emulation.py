@@ -40,6 +40,13 @@ ACCEPTED_PREFIXES = ("IRQControllers.",)
 CSHARP_TYPES = {EXIT_TYPE, NPU_TYPE}
 
 
+def _target_types() -> set:
+    """Renode types whose built-in emulator model an installed target provides (Target.peripherals())."""
+    from ..renode.platform import PERIPHERAL_TYPES, peripheral_types
+
+    return set(peripheral_types()) - set(PERIPHERAL_TYPES)
+
+
 class RenodeError(Exception):
     """A monitor command or keyword failed; the message says what and why (like Renode's KeywordException)."""
 
@@ -89,9 +96,10 @@ class BuiltinMachine:
             if entry.type in CSHARP_TYPES and entry.type not in self.emulation.csharp_types:
                 raise RenodeError(f"{path}:{entry.line}: type {entry.type} of '{entry.name}' is not known: include "
                                   "its C# file first (include @edgesdk/renode/...cs), as Renode requires.")
-            if entry.type not in MODELLED_TYPES and not entry.type.startswith(ACCEPTED_PREFIXES):
+            modelled = MODELLED_TYPES | _target_types()
+            if entry.type not in modelled and not entry.type.startswith(ACCEPTED_PREFIXES):
                 raise RenodeError(f"{path}:{entry.line}: the built-in emulator does not model {entry.type} "
-                                  f"('{entry.name}'); it models {', '.join(sorted(MODELLED_TYPES))}.")
+                                  f"('{entry.name}'); it models {', '.join(sorted(modelled))}.")
         self.repl = repl
         self.ips = cpu_timing(repl).instructions_per_second
         self.board = platform_board(repl, _board_for(path))

@@ -40,8 +40,20 @@ BANDWIDTH_SCALE = 256  # the NPU model's bytes_per_cycle_x256
 # Entries that exist only in Renode (not in board.json): the CPU and the interrupt/timer infrastructure.
 RENODE_ONLY_TYPE_PREFIXES = ("CPU.", "IRQControllers.")
 
-# Renode type -> board.json peripheral type, for the peripherals both describe.
+# Renode type -> board.json peripheral type, for the peripherals both describe. Targets add theirs
+# (Target.peripherals(): the NPU's Edgesdk.Npu1, the DSP's, a vendor plugin's).
 PERIPHERAL_TYPES = {UART_TYPE: "ns16550", EXIT_TYPE: "sifive_test", NPU_TYPE: "edgesdk-npu1"}
+
+
+def peripheral_types() -> dict:
+    """PERIPHERAL_TYPES plus the Renode types of every installed target's peripheral models."""
+    from ..targets import all_targets
+
+    types = dict(PERIPHERAL_TYPES)
+    for target in all_targets():
+        for model in target.peripherals():
+            types.setdefault(model.renode_type, model.type)
+    return types
 
 
 def repl_path(board: Board) -> Path:
@@ -84,7 +96,7 @@ def _npu_windows(repl: Repl) -> dict:
 
 
 def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
-    kind = PERIPHERAL_TYPES.get(entry.type)
+    kind = peripheral_types().get(entry.type)
     if kind is None or entry.address is None:
         return None
     props = {}
@@ -191,7 +203,7 @@ def _where(base, size) -> str:
 
 def _check_peripheral(repl: Repl, periph: Peripheral, board: Board) -> list:
     entry = repl.entries.get(periph.name)
-    expected_types = [t for t, kind in PERIPHERAL_TYPES.items() if kind == periph.type]
+    expected_types = [t for t, kind in peripheral_types().items() if kind == periph.type]
     if entry is None:
         return [f"peripheral '{periph.name}' ({periph.type}) is missing"]
     if entry.type not in expected_types:
@@ -249,7 +261,7 @@ def scaffold_repl(board: Board) -> Repl:
     for region in board.memories.values():
         entries[region.name] = ReplEntry(region.name, MEMORY_TYPE, "sysbus", region.base, None, {"size": region.size})
     for periph in board.peripherals.values():
-        renode_type = next((t for t, kind in PERIPHERAL_TYPES.items() if kind == periph.type), None)
+        renode_type = next((t for t, kind in peripheral_types().items() if kind == periph.type), None)
         if renode_type is None:
             continue
         entry = ReplEntry(periph.name, renode_type, "sysbus", periph.base, None if renode_type == UART_TYPE else periph.size)

@@ -1,0 +1,177 @@
+"""The target plugin API: what an accelerator (or the host core) declares to edgesdk.
+
+A target is one object, a subclass of `Target`, that a package exposes under the Python entry-point group
+`edgesdk.targets` (see docs/porting-a-new-accelerator.md):
+
+    [project.entry-points."edgesdk.targets"]
+    mytarget = "my_package:TARGET"
+
+The built-in targets ("npu", "c", "dsp") are declared the same way in edgesdk's own pyproject.toml. What a
+target provides, and which step of the flow uses it:
+
+    support            partitioner, `edgesdk inspect`   ops it takes and the named constraints on them
+    check_board        target list parsing              refuse a board without the hardware
+    scratch_bytes      memory planner                   per-op scratch the generated code needs
+    generate           AOT executor                     code for one region: C statements in the run
+                                                        function, plus constants / command tables /
+                                                        serialized graphs through the context
+    render_sources     templates                        extra generated files (e.g. the NPU's tables)
+    flash_bytes        memory fit check, report         flash its own rendered data takes
+    firmware_sources   firmware build                   its HAL driver / runtime / kernel sources, copied
+                                                        into OUT/src/targets/<name>/ and compiled
+    peripherals        emulator, Renode platform        the model of its hardware for the built-in
+                                                        emulator and its Renode type name
+    estimate           report, tuning                   cost model: cycles of one region
+    verify             build-time safety proof          prove its own outputs stay inside their regions
+    boards_dirs        board lookup                     extra boards (board.json + .repl) it ships
+
+Everything except `name`, `support` and `generate` has a default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import UsageError
+
+
+@dataclass
+class RegionCode:
+    """What `Target.generate` returns for one region: blocks of the run function, in order.
+
+    Each block is (comment, C statements). The statements run inside
+    `int32_t edgesdk_default_run(...)`, where `int32_t status;` is declared; they may `return status;` with a
+    nonzero EDGESDK_ERR_* / driver code to stop the inference. The comment names the model layers the block
+    implements (it is sanitized again before it reaches C).
+    """
+
+    blocks: list = field(default_factory=list)  # [(comment, code)]
+
+    def add(self, comment: str, code: str) -> "RegionCode":
+        self.blocks.append((comment, code))
+        return self
+
+
+@dataclass(frozen=True)
+class RegionEstimate:
+    """A cost model's answer for one region: cycles of the unit that runs it, at its clock."""
+
+    cycles: int
+    clock_hz: int
+    unit: str  # "cpu", "npu0", ... (what the cycles count)
+
+    @property
+    def microseconds(self) -> float:
+        return self.cycles * 1e6 / self.clock_hz if self.clock_hz else 0.0
+
+
+class EmulatedDevice:
+    """A peripheral model for the built-in emulator, written in Python.
+
+    The emulator maps `size` bytes of MMIO at the peripheral's base; guest loads and stores in that window
+    call `read`/`write` (offset from the base, access size 1/2/4). `attach` hands over the guest's memory
+    (`GuestBus`: bounds-checked numpy views of flash and SRAM) before the CPU starts. `stats` returns counters
+    summed over the run (shown by `edgesdk run`, e.g. {"cycles": ...}). Raise `DeviceFault` from a callback
+    for an access the hardware would not accept (a bus error): the emulator stops and names it.
+    """
+
+    def attach(self, bus) -> None:
+        self.bus = bus
+
+    def read(self, offset: int, size: int) -> int:
+        raise NotImplementedError
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        raise NotImplementedError
+
+    def stats(self) -> dict:
+        return {}
+
+
+class DeviceFault(Exception):
+    """Raised by an EmulatedDevice for an access the hardware rejects (stops the emulator with this text)."""
+
+
+@dataclass(frozen=True)
+class PeripheralModel:
+    """The hardware a target drives, as the board, the emulator and Renode name it.
+
+    `type` is the board.json peripheral type ("edgesdk-npu1"), `renode_type` the .repl type
+    ("Edgesdk.Npu1"), `create(peripheral, board)` builds the built-in emulator's model: an `EmulatedDevice`
+    (Python), or for the built-in NPU a native C model compiled into the emulator's library.
+    `renode_sources` are the files Renode loads for it (`include @file`).
+    """
+
+    type: str
+    renode_type: str
+    create: Callable
+    renode_sources: tuple = ()
+
+
+class Target:
+    """Base class of every target; subclass it and set `name`, `description`, `support`."""
+
+    name: str = ""
+    description: str = ""
+    support = None  # edgesdk.partition.target.TargetSupport
+    # Board peripheral types this target needs one of (empty: runs on the host core).
+    peripheral_types: tuple = ()
+
+    # -- partitioning --
+    def check_board(self, board) -> None:
+        """Raise UsageError if `board` lacks the hardware this target drives."""
+        if self.peripheral_types and self.peripheral_of(board) is None:
+            raise UsageError(
+                f"Board '{board.name}' has no peripheral of type {' or '.join(self.peripheral_types)}, which "
+                f"target '{self.name}' drives. Choose another --target list (e.g. leave '{self.name}' out) or a "
+                "board that has it.")
+
+    def peripheral_of(self, board):
+        """The board's peripheral this target drives (the first of its types), or None."""
+        return next((p for p in board.peripherals.values() if p.type in self.peripheral_types), None)
+
+    # -- memory planning and codegen --
+    def scratch_bytes(self, region, ctx) -> dict:
+        """{op: bytes of scratch} that the region's code needs in the arena while that op runs."""
+        return {}
+
+    def generate(self, region, ctx) -> RegionCode:
+        raise NotImplementedError
+
+    def render_sources(self, model, env, common: dict) -> dict:
+        """Extra generated files {file name: text} for OUT/src (after all regions are generated)."""
+        return {}
+
+    def firmware_sources(self) -> list:
+        """C sources and headers the firmware needs for this target (its driver/runtime/kernels)."""
+        return []
+
+    def flash_bytes(self, model) -> int:
+        """Bytes of flash the target's own generated data takes (what it renders itself, e.g. serialized
+        graphs); data placed through ctx.const_array / ctx.add_weights is counted already."""
+        return 0
+
+    # -- hardware model, cost model, proof --
+    def peripherals(self) -> list:
+        """PeripheralModel for each peripheral type this target brings a model of."""
+        return []
+
+    def estimate(self, region, board, model=None) -> RegionEstimate | None:
+        """Cost model: cycles to run the region (None: no estimate). `model` is the ExecutorModel once the
+        region's code is generated (a target may read what it generated), None when asked beforehand."""
+        return None
+
+    def verify(self, compiled, proof) -> None:
+        """Prove the target's generated data (tables, serialized graphs) stays inside its memory regions;
+        call proof.fail(text) on a violation."""
+
+    def boards_dirs(self) -> list:
+        """Directories holding boards (<dir>/<name>/board.json) that this package ships."""
+        return []
+
+
+def package_dir(module_file: str) -> Path:
+    """The directory of a target package (helper for firmware_sources)."""
+    return Path(module_file).resolve().parent

@@ -1,0 +1,310 @@
+"""The target plugin API (edgesdk/targets/api.py) and the out-of-tree example target in examples/.
+
+The example package (examples/edgesdk-lutaccel, target "lut": a lookup-table engine for int8 activations)
+is pip-installed into a scratch directory that only the subprocesses below see, then discovered through
+its entry point and used in a real build that runs bit-exact on the emulator - what a vendor's user does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgesdk import targets as registry
+from edgesdk.errors import EmulatorError, UsageError
+from edgesdk.targets.api import DeviceFault, EmulatedDevice, PeripheralModel, RegionCode, Target
+
+import modelgen
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "edgesdk-lutaccel"
+GUIDE = REPO / "docs" / "porting-a-new-accelerator.md"
+
+
+# -- registry and API -----------------------------------------------------------------------------------
+def test_builtin_targets_are_plugins_with_every_part():
+    for name in ("npu", "c"):
+        target = registry.get_target(name)
+        assert isinstance(target, Target) and target.name == name
+        assert target.support.ops, name
+        assert target.firmware_sources() and all(Path(p).is_file() for p in target.firmware_sources())
+    npu = registry.get_target("npu")
+    assert [m.type for m in npu.peripherals()] == ["edgesdk-npu1"]
+    assert registry.peripheral_model("edgesdk-npu1").renode_type == "Edgesdk.Npu1"
+
+
+def test_builtins_are_registered_as_entry_points():
+    from importlib import metadata
+
+    names = {ep.name: ep.value for ep in metadata.entry_points(group=registry.ENTRY_POINT_GROUP)}
+    assert names.get("npu") == "edgesdk.targets.npu:TARGET"
+    assert names.get("c") == "edgesdk.targets.c:TARGET"
+
+
+class _Loader:
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __call__(self):
+        if isinstance(self.obj, Exception):
+            raise self.obj
+        return self.obj
+
+
+class _Named(Target):
+    name = "other"
+    support = object()
+
+
+@pytest.mark.parametrize("obj, fragment", [
+    (ImportError("No module named 'vendor_npu'"), "failed to load: ImportError"),
+    ("not a target", "is a str, not an edgesdk.targets.api.Target"),
+    (_Named(), "calls itself 'other'"),
+    (type("NoOps", (Target,), {"name": "broken"})(), "declares no supported ops"),
+])
+def test_a_broken_plugin_is_named_not_a_traceback(monkeypatch, obj, fragment):
+    fake = dict(registry._registry())
+    fake["broken"] = ("vendor_pkg:TARGET", _Loader(obj))
+    monkeypatch.setattr(registry, "_registry", lambda: fake)
+    registry.get_target.cache_clear()
+    try:
+        with pytest.raises(registry.PluginError) as err:
+            registry.get_target("broken")
+        assert fragment in str(err.value) and "vendor_pkg:TARGET" in str(err.value)
+        assert "broken" not in [t.name for t in registry.all_targets()]  # skipped, the others still load
+        assert {"npu", "c"} <= {t.name for t in registry.all_targets()}
+    finally:
+        registry.get_target.cache_clear()
+
+
+def test_unknown_target_and_missing_hardware_are_usage_errors():
+    from edgesdk.board import load_board
+
+    board = load_board("riscv-npu")
+    with pytest.raises(UsageError, match="Unknown target 'vendorx'.*pip-installed"):
+        registry.parse_target_list("vendorx,c", board)
+
+    class NeedsWidget(Target):
+        name = "widget"
+        peripheral_types = ("acme-widget",)
+
+    with pytest.raises(UsageError, match="no peripheral of type acme-widget"):
+        NeedsWidget().check_board(board)
+
+
+def test_region_code_blocks_in_order():
+    code = RegionCode().add("layer 1", "a();").add("layer 2", "b();")
+    assert code.blocks == [("layer 1", "a();"), ("layer 2", "b();")]
+
+
+# -- Python peripheral models on the emulator -------------------------------------------------------------
+def test_guest_bus_bounds_and_read_only_flash():
+    from edgesdk.emulator.devices import GuestBus
+
+    flash, sram = np.zeros(64, np.uint8), np.zeros(64, np.uint8)
+    bus = GuestBus([("flash", 0x1000, flash, False), ("sram", 0x2000, sram, True)])
+    bus.write(0x2000 + 60, b"\x01\x02\x03\x04")
+    assert bus.read(0x2000 + 60, 4) == b"\x01\x02\x03\x04"
+    with pytest.raises(DeviceFault, match="outside every memory"):
+        bus.view(0x2000 + 61, 4)
+    with pytest.raises(DeviceFault, match="read-only flash"):
+        bus.view(0x1000, 4, write=True)
+
+
+def test_a_faulting_python_peripheral_stops_the_firmware_with_its_message(tmp_path, monkeypatch):
+    """A model that raises (a DMA outside memory, a model bug) stops the CPU; the run names the peripheral."""
+    from edgesdk.board import load_board
+    from edgesdk.emulator.machine import run_elf
+    from edgesdk.firmware_build import build_firmware, render_board_files
+
+    class Exploding(EmulatedDevice):
+        def read(self, offset, size):
+            raise DeviceFault(f"register {offset:#x} is write-only")
+
+        def write(self, offset, size, value):
+            pass
+
+    board = _board_with_widget(tmp_path, load_board("riscv-npu"))
+    monkeypatch.setattr(registry, "peripheral_model",
+                        lambda t: PeripheralModel("acme-widget", "Acme.Widget", lambda p, b: Exploding()) if t == "acme-widget" else None)
+    gen = tmp_path / "gen"
+    render_board_files(board, gen)
+    (gen / "model.h").write_text("#include <stdint.h>\n")
+    (gen / "model.c").write_text(
+        '#include <stdint.h>\n#include "board.h"\n'
+        "int32_t widget_peek(void);\n"
+        "int32_t widget_peek(void) { return (int32_t)*(volatile uint32_t *)(uintptr_t)(BOARD_WIDGET0_BASE + 8u); }\n")
+    elf = _harness_elf(gen, tmp_path, board, build_firmware)
+    with pytest.raises(EmulatorError, match="peripheral widget0: the read of 4 bytes at offset 0x8 rejected: register 0x8 is write-only"):
+        run_elf(elf, board)
+
+
+def _board_with_widget(tmp_path, base_board):
+    data = json.loads(base_board.path.read_text())
+    data["name"] = "widget-board"
+    data["peripherals"]["widget0"] = {"type": "acme-widget", "base": "0x40008000", "size": 4096}
+    folder = tmp_path / "boards" / "widget-board"
+    folder.mkdir(parents=True)
+    (folder / "board.json").write_text(json.dumps(data))
+    from edgesdk.board import load_board
+    return load_board(str(folder))
+
+
+def _harness_elf(gen, tmp_path, board, build_firmware):
+    """A firmware whose main calls widget_peek() (the harness in firmware/ needs a generated model)."""
+    (gen / "model.h").write_text(
+        "#include <stdint.h>\n#define EDGESDK_DEFAULT_ARENA_BYTES 16u\n#define EDGESDK_OK 0\n"
+        "#define EDGESDK_ERR_ARENA_CORRUPT (-5)\n"
+        "struct edgesdk_default_inputs { int8_t *x; };\nstruct edgesdk_default_outputs { int8_t *y; };\n"
+        "extern uint8_t edgesdk_arena[EDGESDK_DEFAULT_ARENA_BYTES];\n"
+        "void edgesdk_default_arena_io(struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o);\n"
+        "int32_t edgesdk_default_run(const struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o);\n")
+    (gen / "model.c").write_text(
+        (gen / "model.c").read_text() +
+        '#include "model.h"\nuint8_t edgesdk_arena[EDGESDK_DEFAULT_ARENA_BYTES] __attribute__((section(".noinit")));\n'
+        "void edgesdk_default_arena_io(struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o)\n"
+        "{ i->x = (int8_t *)edgesdk_arena; o->y = (int8_t *)edgesdk_arena; }\n"
+        "int32_t edgesdk_default_run(const struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o)\n"
+        "{ (void)i; (void)o; return widget_peek(); }\n")
+    return build_firmware(gen, tmp_path / "out", board, werror=True, build_dir=tmp_path / "build")
+
+
+# -- the out-of-tree example target, installed with pip -------------------------------------------------------
+@pytest.fixture(scope="module")
+def plugin_env(tmp_path_factory):
+    """Environment for subprocesses in which examples/edgesdk-lutaccel is pip-installed (and nothing else
+    changed): `pip install --target DIR`, then DIR on PYTHONPATH."""
+    site = tmp_path_factory.mktemp("plugin-site")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                           "--target", str(site), str(EXAMPLE)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+def _edgesdk(env, *args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "edgesdk", *map(str, args)], capture_output=True, text=True, env=env)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def activation_chain_model() -> bytes:
+    """input -> CONV_2D (NPU) -> LOGISTIC -> CONV_2D -> TANH -> RELU6 -> FULLY_CONNECTED -> RELU: a mix of layers
+    for the NPU and activations for the LUT-1."""
+    rng = np.random.default_rng(7)
+    m = modelgen.ModelBuilder()
+    q = (0.05, -3)
+    x = m.tensor((1, 8, 8, 4), "int8", *q)
+
+    def conv(src, src_q, out_c, out_q):
+        w = m.const(rng.integers(-127, 128, (out_c, 3, 3, 4 if src == x else 8)).astype(np.int8), "int8", scale=0.01, zero_point=0)
+        b = m.const(rng.integers(-500, 500, out_c).astype(np.int32), "int32", scale=src_q[0] * 0.01, zero_point=0)
+        y = m.tensor((1, 8, 8, out_c), "int8", *out_q)
+        m.op("CONV_2D", [src, w, b], [y], "Conv2DOptions", Padding=modelgen.SAME, StrideH=1, StrideW=1,
+             DilationHFactor=1, DilationWFactor=1, FusedActivationFunction=0)
+        return y
+
+    c1 = conv(x, q, 8, (0.08, 5))
+    s1 = m.tensor((1, 8, 8, 8), "int8", 1 / 256, -128)
+    m.op("LOGISTIC", [c1], [s1])
+    c2 = conv(s1, (1 / 256, -128), 8, (0.06, -2))
+    t2 = m.tensor((1, 8, 8, 8), "int8", 1 / 128, 0)
+    m.op("TANH", [c2], [t2])
+    r2 = m.tensor((1, 8, 8, 8), "int8", 0.03, -100)
+    m.op("RELU6", [t2], [r2])
+    fw = m.const(rng.integers(-127, 128, (10, 512)).astype(np.int8), "int8", scale=0.004, zero_point=0)
+    fb = m.const(rng.integers(-300, 300, 10).astype(np.int32), "int32", scale=0.03 * 0.004, zero_point=0)
+    f = m.tensor((1, 10), "int8", 0.1, 4)
+    m.op("FULLY_CONNECTED", [r2, fw, fb], [f], "FullyConnectedOptions", FusedActivationFunction=0)
+    y = m.tensor((1, 10), "int8", 0.07, -20)
+    m.op("RELU", [f], [y])
+    return m.build([x], [y])
+
+
+def test_example_target_is_discovered(plugin_env):
+    out = _edgesdk(plugin_env, "inspect", "--list-targets", "--board", "riscv-npu-lut", "--json").stdout
+    rows = {r["name"]: r for r in json.loads(out)["targets"]}
+    assert rows["lut"]["origin"] == "edgesdk_lutaccel:TARGET" and rows["lut"]["usable_on_board"]
+    assert rows["lut"]["peripheral_types"] == ["vendorx-lut1"]
+    ops = _edgesdk(plugin_env, "inspect", "--list-ops", "--board", "riscv-npu-lut", "--target", "lut,c").stdout
+    assert "constraint_per_tensor_quantization" in ops
+    # On a board without the LUT-1, asking for it is a clear error; the rest of edgesdk is unaffected.
+    proc = _edgesdk(plugin_env, "inspect", "--list-ops", "--target", "lut,c", check=False)
+    assert proc.returncode == 7 and "no peripheral of type vendorx-lut1" in proc.stderr
+
+
+def test_example_target_build_runs_bit_exact(plugin_env, tmp_path):
+    model = tmp_path / "activations.tflite"
+    model.write_bytes(activation_chain_model())
+    out = tmp_path / "build"
+    _edgesdk(plugin_env, "build", model, "-o", out, "--board", "riscv-npu-lut", "--target", "lut,npu,c", "--werror")
+    report = json.loads((out / "report.json").read_text())
+    placed = {op["type"]: op["target"] for op in report["ops"]}
+    assert placed == {"CONV_2D": "npu", "LOGISTIC": "lut", "TANH": "lut", "RELU6": "lut", "FULLY_CONNECTED": "npu", "RELU": "lut"}
+    assert [r["target"] for r in report["regions"]] == ["npu", "lut", "npu", "lut", "npu", "lut"]
+    lut_estimates = [r for r in report["estimate"]["regions"] if r["target"] == "lut"]
+    assert [r["cycles"] for r in lut_estimates] == [16 + 128, 16 + 128 + 16 + 128, 16 + 3]
+    assert (out / "src" / "targets" / "lut" / "lutaccel.c").is_file()
+    run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "0", "--check", "--json").stdout)
+    assert run["reference"]["bit_exact"], run
+    assert run["peripherals"]["lut0"] == {"cycles": 16 + 128 + 16 + 128 + 16 + 128 + 16 + 3, "runs": 4}
+
+
+def test_example_target_follows_priority(plugin_env, tmp_path):
+    """With 'c' ahead of 'lut' the activations stay on the host core, and the result is the same."""
+    model = tmp_path / "activations.tflite"
+    model.write_bytes(activation_chain_model())
+    out = tmp_path / "build_c_first"
+    _edgesdk(plugin_env, "build", model, "-o", out, "--board", "riscv-npu-lut", "--target", "npu,c,lut")
+    report = json.loads((out / "report.json").read_text())
+    assert {op["target"] for op in report["ops"]} == {"npu", "c"}
+    run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "1", "--check", "--json").stdout)
+    assert run["reference"]["bit_exact"] and run["peripherals"]["lut0"]["runs"] == 0
+
+
+def guide_commands() -> list:
+    """The shell commands of the guide's "Try the example" block."""
+    text = GUIDE.read_text()
+    section = text[text.index("## 1. Try the example"):text.index("## 2.")]
+    block = section[section.index("```sh") + len("```sh"):]
+    return [line.strip() for line in block[:block.index("```")].splitlines() if line.strip()]
+
+
+def test_committed_example_model_is_the_one_this_file_builds():
+    assert (EXAMPLE / "models" / "activations.tflite").read_bytes() == activation_chain_model()
+
+
+def test_guide_commands_work_as_written(tmp_path):
+    """docs/porting-a-new-accelerator.md, section 1, run line by line in a fresh virtual environment that
+    sees the installed edgesdk (--system-site-packages), from a directory laid out like a checkout."""
+    import shutil
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    work = tmp_path / "checkout"
+    shutil.copytree(EXAMPLE, work / "examples" / EXAMPLE.name, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), env["PATH"]])
+    env.pop("PYTHONPATH", None)
+    env.pop("PYTHONHOME", None)
+    commands = guide_commands()
+    assert commands[0].startswith("pip install") and commands[-1].startswith("edgesdk run")
+    outputs = []
+    for command in commands:
+        argv = command.split()
+        if argv[0] == "edgesdk":  # the console script of the edgesdk the venv sees
+            argv = ["python", "-m", "edgesdk"] + argv[1:]
+        proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, f"{command}\n{proc.stdout}\n{proc.stderr}"
+        outputs.append(proc.stdout)
+    assert "lut: VendorX LUT-1" in outputs[1] and "[edgesdk_lutaccel:TARGET]" in outputs[1]
+    assert "reference (LiteRT BUILTIN_REF): bit-exact" in outputs[-1]
+    assert "lut0: cycles 451, runs 4" in outputs[-1]  # 3 x (16 + 512/4) + (16 + ceil(10/4))
