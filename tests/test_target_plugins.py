@@ -181,12 +181,21 @@ def plugin_env(tmp_path_factory):
     """Environment for subprocesses in which examples/edgesdk-lutaccel is pip-installed (and nothing else
     changed): `pip install --target DIR`, then DIR on PYTHONPATH."""
     site = tmp_path_factory.mktemp("plugin-site")
+    source = copy_example(tmp_path_factory.mktemp("plugin-src"))  # pip builds in the source tree: not in ours
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                           "--target", str(site), str(EXAMPLE)], capture_output=True, text=True)
+                           "--target", str(site), str(source)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     return env
+
+
+def copy_example(dest_dir: Path) -> Path:
+    import shutil
+
+    dest = dest_dir / EXAMPLE.name
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    return dest
 
 
 def _edgesdk(env, *args, check=True):
@@ -285,12 +294,10 @@ def test_committed_example_model_is_the_one_this_file_builds():
 def test_guide_commands_work_as_written(tmp_path):
     """docs/porting-a-new-accelerator.md, section 1, run line by line in a fresh virtual environment that
     sees the installed edgesdk (--system-site-packages), from a directory laid out like a checkout."""
-    import shutil
-
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     work = tmp_path / "checkout"
-    shutil.copytree(EXAMPLE, work / "examples" / EXAMPLE.name, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    copy_example(work / "examples")
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(venv / "bin"), env["PATH"]])
     env.pop("PYTHONPATH", None)
