@@ -57,6 +57,8 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("-o", "--output", required=True, help="output directory (replaced atomically)")
     b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
     b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
+    b.add_argument("--no-cascade", action="store_true",
+                   help="never run NPU layer chains in row stripes (cascading), even where it shrinks the arena")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
 
@@ -73,8 +75,11 @@ def make_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="show where each op of a model would run, and why")
     i.add_argument("model", nargs="?", help="the .tflite model")
     i.add_argument("--board", default="riscv-npu")
-    i.add_argument("--target", default="npu,c")
+    i.add_argument("--target", default=None,
+                   help="priority list (default \"npu,c\"; with --list-ops: every built-in target, \"npu,dsp,c\")")
     i.add_argument("--list-ops", action="store_true", help="list every target's supported ops and constraints")
+    i.add_argument("--list-targets", action="store_true",
+                   help="list the installed targets (built-in and plugins) and whether the board has their hardware")
     i.add_argument("--markdown", action="store_true", help="with --list-ops: print docs/supported-ops.md")
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_inspect)
@@ -102,7 +107,8 @@ def cmd_build(args) -> int:
     from .compiler import BuildOptions, build
 
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
-                           compile_firmware=not args.no_firmware, werror=args.werror)
+                           compile_firmware=not args.no_firmware, werror=args.werror,
+                           cascade=not args.no_cascade)
     report = build(args.model, args.output, options)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -159,6 +165,7 @@ def cmd_run(args) -> int:
         "cpu_instructions": result.cpu_instructions,
         "inference_instructions": result.inference_instructions,
         "npu_cycles": result.npu_cycles,
+        "peripherals": result.peripheral_stats,
         "exit_code": result.exit_code,
     }
     if check is not None:
@@ -203,6 +210,8 @@ def run_summary(summary: dict, result) -> str:
     inf = summary["inference_instructions"]
     lines.append(f"cpu instructions: {summary['cpu_instructions']} total" + (f", {inf} in the inference" if inf is not None else ""))
     lines.append(f"npu cycles: {summary['npu_cycles']}")
+    for name, counters in sorted(summary.get("peripherals", {}).items()):
+        lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
     lines.append(f"exit code: {summary['exit_code']}")
     if "reference" in summary:
         ref = summary["reference"]
@@ -230,7 +239,9 @@ def cmd_inspect(args) -> int:
     from .targets import parse_target_list, target_support
 
     board = load_board(args.board)
-    targets = parse_target_list(args.target, board)
+    if args.list_targets:
+        return _list_targets(board, args.json)
+    targets = parse_target_list(args.target or (BUILTIN_TARGET_LIST if args.list_ops else DEFAULT_TARGETS), board)
     if args.list_ops:
         rules = {t: target_support(t).rules() for t in targets}
         if args.markdown:
@@ -261,6 +272,37 @@ def cmd_inspect(args) -> int:
     if rejected:
         print(f"edgesdk: error: {len(rejected)} op(s) cannot run on any target (see reasons above).", file=sys.stderr)
         return 3
+    return 0
+
+
+DEFAULT_TARGETS = "npu,c"
+BUILTIN_TARGET_LIST = "npu,dsp,c"
+
+
+def _list_targets(board, as_json: bool) -> int:
+    from .targets import available_targets, get_target, target_origin
+
+    rows = []
+    for name in available_targets():
+        row = {"name": name, "origin": target_origin(name)}
+        try:
+            target = get_target(name)
+            target.check_board(board)
+            row.update(description=target.description, peripheral_types=list(target.peripheral_types),
+                       ops=sorted(target.support.ops), usable_on_board=True)
+        except UsageError as exc:
+            row.update(usable_on_board=False, problem=str(exc))
+        rows.append(row)
+    if as_json:
+        print(json.dumps({"board": board.name, "targets": rows}, indent=2))
+        return 0
+    for row in rows:
+        print(f"{row['name']}: {row.get('description', '')} [{row['origin']}]")
+        if row["usable_on_board"]:
+            hardware = ", ".join(row["peripheral_types"]) or "host core"
+            print(f"    runs on: {hardware}; ops: {', '.join(row['ops'])}")
+        else:
+            print(f"    not usable on board {board.name}: {row['problem']}")
     return 0
 
 

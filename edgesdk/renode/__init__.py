@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import ToolchainError
 
 RENODE_DIR = Path(__file__).resolve().parent
-PERIPHERAL_SOURCES = (RENODE_DIR / "EdgesdkNpu1.cs", RENODE_DIR / "EdgesdkSiFiveTestFinisher.cs")
+PERIPHERAL_SOURCES = (RENODE_DIR / "EdgesdkNpu1.cs", RENODE_DIR / "EdgesdkDsp1.cs", RENODE_DIR / "EdgesdkSiFiveTestFinisher.cs")
 STANDIN_SOURCES = (RENODE_DIR / "standins" / "RenodeStandins.cs",)
 HARNESS_SOURCE = RENODE_DIR / "standins" / "PeripheralHarness.cs"
 NPU_LIBRARY_NAME = "libedgesdk_npu.so"  # what DllImport("edgesdk_npu") loads

@@ -1,0 +1,136 @@
+"""The DSP target: the board's DSP-1 vector DSP, driven by a host runtime that interprets a serialized
+subgraph (the "JSON codegen + runtime" pattern of TVM's BYOC; docs/dsp-datasheet.md).
+
+* `supported.DSP_SUPPORT` - op table with named constraints (int8 SOFTMAX, DEPTHWISE_CONV_2D, pooling,
+  ADD, MUL, RESHAPE, LOGISTIC/TANH as tables);
+* `codegen.build_region(ops, ctx)` - one region -> a blob (`blob.py`): tensor table, node list, parameter
+  records computed at build time; the generated code is one `edgesdk_dsp_run(blob, ...)` call per region;
+* firmware: runtime/edgesdk_dsp_runtime.c validates the blob and programs the DSP per node;
+* hardware model: model/dsp_model.c (C, kernel library arithmetic), an EmulatedDevice through ctypes
+  (`device.py`) and the Renode peripheral edgesdk/renode/EdgesdkDsp1.cs through P/Invoke;
+* cost model: `registers.kernel_cycles` per node, which the model counts in its CYCLES register.
+
+`TARGET` is its plugin object (edgesdk/targets/api.py), registered as entry point "dsp".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..api import PeripheralModel, RegionCode, RegionEstimate, Target
+
+DSP_TYPE = "edgesdk-dsp1"
+RENODE_TYPE = "Edgesdk.Dsp1"
+PACKAGE_DIR = Path(__file__).resolve().parent
+RUNTIME_DIR = PACKAGE_DIR / "runtime"
+RENODE_SOURCE = PACKAGE_DIR.parents[1] / "renode" / "EdgesdkDsp1.cs"
+
+
+@dataclass
+class DspGraph:
+    """One DSP region's blob as the build keeps it (ExecutorModel.target_data["dsp"])."""
+
+    symbol: str
+    data: bytes
+    ops: list
+    listing: list
+    cycles: int
+
+
+class DspTarget(Target):
+    name = "dsp"
+    description = "the DSP-1 vector DSP: one serialized subgraph per region, interpreted by a host runtime"
+    peripheral_types = (DSP_TYPE,)
+
+    @property
+    def support(self):
+        from .supported import DSP_SUPPORT
+        return DSP_SUPPORT
+
+    def generate(self, region, ctx) -> RegionCode:
+        from .blob import describe, encode
+        from .codegen import build_region
+
+        builder = build_region(region.ops, ctx)
+        layers = ", ".join(str(op.index) for op in region.ops)
+        if not builder.nodes:
+            return RegionCode().add(f"DSP region: layers {layers} (aliased reshapes only, nothing to run)", "")
+        graphs = ctx.data(self.name, list)
+        data = encode(builder)
+        graph = DspGraph(ctx.symbol(f"dsp_graph_{len(graphs)}"), data, list(region.ops), describe(data),
+                         _blob_cycles(builder))
+        graphs.append(graph)
+        ctx.include("edgesdk_dsp_runtime.h")
+        ctx.include("model_dsp.h")
+        return RegionCode().add(
+            f"DSP region {len(graphs) - 1}: layers {layers} ({len(builder.nodes)} nodes, {len(data)}-byte blob)",
+            f"status = edgesdk_dsp_run({graph.symbol}, sizeof({graph.symbol}), edgesdk_arena, "
+            "EDGESDK_DEFAULT_ARENA_BYTES);\n"
+            "if (status != 0) {\n    return status;\n}")
+
+    def render_sources(self, model, env, common: dict) -> dict:
+        graphs = model.target_data.get(self.name) or []
+        if not graphs:
+            return {}
+        from .sources import render_model_dsp
+
+        return render_model_dsp(graphs, common)
+
+    def firmware_sources(self) -> list:
+        return [RUNTIME_DIR / "edgesdk_dsp_runtime.c", RUNTIME_DIR / "edgesdk_dsp_runtime.h"]
+
+    def peripherals(self) -> list:
+        from .device import create_device
+        return [PeripheralModel(DSP_TYPE, RENODE_TYPE, create_device, (RENODE_SOURCE,))]
+
+    def estimate(self, region, board, model=None) -> RegionEstimate | None:
+        """DSP cycles of the region: per node, the overhead plus lane operations / 16 (registers.py), the
+        same count the device model accumulates in CYCLES. From the generated blob when there is one."""
+        graph = next((g for g in (model.target_data.get(self.name) or [] if model else []) if g.ops == region.ops),
+                     None)
+        if graph is not None:
+            cycles = graph.cycles
+        elif model is not None:
+            cycles = 0  # generated, and nothing to run (aliased reshapes only)
+        else:
+            from .codegen import build_region
+            cycles = _blob_cycles(build_region(region.ops, _EstimateContext()))
+        periph = self.peripheral_of(board)
+        return RegionEstimate(cycles, int(periph.props.get("clock_hz", 0)) if periph else 0, "dsp")
+
+    def flash_bytes(self, model) -> int:
+        return sum(len(g.data) for g in model.target_data.get(self.name) or [])
+
+    def verify(self, compiled, proof) -> None:
+        """Every blob: header and tables consistent, every arena tensor inside the arena, every constant
+        tensor, parameter record and constant reference inside the blob's data area (blob.check_blob)."""
+        from .blob import check_blob
+
+        fail = proof.fail
+        for graph in compiled.executor.target_data.get(self.name) or []:
+            for problem in check_blob(graph.data, compiled.executor.arena_bytes):
+                fail(f"DSP blob {graph.symbol}: {problem}")
+            if hasattr(proof, "dsp_blobs"):
+                proof.dsp_blobs += 1
+
+
+def _blob_cycles(builder) -> int:
+    from .registers import kernel_cycles
+    return sum(kernel_cycles(node.opcode, node.fields()) for node in builder.nodes)
+
+
+class _EstimateContext:
+    """Codegen context for a cost estimate before memory planning: nothing placed yet, LiteRT rounding."""
+
+    rounding_mode = "ref"
+
+    def arena_offset(self, tensor):
+        return None
+
+    def rounding_for(self, op) -> str:
+        from ...ir.rounding import requant_rounding
+        return requant_rounding(op, self.rounding_mode)
+
+
+TARGET = DspTarget()
