@@ -184,6 +184,9 @@ class Conv2D(Command):
     """out = clamp(requant(sum((x + input_offset) * (w + weight_offset)) + bias) + output_offset).
 
     weights: [C_out, KH, KW, C_in] (OHWI). A fully connected layer is a 1x1 Conv2D over [N, 1, 1, K].
+    weight_stream_bytes > 0: the weights are a compressed stream of that many bytes at the weights offset
+    (edgesdk/npu/weight_codec.py) that decodes to the dense tensor; the descriptor's stride words carry
+    the stream size instead of strides (flag COMPRESSED_WEIGHTS).
     """
 
     input: TensorDesc
@@ -203,6 +206,7 @@ class Conv2D(Command):
     pad_left: int = 0
     rounding: int = R.ROUNDING_DOUBLE
     per_tensor_params: bool = False
+    weight_stream_bytes: int = 0
     note: str = field(default="", compare=False)
     opcode: ClassVar[int] = R.OP_CONV2D
     size: ClassVar[int] = R.CMD_BYTES_CONV
@@ -210,10 +214,18 @@ class Conv2D(Command):
     depth_multiplier_field: ClassVar[bool] = False
 
     def flags(self) -> int:
-        return R.FLAG_PER_TENSOR_PARAMS if self.per_tensor_params else 0
+        return ((R.FLAG_PER_TENSOR_PARAMS if self.per_tensor_params else 0) |
+                (R.FLAG_COMPRESSED_WEIGHTS if self.weight_stream_bytes else 0))
 
     def rounding_field(self) -> int:
         return self.rounding
+
+    def _weights_field(self) -> TensorDesc:
+        """The weights descriptor as encoded: compressed, its stride words are (stream bytes, 0, 0, 0)."""
+        if not self.weight_stream_bytes:
+            return self.weights
+        return TensorDesc(self.weights.region, self.weights.offset, self.weights.shape,
+                          (self.weight_stream_bytes, 0, 0, 0), self.weights.dtype)
 
     def _depth_multiplier(self) -> int:
         return 1
@@ -222,7 +234,7 @@ class Conv2D(Command):
         tail = _CONV_TAIL.pack(self.input_offset, self.weight_offset, self.output_offset, self.act_min, self.act_max,
                                self.stride_h, self.stride_w, self.dilation_h, self.dilation_w, self.pad_top,
                                self.pad_left, self._depth_multiplier(), 0)
-        return self.input.encode() + self.output.encode() + self.weights.encode() + self.params.encode() + tail
+        return self.input.encode() + self.output.encode() + self._weights_field().encode() + self.params.encode() + tail
 
     @classmethod
     def decode_body(cls, data, pos, rounding, flags):
@@ -234,8 +246,15 @@ class Conv2D(Command):
             kwargs["depth_multiplier"] = dm
         elif dm != 1:
             raise CommandTableError(f"CONV2D at byte {pos} has depth multiplier field {dm} (must be 1)")
-        return cls(TensorDesc.decode(data, pos + 8), TensorDesc.decode(data, pos + 40),
-                   TensorDesc.decode(data, pos + 72), ParamRef.decode(data, pos + 104), **kwargs)
+        weights = TensorDesc.decode(data, pos + 72)
+        if flags & R.FLAG_COMPRESSED_WEIGHTS:
+            stream_bytes, *rest = weights.strides
+            if any(rest) or stream_bytes == 0:
+                raise CommandTableError(f"compressed weights at byte {pos} have stride words {weights.strides}")
+            kwargs["weight_stream_bytes"] = stream_bytes
+            weights = TensorDesc.dense(weights.region, weights.offset, weights.shape)
+        return cls(TensorDesc.decode(data, pos + 8), TensorDesc.decode(data, pos + 40), weights,
+                   ParamRef.decode(data, pos + 104), **kwargs)
 
 
 @dataclass

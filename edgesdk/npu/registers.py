@@ -10,7 +10,7 @@ from __future__ import annotations
 # -- identification ------------------------------------------------------------------------------
 ID_VALUE = 0x3155504E  # bytes "NPU1" in little endian
 VERSION_MAJOR = 1  # command-table format major version the hardware executes
-VERSION_MINOR = 0
+VERSION_MINOR = 1  # 1.1: compressed weight streams (FLAG_COMPRESSED_WEIGHTS)
 VERSION_VALUE = (VERSION_MAJOR << 16) | VERSION_MINOR
 
 # -- register offsets (bytes from the peripheral base; all registers are 32-bit) -----------------
@@ -75,6 +75,7 @@ ERR_NO_END = 0x0D
 ERR_ABORTED = 0x0E
 ERR_NO_BUS = 0x0F
 ERR_NO_MEMORY = 0x10
+ERR_BAD_WEIGHTS = 0x11
 
 ERROR_NAMES = {
     ERR_NONE: ("NONE", "no error"),
@@ -97,6 +98,8 @@ ERROR_NAMES = {
     ERR_ABORTED: ("ABORTED", "a soft reset arrived while the table was running"),
     ERR_NO_BUS: ("NO_BUS", "START with no bus attached (model only)"),
     ERR_NO_MEMORY: ("NO_MEMORY", "the model could not allocate an internal buffer (host only)"),
+    ERR_BAD_WEIGHTS: ("BAD_WEIGHTS", "a compressed weight stream is malformed (header, code lengths, a code, "
+                                     "a run or a lane that does not fit its size)"),
 }
 
 
@@ -137,6 +140,14 @@ ROUNDING_FP64 = 2  # = EDGESDK_ROUNDING_FP64: round(acc * f64 scale); conv comma
 
 FLAG_PER_TENSOR_PARAMS = 1 << 0  # CONV/DWCONV: one channel-parameter record serves every output channel
 FLAG_AVG_FLOOR = 1 << 1  # AVG_POOL: floor((sum + n/2) / n), TFLite's uint8 rule, instead of half away from 0
+FLAG_COMPRESSED_WEIGHTS = 1 << 2  # CONV/DWCONV: the weights are a compressed stream (edgesdk/npu/weight_codec.py)
+
+# -- compressed weight streams (datasheet section "Compressed weight streams") ------------------------------
+WEIGHT_STREAM_FORMAT = 1
+WEIGHT_STREAM_HEADER_BYTES = 72  # format, run value, literal count, decoded bytes, 16 lane sizes
+WEIGHT_DECODE_LANES = 16  # independent lanes, each decoded at one code per NPU cycle
+WEIGHT_MAX_CODE_LENGTH = 15
+WEIGHT_RUN_SYMBOLS = 16  # run symbol k: 2^(k+1) + (k+1 extra bits) repeats of the run value
 
 DTYPE_INT8 = 0
 

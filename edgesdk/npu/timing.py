@@ -7,6 +7,9 @@ docs/npu-datasheet.md "Timing model"); tests/test_npu_model.py checks they agree
     memory_cycles    = sum over operand streams of ceil(bytes * 256 / bytes_per_cycle_x256)
     lower_bound(cmd) = max(ceil(ops / 128), memory_cycles)         (no overhead, no lane losses)
 
+A compressed weight stream (flag COMPRESSED_WEIGHTS) costs max(fetch of its compressed bytes, worst-case
+decode at WEIGHT_DECODE_LANES weights per cycle) instead of a fetch of the dense weights.
+
 compute_cycles counts the lanes the channel granularity wastes: the MAC array does 8 output x 16 input
 channels per cycle for CONV2D (and fully connected); the vector engine does 16 channels x 8 output
 columns per cycle for depthwise, pooling and elementwise commands.
@@ -145,6 +148,22 @@ def _add_stream(cost: CommandCost, mclass: MemoryClass, nbytes: int, is_write: b
         cost.sram_read_bytes += nbytes
 
 
+def _compressed_weight_stream(cost: CommandCost, mclass: MemoryClass, stream_bytes: int, decoded_bytes: int) -> None:
+    """Flash moves the compressed bytes; the 16 decoder lanes, pipelined behind the fetch, produce at least
+    one weight per lane per cycle (one code per cycle, a code yields >= 1 weight): the slower of the two."""
+    fetch = _ceil_div(stream_bytes * R.BANDWIDTH_SCALE, mclass.bytes_per_cycle_x256)
+    cost.memory_cycles += max(fetch, weight_decode_cycles(decoded_bytes))
+    if mclass.kind == R.MEM_KIND_FLASH:
+        cost.flash_read_bytes += stream_bytes
+    else:
+        cost.sram_read_bytes += stream_bytes
+
+
+def weight_decode_cycles(decoded_bytes: int) -> int:
+    """Worst-case decode time of a compressed weight stream: every code a single literal."""
+    return _ceil_div(decoded_bytes, R.WEIGHT_DECODE_LANES)
+
+
 def _desc_stream(cost: CommandCost, memory: MemoryMap, desc: C.TensorDesc, is_write: bool) -> None:
     _add_stream(cost, memory.class_of(desc.region, desc.offset), desc.compact_bytes, is_write)
 
@@ -166,7 +185,11 @@ def _conv_cost(cmd: C.Conv2D, memory: MemoryMap) -> CommandCost:
         cost.macs = n * oh * ow * oc * kh * kw * wc
     cost.ops = cost.macs
     _desc_stream(cost, memory, cmd.input, False)
-    _desc_stream(cost, memory, cmd.weights, False)
+    if cmd.weight_stream_bytes:
+        _compressed_weight_stream(cost, memory.class_of(cmd.weights.region, cmd.weights.offset),
+                                  cmd.weight_stream_bytes, cmd.weights.num_elements)
+    else:
+        _desc_stream(cost, memory, cmd.weights, False)
     records = 1 if cmd.per_tensor_params else oc
     _add_stream(cost, memory.class_of(cmd.params.region, cmd.params.offset), records * R.CHANNEL_PARAM_BYTES, False)
     _desc_stream(cost, memory, cmd.output, True)

@@ -78,6 +78,9 @@ typedef struct {
     int32_t act_min, act_max;
     uint32_t stride_h, stride_w, dilation_h, dilation_w;
     uint32_t pad_top, pad_left, depth_multiplier, reserved;
+    /* NPU_FLAG_COMPRESSED_WEIGHTS: the weights descriptor's stride words are (stream bytes, 0, 0, 0) */
+    uint32_t weight_stream_bytes;
+    uint32_t weight_stride_rest; /* OR of the three other stride words (must be 0) */
 } conv_args_t;
 
 typedef struct {
@@ -228,7 +231,14 @@ static uint32_t decode_command(const uint8_t *p, uint32_t remaining, npu_cmd_t *
         decode_desc(p + 40, &cmd->u.dma.dst);
         break;
     case NPU_OP_CONV2D:
-    case NPU_OP_DEPTHWISE_CONV2D: decode_conv(p, &cmd->u.conv); break;
+    case NPU_OP_DEPTHWISE_CONV2D:
+        decode_conv(p, &cmd->u.conv);
+        if (cmd->flags & NPU_FLAG_COMPRESSED_WEIGHTS) {
+            npu_desc_t *w = &cmd->u.conv.weights;
+            cmd->u.conv.weight_stream_bytes = w->stride[0];
+            cmd->u.conv.weight_stride_rest = w->stride[1] | w->stride[2] | w->stride[3];
+        }
+        break;
     case NPU_OP_MAX_POOL:
     case NPU_OP_AVG_POOL: decode_pool(p, &cmd->u.pool); break;
     case NPU_OP_ADD:
@@ -381,16 +391,46 @@ static uint32_t check_conv_shapes(const conv_args_t *a, int depthwise)
     return NPU_ERR_NONE;
 }
 
+/*
+ * The weights of a command with NPU_FLAG_COMPRESSED_WEIGHTS: a stream of weight_stream_bytes bytes at the
+ * descriptor's address that decodes to the dense [shape] tensor. The stream's content is data, checked
+ * when it is decoded (NPU_ERR_BAD_WEIGHTS); here only what the command itself says.
+ */
+static uint32_t check_compressed_weights(const conv_args_t *a, const uint32_t *region_bases)
+{
+    const npu_desc_t *d = &a->weights;
+    if (d->region >= NPU_NUM_REGIONS) {
+        return NPU_ERR_BAD_REGION;
+    }
+    if (d->dtype != NPU_DTYPE_INT8 || d->reserved != 0 || a->weight_stride_rest != 0 ||
+        a->weight_stream_bytes < NPU_WEIGHT_STREAM_HEADER_BYTES) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (d->shape[i] == 0) {
+            return NPU_ERR_BAD_SHAPE;
+        }
+    }
+    if ((uint64_t)region_bases[d->region] + d->offset + a->weight_stream_bytes - 1 > UINT32_MAX) {
+        return NPU_ERR_ADDRESS_RANGE;
+    }
+    if (shape_elements(d->shape) > NPU_MAX_OPERAND_BYTES || a->weight_stream_bytes > NPU_MAX_OPERAND_BYTES) {
+        return NPU_ERR_TOO_LARGE;
+    }
+    return NPU_ERR_NONE;
+}
+
 static uint32_t check_conv(const npu_cmd_t *cmd, const uint32_t *region_bases)
 {
     const conv_args_t *a = &cmd->u.conv;
     int depthwise = cmd->opcode == NPU_OP_DEPTHWISE_CONV2D;
     uint32_t err;
+    int compressed = (cmd->flags & NPU_FLAG_COMPRESSED_WEIGHTS) != 0;
     if ((err = check_desc(&a->input, region_bases, 0)) || (err = check_desc(&a->output, region_bases, 1)) ||
-        (err = check_desc(&a->weights, region_bases, 0))) {
+        (err = compressed ? check_compressed_weights(a, region_bases) : check_desc(&a->weights, region_bases, 0))) {
         return err;
     }
-    if (cmd->flags & ~NPU_FLAG_PER_TENSOR_PARAMS || a->reserved != 0) {
+    if (cmd->flags & ~(NPU_FLAG_PER_TENSOR_PARAMS | NPU_FLAG_COMPRESSED_WEIGHTS) || a->reserved != 0) {
         return NPU_ERR_BAD_PARAM;
     }
     if ((err = check_param_ref(&a->params, param_bytes(a, cmd->flags), region_bases))) {
@@ -571,6 +611,26 @@ static uint64_t vector_cycles(const uint32_t *out, uint64_t taps)
     return (uint64_t)out[DIM_N] * out[DIM_H] * columns * channels * taps;
 }
 
+/*
+ * A compressed weight stream: the fetch moves the compressed bytes, and the 16 decoder lanes (pipelined
+ * behind the fetch, one code per lane per cycle, each code at least one weight) need at most
+ * ceil(weights / 16) cycles; the stream takes the longer of the two.
+ */
+static void add_compressed_stream(const npu_env_t *env, cmd_cost_t *cost, uint32_t addr, uint64_t stream_bytes,
+                                  uint64_t decoded_bytes)
+{
+    const npu_memory_class_t *m = memory_class_of(env, addr);
+    uint32_t bw = m ? m->bytes_per_cycle_x256 : NPU_DEFAULT_BYTES_PER_CYCLE_X256;
+    uint64_t fetch = ceil_div(stream_bytes * NPU_BANDWIDTH_SCALE, bw);
+    uint64_t decode = ceil_div(decoded_bytes, NPU_WEIGHT_DECODE_LANES);
+    cost->memory_cycles += fetch > decode ? fetch : decode;
+    if (m != NULL && m->kind == NPU_MEM_KIND_FLASH) {
+        cost->flash_read_bytes += stream_bytes;
+    } else {
+        cost->sram_read_bytes += stream_bytes;
+    }
+}
+
 static void conv_cost(const npu_env_t *env, const npu_cmd_t *cmd, const uint32_t *rb, cmd_cost_t *cost)
 {
     const conv_args_t *a = &cmd->u.conv;
@@ -586,7 +646,12 @@ static void conv_cost(const npu_env_t *env, const npu_cmd_t *cmd, const uint32_t
     }
     cost->macs = conv_ops(a, cmd->opcode == NPU_OP_DEPTHWISE_CONV2D);
     add_desc_stream(env, cost, &a->input, rb, 0);
-    add_desc_stream(env, cost, &a->weights, rb, 0);
+    if (cmd->flags & NPU_FLAG_COMPRESSED_WEIGHTS) {
+        add_compressed_stream(env, cost, desc_address(&a->weights, rb), a->weight_stream_bytes,
+                              shape_elements(a->weights.shape));
+    } else {
+        add_desc_stream(env, cost, &a->weights, rb, 0);
+    }
     add_stream(env, cost, rb[a->params.region] + a->params.offset, param_bytes(a, cmd->flags), 0);
     add_desc_stream(env, cost, &a->output, rb, 1);
 }
@@ -729,6 +794,217 @@ static int8_t clamp_to_int8(int32_t v, int32_t act_min, int32_t act_max)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Compressed weight streams (datasheet "Compressed weight streams"; encoder: weight_codec.py)       */
+/* ------------------------------------------------------------------------------------------------ */
+
+enum {
+    WEIGHT_LITERAL_SYMBOLS = 256,
+    WEIGHT_SYMBOLS = WEIGHT_LITERAL_SYMBOLS + NPU_WEIGHT_RUN_SYMBOLS,
+};
+
+/* A canonical Huffman code: how many codes each length has, and the symbols in code order. */
+typedef struct {
+    uint16_t count[NPU_WEIGHT_MAX_CODE_LENGTH + 1];
+    uint16_t symbol[WEIGHT_SYMBOLS];
+} huffman_t;
+
+/* Builds the code from its lengths (0 = unused); fails on over-subscribed lengths or no code at all. */
+static int build_huffman(const uint8_t *lengths, huffman_t *h)
+{
+    uint16_t next[NPU_WEIGHT_MAX_CODE_LENGTH + 2];
+    memset(h->count, 0, sizeof(h->count));
+    for (uint32_t s = 0; s < WEIGHT_SYMBOLS; s++) {
+        h->count[lengths[s]]++;
+    }
+    h->count[0] = 0;
+    int32_t left = 1; /* codes still available at the current length (Kraft inequality) */
+    uint32_t total = 0;
+    for (int len = 1; len <= NPU_WEIGHT_MAX_CODE_LENGTH; len++) {
+        left = 2 * left - h->count[len];
+        if (left < 0) {
+            return -1;
+        }
+        total += h->count[len];
+    }
+    next[1] = 0;
+    for (int len = 1; len <= NPU_WEIGHT_MAX_CODE_LENGTH; len++) {
+        next[len + 1] = (uint16_t)(next[len] + h->count[len]);
+    }
+    for (uint32_t s = 0; s < WEIGHT_SYMBOLS; s++) {
+        if (lengths[s] != 0) {
+            h->symbol[next[lengths[s]]++] = (uint16_t)s;
+        }
+    }
+    return total == 0 ? -1 : 0;
+}
+
+/* Bits of one lane, most significant bit of each byte first. */
+typedef struct {
+    const uint8_t *data;
+    uint64_t bits;
+    uint64_t pos;
+} bit_reader_t;
+
+static int read_bits(bit_reader_t *r, uint32_t count, uint32_t *value)
+{
+    if (r->pos + count > r->bits) {
+        return -1;
+    }
+    uint32_t v = 0;
+    for (uint32_t i = 0; i < count; i++, r->pos++) {
+        v = (v << 1) | ((r->data[r->pos >> 3] >> (7 - (r->pos & 7))) & 1u);
+    }
+    *value = v;
+    return 0;
+}
+
+/* One code, bit by bit: canonical codes of each length are consecutive, starting at `first`. */
+static int read_symbol(bit_reader_t *r, const huffman_t *h, uint32_t *symbol)
+{
+    int32_t code = 0, first = 0, index = 0;
+    for (int len = 1; len <= NPU_WEIGHT_MAX_CODE_LENGTH; len++) {
+        uint32_t bit;
+        if (read_bits(r, 1, &bit)) {
+            return -1;
+        }
+        code |= (int32_t)bit;
+        int32_t count = h->count[len];
+        if (code - first < count) {
+            *symbol = h->symbol[index + code - first];
+            return 0;
+        }
+        index += count;
+        first = (first + count) << 1;
+        code <<= 1;
+    }
+    return -1; /* no code matches (an incomplete code's unused pattern) */
+}
+
+/* Inverse of the zig-zag literal symbol: 0, 1, 2, 3, 4 ... -> difference 0, -1, +1, -2, +2 ... */
+static uint8_t literal_value(uint32_t symbol, uint32_t run_value)
+{
+    uint32_t delta = (symbol & 1u) ? (uint32_t)(-(int32_t)((symbol + 1) / 2)) : symbol / 2;
+    return (uint8_t)(run_value + delta);
+}
+
+/* Decode one lane into out[0, count); it must use all its bytes, with zero padding bits. */
+static uint32_t decode_lane(const uint8_t *data, uint32_t bytes, const huffman_t *h, uint32_t run_value,
+                            uint8_t *out, uint32_t count)
+{
+    bit_reader_t r = {data, (uint64_t)bytes * 8, 0};
+    uint32_t done = 0;
+    while (done < count) {
+        uint32_t symbol, extra;
+        if (read_symbol(&r, h, &symbol)) {
+            return NPU_ERR_BAD_WEIGHTS;
+        }
+        if (symbol < WEIGHT_LITERAL_SYMBOLS) {
+            out[done++] = literal_value(symbol, run_value);
+            continue;
+        }
+        uint32_t k = symbol - WEIGHT_LITERAL_SYMBOLS; /* run of 2^(k+1) + (k+1 extra bits) */
+        if (read_bits(&r, k + 1, &extra)) {
+            return NPU_ERR_BAD_WEIGHTS;
+        }
+        uint32_t run = (1u << (k + 1)) + extra;
+        if (run > count - done) {
+            return NPU_ERR_BAD_WEIGHTS;
+        }
+        memset(out + done, (int)run_value, run);
+        done += run;
+    }
+    uint32_t pad;
+    if ((r.pos + 7) / 8 != bytes || read_bits(&r, (uint32_t)(r.bits - r.pos), &pad) || pad != 0) {
+        return NPU_ERR_BAD_WEIGHTS;
+    }
+    return NPU_ERR_NONE;
+}
+
+/* Header fields of a stream (datasheet table "Stream header"). */
+typedef struct {
+    uint32_t run_value, literal_count, decoded_bytes;
+    uint32_t lane_bytes[NPU_WEIGHT_DECODE_LANES];
+    uint8_t lengths[WEIGHT_SYMBOLS];
+    uint32_t data_start; /* first byte of lane 0 */
+} weight_header_t;
+
+static uint32_t parse_weight_header(const uint8_t *s, uint32_t stream_bytes, uint32_t expected, weight_header_t *hd)
+{
+    hd->run_value = s[1];
+    hd->literal_count = get_u16(s + 2);
+    hd->decoded_bytes = get_u32(s + 4);
+    uint64_t lanes_total = 0;
+    for (int i = 0; i < NPU_WEIGHT_DECODE_LANES; i++) {
+        hd->lane_bytes[i] = get_u32(s + 8 + 4 * i);
+        lanes_total += hd->lane_bytes[i];
+    }
+    if (s[0] != NPU_WEIGHT_STREAM_FORMAT || hd->literal_count > WEIGHT_LITERAL_SYMBOLS ||
+        hd->decoded_bytes != expected) {
+        return NPU_ERR_BAD_WEIGHTS;
+    }
+    uint32_t table_nibbles = hd->literal_count + NPU_WEIGHT_RUN_SYMBOLS;
+    hd->data_start = NPU_WEIGHT_STREAM_HEADER_BYTES + (table_nibbles + 1) / 2;
+    if ((uint64_t)hd->data_start + lanes_total != stream_bytes) {
+        return NPU_ERR_BAD_WEIGHTS;
+    }
+    memset(hd->lengths, 0, sizeof(hd->lengths));
+    for (uint32_t i = 0; i < table_nibbles; i++) {
+        uint8_t byte = s[NPU_WEIGHT_STREAM_HEADER_BYTES + i / 2];
+        uint8_t len = (i & 1u) ? (uint8_t)(byte >> 4) : (uint8_t)(byte & 15u);
+        uint32_t symbol = i < hd->literal_count ? i : WEIGHT_LITERAL_SYMBOLS + (i - hd->literal_count);
+        hd->lengths[symbol] = len;
+    }
+    return NPU_ERR_NONE;
+}
+
+/* Decode a whole stream into out[0, decoded): lane i fills [i * seg, min((i + 1) * seg, decoded)). */
+static uint32_t decode_weight_stream(const uint8_t *s, uint32_t stream_bytes, uint8_t *out, uint32_t decoded)
+{
+    weight_header_t hd;
+    huffman_t h;
+    uint32_t err = parse_weight_header(s, stream_bytes, decoded, &hd);
+    if (err) {
+        return err;
+    }
+    if (build_huffman(hd.lengths, &h)) {
+        return NPU_ERR_BAD_WEIGHTS;
+    }
+    uint32_t seg = (decoded + NPU_WEIGHT_DECODE_LANES - 1) / NPU_WEIGHT_DECODE_LANES;
+    uint32_t pos = hd.data_start;
+    for (uint32_t i = 0; i < NPU_WEIGHT_DECODE_LANES && !err; i++) {
+        uint32_t start = i * seg < decoded ? i * seg : decoded;
+        uint32_t end = start + seg < decoded ? start + seg : decoded;
+        err = decode_lane(s + pos, hd.lane_bytes[i], &h, hd.run_value, out + start, end - start);
+        pos += hd.lane_bytes[i];
+    }
+    return err;
+}
+
+/* Fetch and decode compressed weights into a dense operand (the decoded tensor is dense OHWI). */
+static uint32_t load_compressed_weights(const exec_t *x, const conv_args_t *a, operand_t *w)
+{
+    const npu_desc_t *d = &a->weights;
+    uint32_t decoded = (uint32_t)shape_elements(d->shape); /* <= NPU_MAX_OPERAND_BYTES (checked) */
+    uint8_t *stream = malloc(a->weight_stream_bytes);
+    w->data = malloc(decoded);
+    if (stream == NULL || w->data == NULL) {
+        free(stream);
+        return NPU_ERR_NO_MEMORY;
+    }
+    memcpy(w->shape, d->shape, sizeof(w->shape));
+    w->step[3] = 1;
+    w->step[2] = d->shape[DIM_C];
+    w->step[1] = d->shape[DIM_W] * d->shape[DIM_C];
+    w->step[0] = d->shape[DIM_H] * w->step[1];
+    uint32_t err = x->env->read(x->env->ctx, desc_address(d, x->region_bases), stream, a->weight_stream_bytes)
+                       ? NPU_ERR_BUS
+                   : aborted(x) ? NPU_ERR_ABORTED
+                                : decode_weight_stream(stream, a->weight_stream_bytes, (uint8_t *)w->data, decoded);
+    free(stream);
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Convolution (CONV2D, DEPTHWISE_CONV2D; fully connected is a 1x1 CONV2D)                           */
 /* ------------------------------------------------------------------------------------------------ */
 
@@ -851,7 +1127,8 @@ static uint32_t run_conv(const exec_t *x, const npu_cmd_t *cmd)
     int8_t *out = NULL;
     uint32_t err = load_operand(x, &a->input, &in);
     if (!err) {
-        err = load_operand(x, &a->weights, &w);
+        err = (cmd->flags & NPU_FLAG_COMPRESSED_WEIGHTS) ? load_compressed_weights(x, a, &w)
+                                                        : load_operand(x, &a->weights, &w);
     }
     if (!err) {
         err = load_channel_params(x, cmd, &p);

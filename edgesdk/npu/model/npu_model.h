@@ -21,8 +21,8 @@ extern "C" {
 /* identification */
 #define NPU_ID_VALUE 0x3155504Eu /* "NPU1" */
 #define NPU_VERSION_MAJOR 1
-#define NPU_VERSION_MINOR 0
-#define NPU_VERSION_VALUE 0x00010000u
+#define NPU_VERSION_MINOR 1
+#define NPU_VERSION_VALUE 0x00010001u
 
 /* register offsets */
 #define NPU_REG_ID 0x000
@@ -77,6 +77,7 @@ extern "C" {
 #define NPU_ERR_ABORTED 0x0E
 #define NPU_ERR_NO_BUS 0x0F
 #define NPU_ERR_NO_MEMORY 0x10
+#define NPU_ERR_BAD_WEIGHTS 0x11
 
 /* command table format */
 #define NPU_TABLE_MAGIC 0x4C42544Eu /* "NTBL" */
@@ -103,6 +104,14 @@ extern "C" {
 #define NPU_ROUNDING_FP64 2
 #define NPU_FLAG_PER_TENSOR_PARAMS 0x1u
 #define NPU_FLAG_AVG_FLOOR 0x2u
+#define NPU_FLAG_COMPRESSED_WEIGHTS 0x4u
+
+/* compressed weight streams */
+#define NPU_WEIGHT_STREAM_FORMAT 1
+#define NPU_WEIGHT_STREAM_HEADER_BYTES 72
+#define NPU_WEIGHT_DECODE_LANES 16
+#define NPU_WEIGHT_MAX_CODE_LENGTH 15
+#define NPU_WEIGHT_RUN_SYMBOLS 16
 #define NPU_DTYPE_INT8 0
 
 /* limits */

@@ -18,7 +18,9 @@ from ...ir.quant import activation_range, quantize_multiplier
 from ...ir.rounding import conv_effective_scales, fully_connected_effective_scales
 from ...npu import registers as R
 from ...npu import cmdtable as C
+from ...npu import weight_codec
 from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
+from .cascade import groups_by_op, lower_group
 
 WEIGHTS_REGION = 0  # constants blob in flash
 ARENA_REGION = 1  # activation arena in SRAM
@@ -27,11 +29,15 @@ ARENA_REGION = 1  # activation arena in SRAM
 def lower_ops(ops, ctx) -> list:
     """Commands for one NPU region, in order, ending with the completion command."""
     commands = []
+    groups = groups_by_op(getattr(ctx, "plan", None))  # cascade groups run in stripes (cascade.py)
     for op in ops:
         ok, reason = NPU_SUPPORT.check(op)
         if not ok:
             raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {reason}. Assign it to the 'c' target.")
-        commands.extend(LOWERINGS[op.type](op, ctx))
+        if op not in groups:
+            commands.extend(LOWERINGS[op.type](op, ctx))
+        elif op is groups[op].ops[0]:
+            commands.extend(lower_group(groups[op], ctx, lambda member: LOWERINGS[member.type](member, ctx)))
     commands.append(C.End(note="end of NPU region"))
     return commands
 
@@ -44,6 +50,21 @@ def _operand(t, ctx, shape=None) -> C.TensorDesc:
         offset = ctx.add_weights(np.ascontiguousarray(t.data, dtype=np.int8).tobytes(), 16, t.name)
         return C.TensorDesc.dense(WEIGHTS_REGION, offset, shape)
     return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(t), shape)
+
+
+def _conv_weights(w, ctx, shape=None) -> dict:
+    """The weights fields of a conv command: a compressed stream when that is smaller (weight_codec.py).
+
+    Fewer flash bytes is fewer cycles wherever the flash fetch bounds the command, and the decode is never
+    slower than the fetch of the dense bytes; `ctx.compress_weights = False` keeps every stream dense.
+    """
+    data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
+    stream = weight_codec.compress_if_smaller(data) if getattr(ctx, "compress_weights", True) else None
+    if stream is None:
+        return dict(weights=_operand(w, ctx, shape))
+    offset = ctx.add_weights(stream, 16, f"{w.name} (compressed)")
+    desc = C.TensorDesc.dense(WEIGHTS_REGION, offset, C.to_nhwc(w.shape if shape is None else shape))
+    return dict(weights=desc, weight_stream_bytes=len(stream))
 
 
 def _broadcast_operand(t, out_shape, ctx) -> C.TensorDesc:
@@ -118,13 +139,13 @@ def _spatial(op) -> dict:
 
 def lower_conv2d(op, ctx) -> list:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    return [C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), weights=_operand(w, ctx),
+    return [C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx),
                      **_conv_common(op, ctx), **_spatial(op))]
 
 
 def lower_depthwise_conv2d(op, ctx) -> list:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    return [C.DepthwiseConv2D(input=_operand(x, ctx), output=_operand(y, ctx), weights=_operand(w, ctx),
+    return [C.DepthwiseConv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx),
                               depth_multiplier=op.attrs.get("depth_multiplier", 1), **_conv_common(op, ctx),
                               **_spatial(op))]
 
@@ -136,7 +157,7 @@ def lower_fully_connected(op, ctx) -> list:
     rows = x.num_elements // in_features
     return [C.Conv2D(input=_operand(x, ctx, (rows, 1, 1, in_features)),
                      output=_operand(y, ctx, (rows, 1, 1, out_features)),
-                     weights=_operand(w, ctx, (out_features, 1, 1, in_features)), **_conv_common(op, ctx))]
+                     **_conv_weights(w, ctx, (out_features, 1, 1, in_features)), **_conv_common(op, ctx))]
 
 
 # -- pooling -----------------------------------------------------------------------------------------------------

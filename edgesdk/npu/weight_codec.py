@@ -1,0 +1,326 @@
+"""Lossless compression of NPU-1 weight streams (docs/npu-datasheet.md, "Compressed weight streams").
+
+A CONV2D/DWCONV2D command with the COMPRESSED_WEIGHTS flag reads its weights as a compressed stream from
+flash and the NPU decodes it on the fly: fewer flash bytes move, which is what bounds most weight-heavy
+layers (flash delivers 1 byte per NPU cycle). The format, in short:
+
+* The decoded tensor (dense OHWI bytes, n of them) is split into 16 **lanes** of ceil(n / 16) bytes (the
+  last lanes may be shorter or empty); each lane is an independent bit string, so 16 decoders work in
+  parallel (the timing model assumes one code per lane per cycle).
+* Each lane is a sequence of canonical Huffman codes (lengths 1..15, one code table per stream). A code is
+  a **literal** (symbols 0..255: one byte, zig-zag coded as its difference from the stream's `run_value`)
+  or a **run** (symbols 256..271: `run_value` repeated 2^(k+1) + e times, e in k+1 extra bits). MLPerf Tiny
+  weights are peaked around their zero point and some layers are mostly zeros, so literals get short codes
+  and zero runs cost a few bits.
+* Bits are packed most significant bit first; every lane starts on a byte boundary and its padding bits
+  are zero.
+
+`encode(data)` returns the stream; `decode(stream)` inverts it (the reference the C model is tested
+against); `compress_if_smaller(data)` is what the NPU codegen uses.
+"""
+
+from __future__ import annotations
+
+import heapq
+import struct
+
+import numpy as np
+
+from . import registers as R
+
+FORMAT = R.WEIGHT_STREAM_FORMAT
+LANES = R.WEIGHT_DECODE_LANES
+MAX_CODE_LENGTH = R.WEIGHT_MAX_CODE_LENGTH
+LITERAL_SYMBOLS = 256
+RUN_SYMBOLS = R.WEIGHT_RUN_SYMBOLS
+HEADER_BYTES = R.WEIGHT_STREAM_HEADER_BYTES
+_HEADER = struct.Struct(f"<BBHI{LANES}I")  # format, run_value, literal symbol count, decoded bytes, lane bytes
+MAX_RUN = (1 << (RUN_SYMBOLS + 1)) - 1  # longest run one code expresses: 2^16 + (2^16 - 1)
+
+
+class WeightStreamError(ValueError):
+    """A malformed compressed weight stream (the NPU reports BAD_WEIGHTS for the same conditions)."""
+
+
+# -- symbols ---------------------------------------------------------------------------------------------------
+def literal_symbol(values: np.ndarray, run_value: int) -> np.ndarray:
+    """Zig-zag symbol of each byte's signed difference from run_value: 0, -1, +1, -2, +2 ... -> 0, 1, 2, 3, 4."""
+    delta = ((values.astype(np.int64) - run_value + 128) % 256) - 128
+    return np.where(delta >= 0, 2 * delta, -2 * delta - 1)
+
+
+def literal_value(symbol: int, run_value: int) -> int:
+    delta = symbol // 2 if symbol % 2 == 0 else -(symbol + 1) // 2
+    return (run_value + delta) & 0xFF
+
+
+def run_symbol(length: int) -> tuple:
+    """(symbol, extra value, extra bit count) of a run of 2..MAX_RUN repeats."""
+    k = length.bit_length() - 2  # length in [2^(k+1), 2^(k+2))
+    return LITERAL_SYMBOLS + k, length - (1 << (k + 1)), k + 1
+
+
+def lane_bounds(n: int) -> list:
+    """[start, end) of each lane's segment of the decoded bytes."""
+    seg = -(-n // LANES)
+    return [(min(n, i * seg), min(n, (i + 1) * seg)) for i in range(LANES)]
+
+
+# -- tokens ----------------------------------------------------------------------------------------------------
+def _tokens(raw: np.ndarray, run_value: int) -> tuple:
+    """Lane, symbol, extra-bit value and extra-bit count of every code, in stream order (vectorised).
+
+    Runs of run_value of length >= 2 become run codes (a run never crosses a lane boundary and is split
+    every MAX_RUN bytes); every other byte is a literal.
+    """
+    n = len(raw)
+    seg = max(1, -(-n // LANES))
+    is_run = raw == run_value
+    boundary = np.zeros(n, bool)
+    boundary[::seg] = True
+    previous = np.concatenate(([False], is_run[:-1]))
+    starts = np.flatnonzero(is_run & (boundary | ~previous))
+    following = np.concatenate((is_run[1:], [False]))
+    next_boundary = np.concatenate((boundary[1:], [True]))
+    ends = np.flatnonzero(is_run & (next_boundary | ~following)) + 1
+    lengths = ends - starts
+    long_runs = lengths >= 2
+    in_run = np.zeros(n + 1, np.int64)
+    np.add.at(in_run, starts[long_runs], 1)
+    np.add.at(in_run, ends[long_runs], -1)
+    literal_pos = np.flatnonzero(np.cumsum(in_run[:n]) == 0)
+    run_pos, run_len = _split_runs(starts[long_runs], lengths[long_runs])
+    k = _bit_length(run_len) - 2  # run of length in [2^(k+1), 2^(k+2))
+    pos = np.concatenate((literal_pos, run_pos))
+    sym = np.concatenate((literal_symbol(raw[literal_pos], run_value), LITERAL_SYMBOLS + k))
+    extra = np.concatenate((np.zeros(len(literal_pos), np.int64), run_len - (1 << (k + 1))))
+    extra_bits = np.concatenate((np.zeros(len(literal_pos), np.int64), k + 1))
+    order = np.argsort(pos, kind="stable")
+    return pos[order] // seg, sym[order], extra[order], extra_bits[order]
+
+
+def _split_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple:
+    """Runs longer than MAX_RUN cut into MAX_RUN pieces; a last piece of 1 byte borrows one from the piece before."""
+    if len(lengths) == 0 or lengths.max() <= MAX_RUN:
+        return starts.astype(np.int64), lengths.astype(np.int64)
+    pos, out = [], []
+    for start, length in zip(starts.tolist(), lengths.tolist()):
+        while length > MAX_RUN:
+            piece = MAX_RUN if length - MAX_RUN != 1 else MAX_RUN - 1
+            pos.append(start); out.append(piece)
+            start, length = start + piece, length - piece
+        pos.append(start); out.append(length)
+    return np.asarray(pos, np.int64), np.asarray(out, np.int64)
+
+
+def _bit_length(values: np.ndarray) -> np.ndarray:
+    return np.floor(np.log2(np.maximum(values, 1))).astype(np.int64) + 1
+
+
+# -- canonical Huffman -------------------------------------------------------------------------------------------
+def code_lengths(freqs: np.ndarray, max_length: int = MAX_CODE_LENGTH) -> np.ndarray:
+    """Optimal code lengths limited to max_length bits (package-merge); 0 for unused symbols.
+
+    A single used symbol gets length 1 (code '0')."""
+    lengths = np.zeros(len(freqs), np.int64)
+    used = [int(s) for s in np.flatnonzero(freqs)]
+    if len(used) == 1:
+        lengths[used[0]] = 1
+    if len(used) <= 1:
+        return lengths
+    huffman = _huffman_lengths(freqs, used)
+    if max(huffman.values()) <= max_length:
+        for s, length in huffman.items():
+            lengths[s] = length
+        return lengths
+    leaves = sorted((int(freqs[s]), (s,)) for s in used)
+    level = leaves
+    for _ in range(max_length - 1):
+        packages = [(level[i][0] + level[i + 1][0], level[i][1] + level[i + 1][1]) for i in range(0, len(level) - 1, 2)]
+        level = sorted(leaves + packages, key=lambda item: item[0])
+    for _weight, symbols in level[:2 * len(used) - 2]:
+        for s in symbols:
+            lengths[s] += 1
+    return lengths
+
+
+def _huffman_lengths(freqs: np.ndarray, used: list) -> dict:
+    """Unlimited Huffman code lengths (heap merge; ties broken by node number, so deterministic)."""
+    heap = [(int(freqs[s]), node) for node, s in enumerate(used)]
+    parent = [0] * (2 * len(used) - 1)
+    heapq.heapify(heap)
+    node = len(used)
+    while len(heap) > 1:
+        w1, n1 = heapq.heappop(heap)
+        w2, n2 = heapq.heappop(heap)
+        parent[n1] = parent[n2] = node
+        heapq.heappush(heap, (w1 + w2, node))
+        node += 1
+    depth = [0] * len(parent)
+    for n in range(len(parent) - 2, -1, -1):  # parents have larger numbers: root first
+        depth[n] = depth[parent[n]] + 1
+    return {s: depth[i] for i, s in enumerate(used)}
+
+
+def canonical_codes(lengths: np.ndarray) -> np.ndarray:
+    """Code value of each symbol: codes of one length are consecutive in symbol order (as DEFLATE)."""
+    codes = np.zeros(len(lengths), np.int64)
+    code = previous = 0
+    for s in np.lexsort((np.arange(len(lengths)), lengths)).tolist():
+        length = int(lengths[s])
+        if length == 0:
+            continue
+        code <<= length - previous
+        codes[s], code, previous = code, code + 1, length
+    return codes
+
+
+def _pack_bits(values: np.ndarray, widths: np.ndarray, offsets: np.ndarray, total_bytes: int) -> bytes:
+    """Write each value's `width` low bits (width <= 56) at bit `offset`, most significant bit first.
+
+    Each field is shifted to the top of a 64-bit word that starts at its first byte; fields never share a
+    bit, so summing the words' bytes into place is the same as OR-ing them.
+    """
+    out = np.zeros(total_bytes + 8, np.int64)
+    if len(values):
+        first = offsets >> 3
+        word = values.astype(np.uint64) << (64 - widths - (offsets & 7)).astype(np.uint64)
+        for j in range(8):
+            byte = ((word >> np.uint64(56 - 8 * j)) & np.uint64(0xFF)).astype(np.float64)
+            out += np.bincount(first + j, weights=byte, minlength=len(out)).astype(np.int64)[:len(out)]
+    return out[:total_bytes].astype(np.uint8).tobytes()
+
+
+# -- encoder ----------------------------------------------------------------------------------------------------
+def most_frequent_byte(data: np.ndarray) -> int:
+    counts = np.bincount(data, minlength=256)
+    return int(np.argmax(counts))
+
+
+def encode(data, run_value: int | None = None) -> bytes:
+    """The compressed stream of `data` (bytes or int8/uint8 array); run_value defaults to its commonest byte."""
+    raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
+    n = len(raw)
+    if n > R.MAX_OPERAND_BYTES:
+        raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
+    run_value = most_frequent_byte(raw) if run_value is None and n else (run_value or 0)
+    lane, sym, extra, extra_bits = _tokens(raw, run_value)
+    lengths = code_lengths(np.bincount(sym, minlength=LITERAL_SYMBOLS + RUN_SYMBOLS))
+    codes = canonical_codes(lengths)
+    literals = np.flatnonzero(lengths[:LITERAL_SYMBOLS])
+    literal_count = int(literals[-1]) + 1 if len(literals) else 0
+    lane_data = _pack_lanes(lane, codes[sym], lengths[sym], extra, extra_bits)
+    table = np.concatenate((lengths[:literal_count], lengths[LITERAL_SYMBOLS:]))
+    header = _HEADER.pack(FORMAT, run_value, literal_count, n, *(len(d) for d in lane_data))
+    return header + _pack_nibbles(table) + b"".join(lane_data)
+
+
+def _pack_lanes(lane, code, code_bits, extra, extra_bits) -> list:
+    """The byte string of each lane: code then extra bits of each of its tokens, zero padded to a byte."""
+    values = (code << extra_bits) | extra
+    widths = code_bits + extra_bits
+    lane_bits = np.bincount(lane, weights=widths, minlength=LANES).astype(np.int64)
+    lane_bytes = (lane_bits + 7) // 8
+    lane_start = 8 * (np.cumsum(lane_bytes) - lane_bytes)
+    within = np.cumsum(widths) - widths  # bit offset if lanes were not padded ...
+    offsets = within - (np.cumsum(lane_bits) - lane_bits)[lane] + lane_start[lane]  # ... moved to each lane's start
+    packed = _pack_bits(values, widths, offsets, int(lane_bytes.sum()))
+    ends = np.cumsum(lane_bytes)
+    return [packed[a:b] for a, b in zip(np.concatenate(([0], ends[:-1])), ends)]
+
+
+def _pack_nibbles(values: np.ndarray) -> bytes:
+    """Two 4-bit values per byte, the first in the low nibble; an odd count leaves a zero high nibble."""
+    padded = np.concatenate((values, [0] * (len(values) % 2))).astype(np.uint8)
+    return (padded[0::2] | (padded[1::2] << 4)).tobytes()
+
+
+def compress_if_smaller(data: bytes) -> bytes | None:
+    """The compressed stream when it is smaller than the raw bytes, else None (the codegen keeps them raw)."""
+    if len(data) <= HEADER_BYTES + RUN_SYMBOLS // 2:  # the header alone is as large
+        return None
+    stream = encode(data)
+    return stream if len(stream) < len(data) else None
+
+
+def stream_table_bytes(literal_count: int) -> int:
+    return (literal_count + RUN_SYMBOLS + 1) // 2
+
+
+# -- decoder (reference; the NPU's is edgesdk/npu/model/npu_model.c) ------------------------------------------------
+def _lookup_table(lengths: np.ndarray) -> tuple:
+    """(symbol, length) for every 15-bit window: a code of length L owns 2^(15-L) consecutive windows.
+
+    Rejects over-subscribed lengths (Kraft sum > 1) and a code without symbols; windows that start with
+    no code have length 0."""
+    if int(np.sum(np.where(lengths > 0, 1 << (MAX_CODE_LENGTH - lengths), 0))) > 1 << MAX_CODE_LENGTH:
+        raise WeightStreamError("the code lengths are over-subscribed")
+    if not lengths.any():
+        raise WeightStreamError("the code has no symbols")
+    symbols = np.zeros(1 << MAX_CODE_LENGTH, np.int64)
+    sizes = np.zeros(1 << MAX_CODE_LENGTH, np.int64)
+    codes = canonical_codes(lengths)
+    for s in np.flatnonzero(lengths).tolist():
+        shift = MAX_CODE_LENGTH - int(lengths[s])
+        first = int(codes[s]) << shift
+        symbols[first:first + (1 << shift)] = s
+        sizes[first:first + (1 << shift)] = lengths[s]
+    return symbols, sizes
+
+
+def decode(stream: bytes, expected_bytes: int | None = None) -> bytes:
+    """The decoded bytes of a stream; WeightStreamError on anything the NPU would reject."""
+    stream = bytes(stream)
+    if len(stream) < HEADER_BYTES:
+        raise WeightStreamError("stream shorter than its header")
+    fmt, run_value, literal_count, n, *lane_bytes = _HEADER.unpack_from(stream, 0)
+    if fmt != FORMAT or literal_count > LITERAL_SYMBOLS:
+        raise WeightStreamError(f"format {fmt} / {literal_count} literal symbols")
+    if expected_bytes is not None and n != expected_bytes:
+        raise WeightStreamError(f"stream decodes to {n} bytes, the descriptor holds {expected_bytes}")
+    table_end = HEADER_BYTES + stream_table_bytes(literal_count)
+    if table_end + sum(lane_bytes) != len(stream):
+        raise WeightStreamError("header sizes do not add up to the stream size")
+    nibbles = np.frombuffer(stream[HEADER_BYTES:table_end], np.uint8)
+    table = np.stack((nibbles & 15, nibbles >> 4), axis=1).reshape(-1)[:literal_count + RUN_SYMBOLS]
+    lengths = np.zeros(LITERAL_SYMBOLS + RUN_SYMBOLS, np.int64)
+    lengths[:literal_count], lengths[LITERAL_SYMBOLS:] = table[:literal_count], table[literal_count:]
+    symbols, sizes = (t.tolist() for t in _lookup_table(lengths))
+    value_of = [literal_value(s, run_value) for s in range(LITERAL_SYMBOLS)]
+    out, pos = bytearray(), table_end
+    for (start, end), size in zip(lane_bounds(n), lane_bytes):
+        out += _decode_lane(stream[pos:pos + size], end - start, symbols, sizes, value_of, run_value)
+        pos += size
+    return bytes(out)
+
+
+def _decode_lane(data: bytes, count: int, symbols: list, sizes: list, value_of: list, run_value: int) -> bytearray:
+    """One lane, code by code: peek 15 bits (zero past the end), look the code up, read a run's extra bits."""
+    padded = data + bytes(4)
+    total_bits, pos, out = 8 * len(data), 0, bytearray()
+    while len(out) < count:
+        b = pos >> 3
+        window = ((padded[b] << 16 | padded[b + 1] << 8 | padded[b + 2]) >> (9 - (pos & 7))) & 0x7FFF
+        size = sizes[window]
+        if size == 0:
+            raise WeightStreamError("a bit pattern matches no code")
+        symbol = symbols[window]
+        pos += size
+        if symbol < LITERAL_SYMBOLS:
+            out.append(value_of[symbol])
+        else:
+            k = symbol - LITERAL_SYMBOLS
+            b = pos >> 3
+            window = (padded[b] << 24 | padded[b + 1] << 16 | padded[b + 2] << 8 | padded[b + 3])
+            run = (1 << (k + 1)) + ((window >> (32 - (k + 1) - (pos & 7))) & ((1 << (k + 1)) - 1))
+            pos += k + 1
+            if len(out) + run > count:
+                raise WeightStreamError("a run crosses the end of its lane")
+            out += bytes([run_value]) * run
+        if pos > total_bits:
+            raise WeightStreamError("a lane ends in the middle of a code")
+    if (pos + 7) // 8 != len(data):
+        raise WeightStreamError("a lane has bytes after its last code")
+    if pos % 8 and data[-1] & ((1 << (8 - pos % 8)) - 1):
+        raise WeightStreamError("a lane has nonzero padding bits")
+    return out

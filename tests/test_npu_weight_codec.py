@@ -1,0 +1,307 @@
+"""Compressed weight streams: the Python codec (edgesdk/npu/weight_codec.py) round trip on random and real
+weights, the C model's decoder against the Python encoder (same outputs, BAD_WEIGHTS on malformed
+streams), the command field, the timing model, and the NPU codegen's choice per stream."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import model_path
+from test_npu_codegen import Ctx, run_region
+from test_npu_model import FLASH, SRAM, Memory, channel_params, rand_i8
+
+from edgesdk.board import load_board
+from edgesdk.importer.tflite_importer import import_tflite
+from edgesdk.npu import cmdtable as C
+from edgesdk.npu import registers as R
+from edgesdk.npu import timing as T
+from edgesdk.npu import weight_codec as W
+from edgesdk.npu.model import run_table
+from edgesdk.targets.npu.codegen import lower_ops
+
+CONV_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
+
+
+def sample(rng, kind: str, n: int) -> bytes:
+    if kind == "uniform":
+        return rng.integers(-128, 128, n).astype(np.int8).tobytes()
+    if kind == "laplace":
+        return np.clip(np.round(rng.laplace(0, 4, n)), -128, 127).astype(np.int8).tobytes()
+    if kind == "sparse":
+        return ((rng.random(n) < 0.05) * rng.integers(-9, 9, n)).astype(np.int8).tobytes()
+    return bytes([0x85]) * n  # constant, not zero: the run value is the commonest byte, whatever it is
+
+
+def real_weights(name: str) -> list:
+    graph = import_tflite(model_path(name))
+    return [np.ascontiguousarray(op.inputs[1].data, dtype=np.int8).tobytes() for op in graph.ops if op.type in CONV_TYPES]
+
+
+# -- Python codec -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["uniform", "laplace", "sparse", "constant"])
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 33, 1000, 20011])
+def test_round_trip_random(kind, n):
+    data = sample(np.random.default_rng(n), kind, n)
+    stream = W.encode(data)
+    assert W.decode(stream, n) == data
+    fmt, run_value, literals, decoded, *lanes = struct.unpack_from("<BBHI16I", stream)
+    assert (fmt, decoded) == (R.WEIGHT_STREAM_FORMAT, n)
+    assert len(stream) == R.WEIGHT_STREAM_HEADER_BYTES + W.stream_table_bytes(literals) + sum(lanes)
+    if kind == "constant":
+        assert run_value == 0x85 and len(stream) <= R.WEIGHT_STREAM_HEADER_BYTES + 8 + 2 * 16  # a run code per lane
+
+
+def test_runs_longer_than_one_code_and_lane_boundaries():
+    data = bytes(16 * (W.MAX_RUN + 1) + 3)  # each lane's run needs two codes (and 1-byte leftovers)
+    assert W.decode(W.encode(data)) == data
+    data = bytes(3) + b"\x01" + bytes(W.MAX_RUN * 20)
+    assert W.decode(W.encode(data)) == data
+
+
+def test_lane_bounds_split_the_stream_in_16():
+    assert W.lane_bounds(33)[:4] == [(0, 3), (3, 6), (6, 9), (9, 12)] and W.lane_bounds(33)[-1] == (33, 33)
+    assert sum(b - a for a, b in W.lane_bounds(1000)) == 1000
+
+
+def test_code_lengths_are_limited_and_canonical():
+    freqs = np.array([2 ** i for i in range(30)])  # unlimited Huffman would need 29-bit codes
+    lengths = W.code_lengths(freqs)
+    assert lengths.max() == W.MAX_CODE_LENGTH and sum(2.0 ** -int(x) for x in lengths) <= 1.0
+    codes = W.canonical_codes(np.array([2, 1, 3, 3]))
+    assert codes.tolist() == [0b10, 0b0, 0b110, 0b111]
+
+
+@pytest.mark.parametrize("name,min_ratio", [("vww", 4.5), ("ad", 1.45), ("ic", 1.03)])
+def test_real_weights_round_trip_and_ratio(name, min_ratio):
+    raw = compressed = 0
+    for data in real_weights(name):
+        stream = W.compress_if_smaller(data)
+        if stream is not None:
+            assert W.decode(stream, len(data)) == data
+        raw, compressed = raw + len(data), compressed + (len(stream) if stream is not None else len(data))
+    assert raw / compressed >= min_ratio, f"{name}: {raw} -> {compressed} bytes"
+
+
+def test_incompressible_data_stays_raw():
+    assert W.compress_if_smaller(sample(np.random.default_rng(0), "uniform", 4096)) is None
+    assert W.compress_if_smaller(bytes(80)) is None  # not even the header fits
+
+
+MALFORMED_DATA = bytes([0, 1, 2]) * 360  # literals only: lane 15 holds 45 bytes, 15 of each value
+CORRUPTIONS = ["format", "decoded_size", "lane_size", "oversubscribed", "padding", "trailing_byte", "truncated"]
+
+
+def test_malformed_data_leaves_padding_in_the_last_lane():
+    stream = W.encode(MALFORMED_DATA)
+    table = stream[R.WEIGHT_STREAM_HEADER_BYTES]  # nibbles of symbols 0 (value 0) and 1 (value -1)
+    lengths = {0: table & 15, 4: stream[R.WEIGHT_STREAM_HEADER_BYTES + 2] & 15}  # value 2 -> symbol 4
+    lengths[2] = stream[R.WEIGHT_STREAM_HEADER_BYTES + 1] & 15  # value 1 -> symbol 2
+    assert (15 * sum(lengths.values())) % 8 != 0
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS)
+def test_python_decoder_rejects_malformed_streams(corrupt):
+    stream = corrupted(W.encode(MALFORMED_DATA), corrupt)
+    with pytest.raises(W.WeightStreamError):
+        W.decode(stream, len(MALFORMED_DATA))
+
+
+def corrupted(stream: bytes, how: str) -> bytes:
+    s = bytearray(stream)
+    if how == "format":
+        s[0] = 2
+    elif how == "decoded_size":
+        struct.pack_into("<I", s, 4, 998)
+    elif how == "lane_size":
+        lane0 = struct.unpack_from("<I", s, 8)[0]
+        struct.pack_into("<II", s, 8, lane0 + 1, struct.unpack_from("<I", s, 12)[0] - 1)
+    elif how == "oversubscribed":
+        s[R.WEIGHT_STREAM_HEADER_BYTES] = 0x11  # two literal symbols of length 1 plus the others
+    elif how == "padding":
+        s[-1] |= 1  # the last lane's last padding bit (MALFORMED_DATA leaves padding there)
+    elif how == "trailing_byte":
+        s += b"\0"
+        struct.pack_into("<I", s, 8 + 4 * 15, struct.unpack_from("<I", s, 8 + 4 * 15)[0] + 1)
+    elif how == "truncated":
+        s = s[:-1]
+    return bytes(s)
+
+
+# -- C model decoder --------------------------------------------------------------------------------------------
+def conv_pair(m: Memory, rng, w: np.ndarray, depthwise: bool = False, stream: bytes | None = None):
+    """The same convolution twice: dense weights, and the compressed stream of the same weights."""
+    oc = w.shape[3] if depthwise else w.shape[0]
+    ic = oc if depthwise else w.shape[3]
+    x = rand_i8(rng, (1, 5, 5, ic))
+    bias, mult, shift = channel_params(rng, oc)
+    params = C.ParamRef(0, m.const(C.pack_channel_params(bias, mult, shift)))
+    dense = C.TensorDesc.dense(0, m.const(w.tobytes()), w.shape)
+    stream = W.encode(w.tobytes()) if stream is None else stream
+    packed = C.TensorDesc.dense(0, m.const(stream), w.shape)
+    cls = C.DepthwiseConv2D if depthwise else C.Conv2D
+    src = C.TensorDesc.dense(1, m.arena(x.tobytes()), x.shape)
+    out_shape = (1, 5 - w.shape[1] + 1, 5 - w.shape[2] + 1, oc)
+    out = [C.TensorDesc.dense(1, m.arena(int(np.prod(out_shape))), out_shape) for _ in range(2)]
+    a = cls(src, out[0], dense, params, input_offset=3, note="dense")
+    b = cls(src, out[1], packed, params, input_offset=3, weight_stream_bytes=len(stream), note="compressed")
+    return a, b, len(stream)
+
+
+@pytest.mark.parametrize("kind", ["laplace", "sparse", "uniform"])
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_c_decoder_matches_dense_weights(kind, depthwise):
+    rng = np.random.default_rng(7)
+    shape = (1, 3, 3, 40) if depthwise else (24, 3, 3, 20)
+    w = np.frombuffer(sample(rng, kind, int(np.prod(shape))), np.int8).reshape(shape)
+    m = Memory()
+    a, b, stream_bytes = conv_pair(m, rng, w, depthwise)
+    result = m.run([a, b, C.End()])
+    assert result.ok, result
+    assert m.read(a.output.offset, a.output.shape).tobytes() == m.read(b.output.offset, b.output.shape).tobytes()
+    dense_cost, packed_cost = (T.command_cost(c, T.MemoryMap.for_board(load_board("riscv-npu"))) for c in (a, b))
+    assert packed_cost.flash_read_bytes - dense_cost.flash_read_bytes == stream_bytes - w.size
+    assert T.table_cost([a, b, C.End()]).cycles == result.cycles
+    assert result.flash_read_bytes == dense_cost.flash_read_bytes + packed_cost.flash_read_bytes
+
+
+def test_c_decoder_on_the_largest_real_layers():
+    """The biggest weight tensors of VWW and AD (65,536 and 81,920 bytes) as fully connected layers."""
+    rng = np.random.default_rng(3)
+    for name in ("vww", "ad"):
+        data = max(real_weights(name), key=len)
+        k = 256 if name == "vww" else 640
+        w = np.frombuffer(data, np.int8).reshape(len(data) // k, 1, 1, k)
+        m = Memory(sram_bytes=1 << 14)
+        x = C.TensorDesc.dense(1, m.arena(rand_i8(rng, (1, 1, 1, k)).tobytes()), (1, 1, 1, k))
+        params = C.ParamRef(0, m.const(C.pack_channel_params(*channel_params(rng, w.shape[0]))))
+        outs = [C.TensorDesc.dense(1, m.arena(w.shape[0]), (1, 1, 1, w.shape[0])) for _ in range(2)]
+        stream = W.encode(data)
+        dense = C.Conv2D(x, outs[0], C.TensorDesc.dense(0, m.const(data), w.shape), params)
+        packed = C.Conv2D(x, outs[1], C.TensorDesc.dense(0, m.const(stream), w.shape), params,
+                          weight_stream_bytes=len(stream))
+        result = m.run([dense, packed, C.End()])
+        assert result.ok, result
+        assert m.read(outs[0].offset, outs[0].shape).tobytes() == m.read(outs[1].offset, outs[1].shape).tobytes()
+        assert T.table_cost([dense, packed, C.End()]).cycles == result.cycles
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS[:-1])
+def test_c_decoder_rejects_malformed_streams(corrupt):
+    rng = np.random.default_rng(5)
+    w = np.frombuffer(MALFORMED_DATA, np.int8).reshape(24, 3, 3, 5)
+    stream = corrupted(W.encode(w.tobytes()), corrupt)
+    m = Memory()
+    a, b, _ = conv_pair(m, rng, w, stream=stream)
+    result = m.run([a, b, C.End()])
+    assert (result.error_name, result.error_command, result.commands) == ("BAD_WEIGHTS", 1, 1)
+
+
+def test_c_decoder_survives_random_corruption():
+    rng = np.random.default_rng(11)
+    w = np.frombuffer(sample(rng, "sparse", 24 * 9 * 20), np.int8).reshape(24, 3, 3, 20)
+    stream = W.encode(w.tobytes())
+    outcomes = set()
+    for trial in range(300):
+        s = bytearray(stream)
+        for _ in range(int(rng.integers(1, 4))):
+            s[int(rng.integers(0, len(s)))] ^= 1 << int(rng.integers(0, 8))
+        m = Memory()
+        _, b, _ = conv_pair(m, rng, w, stream=bytes(s))
+        result = m.run([b, C.End()])
+        assert result.ok or (result.error_name, result.error_command) == ("BAD_WEIGHTS", 0), result
+        outcomes.add(result.error_name)
+    assert "BAD_WEIGHTS" in outcomes
+
+
+def test_static_checks_of_the_compressed_weights_fields():
+    rng = np.random.default_rng(2)
+    w = rand_i8(rng, (8, 1, 1, 16))
+    m = Memory()
+    _, b, n = conv_pair(m, rng, w)
+    table = bytearray(C.encode([b, C.End()]))
+    weights_strides = R.TABLE_HEADER_BYTES + 72 + 16
+    for offset, value, error in ((0, 40, "BAD_PARAM"), (4, 1, "BAD_PARAM"), (0, R.MAX_OPERAND_BYTES + 1, "TOO_LARGE")):
+        t = bytearray(table)
+        struct.pack_into("<I", t, weights_strides + offset, value)
+        result = run_table(bytes(t), {FLASH: m.flash + bytes(16), SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH])
+        assert (result.error_name, result.error_command) == (error, 0), (offset, value)
+    pool = C.MaxPool2D(b.input, b.input)
+    t = bytearray(C.encode([pool, C.End()]))
+    struct.pack_into("<H", t, R.TABLE_HEADER_BYTES + 4, R.FLAG_COMPRESSED_WEIGHTS)
+    result = run_table(bytes(t), {FLASH: m.flash, SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH])
+    assert result.error_name == "BAD_PARAM"
+
+
+# -- command field and timing -------------------------------------------------------------------------------------
+def test_command_field_round_trip():
+    m = Memory()
+    _, b, n = conv_pair(m, np.random.default_rng(0), rand_i8(np.random.default_rng(0), (8, 1, 1, 16)))
+    data = C.encode([b, C.End()])
+    flags, = struct.unpack_from("<H", data, R.TABLE_HEADER_BYTES + 4)
+    assert flags == R.FLAG_COMPRESSED_WEIGHTS
+    assert struct.unpack_from("<4I", data, R.TABLE_HEADER_BYTES + 72 + 16) == (n, 0, 0, 0)
+    assert C.decode(data)[0] == b and C.decode(data)[0].weights.strides == (16, 16, 16, 1)
+
+
+def test_timing_is_the_slower_of_fetch_and_decode():
+    flash = T.MemoryMap.for_board(load_board("riscv-npu"))
+    w = C.TensorDesc.dense(0, 0, (64, 3, 3, 64))  # 36,864 weights: decode takes 2,304 cycles at 16/cycle
+    x = C.TensorDesc.dense(1, 0, (1, 3, 3, 64))
+    y = C.TensorDesc.dense(1, 1024, (1, 1, 1, 64))
+    base = C.Conv2D(x, y, w, C.ParamRef(0, 0))
+    dense = T.command_cost(base, flash)
+    for stream_bytes, weights_cycles in ((10_000, 10_000), (1_000, 2_304)):
+        cost = T.command_cost(replace(base, weight_stream_bytes=stream_bytes), flash)
+        assert cost.memory_cycles == dense.memory_cycles - w.num_elements + weights_cycles
+        assert cost.flash_read_bytes == dense.flash_read_bytes - w.num_elements + stream_bytes
+    assert T.weight_decode_cycles(36_864) == 2_304
+
+
+# -- codegen ------------------------------------------------------------------------------------------------------
+def test_codegen_compresses_each_stream_only_when_smaller():
+    graph = import_tflite(model_path("vww"))
+    ops = [op for op in graph.ops if op.type in CONV_TYPES]
+    commands = [c for c in lower_ops(ops, Ctx()) if isinstance(c, C.Conv2D)]
+    packed = [c for c in commands if c.weight_stream_bytes]
+    assert 0 < len(packed) < len(commands)  # the small, dense early layers stay raw
+    for c in packed:
+        assert c.weight_stream_bytes < c.weights.num_elements
+    ctx = Ctx()
+    ctx.compress_weights = False
+    assert not any(c.weight_stream_bytes for c in lower_ops(ops, ctx) if isinstance(c, C.Conv2D))
+    cycles = [T.table_cost(lower_ops(ops, ctx_)).cycles for ctx_ in (Ctx(), ctx)]
+    assert cycles[0] < 0.7 * cycles[1], cycles
+
+
+def test_compressed_layers_of_ad_run_bit_exact_like_dense_ones():
+    """Every AD layer lowered with and without compression: same outputs on the C model, fewer flash bytes."""
+    graph = import_tflite(model_path("ad"))
+    rng = np.random.default_rng(0)
+    x = graph.ops[0].inputs[0]
+    values = {x: rng.integers(-128, 128, x.shape).astype(np.int8)}
+    packed_out, packed_run, packed_cmds, _ = run_region(graph.ops, values)
+    dense_ctx_outputs = _run_dense(graph.ops, values)
+    y = graph.ops[-1].outputs[0]
+    assert packed_run.ok and np.array_equal(packed_out[y], dense_ctx_outputs[0][y])
+    assert sum(1 for c in packed_cmds if getattr(c, "weight_stream_bytes", 0)) == 10
+    assert packed_run.flash_read_bytes < 0.7 * dense_ctx_outputs[1].flash_read_bytes
+    assert packed_run.cycles < dense_ctx_outputs[1].cycles
+
+
+def _run_dense(ops, values):
+    import test_npu_codegen
+
+    original = test_npu_codegen.Ctx
+
+    class DenseCtx(original):
+        compress_weights = False
+
+    test_npu_codegen.Ctx = DenseCtx
+    try:
+        outputs, result, _, _ = run_region(ops, values)
+    finally:
+        test_npu_codegen.Ctx = original
+    return outputs, result
