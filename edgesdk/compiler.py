@@ -26,6 +26,7 @@ from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
 from .partition.partitioner import partition
 from .targets import parse_target_list
+from .targets.npu.cascade import cascade_report, choose_cascades
 from .targets.c.tvm_lowered import write_tvm_sources
 from .verify import verify_build
 
@@ -42,6 +43,7 @@ class BuildOptions:
     rounding: str = "ref"
     compile_firmware: bool = True
     werror: bool = False  # treat compiler warnings as errors (the tests build this way)
+    cascade: bool = True  # run NPU layer chains in stripes where that shrinks the arena (targets/npu/cascade.py)
 
 
 @dataclass
@@ -65,8 +67,10 @@ def compile_model(model_path, options: BuildOptions, graph=None) -> Compiled:
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
     regions = partition(graph, targets)
-    scratch = collect_scratch_sizes(graph, regions, options.rounding)
+    scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
     plan = plan_memory(graph, scratch)
+    if options.cascade:
+        plan = choose_cascades(graph, regions, scratch, plan, options.rounding, board)
     check_sram_fits(plan.arena_bytes, board)
     executor = build_executor(graph, regions, plan, options.rounding, board)
     check_flash_fits(executor, board)
@@ -84,8 +88,17 @@ def check_sram_fits(arena_bytes: int, board: Board) -> None:
         )
 
 
+def generated_flash_bytes(executor) -> int:
+    """Constant data of the build: const arrays, the weights blob, and each target's own data (tables, blobs)."""
+    from .targets import get_target
+
+    targets = dict.fromkeys(step.target for step in executor.steps)
+    return (sum(c.values.nbytes for c in executor.consts) + len(executor.npu_weights)
+            + sum(get_target(name).flash_bytes(executor) for name in targets))
+
+
 def check_flash_fits(executor, board: Board) -> None:
-    data = sum(c.values.nbytes for c in executor.consts) + len(executor.npu_weights) + sum(len(t.data) for t in executor.npu_tables)
+    data = generated_flash_bytes(executor)
     if data > board.flash.size:
         raise MemoryFitError(
             f"The model does not fit board '{board.name}': its weights and command tables take {data} bytes of "
@@ -107,8 +120,10 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         render_sources(compiled.executor, src, source=model_path.name, board=compiled.board.name,
                        rounding=options.rounding, kernel_headers=KERNEL_HEADERS + write_tvm_sources(compiled.graph, src))
         from .firmware_build.board_files import render_board_files
+        from .firmware_build.target_sources import copy_target_sources
 
         render_board_files(compiled.board, src)
+        copy_target_sources(compiled.targets, compiled.board, src)
         shutil.copyfile(model_path, stage / model_file_name(model_path))
         firmware_s, sections = 0.0, {}
         if options.compile_firmware:
@@ -223,11 +238,13 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
                          "last_step": b.last, "kind": b.kind} for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))],
             "lower_bound_bytes": plan.lower_bound,
             "placement": plan.strategy,
+            "cascades": cascade_report(plan),
             "in_place": [{"op": o.op.index, "type": o.op.type, "rule": o.rule, "distance": o.distance,
                           "output": o.output.name, "input": o.input.name} for o in plan.in_place()],
             "pools": _memory_pools(c.board, plan, sections),
         },
         "estimate": {
+            "regions": [_region_estimate_json(r, e) for r, e in zip(c.regions, ex.region_estimates)],
             "npu_cycles": npu_cycles,
             "npu_tables": [{"symbol": t.symbol, "layers": [op.index for op in t.ops], "commands": len(t.commands),
                             "bytes": len(t.data), "cycles": t.cycles} for t in ex.npu_tables],
@@ -238,6 +255,14 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         },
         "timing": timing,
     }
+
+
+def _region_estimate_json(region, estimate) -> dict:
+    """One region's cost-model figure (each target's Target.estimate)."""
+    entry = {"target": region.target, "layers": [op.index for op in region.ops]}
+    if estimate is not None:
+        entry.update(unit=estimate.unit, cycles=estimate.cycles, microseconds=round(estimate.microseconds, 3))
+    return entry
 
 
 def _memory_pools(board: Board, plan, sections: dict) -> dict:

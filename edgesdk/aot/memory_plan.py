@@ -28,6 +28,14 @@ proved per pair by `verify_plan` (which recomputes them from the op, it does not
   computes several rows together, or loops over channels outside rows, must leave RASTER_INPLACE_OPS (or
   the rule must grow); kernels must not declare input and output pointers `restrict`.
 
+Cascading (edgesdk/targets/npu/cascade.py). A cascade group runs consecutive NPU ops in row stripes; its
+intermediate tensors exist only as *stripe buffers* (kind "stripe": a few rows, live over the whole group),
+and every other tensor the group touches is live over the whole group too (stripes of all its ops
+interleave). The group's per-op in-place rules do not apply; instead its output may take exactly the bytes
+of an input dying in the group when the group's schedule never reads a row of that input after overwriting
+it (rule "cascade-exact", recomputed from the schedule by `verify_plan`, which also recomputes each stripe
+buffer's size).
+
 Placement. Buffers are placed one at a time at the lowest aligned offset that no already placed buffer
 forbids (each co-live buffer forbids an open interval of offsets, narrower for permitted overlaps). The
 order matters; the planner tries several orders (by size, by lifetime, by time in both directions, by the
@@ -62,7 +70,8 @@ class Buffer:
     last: int  # last step that reads them
     tensors: list = field(default_factory=list)
     offset: int | None = None
-    kind: str = "tensor"  # "tensor" (an activation and its aliases) or "scratch" (of tensors[0], an Op)
+    kind: str = "tensor"  # "tensor" (an activation and its aliases), "scratch" (of tensors[0], an Op) or
+    # "stripe" (the rolling stripe buffer of tensors[0], an intermediate of a cascade group)
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.first <= other.last and other.first <= self.last
@@ -84,6 +93,12 @@ class Overlap:
     input_tensor: object
     distance: int | None
     rule: str
+    group: object = None  # the CascadeGroup of a "cascade-exact" permission (live from its first step)
+
+    @property
+    def first_step(self) -> int:
+        """First step at which the output may share the input's bytes."""
+        return self.group.first_step if self.group is not None else self.step
 
     def allows(self) -> bool:
         if self.distance is None:
@@ -101,6 +116,7 @@ class MemoryPlan:
     overlaps: list = field(default_factory=list)  # Overlap permissions the planner may use
     lower_bound: int = 0  # no plan of these buffers (with these permissions) can use fewer bytes
     strategy: str = ""  # which placement order won
+    cascades: list = field(default_factory=list)  # CascadeGroups (edgesdk/targets/npu/cascade.py)
 
     def offset(self, tensor) -> int:
         return self.offsets[tensor]
@@ -130,8 +146,9 @@ def _alias_map(graph: Graph) -> dict:
     return alias_of
 
 
-def build_buffers(graph: Graph, scratch_sizes: dict | None = None) -> list:
-    """Group aliased tensors and compute each group's live range [first, last] in op steps."""
+def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) -> list:
+    """Group aliased tensors and compute each group's live range [first, last] in op steps; a cascade
+    group's intermediates become stripe buffers and its other tensors live over the whole group."""
     alias_of = _alias_map(graph)
     end = len(graph.ops)
     groups: dict = {}
@@ -151,6 +168,16 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None) -> list:
     for t in graph.outputs:
         if not t.is_const:
             groups[_alias_root(t, alias_of)].last = end  # read by the caller after the last op
+    for g in cascades:
+        stripe = set(g.intermediates)
+        for op in g.ops:
+            for t in op.inputs + op.outputs:
+                if t is not None and not t.is_const and t not in stripe:
+                    buf = groups[_alias_root(t, alias_of)]
+                    buf.first, buf.last = min(buf.first, g.first_step), max(buf.last, g.last_step)
+        for t in g.intermediates:
+            buf = groups[_alias_root(t, alias_of)]
+            buf.size, buf.kind, buf.first, buf.last = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
     buffers = list(groups.values())
     for step, op in enumerate(graph.ops):
         size = (scratch_sizes or {}).get(op, 0)
@@ -230,12 +257,14 @@ def required_overlap(op, x):
     return None
 
 
-def find_overlaps(graph: Graph, buffers: list) -> list:
-    """Every permitted (output, input) overlap: the input's buffer dies at the op producing the output."""
+def find_overlaps(graph: Graph, buffers: list, cascades=()) -> list:
+    """Every permitted (output, input) overlap: the input's buffer dies at the op producing the output
+    (for a cascade group: at its last op, the output being produced from its first)."""
     owner = {t: buf for buf in buffers if buf.kind == "tensor" for t in buf.tensors}  # aliases included
-    result = []
+    in_group = {op for g in cascades for op in g.ops}
+    result = [o for g in cascades for o in _cascade_overlaps(g, owner)]
     for step, op in enumerate(graph.ops):
-        if op.type in ALIAS_OPS or len(op.outputs) != 1:
+        if op.type in ALIAS_OPS or len(op.outputs) != 1 or op in in_group:
             continue
         out_buf = owner.get(op.outputs[0])
         if out_buf is None or out_buf.first != step:
@@ -249,6 +278,20 @@ def find_overlaps(graph: Graph, buffers: list) -> list:
             rule = required_overlap(op, x)
             if rule is not None:
                 result.append(Overlap(out_buf, in_buf, op, step, x, rule[1], rule[0]))
+    return result
+
+
+def _cascade_overlaps(group, owner: dict) -> list:
+    out_buf = owner.get(group.output)
+    result = []
+    if out_buf is None or out_buf.first != group.first_step:
+        return result
+    for x in group.external_inputs():
+        in_buf = owner.get(x)
+        if in_buf is None or in_buf is out_buf or in_buf.last != group.last_step:
+            continue
+        if group.exact_overlap_allowed(x):
+            result.append(Overlap(out_buf, in_buf, group.ops[-1], group.last_step, x, None, "cascade-exact", group))
     return result
 
 
@@ -350,7 +393,7 @@ def lower_bound(buffers: list, overlaps: list, alignment: int) -> int:
         live = sum(b.size for b in buffers if b.first <= s <= b.last)
         saved = 0
         for o in overlaps:
-            if o.step == s:
+            if o.first_step <= s <= o.step:
                 out, inp = o.output.size, o.input.size
                 saved += min(out, inp) if o.distance is None else max(0, min(inp, out - o.distance))
         best = max(best, live - saved)
@@ -426,10 +469,11 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
 
 
 def plan_memory(graph: Graph, scratch_sizes: dict | None = None, alignment: int = 16,
-                in_place: bool = True) -> MemoryPlan:
-    """Plan the arena. `in_place=False` forbids every overlap of live buffers (for comparison)."""
-    buffers = build_buffers(graph, scratch_sizes)
-    overlaps = find_overlaps(graph, buffers) if in_place else []
+                in_place: bool = True, cascades=()) -> MemoryPlan:
+    """Plan the arena. `in_place=False` forbids every overlap of live buffers (for comparison); `cascades`
+    are the cascade groups the NPU codegen will run in stripes (edgesdk/targets/npu/cascade.py)."""
+    buffers = build_buffers(graph, scratch_sizes, cascades)
+    overlaps = find_overlaps(graph, buffers, cascades) if in_place else []
     arena, bound, strategy = search_placement(buffers, overlaps, alignment)
     offsets, scratch = {}, {}
     for buf in buffers:
@@ -438,7 +482,7 @@ def plan_memory(graph: Graph, scratch_sizes: dict | None = None, alignment: int 
         else:
             for t in buf.tensors:
                 offsets[t] = buf.offset
-    plan = MemoryPlan(buffers, arena, alignment, offsets, scratch, overlaps, bound, strategy)
+    plan = MemoryPlan(buffers, arena, alignment, offsets, scratch, overlaps, bound, strategy, list(cascades))
     verify_plan(plan)
     return plan
 
@@ -449,6 +493,7 @@ def verify_plan(plan: MemoryPlan) -> None:
     for buf in plan.buffers:
         if buf.offset < 0 or buf.offset + buf.size > plan.arena_bytes or buf.offset % plan.alignment:
             raise AssertionError(f"memory plan: buffer {buf.name} at {buf.offset}+{buf.size} outside the arena")
+    _check_cascades(plan)
     permitted = {}
     for o in plan.overlaps:
         _check_permission(o)
@@ -466,9 +511,45 @@ def verify_plan(plan: MemoryPlan) -> None:
                                      f"(in-place rule '{o.rule}' of {o.op.type}), not at {o.output.offset} vs {o.input.offset}")
 
 
+def _check_cascades(plan: MemoryPlan) -> None:
+    """Each cascade group: its schedule (recomputed) fits every stripe buffer, and every tensor the group
+    touches has bytes live over the whole group."""
+    owner = {t: buf for buf in plan.buffers if buf.kind != "scratch" for t in buf.tensors}
+    seen = set()
+    for g in plan.cascades:
+        if seen & set(g.ops):
+            raise AssertionError("memory plan: two cascade groups share an op")
+        seen |= set(g.ops)
+        from ..targets.npu.cascade import build_schedule, row_bytes
+
+        rows = build_schedule(g.ops, g.stripe_height).rows
+        for op in g.ops:
+            for t in op.inputs + op.outputs:
+                if t is None or t.is_const:
+                    continue
+                buf = owner.get(t)
+                if buf is None or buf.first > g.first_step or buf.last < g.last_step:
+                    raise AssertionError(f"memory plan: '{t.name}' is not live over cascade group steps "
+                                         f"{g.first_step}..{g.last_step}")
+                if t in rows:
+                    need = rows[t] * row_bytes(t)
+                    if buf.kind != "stripe" or buf.size < need:
+                        raise AssertionError(f"memory plan: stripe buffer of '{t.name}' has {buf.size} bytes, "
+                                             f"its cascade schedule needs {need}")
+                elif buf.size < t.nbytes:
+                    raise AssertionError(f"memory plan: '{t.name}' ({t.nbytes} bytes) does not fit its buffer")
+
+
 def _check_permission(o: Overlap) -> None:
     """An overlap permission is only valid if the input dies where the output is born, and the op's rule
     (recomputed) is the one recorded."""
+    if o.rule == "cascade-exact":
+        g = o.group
+        if o.input.last != g.last_step or o.output.first != g.first_step or o.op is not g.ops[-1] or \
+                not g.exact_overlap_allowed(o.input_tensor, recompute=True):
+            raise AssertionError(f"memory plan: cascade group of ops {[op.index for op in g.ops]} does not allow "
+                                 f"{o.output.name} to take the bytes of {o.input.name}")
+        return
     if o.input.last != o.step or o.output.first != o.step:
         raise AssertionError(f"memory plan: {o.output.name} may not overlap {o.input.name}: the input does not "
                              f"die at step {o.step} where the output is produced")
