@@ -1,4 +1,4 @@
-"""Command line: edgesdk build | run | inspect | hil | flash.
+"""Command line: edgesdk build | run | inspect | tune | hil | flash.
 
 User errors (EdgesdkError) print one paragraph and exit with the error's code; anything else is an internal
 error: one paragraph asking for a bug report (the traceback only with EDGESDK_DEBUG=1).
@@ -59,8 +59,25 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
     b.add_argument("--no-cascade", action="store_true",
                    help="never run NPU layer chains in row stripes (cascading), even where it shrinks the arena")
+    b.add_argument("--tuning-log", metavar="LOG.json",
+                   help="apply the schedule 'edgesdk tune' wrote (same model, board, targets and rounding)")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
+
+    t = sub.add_parser("tune", help="search per-layer schedules (cost models + emulator), write a tuning log")
+    t.add_argument("model", help="the .tflite model")
+    t.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
+    t.add_argument("--target", default="npu,c", help='target priority list (default "npu,c")')
+    t.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
+    t.add_argument("--objective", default="latency", choices=["latency", "sram"],
+                   help="least estimated latency that fits the board (default), or least arena, ties by latency")
+    t.add_argument("--verify", type=int, default=2, metavar="K",
+                   help="build and run the best K candidates on the emulator and choose by measurement (default 2)")
+    t.add_argument("--seconds", type=float, default=60.0, metavar="N", help="time budget of the search (default 60)")
+    t.add_argument("--seed", type=int, default=0, help="seed of the search order and of the measured input (default 0)")
+    t.add_argument("-o", "--output", required=True, metavar="LOG.json", help="the tuning log to write")
+    t.add_argument("--json", action="store_true", help="print the log instead of the summary")
+    t.set_defaults(func=cmd_tune)
 
     r = sub.add_parser("run", help="run a build on the built-in emulator")
     r.add_argument("build_dir", help="output directory of 'edgesdk build'")
@@ -106,14 +123,30 @@ def make_parser() -> argparse.ArgumentParser:
 def cmd_build(args) -> int:
     from .compiler import BuildOptions, build
 
+    if args.tuning_log and args.no_cascade:
+        raise UsageError("--no-cascade and --tuning-log conflict: the tuning log's schedule says which layers run "
+                         "in stripes. Drop one of them.")
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
                            compile_firmware=not args.no_firmware, werror=args.werror,
-                           cascade=not args.no_cascade)
+                           cascade=not args.no_cascade, tuning_log=args.tuning_log)
     report = build(args.model, args.output, options)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(build_summary(report, args.output))
+    return 0
+
+
+def cmd_tune(args) -> int:
+    from .tune.log import write_tuning_log
+    from .tune.tuner import TuneOptions, summary, tune
+
+    options = TuneOptions(board=args.board, target=args.target, rounding=args.rounding, objective=args.objective,
+                          verify=args.verify, seconds=args.seconds, seed=args.seed)
+    progress = None if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
+    log = tune(args.model, options, progress)
+    write_tuning_log(args.output, log)
+    print(json.dumps(log, indent=2) if args.json else summary(log) + f"\nlog: {args.output}")
     return 0
 
 
@@ -125,6 +158,8 @@ def build_summary(report: dict, out_dir) -> str:
                   f"flash {mem['flash_bytes']} B (weights {mem['weights_bytes']} B, NPU tables {mem['npu_table_bytes']} B)"]
     est = report["estimate"]
     lines.append(f"estimate: {est['npu_cycles']} NPU cycles in {len(est['npu_tables'])} command table(s)")
+    if report.get("tuning"):
+        lines.append(f"schedule: from tuning log {report['tuning']['log'] or '(given directly)'}")
     t = report["timing"]
     lines.append(f"time: compile {t['compile_s']:.2f} s, firmware build {t['firmware_build_s']:.2f} s")
     return "\n".join(lines)

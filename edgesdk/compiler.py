@@ -26,7 +26,8 @@ from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
 from .partition.partitioner import partition
 from .targets import parse_target_list
-from .targets.npu.cascade import cascade_report, choose_cascades
+from .targets.npu.cascade import cascade_report, choose_cascades, plan_with_groups
+from .tune.active import applying
 from .targets.c.tvm_lowered import write_tvm_sources
 from .verify import verify_build
 
@@ -44,6 +45,11 @@ class BuildOptions:
     compile_firmware: bool = True
     werror: bool = False  # treat compiler warnings as errors (the tests build this way)
     cascade: bool = True  # run NPU layer chains in stripes where that shrinks the arena (targets/npu/cascade.py)
+    # Per-layer choices to apply as given instead of the defaults (edgesdk/tune): an edgesdk.tune.Schedule, or
+    # the path of an `edgesdk tune` log (checked against the model, board, targets and rounding). Either
+    # replaces the cascade choice (`cascade` is then ignored); None: today's defaults.
+    schedule: object = None
+    tuning_log: str | None = None
 
 
 @dataclass
@@ -56,25 +62,47 @@ class Compiled:
     regions: list
     plan: object
     executor: object
+    schedule: object = None  # the edgesdk.tune.Schedule applied, None for a default build
 
 
-def compile_model(model_path, options: BuildOptions, graph=None) -> Compiled:
-    """The compiler passes, in order; pure (writes nothing)."""
+def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True) -> Compiled:
+    """The compiler passes, in order; pure (writes nothing). `check_fit=False` skips the board's SRAM and
+    flash checks (the tuner compares candidates that may not fit)."""
     if options.rounding not in ROUNDING_MODES:
         raise UsageError(f"--rounding must be one of {', '.join(ROUNDING_MODES)}, not '{options.rounding}'.")
     board = load_board(options.board)
     targets = parse_target_list(options.target, board)
+    schedule = _requested_schedule(model_path, options, board, targets)
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
-    regions = partition(graph, targets)
-    scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
-    plan = plan_memory(graph, scratch)
-    if options.cascade:
-        plan = choose_cascades(graph, regions, scratch, plan, options.rounding, board)
-    check_sram_fits(plan.arena_bytes, board)
-    executor = build_executor(graph, regions, plan, options.rounding, board)
-    check_flash_fits(executor, board)
-    return Compiled(board, targets, graph, regions, plan, executor)
+    with applying(schedule):  # per-layer switches for the code generators (edgesdk/tune/active.py)
+        if schedule is not None:
+            schedule.check_graph(graph)
+        regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
+        scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
+        if schedule is not None:  # the schedule's cascade groups, as given: no search
+            plan = plan_with_groups(graph, regions, scratch, schedule.cascade_specs())
+        else:
+            plan = plan_memory(graph, scratch)
+            if options.cascade:
+                plan = choose_cascades(graph, regions, scratch, plan, options.rounding, board)
+        if check_fit:
+            check_sram_fits(plan.arena_bytes, board)
+        executor = build_executor(graph, regions, plan, options.rounding, board)
+        if check_fit:
+            check_flash_fits(executor, board)
+    return Compiled(board, targets, graph, regions, plan, executor, schedule)
+
+
+def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):
+    """The schedule to apply: options.schedule, or the one in options.tuning_log (checked), or None."""
+    if options.tuning_log is None:
+        return options.schedule
+    if options.schedule is not None:
+        raise UsageError("Give either a schedule or a tuning log, not both.")
+    from .tune.log import schedule_from_log
+
+    return schedule_from_log(options.tuning_log, model_path, board.name, targets, options.rounding)
 
 
 def check_sram_fits(arena_bytes: int, board: Board) -> None:
@@ -254,7 +282,16 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "outputs": [_io_json(t) for t in ex.outputs],
         },
         "timing": timing,
+        **({"tuning": _tuning_json(c)} if c.schedule is not None else {}),
     }
+
+
+def _tuning_json(c: Compiled) -> dict:
+    """report.json `tuning`: the log applied (path and sha256, when from a log) and the schedule as applied."""
+    from .tune.schedule import schedule_of
+
+    origin = c.schedule.origin or {}
+    return {"log": origin.get("log"), "log_sha256": origin.get("log_sha256"), "schedule": schedule_of(c).to_json()}
 
 
 def _region_estimate_json(region, estimate) -> dict:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import UnsupportedOpError
+from ..errors import UnsupportedOpError, UsageError
 from ..ir.graph import Graph
 from ..targets import target_support
 
@@ -29,14 +29,19 @@ class Region:
         return f"{idx[0]}..{idx[-1]}" if len(idx) > 1 else f"{idx[0]}"
 
 
-def annotate(graph: Graph, targets: list, supports: list | None = None) -> list:
+def annotate(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> list:
     """Set op.target/op.reason; return the ops no target accepts.
 
-    `supports` (TargetSupport per target) defaults to the registered targets' tables.
+    `supports` (TargetSupport per target) defaults to the registered targets' tables. `forced` (operator
+    index -> target, from a tuning schedule, edgesdk/tune) overrides the priority order for those ops; the
+    forced target must be in the list and accept the op.
     """
     supports = supports or [target_support(t) for t in targets]
     rejected = []
     for op in graph.ops:
+        if forced and op.index in forced:
+            _force_target(op, forced[op.index], targets, supports)
+            continue
         reasons = []
         for name, support in zip(targets, supports):
             ok, detail = support.check(op)
@@ -52,6 +57,20 @@ def annotate(graph: Graph, targets: list, supports: list | None = None) -> list:
     return rejected
 
 
+def _force_target(op, name: str, targets: list, supports: list) -> None:
+    """Put `op` on target `name` as a tuning schedule asks, if that target is in the list and accepts it."""
+    if name not in targets:
+        raise UsageError(f"The tuning schedule puts {op.location} on target '{name}', which is not in the target "
+                         f"list {','.join(targets)}. Build with the target list the schedule was tuned for, or "
+                         "re-run 'edgesdk tune'.")
+    ok, detail = supports[targets.index(name)].check(op)
+    if not ok:
+        raise UsageError(f"The tuning schedule puts {op.location} on target '{name}', which cannot run it: "
+                         f"{detail}. Re-run 'edgesdk tune' for this model and edgesdk version.")
+    op.target = name
+    op.reason = f"{name}: chosen by the tuning schedule (all constraints met)"
+
+
 def merge_regions(ops: list) -> list:
     """Consecutive ops with the same target -> one Region each."""
     regions: list = []
@@ -63,9 +82,10 @@ def merge_regions(ops: list) -> list:
     return regions
 
 
-def partition(graph: Graph, targets: list, supports: list | None = None) -> list:
-    """Annotate and merge; raise UnsupportedOpError naming every op that no target can run."""
-    rejected = annotate(graph, targets, supports)
+def partition(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> list:
+    """Annotate and merge; raise UnsupportedOpError naming every op that no target can run. `forced`: see
+    annotate."""
+    rejected = annotate(graph, targets, supports, forced)
     if rejected:
         lines = [f"{op.location}: {op.reason}" for op in rejected]
         raise UnsupportedOpError(

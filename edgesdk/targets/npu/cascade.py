@@ -378,6 +378,59 @@ def choose_cascades(graph, regions, scratch_sizes, baseline, rounding_mode: str 
         chosen = list(best.cascades)
 
 
+def forced_groups(graph, regions, specs) -> list:
+    """The cascade groups a tuning schedule names, as CascadeGroups: `specs` is a list of (operator indices,
+    stripe height). Each must be a candidate chain of the current partition (`candidate_chains`) with a
+    stripe height from 1 to below its output height, and no two may share an op; else UsageError."""
+    from ...errors import UsageError
+
+    chains = {tuple(op.index for op in chain): (first, chain) for first, chain in candidate_chains(graph, regions)}
+    groups, taken = [], set()
+    for indices, height in specs:
+        indices = tuple(indices)
+        if indices not in chains:
+            raise UsageError(f"The tuning schedule runs ops {list(indices)} as a cascade group, but they are not a "
+                             "chain of consecutive NPU layers that can run in stripes in this build. Re-run "
+                             "'edgesdk tune' for this model, board and target list.")
+        first, chain = chains[indices]
+        out_height = _nhwc(chain[-1].outputs[0].shape)[1]
+        if not 1 <= height < out_height or taken & set(indices):
+            raise UsageError(f"The tuning schedule's cascade group of ops {list(indices)} has stripe height {height} "
+                             f"(the output has {out_height} rows) or shares an op with another group. Re-run "
+                             "'edgesdk tune'.")
+        taken |= set(indices)
+        groups.append(CascadeGroup(chain, int(height), first))
+    return groups
+
+
+def plan_with_groups(graph, regions, scratch_sizes, specs, alignment: int = 16):
+    """The memory plan with exactly the cascade groups `specs` (see forced_groups), without searching: how
+    a tuning schedule's groups are applied."""
+    from ...aot.memory_plan import plan_memory
+
+    return plan_memory(graph, scratch_sizes, alignment, cascades=forced_groups(graph, regions, specs))
+
+
+def arena_reducing_groups(graph, regions, scratch_sizes, plan, alignment: int = 16) -> list:
+    """Every group (candidate chain not overlapping plan.cascades, covering a busiest step, at any stripe
+    height, whatever its cycles) that, added to the plan's groups, gives a smaller arena: a list of
+    (arena bytes, first step, chain, stripe height), smallest arena first, then larger stripes. The tuner's
+    "add a group" moves (edgesdk/tune/search.py); `choose_cascades` is the same search under a cycle budget."""
+    chosen = list(plan.cascades)
+    taken = {op for g in chosen for op in g.ops}
+    busiest = _busiest_steps(plan)
+    found = []
+    for first, chain in candidate_chains(graph, regions):
+        if taken & set(chain) or not busiest & set(range(first, first + len(chain))):
+            continue
+        for height in stripe_heights(chain):
+            trial = _try(graph, scratch_sizes, alignment, chosen + [CascadeGroup(chain, height, first)],
+                         plan.arena_bytes)
+            if trial is not None:
+                found.append((trial.arena_bytes, first, chain, height))
+    return sorted(found, key=lambda f: (f[0], f[1], len(f[2]), -f[3]))
+
+
 def _try(graph, scratch_sizes, alignment, groups, below: int):
     """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
     search when the per-step lower bound already says no)."""

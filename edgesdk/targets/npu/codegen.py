@@ -21,6 +21,7 @@ from ...npu import cmdtable as C
 from ...npu import weight_codec
 from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
 from .cascade import groups_by_op, lower_group
+from ...tune.active import layer_choice
 
 WEIGHTS_REGION = 0  # constants blob in flash
 ARENA_REGION = 1  # activation arena in SRAM
@@ -52,14 +53,18 @@ def _operand(t, ctx, shape=None) -> C.TensorDesc:
     return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(t), shape)
 
 
-def _conv_weights(w, ctx, shape=None) -> dict:
+def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     """The weights fields of a conv command: a compressed stream when that is smaller (weight_codec.py).
 
     Fewer flash bytes is fewer cycles wherever the flash fetch bounds the command, and the decode is never
-    slower than the fetch of the dense bytes; `ctx.compress_weights = False` keeps every stream dense.
+    slower than the fetch of the dense bytes; `ctx.compress_weights = False` keeps every stream dense, and
+    a tuning schedule may switch it per layer (edgesdk/tune/active.py).
     """
     data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
-    stream = weight_codec.compress_if_smaller(data) if getattr(ctx, "compress_weights", True) else None
+    compress = getattr(ctx, "compress_weights", True)
+    if op is not None:
+        compress = layer_choice(op, "compress_weights", compress)
+    stream = weight_codec.compress_if_smaller(data) if compress else None
     if stream is None:
         return dict(weights=_operand(w, ctx, shape))
     offset = ctx.add_weights(stream, 16, f"{w.name} (compressed)")
@@ -139,13 +144,13 @@ def _spatial(op) -> dict:
 
 def lower_conv2d(op, ctx) -> list:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    return [C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx),
+    return [C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx, op=op),
                      **_conv_common(op, ctx), **_spatial(op))]
 
 
 def lower_depthwise_conv2d(op, ctx) -> list:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    return [C.DepthwiseConv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx),
+    return [C.DepthwiseConv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx, op=op),
                               depth_multiplier=op.attrs.get("depth_multiplier", 1), **_conv_common(op, ctx),
                               **_spatial(op))]
 
@@ -157,7 +162,7 @@ def lower_fully_connected(op, ctx) -> list:
     rows = x.num_elements // in_features
     return [C.Conv2D(input=_operand(x, ctx, (rows, 1, 1, in_features)),
                      output=_operand(y, ctx, (rows, 1, 1, out_features)),
-                     **_conv_weights(w, ctx, (out_features, 1, 1, in_features)), **_conv_common(op, ctx))]
+                     **_conv_weights(w, ctx, (out_features, 1, 1, in_features), op), **_conv_common(op, ctx))]
 
 
 # -- pooling -----------------------------------------------------------------------------------------------------

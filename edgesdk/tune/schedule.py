@@ -1,0 +1,166 @@
+"""A schedule: every per-layer choice a build makes, written down so that a build can apply it as given.
+
+    layers     one entry per model operator (operator index, type): the target it runs on; for an NPU
+               CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED whether its weights may be compressed
+               (`compress_weights`, edgesdk/npu/weight_codec.py); for a host FULLY_CONNECTED whether it
+               uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/codegen.py)
+    cascades   the NPU cascade groups (operator indices, stripe height in output rows of the last op),
+               edgesdk/targets/npu/cascade.py; an empty list runs every layer whole
+
+`schedule_of(compiled)` reads the schedule a compiled build actually used (the defaults for a default
+build); `BuildOptions.schedule` applies one (edgesdk/compiler.py). The JSON form is the "schedule" object
+of a tuning log (docs/performance.md, "Tuning").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from ..errors import UsageError
+
+SWITCHES = ("compress_weights", "fc_paired")
+COMPRESSIBLE_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")  # NPU layers with a weight stream
+
+
+@dataclass(frozen=True)
+class LayerChoice:
+    index: int  # operator index in the model
+    type: str
+    target: str
+    compress_weights: bool | None = None  # NPU conv/depthwise/FC only (None: not applicable)
+    fc_paired: bool | None = None  # host FULLY_CONNECTED only
+
+    def to_json(self) -> dict:
+        entry = {"index": self.index, "type": self.type, "target": self.target}
+        entry.update({name: getattr(self, name) for name in SWITCHES if getattr(self, name) is not None})
+        return entry
+
+
+@dataclass(frozen=True)
+class CascadeChoice:
+    ops: tuple  # operator indices, consecutive in execution order
+    stripe_height: int
+
+    def to_json(self) -> dict:
+        return {"ops": list(self.ops), "stripe_height": self.stripe_height}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    layers: tuple  # LayerChoice per operator, in execution order
+    cascades: tuple = ()  # CascadeChoice, in the order the planner takes them
+    # Where the schedule came from ({"log": path, "log_sha256": ...}); not part of the schedule itself.
+    origin: dict | None = field(default=None, compare=False, hash=False)
+
+    # -- lookups --------------------------------------------------------------------------------------------
+    @cached_property
+    def _by_index(self) -> dict:
+        return {layer.index: layer for layer in self.layers}
+
+    def layer(self, index: int) -> LayerChoice | None:
+        return self._by_index.get(index)
+
+    def op_targets(self) -> dict:
+        """operator index -> target (the partitioner's `forced`)."""
+        return {layer.index: layer.target for layer in self.layers}
+
+    def switch(self, index: int, name: str) -> bool | None:
+        """The layer's switch `name` (SWITCHES), None when the schedule leaves it to the default."""
+        layer = self._by_index.get(index)
+        return None if layer is None else getattr(layer, name)
+
+    def cascade_specs(self) -> list:
+        """[(operator indices, stripe height)] for cascade.plan_with_groups."""
+        return [(c.ops, c.stripe_height) for c in self.cascades]
+
+    # -- edits (the search builds neighbours with these) -----------------------------------------------------
+    def with_layer(self, index: int, **changes) -> "Schedule":
+        layers = tuple(replace(layer, **changes) if layer.index == index else layer for layer in self.layers)
+        return replace(self, layers=layers, origin=None)
+
+    def with_cascades(self, cascades) -> "Schedule":
+        return replace(self, cascades=tuple(cascades), origin=None)
+
+    def differences(self, other: "Schedule") -> list:
+        """Human-readable changes from `other` to this schedule (for the tuning log)."""
+        changes = []
+        for mine in self.layers:
+            theirs = other.layer(mine.index)
+            for name in ("target",) + SWITCHES:
+                a, b = getattr(theirs, name, None), getattr(mine, name)
+                if a != b:
+                    changes.append(f"op {mine.index} ({mine.type}): {name} {a} -> {b}")
+        if self.cascades != other.cascades:
+            fmt = lambda cs: ", ".join(f"ops {list(c.ops)} in {c.stripe_height}-row stripes" for c in cs) or "none"
+            changes.append(f"cascades: {fmt(other.cascades)} -> {fmt(self.cascades)}")
+        return changes
+
+    # -- JSON -----------------------------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {"layers": [layer.to_json() for layer in self.layers],
+                "cascades": [c.to_json() for c in self.cascades]}
+
+    def key(self) -> str:
+        """Canonical text of the schedule (equal schedules, equal keys)."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, data, where: str = "the tuning log") -> "Schedule":
+        try:
+            layers = tuple(_layer_from_json(entry) for entry in data["layers"])
+            cascades = tuple(CascadeChoice(tuple(int(i) for i in c["ops"]), int(c["stripe_height"]))
+                             for c in data["cascades"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UsageError(f"The schedule in {where} is malformed ({type(exc).__name__}: {exc}). Re-run "
+                             "'edgesdk tune' to write a new log.") from None
+        if len({layer.index for layer in layers}) != len(layers):
+            raise UsageError(f"The schedule in {where} names an operator twice. Re-run 'edgesdk tune'.")
+        return cls(layers, cascades)
+
+    # -- checks against a model -------------------------------------------------------------------------------
+    def check_graph(self, graph) -> None:
+        """The schedule must name exactly the model's operators, with their types."""
+        ops = {op.index: op.type for op in graph.ops if op.index >= 0}
+        mine = {layer.index: layer.type for layer in self.layers}
+        if ops != mine:
+            wrong = sorted(set(ops.items()) ^ set(mine.items()))[:3]
+            raise UsageError(f"The tuning schedule does not describe this model's operators (first differences, "
+                             f"(index, type): {wrong}). It was written for another model or edgesdk version; "
+                             "re-run 'edgesdk tune'.")
+
+
+def _layer_from_json(entry: dict) -> LayerChoice:
+    switches = {}
+    for name in SWITCHES:
+        if name in entry:
+            if not isinstance(entry[name], bool):
+                raise ValueError(f"'{name}' of op {entry.get('index')} must be true or false")
+            switches[name] = entry[name]
+    return LayerChoice(int(entry["index"]), str(entry["type"]), str(entry["target"]), **switches)
+
+
+def schedule_of(compiled) -> Schedule:
+    """The schedule a compiled build used: each op's target, the effective switches, the cascade groups."""
+    from ..targets.c.codegen import FC_PAIRED_WEIGHTS
+
+    layers = []
+    for op in compiled.graph.ops:
+        if op.index < 0:
+            continue  # inserted by the importer: always placed by the default rules
+        switches = {}
+        if op.target == "npu" and op.type in COMPRESSIBLE_TYPES:
+            switches["compress_weights"] = _switch(compiled, op, "compress_weights", True)
+        if op.target == "c" and op.type == "FULLY_CONNECTED":
+            switches["fc_paired"] = _switch(compiled, op, "fc_paired", FC_PAIRED_WEIGHTS)
+        layers.append(LayerChoice(op.index, op.type, op.target, **switches))
+    cascades = tuple(CascadeChoice(tuple(op.index for op in g.ops), g.stripe_height)
+                     for g in getattr(compiled.plan, "cascades", None) or ())
+    return Schedule(tuple(layers), cascades)
+
+
+def _switch(compiled, op, name: str, default: bool) -> bool:
+    schedule = getattr(compiled, "schedule", None)
+    value = schedule.switch(op.index, name) if schedule is not None else None
+    return default if value is None else value
