@@ -11,11 +11,14 @@ and parameter structs of every host layer, the bytes of every NPU command table 
 3. host layers: every pointer into the arena is inside the arena, and every byte a kernel reads or writes
    through it (computed from the parameter struct the kernel will receive, with a footprint rule per
    kernel) lies inside one planned buffer that is live at that layer; every constant array a kernel
-   indexes is long enough; requantization shifts are in [-31, 30];
+   indexes is long enough (weights in the fast kernels' layouts, ADD's input tables, LUTs, and for a
+   TVM-lowered function each parameter's extent as its Relax function types it); requantization shifts
+   are in [-31, 30];
 4. NPU command tables: each table decodes (edgesdk.npu.cmdtable.decode) and ends with END; every tensor
    descriptor and parameter reference lies inside its region (region 0 = the weights blob of its length,
    region 1 = the arena of arena_bytes), arena operands inside one planned buffer, outputs in the arena;
-   the quantization fields and channel records are in the NPU's accepted ranges.
+   a compressed weight stream lies in the weights blob and decodes to exactly its dense tensor; the
+   quantization fields and channel records are in the NPU's accepted ranges.
 
 A failure raises VerificationError: no output is written. Every rule here is also documented in
 docs/reliability.md.
@@ -57,7 +60,12 @@ class _Proof:
     npu_commands: int = 0
     npu_descriptors: int = 0
     npu_param_refs: int = 0
+    target_checks: int = 0  # targets whose own proof ran (Target.verify)
     failures: list = field(default_factory=list)
+
+    def fail(self, text: str) -> None:
+        """For Target.verify: record a violation."""
+        self.failures.append(text)
 
 
 def verify_build(compiled) -> dict:
@@ -71,6 +79,7 @@ def verify_build(compiled) -> dict:
     if not proof.failures:  # later checks rely on a sound plan and sizes
         _check_host_layers(compiled, proof)
         _check_npu_tables(compiled, proof)
+        _check_targets(compiled, proof)
     if proof.failures:
         shown = "; ".join(proof.failures[:8]) + (f"; and {len(proof.failures) - 8} more" if len(proof.failures) > 8 else "")
         raise VerificationError(
@@ -92,18 +101,24 @@ def _check_plan(plan, graph, proof: _Proof) -> None:
         proof.buffers += 1
         if buf.offset is None or buf.size < 0 or buf.offset < 0 or buf.offset + buf.size > arena:
             fail(f"buffer '{buf.name}' at {buf.offset}+{buf.size} is outside the arena of {arena} bytes")
+    # An intermediate of an NPU cascade group only ever has a few rows in its stripe buffer: the NPU
+    # descriptors that address it are each proven inside a live buffer (part 4), and verify_plan recomputes
+    # the stripe buffer's size from the group's schedule.
+    striped = {id(t) for b in plan.buffers if b.kind == "stripe" for t in b.tensors}
     for tensor in graph.activation_tensors():
         offset = plan.offsets.get(tensor)
+        need = 1 if id(tensor) in striped else tensor.nbytes
         if offset is None:
             fail(f"tensor '{tensor.name}' has no place in the memory plan")
-        elif not any(b.offset <= offset and offset + tensor.nbytes <= b.offset + b.size and tensor in b.tensors
+        elif not any(b.offset <= offset and offset + need <= b.offset + b.size and tensor in b.tensors
                      for b in plan.buffers):
             fail(f"tensor '{tensor.name}' ({tensor.nbytes} bytes at {offset}) does not fit its planned buffer")
     # In-place execution: an op's output may overlap the input that dies at that op, where the op's rule
-    # allows it. memory_plan.verify_plan recomputes each such permission from the op; every other pair of
-    # co-live buffers must be disjoint.
+    # allows it (or a cascade group's output the input that dies in the group). memory_plan.verify_plan
+    # recomputes each such permission from the op or the group's schedule, and each cascade group's stripe
+    # buffers; every other pair of co-live buffers must be disjoint.
     permitted = {frozenset((id(o.output), id(o.input))) for o in getattr(plan, "overlaps", [])}
-    if permitted:
+    if permitted or striped or getattr(plan, "cascades", None):
         from .aot.memory_plan import verify_plan
         try:
             verify_plan(plan)
@@ -172,7 +187,7 @@ def _check_host_layers(compiled, proof: _Proof) -> None:
     consts.update({sym: info for sym, info in structs.pop("__arrays__", {}).items()})
     step_of = {op: i for i, op in enumerate(compiled.graph.ops)}
     host_ops = [op for region in compiled.regions if region.target == "c" for op in region.ops]
-    host_steps = [s for s in executor.steps if s.npu_table is None]
+    host_steps = [s for s in executor.steps if s.target == "c"]
     if len(host_ops) != len(host_steps):
         proof.failures.append(f"{len(host_steps)} host steps for {len(host_ops)} host layers")
         return
@@ -537,6 +552,33 @@ def _broadcast_binary(args, layer):
                      (y, s["size"], "output")]
 
 
+ADD_TABLE_ENTRIES = 256  # edgesdk_add.c: one int32 per int8 input value, indexed by value + 128
+
+
+def _add(args, layer):
+    """edgesdk_add_s8: the broadcast walk, plus its optional input tables (1 KiB each: 256 int32 read at
+    value + 128) and the preconditions of its fast output path (edgesdk_requant_right)."""
+    p = args[0].value
+    checks = _broadcast_binary(args, layer)
+    for key in ("input1_table", "input2_table"):
+        table = p[key]
+        if isinstance(table, str) and table.startswith("("):  # a null pointer cast: computed per element
+            checks += _require(re.fullmatch(r"\(const int32_t \*\)0", table) is not None, f"{key} is {table}")
+        else:
+            arg = _Arg("const", table) if table in layer.consts else _Arg("unknown", table)
+            checks.append((arg, 4 * ADD_TABLE_ENTRIES, f"{key}[{ADD_TABLE_ENTRIES}]"))
+    if p["fast_output"]:
+        checks += _require(p["fast_output"] == 1 and p["rounding"] == "EDGESDK_ROUNDING_DOUBLE"
+                           and isinstance(p["output_shift"], int) and -31 <= p["output_shift"] <= -1,
+                           "the fast ADD output path needs double rounding and an output shift in [-31, -1]")
+        reach = [max((abs(int(v)) for v in layer.consts[p[k]][2]), default=0)
+                 for k in ("input1_table", "input2_table") if p[k] in layer.consts]
+        checks += _require(len(reach) == 2 and sum(reach) < 1 << 31,
+                           "the fast ADD output path needs both tables and |input1| + |input2| < 2^31 "
+                           f"(the tables reach {sum(reach)})")
+    return checks
+
+
 def _pool(args, layer):
     p, x, y = args[0].value, args[1], args[2]
     checks = _positive(p, "batches", "in_h", "in_w", "channels", "out_h", "out_w", "filter_h", "filter_w",
@@ -601,28 +643,63 @@ def _concatenation(args, layer):
 
 
 def _tvm_lowered(args, layer):
-    """A TVM-lowered function (edgesdk/targets/c/tvm_lowered.py): TVM derives its loops from the tensor
-    shapes, so it reads and writes each argument's whole tensor and nothing else; each arena pointer must
-    be the slot of one of the op's tensors, and that tensor must fit its buffer."""
-    tensors = [t for t in layer.op.inputs + layer.op.outputs if t is not None and not t.is_const]
+    """A TVM-lowered function (edgesdk/targets/c/tvm_lowered.py). TVM derives its loops from the types of
+    the op's Relax function (LegalizeOps/TOPI -> TIR), so it touches at most each parameter's whole tensor
+    as that function types it -- the byte extent prod(shape) x element size, the result type for the
+    output pointer -- and nothing else. Each argument must have room for its parameter's extent: an arena
+    pointer is the slot of one of the op's tensors and the extent lies inside one live buffer, a constant
+    array holds at least the extent."""
+    extents = _tvm_extents(layer.op)
+    if isinstance(extents, str):
+        return [(extents, 0, "")]
+    if len(args) != len(extents):
+        return [(f"{len(args)} arguments for the {len(extents)} parameters of the lowered function", 0, "")]
+    slots = {layer.offsets.get(t) for t in layer.op.inputs + layer.op.outputs if t is not None and not t.is_const}
     accesses = []
-    for arg in args:
-        if arg.kind == "const":
-            accesses.append((arg, 0, "constant"))
-        elif arg.kind == "arena":
-            sizes = [t.nbytes for t in tensors if layer.offsets.get(t) == arg.value]
-            accesses.append((arg, max(sizes), "tensor") if sizes else
-                            (f"pointer edgesdk_arena + {arg.value} is not one of the op's tensors", 0, ""))
+    for arg, (nbytes, what) in zip(args, extents):
+        if arg.kind == "arena" and arg.value not in slots:
+            accesses.append((f"pointer edgesdk_arena + {arg.value} is not one of the op's tensors", 0, ""))
+        elif arg.kind in ("arena", "const"):
+            accesses.append((arg, nbytes, what))
         else:
             accesses.append((f"argument {arg.value!r} is neither an arena slot nor a constant", 0, ""))
     return accesses
+
+
+TVM_DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "float32": 4,
+                   "float64": 8, "bool": 1}
+
+
+def _tvm_extents(op):
+    """[(bytes, what)] per C parameter of the op's lowered function (inputs in call order, then the output),
+    from its Relax function's types; or why they cannot be known (a failure text)."""
+    lowered, func = op.attrs.get("tvm_lowered"), op.attrs.get("relax_function")
+    if lowered is None or func is None:
+        return "no lowered TVM function and Relax signature recorded for this op"
+    types = [(f"parameter {k} ({func.params[k].name})", func.params[k].ty) for k in lowered.arg_order]
+    types.append(("output", func.ret_ty))
+    if len(types) != len(lowered.params):
+        return f"the lowered function has {len(lowered.params)} parameters for {len(types)} tensors"
+    extents = []
+    for (what, ty), ctype in zip(types, lowered.params):
+        dtype = str(getattr(ty, "dtype", ""))
+        try:
+            shape = [int(d) for d in ty.shape.values]
+        except (AttributeError, TypeError, ValueError):
+            return f"{what} has no static tensor shape ({ty})"
+        if dtype not in TVM_DTYPE_BYTES or C_TYPE_BYTES.get(ctype) != TVM_DTYPE_BYTES[dtype]:
+            return f"{what} is {dtype}, passed as {ctype} *"
+        if any(d < 0 for d in shape):
+            return f"{what} has a negative dimension {shape}"
+        extents.append((_prod(shape) * TVM_DTYPE_BYTES[dtype], f"{what} {dtype}{shape}"))
+    return extents
 
 
 FOOTPRINTS = {
     "edgesdk_conv2d_s8": _conv2d,
     "edgesdk_depthwise_conv2d_s8": _depthwise,
     "edgesdk_fully_connected_s8": _fully_connected,
-    "edgesdk_add_s8": _broadcast_binary,
+    "edgesdk_add_s8": _add,
     "edgesdk_mul_s8": _broadcast_binary,
     "edgesdk_average_pool2d_s8": _pool,
     "edgesdk_max_pool2d_s8": _pool,
@@ -642,6 +719,15 @@ FOOTPRINTS = {
     "edgesdk_mean_s8": _mean,
     "edgesdk_concatenation": _concatenation,
 }
+
+
+def _check_targets(compiled, proof: _Proof) -> None:
+    """Each target of the build proves its own generated data (Target.verify: the DSP's blobs, a plugin's)."""
+    from .targets import get_target
+
+    for name in dict.fromkeys(region.target for region in compiled.regions):
+        get_target(name).verify(compiled, proof)
+        proof.target_checks += 1
 
 
 # -- 4. NPU command tables -------------------------------------------------------------------------------------
@@ -679,8 +765,8 @@ def _descriptors(command) -> tuple:
 
     if isinstance(command, C.DmaCopy):
         return [command.src], [command.dst]
-    if isinstance(command, C.Conv2D):
-        return [command.input, command.weights], [command.output]
+    if isinstance(command, C.Conv2D):  # compressed weights are a byte stream instead: _check_weight_stream
+        return [command.input] + ([] if command.weight_stream_bytes else [command.weights]), [command.output]
     if isinstance(command, (C.MaxPool2D, C.AvgPool2D)):
         return [command.input], [command.output]
     if isinstance(command, (C.Add, C.Mul)):
@@ -695,6 +781,9 @@ def _check_command(where: str, command, regions: dict, live: list, weights: byte
     for role, desc in [("input", d) for d in inputs] + [("output", d) for d in outputs]:
         proof.npu_descriptors += 1
         _check_descriptor(f"{where} {role}", desc, role == "output", regions, live, proof)
+    if isinstance(command, C.Conv2D) and command.weight_stream_bytes:
+        proof.npu_descriptors += 1
+        _check_weight_stream(f"{where} weights", command, regions, weights, proof)
     if isinstance(command, C.Conv2D):
         proof.npu_param_refs += 1
         records = 1 if command.per_tensor_params else command.output.shape[3]
@@ -730,6 +819,27 @@ def _check_descriptor(where: str, desc, is_output: bool, regions: dict, live: li
                               f"region {desc.region}, which has {size} bytes")
     elif desc.region == ARENA_REGION and not any(b.offset <= desc.offset and last < b.offset + b.size for b in live):
         proof.failures.append(f"{where} arena bytes {desc.offset}..{last} are not inside one buffer live during the table")
+
+
+def _check_weight_stream(where: str, command, regions: dict, weights: bytes, proof: _Proof) -> None:
+    """COMPRESSED_WEIGHTS (docs/npu-datasheet.md 3.1): the NPU reads `weight_stream_bytes` bytes at the
+    descriptor's offset and decodes them to the dense tensor of its shape. The stream must lie in the
+    weights blob and decode (edgesdk.npu.weight_codec, the reference of the NPU's decoder) to exactly that
+    many bytes -- so the NPU cannot fail with BAD_WEIGHTS at run time either."""
+    from .npu import weight_codec
+
+    desc, nbytes = command.weights, command.weight_stream_bytes
+    end = desc.offset + nbytes
+    if desc.region != WEIGHTS_REGION or desc.offset < 0 or end > regions[WEIGHTS_REGION]:
+        proof.failures.append(f"{where}: a compressed stream r{desc.region}+{desc.offset} of {nbytes} bytes is "
+                              f"not inside the weights blob of {regions[WEIGHTS_REGION]} bytes")
+        return
+    dense = _prod(desc.shape)
+    try:
+        weight_codec.decode(bytes(weights[desc.offset:end]), expected_bytes=dense)
+    except weight_codec.WeightStreamError as exc:
+        proof.failures.append(f"{where}: the compressed stream r0+{desc.offset} ({nbytes} bytes) does not decode to "
+                              f"the {dense}-byte tensor {list(desc.shape)}: {exc}")
 
 
 def _check_records(where: str, command, data: bytes, proof: _Proof) -> None:

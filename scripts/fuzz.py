@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fuzz the edgesdk importer and compiler with mutated models (docs/reliability.md).
 
-    scripts/fuzz.py --seconds 3600                      # the long run documented in docs/reliability.md
+    scripts/fuzz.py --seconds 1500 --seed 1 --firmware-every 100   # the long run in docs/reliability.md
     scripts/fuzz.py --iterations 20000 --seed 7         # a fixed number of inputs (reproducible)
     scripts/fuzz.py --seconds 1800 --firmware-every 100 # also build + run every 100th compiling model
     scripts/fuzz.py --engine atheris -- -max_total_time=600   # coverage-guided, if atheris is installed

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import shutil
@@ -185,15 +186,88 @@ def test_proof_rejects_statements_it_cannot_read(hello_c):
     proof_fails(hello_c, "cannot read the statement 'edgesdk_arena[40]=1;'")
 
 
-def test_proof_of_tvm_lowered_calls(hello_c):
-    """A TVM-lowered function touches its arguments' whole tensors: pointers must be the op's slots."""
-    x, y = hello_c.graph.ops[0].inputs[0], hello_c.graph.ops[0].outputs[0]
-    slot = {t: hello_c.plan.offset(t) for t in (x, y)}
-    hello_c.executor.steps[0].code = (f"tvmgen_dense_0(((int8_t *)(edgesdk_arena + {slot[x]})), "
-                                      f"((int8_t *)(edgesdk_arena + {slot[y]})));")
-    verify_build(hello_c)
-    hello_c.executor.steps[0].code = hello_c.executor.steps[0].code.replace(f"+ {slot[y]})", f"+ {slot[y] + 4})")
-    proof_fails(hello_c, "is not one of the op's tensors")
+def _const(compiled, suffix: str):
+    return next(c for c in compiled.executor.consts if c.symbol.endswith(suffix))
+
+
+def test_proof_knows_the_paired_fully_connected_layout(tmp_path):
+    """EDGESDK_FC_PAIRED stores two units per 32-bit word: 4 * ceil(units / 2) * depth bytes (9 units of 13
+    taps: 260 bytes, not 117). Weights cut to the plain layout's size, or by one byte, must be refused."""
+    rng = np.random.default_rng(0)
+    weights = rng.integers(-127, 128, (9, 13)).astype(np.int8)
+    data = modelgen.fully_connected_model(1, weights, rng.integers(-50, 50, 9).astype(np.int32), (0.05, 1), 0.01,
+                                          (0.2, -3))
+    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    assert any(".blocked = EDGESDK_FC_PAIRED" in d for d in compiled.executor.declarations)
+    packed = _const(compiled, "_weights")
+    assert len(packed.values) == 4 * 5 * 13
+    verify_build(compiled)
+    full = packed.values
+    for short in (9 * 13, len(full) - 1):
+        packed.values = full[:short]
+        proof_fails(compiled, f"reads 260 bytes of filter from {packed.symbol}, which holds {short}")
+
+
+def test_proof_knows_the_add_kernels_tables(tmp_path):
+    """edgesdk_add_s8 reads 256 int32 (1 KiB) of each input table at value + 128, and its fast output path
+    has preconditions (double rounding, output shift in [-31, -1], |scaled1| + |scaled2| < 2^31)."""
+    data = modelgen.binary_model("ADD", (1, 4, 4, 3), (1, 4, 4, 3), (1, 4, 4, 3), (0.05, 1), (0.03, -2), (0.07, 3))
+    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    verify_build(compiled)
+    table = _const(compiled, "_input2_table")
+    full, table.values = table.values, table.values[:255]
+    proof_fails(compiled, f"reads 1024 bytes of input2_table[256] from {table.symbol}, which holds 1020")
+    table.values = full
+    original = list(compiled.executor.declarations)
+
+    def tamper(old, new, fragment):
+        compiled.executor.declarations = [d.replace(old, new) for d in original]
+        proof_fails(compiled, fragment)
+
+    tamper(f".input1_table = {_const(compiled, '_input1_table').symbol}", ".input1_table = add_0_elsewhere",
+           "input1_table[256] (1024 bytes) is not an arena pointer or a constant array")
+    tamper(".output_shift = -19", ".output_shift = 0", "output shift in [-31, -1]")
+    tamper(".rounding = EDGESDK_ROUNDING_DOUBLE", ".rounding = EDGESDK_ROUNDING_SINGLE", "needs double rounding")
+    table.values = np.full(256, (1 << 31) - 1, np.int64)  # fits an int32, but the sum would wrap
+    compiled.executor.declarations = original
+    proof_fails(compiled, "|input1| + |input2| < 2^31")
+
+
+@pytest.fixture(scope="module")
+def long_tail(tmp_path_factory):
+    """An ONNX model whose SUB (int8) and ABS (int8 -> float32) are lowered through TVM to C functions."""
+    pytest.importorskip("tvm", reason="apache-tvm is not installed")
+    pytest.importorskip("onnx", reason="onnx is not installed")
+    import onnx_models
+
+    path = onnx_models.long_tail_qdq(tmp_path_factory.mktemp("long_tail") / "long_tail.onnx")
+    return path
+
+
+def test_proof_of_tvm_lowered_calls(long_tail):
+    """A TVM-lowered function touches each parameter's whole tensor as its Relax function types it: every
+    argument must have room for that extent (arena slot of one of the op's tensors inside a live buffer,
+    or a constant array long enough)."""
+    compiled = compile_model(long_tail, BuildOptions(target="c"))
+    verify_build(compiled)
+    abs_op = next(op for op in compiled.graph.ops if op.type == "ABS")
+    step = next(s for s in compiled.executor.steps if "tvmgen_abs_" in s.code)
+    x, y = (compiled.plan.offset(t) for t in (abs_op.inputs[0], abs_op.outputs[0]))
+    assert abs_op.inputs[0].nbytes * 4 == abs_op.outputs[0].nbytes  # int8 in, float32 out
+    original = step.code
+    # Input and output swapped: both are the op's slots, but the float32 output does not fit the int8 slot.
+    step.code = original.replace(f"edgesdk_arena + {x})", "IN").replace(f"edgesdk_arena + {y})", f"edgesdk_arena + {x})")
+    step.code = step.code.replace("IN", f"edgesdk_arena + {y})")
+    proof_fails(compiled, "accesses 768 bytes of output float32[1, 4, 6, 8]")
+    step.code = original.replace(f"edgesdk_arena + {y})", f"edgesdk_arena + {y + 4})")
+    proof_fails(compiled, "is not one of the op's tensors")
+    step.code = original
+    scale = next(c for c in compiled.executor.consts if c.symbol in original)  # the float32 scale, 4 bytes
+    scale.ctype = "int8_t"
+    proof_fails(compiled, f"reads 4 bytes of parameter 1 (p1) float32[] from {scale.symbol}, which holds 1")
+    scale.ctype = "float"
+    abs_op.attrs["tvm_lowered"].params[-1] = "int8_t"
+    proof_fails(compiled, "output is float32, passed as int8_t *")
 
 
 def test_proof_rejects_plan_buffers_outside_the_arena_or_overlapping(hello_c):
@@ -239,6 +313,25 @@ def test_proof_rejects_undecodable_tables_and_bad_channel_records(hello_npu):
     ref = C.decode(fresh.executor.npu_tables[0].data)[0].params
     struct.pack_into("<i", fresh.executor.npu_weights, ref.offset + 8, 45)  # shift of channel 0
     proof_fails(fresh, "shift 45")
+
+
+def test_proof_checks_compressed_weight_streams():
+    """COMPRESSED_WEIGHTS: the stream must lie in the weights blob and decode to exactly the dense tensor
+    (edgesdk.npu.weight_codec), so the NPU cannot read past it or fail with BAD_WEIGHTS."""
+    compiled = compile_model(model_path("kws"), BuildOptions(target="npu,c"))
+    found = [(number, command) for number, command in enumerate(C.decode(compiled.executor.npu_tables[0].data))
+             if isinstance(command, C.Conv2D) and command.weight_stream_bytes]
+    assert found, "KWS has no compressed weight stream to tamper with"
+    number, command = found[0]
+    verify_build(compiled)
+    blob = compiled.executor.npu_weights
+    header = bytes(blob[command.weights.offset:command.weights.offset + 8])
+    struct.pack_into("<I", blob, command.weights.offset + 4, struct.unpack_from("<I", header, 4)[0] + 1)
+    proof_fails(compiled, f"does not decode to the {math.prod(command.weights.shape)}-byte tensor")
+    blob[command.weights.offset:command.weights.offset + 8] = header
+    verify_build(compiled)
+    patch_table(compiled, number, 88, "<I", len(blob))  # the stream-size word: the stream runs past the blob
+    proof_fails(compiled, f"of {len(blob)} bytes is not inside the weights blob")
 
 
 def test_proof_guards_the_fast_conv_kernels_stack_buffer(tmp_path):
@@ -334,6 +427,55 @@ def _with_shape(data: bytes, tensor: int, shape: tuple) -> bytes:
     for site, dim in zip(sites[start:start + len(shape)], shape):
         struct.pack_into("<i", buf, site.pos, dim)
     return bytes(buf)
+
+
+# -- the C target's fixed-point preprocessing ranges (fuzz findings tiny_scale_*) ------------------------------
+def _just_below(value: float) -> float:
+    """The largest float32 below `value` (scales are float32 in a .tflite file)."""
+    return float(np.nextafter(np.float32(value), np.float32(0)))
+
+
+def _param_fields(compiled, struct_name: str) -> dict:
+    (declaration,) = [d for d in compiled.executor.declarations if struct_name in d]
+    return {k: int(v) for k, v in re.findall(r"\.(\w+) = (-?\d+)\b", declaration)}
+
+
+@pytest.mark.parametrize("op_type, out_q", [("LOGISTIC", (1.0 / 256, -128)), ("TANH", (1.0 / 128, 0))])
+@pytest.mark.parametrize("rounding", ["ref", "tflm"])
+def test_sigmoid_input_scale_below_2_pow_minus_28_is_unsupported(tmp_path, op_type, out_q, rounding):
+    """TFLite Micro shifts LOGISTIC/TANH inputs left by log2(input_scale * 2^27): negative below 2^-28 (the
+    codegen crashed with 'negative shift count'). At the boundary the op builds; below, the partitioner
+    refuses it with the rule, whatever the rounding."""
+    compiled = compile_model(write(tmp_path, modelgen.unary_model(op_type, (1, 16), (2.0 ** -28, 0), out_q)),
+                             BuildOptions(target="c", rounding=rounding))
+    verify_build(compiled)
+    if rounding == "tflm":  # the edge of the range: shift 0, the largest radius, still an int32
+        fields = _param_fields(compiled, "edgesdk_sigmoid_params")
+        assert fields["input_left_shift"] == 0 and fields["input_range_radius"] == 15 << 27, fields
+    data = modelgen.unary_model(op_type, (1, 16), (_just_below(2.0 ** -28), 0), out_q)
+    with pytest.raises(UnsupportedOpError) as err:
+        compile_model(write(tmp_path, data), BuildOptions(target="npu,c", rounding=rounding))
+    message = str(err.value)
+    assert f"({op_type}," in message and "sigmoid_input_scale_in_range" in message and "< 2^-28" in message, message
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5, 2.7])
+def test_softmax_beta_times_input_scale_below_2_pow_minus_27_is_unsupported(tmp_path, beta):
+    """PreprocessSoftmaxScaling's left shift is the exponent of beta * input_scale * 2^26: negative (undefined
+    in TFLite, 'negative shift count' in the codegen) below 2^-27."""
+    edge = float(np.float32(2.0 ** -27 / float(np.float32(beta))))
+    while float(np.float32(beta)) * edge < 2.0 ** -27:  # the smallest float32 scale on the right side
+        edge = float(np.nextafter(np.float32(edge), np.float32(1)))
+    for rounding in ("ref", "tflm"):
+        compiled = compile_model(write(tmp_path, modelgen.softmax_model((2, 10), (edge, 0), beta=beta)),
+                                 BuildOptions(target="c", rounding=rounding))
+        verify_build(compiled)
+        fields = _param_fields(compiled, "edgesdk_softmax_params")
+        assert fields["input_left_shift"] == 0 and fields["diff_min"] == -(31 << 26), fields
+        with pytest.raises(UnsupportedOpError) as err:
+            compile_model(write(tmp_path, modelgen.softmax_model((2, 10), (_just_below(edge), 0), beta=beta)),
+                          BuildOptions(target="npu,c", rounding=rounding))
+        assert "(SOFTMAX," in str(err.value) and "softmax_input_scale_in_range" in str(err.value), str(err.value)
 
 
 # -- arena and stack guards, end to end ------------------------------------------------------------------------

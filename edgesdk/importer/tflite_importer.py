@@ -19,7 +19,7 @@ from tflite.BuiltinOptions import BuiltinOptions
 from tflite.TensorType import TensorType
 
 from ..errors import ModelError, UnsupportedOpError
-from ..ir.graph import Graph, Op, QuantParams, Tensor
+from ..ir.graph import DTYPE_BYTES, Graph, Op, QuantParams, Tensor
 from .names import sanitize_name
 
 OP_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
@@ -122,6 +122,11 @@ class _Importer:
         outputs = [self.tensor_ref(sg.Outputs(i), "subgraph output") for i in range(sg.OutputsLength())]
         if not inputs or not outputs:
             raise self.fail("the subgraph declares no inputs or no outputs")
+        for what, tensors in (("input", inputs), ("output", outputs)):
+            for t in tensors:
+                if t.dtype not in DTYPE_BYTES:
+                    raise self.fail(f"model {what} '{t.name}' has tensor type {t.dtype.removeprefix('type')}, which "
+                                    f"edgesdk does not know (model inputs and outputs may be {', '.join(sorted(DTYPE_BYTES))})")
         description = (model.Description() or b"").decode("utf-8", "replace")
         graph = Graph(self.path.stem, list(self.tensors.values()), ops, inputs, outputs, description)
         _check_topological(graph, self)

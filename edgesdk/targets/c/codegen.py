@@ -23,6 +23,7 @@ from ...errors import UnsupportedOpError
 from ...ir import quant
 from ...ir import rounding as rounding_rules
 from ...ir.rounding import ROUNDING_FP64, ROUNDING_LUT
+from ...tune.active import layer_choice
 from . import lut
 
 MAX_DIMS = 6
@@ -361,7 +362,8 @@ def _emit_fully_connected(op, ctx) -> CStep:
     layout = None
     if why_not is None:
         bias = fold_input_offset(bias, weights, fields["input_offset"])
-        layout = FC_PAIRED if FC_PAIRED_WEIGHTS and int(weights.min(initial=0)) >= -127 else FC_BLOCKED
+        paired = layer_choice(op, "fc_paired", FC_PAIRED_WEIGHTS)  # a tuning schedule may switch it per layer
+        layout = FC_PAIRED if paired and int(weights.min(initial=0)) >= -127 else FC_BLOCKED
         weights = pair_fully_connected(weights) if layout == FC_PAIRED else block_fully_connected(weights)
     fields.update(multiplier=_int32_array(ctx, op, "multiplier", mults), shift=_int32_array(ctx, op, "shift", shifts))
     no_scale = _Raw("(const double *)0")
@@ -605,17 +607,39 @@ def _emit_mean(op, ctx) -> CStep:
 SOFTMAX_SCALED_DIFF_INTEGER_BITS = 5
 
 
-def softmax_constants(input_scale: float, beta: float, rounding: str) -> tuple:
-    """(input_multiplier, input_left_shift, diff_min) as PreprocessSoftmaxScaling/CalculateInputRadius."""
+def softmax_input_rescale(input_scale: float, beta: float, rounding: str = "double") -> tuple:
+    """(multiplier, left shift) scaling an input difference into Q5.26 (PreprocessSoftmaxScaling)."""
     max_real = float((1 << 30) - 1) if rounding == "single" else float((1 << 31) - 1)
     scaled_diff_one = float(1 << (31 - SOFTMAX_SCALED_DIFF_INTEGER_BITS))
     real = min(float(np.float32(beta)) * float(np.float32(input_scale)) * scaled_diff_one, max_real)
-    m, left_shift = quant.quantize_multiplier(real)
+    return quant.quantize_multiplier(real)
+
+
+def softmax_constants(input_scale: float, beta: float, rounding: str) -> tuple:
+    """(input_multiplier, input_left_shift, diff_min) as PreprocessSoftmaxScaling/CalculateInputRadius."""
+    m, left_shift = softmax_input_rescale(input_scale, beta, rounding)
     return m, left_shift, -input_radius(SOFTMAX_SCALED_DIFF_INTEGER_BITS, left_shift)
 
 
+SIGMOID_INPUT_INTEGER_BITS = 4  # TFLite Micro's LOGISTIC/TANH work on the input in Q4.27
+
+
+def sigmoid_input_rescale(input_scale: float) -> tuple:
+    """(multiplier, left shift) scaling a LOGISTIC/TANH input into Q4.27, as TFLite Micro: frexp, not
+    QuantizeMultiplier (no fix-up when the fraction rounds to 2^31; x86 turns that into INT32_MIN)."""
+    real = float(np.float32(input_scale)) * float(1 << (31 - SIGMOID_INPUT_INTEGER_BITS))
+    fraction, left_shift = np.frexp(real)
+    multiplier = quant._round_half_away(float(fraction) * float(1 << 31))
+    if multiplier == 1 << 31:  # static_cast<int32_t>(2^31) on x86 gives INT32_MIN; kept identical
+        multiplier = -(1 << 31)
+    return multiplier, int(left_shift)
+
+
 def input_radius(integer_bits: int, left_shift: int, total_signed_bits: int = 31) -> int:
-    """TFLite CalculateInputRadius."""
+    """TFLite CalculateInputRadius. Undefined (a negative shift in TFLite) for left_shift < 0: the C target's
+    constraints (supported.fixed_point_input_scale_in_range) keep such ops away from the codegen."""
+    if left_shift < 0:
+        raise ValueError(f"input_radius: left shift {left_shift} < 0 (the op's constraints should have refused it)")
     value = 1.0 * ((1 << integer_bits) - 1) * float(1 << (total_signed_bits - integer_bits)) / float(1 << left_shift)
     return int(np.floor(value))
 
@@ -640,15 +664,11 @@ def _emit_sigmoid_like(op, ctx) -> CStep:
         symbol = ctx.const_array(f"{op.type.lower()}_{op.index}_table", table, "int8_t")
         params = _params(ctx, op, "edgesdk_lut_params", {"size": x.num_elements, "table": _Raw(symbol)})
         return _step(op, f"edgesdk_lut_s8({params}, {_ptr(ctx, x)}, {_ptr(ctx, y)});", "table lookup")
-    # TFLite Micro: input rescaled to Q4.27 with frexp (not QuantizeMultiplier: no 2^31 overflow fix-up).
-    real = float(np.float32(_scale(x))) * float(1 << (31 - 4))
-    fraction, left_shift = np.frexp(real)
-    multiplier = quant._round_half_away(float(fraction) * float(1 << 31))
-    if multiplier == 1 << 31:  # static_cast<int32_t>(2^31) on x86 gives INT32_MIN; kept identical
-        multiplier = -(1 << 31)
+    # TFLite Micro: the input rescaled to Q4.27; beyond the radius the output saturates.
+    multiplier, left_shift = sigmoid_input_rescale(_scale(x))
     fields = {"size": x.num_elements, "input_zero_point": _zp(x),
-              "input_range_radius": input_radius(4, int(left_shift)),
-              "input_multiplier": multiplier, "input_left_shift": int(left_shift),
+              "input_range_radius": input_radius(SIGMOID_INPUT_INTEGER_BITS, left_shift),
+              "input_multiplier": multiplier, "input_left_shift": left_shift,
               "rounding": _rounding_c(rounding)}
     params = _params(ctx, op, "edgesdk_sigmoid_params", fields)
     fn = "edgesdk_logistic_s8" if op.type == "LOGISTIC" else "edgesdk_tanh_s8"

@@ -8,6 +8,7 @@ the limits are those of TFLite's own int8 kernels (same quantization requirement
 from __future__ import annotations
 
 from ...partition.target import TargetSupport
+from .codegen import sigmoid_input_rescale, softmax_input_rescale
 
 MAX_RANK = 6
 FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
@@ -154,6 +155,35 @@ def softmax_positive_beta(op):
     return beta > 0, f"beta {beta}"
 
 
+_REQUANTIZE_INPUT = "re-quantize the input from its real value range (a calibration dataset)"
+
+
+def softmax_input_scale_in_range(op):
+    """beta * input scale is at least 2^-27 (the fixed-point input rescaling shifts by log2(beta * scale * 2^26))"""
+    # PreprocessSoftmaxScaling scales input differences into Q5.26 by beta * input_scale * 2^26, and
+    # CalculateInputRadius shifts left by the exponent of that product: negative (undefined in TFLite) below
+    # 2^-27. Such a softmax sees every int8 difference as ~0; re-quantize its input with a realistic range.
+    x = op.inputs[0]
+    beta = float(op.attrs.get("beta", 1.0))
+    if not _per_tensor(x) or not beta > 0:
+        return True, ""  # refused by int8_quantized_activations / softmax_positive_beta
+    multiplier, shift = softmax_input_rescale(x.quant.scale0, beta)
+    return multiplier > 0 and shift >= 0, f"beta {beta:g} * input scale {x.quant.scale0:.3g} < 2^-27: {_REQUANTIZE_INPUT}"
+
+
+def sigmoid_input_scale_in_range(op):
+    """The input scale is at least 2^-28 (TFLite Micro's fixed-point input rescaling shifts by log2(scale * 2^27))"""
+    # TFLite Micro scales the input into Q4.27 (input_scale * 2^27) and CalculateInputRadius shifts left by
+    # the exponent of that product: negative (undefined) below 2^-28. The rule holds for both --rounding
+    # modes (LiteRT's table would cope), so whether a model builds does not depend on the reference chosen;
+    # such an input spans under 1e-6 around zero, where the output is constant.
+    x = op.inputs[0]
+    if not _per_tensor(x):
+        return True, ""  # refused by int8_quantized_activations
+    _multiplier, shift = sigmoid_input_rescale(x.quant.scale0)
+    return shift >= 0, f"input scale {x.quant.scale0:.3g} < 2^-28: {_REQUANTIZE_INPUT}"
+
+
 def logistic_output_quantization(op):
     """The output is quantized with scale 1/256 and zero point -128 (TFLite's int8 LOGISTIC)"""
     y = op.outputs[0]
@@ -248,14 +278,15 @@ C_SUPPORT = TargetSupport(
         "MAX_POOL_2D": [int8_quantized_activations, pool_shapes, input_output_same_quantization,
                         supported_fused_activation],
         "RESHAPE": [reshape_same_size],
-        "SOFTMAX": [int8_quantized_activations, softmax_output_quantization, softmax_positive_beta],
+        "SOFTMAX": [int8_quantized_activations, softmax_output_quantization, softmax_positive_beta,
+                    softmax_input_scale_in_range],
         "QUANTIZE": [quantize_types],
         "DEQUANTIZE": [dequantize_types],
         "PAD": [int8_quantized_activations, pad_constant_zero_point],
         "CONCATENATION": [int8_quantized_activations, concatenation_shared_quantization],
         "MEAN": [int8_quantized_activations, mean_constant_axes],
-        "LOGISTIC": [*_UNARY_INT8, logistic_output_quantization],
-        "TANH": [*_UNARY_INT8, tanh_output_quantization],
+        "LOGISTIC": [*_UNARY_INT8, logistic_output_quantization, sigmoid_input_scale_in_range],
+        "TANH": [*_UNARY_INT8, tanh_output_quantization, sigmoid_input_scale_in_range],
         "HARD_SWISH": [*_UNARY_INT8, hard_swish_output_range],
         "RELU": _UNARY_INT8,
         "RELU6": _UNARY_INT8,
