@@ -93,8 +93,10 @@ def load_board(name_or_path: str) -> Board:
     if path.is_dir():
         path = path / "board.json"
     if not path.is_file():
+        path = BOARDS_DIR / name_or_path / "board.json"
+    if not path.is_file():  # a board a target plugin ships (asking the plugins only when needed)
         path = next((d / name_or_path / "board.json" for d in board_dirs()
-                     if (d / name_or_path / "board.json").is_file()), BOARDS_DIR / name_or_path / "board.json")
+                     if (d / name_or_path / "board.json").is_file()), path)
     if not path.is_file():
         raise UsageError(
             f"Unknown board '{name_or_path}'. Available boards: {', '.join(available_boards()) or 'none'}. "

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from .aot.executor import build_executor, collect_scratch_sizes
 from .aot.memory_plan import plan_memory
-from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
 from .board import Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
@@ -28,8 +27,6 @@ from .partition.partitioner import partition
 from .targets import parse_target_list
 from .targets.npu.cascade import cascade_report, choose_cascades, plan_with_groups
 from .tune.active import applying
-from .targets.c.tvm_lowered import write_tvm_sources
-from .verify import verify_build
 
 ROUNDING_MODES = ("ref", "tflm")
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
@@ -137,6 +134,11 @@ def check_flash_fits(executor, board: Board) -> None:
 
 def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     """Compile, render, cross-compile and write OUT atomically; return the report."""
+    # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
+    from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
+    from .targets.c.tvm_lowered import write_tvm_sources
+    from .verify import verify_build
+
     model_path = Path(model_path)
     out_dir = Path(out_dir)
     t0 = time.perf_counter()

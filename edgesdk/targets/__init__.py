@@ -57,13 +57,15 @@ def _registry() -> dict:
     found = {}
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, (ep.value, ep.load))
-    for name, spec in _BUILTIN.items():
-        found.setdefault(name, (spec, lambda spec=spec: _import_spec(spec)))
+    for name, spec in _BUILTIN.items():  # built-in names always mean the built-in targets
+        found[name] = (spec, lambda spec=spec: _import_spec(spec))
     return found
 
 
 @lru_cache(maxsize=None)
 def get_target(name: str) -> Target:
+    if name in _BUILTIN:  # no need to scan the installed packages' entry points for a built-in
+        return _load(name, _BUILTIN[name], lambda: _import_spec(_BUILTIN[name]))
     registry = _registry()
     if name not in registry:
         raise UsageError(f"Unknown target '{name}'. Available targets: {', '.join(available_targets())}. "
