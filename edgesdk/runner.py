@@ -95,6 +95,13 @@ def failure_message(result: InferenceResult) -> str:
         name, meaning = ERROR_NAMES.get(code, (f"code {code}", "undocumented error code"))
         where = "the table header" if command == 0xFFFFFFFF else f"command {command}"
         message += f" The NPU stopped with error {name} ({meaning}) at {where} of its command table."
+    dsp = re.search(r"dsp_error=(-?\d+) dsp_node=(-?\d+)", result.uart)
+    if dsp:
+        from .targets.dsp.registers import ERROR_NAMES as DSP_ERROR_NAMES
+
+        code = int(dsp.group(1))
+        message += (f" The DSP stopped with error {DSP_ERROR_NAMES.get(code, f'code {code}')} at node "
+                    f"{dsp.group(2)} of its serialized subgraph (docs/dsp-datasheet.md lists the DSP error codes).")
     return message + " docs/npu-datasheet.md lists the NPU error codes."
 
 

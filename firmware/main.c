@@ -10,6 +10,12 @@
 #include "edgesdk_console.h"
 #include "model.h"
 #include "npu_driver.h"
+/* The DSP runtime is part of the firmware when the board has a DSP-1 (edgesdk/targets/dsp). */
+#if defined(__has_include)
+#if __has_include("edgesdk_dsp_runtime.h")
+#include "edgesdk_dsp_runtime.h"
+#endif
+#endif
 
 /* A HIL build (edgesdk hil) puts this generated header into its sources to select the options of
  * edgesdk_harness_io.h; a normal build has none, and the harness below is unchanged. */
@@ -99,6 +105,16 @@ int main(void)
         edgesdk_console_puts(" npu_command=");
         edgesdk_console_put_int((int32_t)edgesdk_npu_last_error_command());
     }
+#ifdef EDGESDK_DSP_ERR_DEVICE
+    if (status == EDGESDK_DSP_ERR_DEVICE) {
+        /* Like the NPU's fields: the DSP's error code (docs/dsp-datasheet.md) and the node it stopped at. */
+        uint32_t dsp_status = edgesdk_dsp_last_status();
+        edgesdk_console_puts(" dsp_error=");
+        edgesdk_console_put_int((int32_t)((dsp_status & EDGESDK_DSP_STATUS_ERROR_CODE_MASK) >> EDGESDK_DSP_STATUS_ERROR_CODE_SHIFT));
+        edgesdk_console_puts(" dsp_node=");
+        edgesdk_console_put_int((int32_t)edgesdk_dsp_last_node());
+    }
+#endif
 #ifdef EDGESDK_ERR_ARENA_CORRUPT
     if (status == EDGESDK_ERR_ARENA_CORRUPT) {
         edgesdk_console_puts(" (arena corrupt: a guard word around the activation arena was overwritten)");

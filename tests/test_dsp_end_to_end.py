@@ -109,4 +109,5 @@ def test_constant_reference_outside_the_blob_is_a_dsp_error(dsp_built, tmp_path)
 
     result = _run_corrupted(dsp_built("kws", "dsp,c"), tmp_path, patch)
     assert result.exit_code == 16 and "status=-16" in result.uart  # EDGESDK_DSP_ERR_DEVICE
+    assert "dsp_error=3 dsp_node=0" in result.uart  # the harness names the DSP's code and the failing node
     assert result.peripheral_stats["dsp0"]["errors"] == 1
