@@ -35,11 +35,10 @@ class CTarget(Target):
     def scratch_bytes(self, region, ctx) -> dict:
         from .codegen import emit_op
 
-        before = dict(ctx.scratch_requests)
-        for op in region.ops:
+        for op in region.ops:  # a dry run of the codegen records what each layer asks for (ctx.scratch_ptr)
             ctx.current_op = op
             emit_op(op, ctx)
-        return {op: n for op, n in ctx.scratch_requests.items() if before.get(op) != n}
+        return {op: ctx.scratch_requests[op] for op in region.ops if op in ctx.scratch_requests}
 
     def generate(self, region, ctx) -> RegionCode:
         from ...aot.executor import describe_op

@@ -104,8 +104,8 @@ def _native_npu_model(peripheral, board):
 
 
 def _renode_sources() -> tuple:
-    from ...renode import PERIPHERAL_SOURCES
-    return tuple(p for p in PERIPHERAL_SOURCES if "Npu" in p.name)
+    from ...renode import RENODE_DIR
+    return (RENODE_DIR / "EdgesdkNpu1.cs",)
 
 
 TARGET = NpuTarget()
