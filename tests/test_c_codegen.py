@@ -64,11 +64,11 @@ def test_relu_range_uses_float32_rounding_half_away():
 
 def test_broadcast_strides_zero_on_broadcast_dims():
     a, b, y = _tensor(0, (2, 1, 3)), _tensor(1, (4, 1)), _tensor(2, (2, 4, 3))
-    shape = codegen._broadcast_shape(a, b, y)
+    shape = codegen.broadcast_shape(a, b, y)
     assert shape["broadcast"] == 1 and shape["out_shape"] == [1, 1, 1, 2, 4, 3]
     assert shape["in1_strides"][3:] == [3, 0, 1]
     assert shape["in2_strides"][3:] == [0, 1, 0]
-    same = codegen._broadcast_shape(_tensor(0, (5, 6)), _tensor(1, (5, 6)), _tensor(2, (5, 6)))
+    same = codegen.broadcast_shape(_tensor(0, (5, 6)), _tensor(1, (5, 6)), _tensor(2, (5, 6)))
     assert same["broadcast"] == 0 and same["size"] == 30
 
 

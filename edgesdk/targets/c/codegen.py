@@ -430,8 +430,9 @@ def block_fully_connected(weights) -> np.ndarray:
 
 # -- elementwise binary -----------------------------------------------------------------------------------
 
-def _broadcast_shape(a, b, y) -> dict:
-    """edgesdk_broadcast_shape for inputs a, b and output y (shapes right-aligned, padded to MAX_DIMS)."""
+def broadcast_shape(a, b, y) -> dict:
+    """edgesdk_broadcast_shape for inputs a, b and output y (shapes right-aligned, padded to MAX_DIMS, per-input
+    element strides, 0 along broadcast dimensions); the DSP target serializes the same fields."""
     def pad(shape):
         shape = tuple(int(d) for d in shape)
         return (1,) * (MAX_DIMS - len(shape)) + shape
@@ -460,7 +461,7 @@ def _emit_add(op, ctx) -> CStep:
     (m1, s1), (m2, s2), (mo, so) = (quant.quantize_multiplier(r) for r in (real1, real2, real_out))
     act_min, act_max = _activation_range(op, y)
     fields = {
-        "shape": _broadcast_shape(a, b, y),
+        "shape": broadcast_shape(a, b, y),
         "input1_offset": -_zp(a), "input2_offset": -_zp(b), "output_offset": _zp(y),
         "left_shift": left_shift,
         "input1_multiplier": m1, "input1_shift": s1, "input2_multiplier": m2, "input2_shift": s2,
@@ -489,7 +490,7 @@ def _emit_mul(op, ctx) -> CStep:
     m, s = quant.quantize_multiplier(rounding_rules.mul_effective_scale(op, _mode(ctx)))
     act_min, act_max = _activation_range(op, y)
     fields = {
-        "shape": _broadcast_shape(a, b, y),
+        "shape": broadcast_shape(a, b, y),
         "input1_offset": -_zp(a), "input2_offset": -_zp(b), "output_offset": _zp(y),
         "output_multiplier": m, "output_shift": s,
         "act_min": act_min, "act_max": act_max,

@@ -17,12 +17,12 @@ from ...ir import quant
 from ...ir import rounding as rounding_rules
 from ...ir.rounding import ROUNDING_LUT
 from ..c import lut
-from ..c.codegen import SIGMOID_INPUT_INTEGER_BITS, input_radius, sigmoid_input_rescale, softmax_constants
+from ..c.codegen import (SIGMOID_INPUT_INTEGER_BITS, broadcast_shape, input_radius, sigmoid_input_rescale,
+                         softmax_constants)
 from . import registers as R
 from .blob import LOCATION_ARENA, LOCATION_BLOB, BlobBuilder, BlobNode, BlobTensor
 
 ROUNDING_CODES = {"double": 0, "single": 1}  # EDGESDK_ROUNDING_DOUBLE / _SINGLE (edgesdk_arith.h)
-MAX_DIMS = 6
 ADD_LEFT_SHIFT = 20
 
 
@@ -187,24 +187,13 @@ def _depthwise(op, ctx, builder):
 
 
 def broadcast_fields(a, b, y) -> dict:
-    """The kernels' broadcast walk (edgesdk_broadcast_shape): shapes right-aligned to 6 dims, per-input
-    element strides, 0 along broadcast dimensions."""
-    def pad(shape):
-        return (1,) * (MAX_DIMS - len(shape)) + tuple(int(d) for d in shape)
-
-    sa, sb, sy = pad(a.shape), pad(b.shape), pad(y.shape)
-
-    def strides(shape):
-        result, stride = [0] * MAX_DIMS, 1
-        for d in range(MAX_DIMS - 1, -1, -1):
-            result[d] = 0 if shape[d] == 1 and sy[d] != 1 else stride
-            stride *= shape[d]
-        return result
-
-    fields = {"broadcast": int(sa != sb), "size": y.num_elements}
-    fields.update({f"out_shape{d}": v for d, v in enumerate(sy)})
-    fields.update({f"in1_stride{d}": v for d, v in enumerate(strides(sa))})
-    fields.update({f"in2_stride{d}": v for d, v in enumerate(strides(sb))})
+    """The kernels' broadcast walk (edgesdk_broadcast_shape, computed by the C target's broadcast_shape), as
+    the flat record fields the DSP reads."""
+    shape = broadcast_shape(a, b, y)
+    fields = {"broadcast": shape["broadcast"], "size": shape["size"]}
+    fields.update({f"out_shape{d}": v for d, v in enumerate(shape["out_shape"])})
+    fields.update({f"in1_stride{d}": v for d, v in enumerate(shape["in1_strides"])})
+    fields.update({f"in2_stride{d}": v for d, v in enumerate(shape["in2_strides"])})
     return fields
 
 
