@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..importer.names import c_identifier, sanitize_name
+from ..importer.names import UniqueIdentifiers, c_identifier, sanitize_name
 from ..ir.graph import Graph, Tensor
 from ..ir.rounding import requant_rounding
 from .memory_plan import MemoryPlan
@@ -78,20 +78,6 @@ class ExecutorModel:
     outputs: list = field(default_factory=list)
 
 
-class _Symbols:
-    def __init__(self):
-        self.used: set = set()
-
-    def unique(self, hint: str) -> str:
-        base = c_identifier(hint, "sym")
-        name, n = base, 1
-        while name in self.used:
-            n += 1
-            name = f"{base}_{n}"
-        self.used.add(name)
-        return name
-
-
 class CodegenContext:
     """What a target's codegen may ask of the executor (edgesdk/targets/api.py, Target.generate).
 
@@ -104,7 +90,7 @@ class CodegenContext:
     `plan` is None during the scratch-sizing dry run (offsets read as 0 then).
     """
 
-    def __init__(self, model: ExecutorModel, plan: MemoryPlan | None, symbols: _Symbols, rounding_mode: str, board=None):
+    def __init__(self, model: ExecutorModel, plan: MemoryPlan | None, symbols: UniqueIdentifiers, rounding_mode: str, board=None):
         self.model = model
         self.plan = plan
         self.symbols = symbols
@@ -174,7 +160,7 @@ def collect_scratch_sizes(graph: Graph, regions: list, rounding_mode: str, board
     from ..targets import get_target
 
     dry = ExecutorModel(graph.name, 0)
-    ctx = CodegenContext(dry, None, _Symbols(), rounding_mode, board)
+    ctx = CodegenContext(dry, None, UniqueIdentifiers(), rounding_mode, board)
     scratch: dict = {}
     for region in regions:
         scratch.update(get_target(region.target).scratch_bytes(region, ctx))
@@ -186,7 +172,7 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode:
     from ..targets import get_target
 
     model = ExecutorModel(c_identifier(graph.name, "model"), plan.arena_bytes)
-    ctx = CodegenContext(model, plan, _Symbols(), rounding_mode, board)
+    ctx = CodegenContext(model, plan, UniqueIdentifiers(), rounding_mode, board)
     for region in regions:
         target = get_target(region.target)
         ctx.current_op = None
@@ -199,7 +185,7 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode:
     return model
 
 
-def _io_tensor(t: Tensor, plan: MemoryPlan, symbols: _Symbols) -> IoTensor:
+def _io_tensor(t: Tensor, plan: MemoryPlan, symbols: UniqueIdentifiers) -> IoTensor:
     quant = None
     if t.quant is not None:
         quant = {"scale": [float(s) for s in t.quant.scale], "zero_point": [int(z) for z in t.quant.zero_point]}

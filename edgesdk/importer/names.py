@@ -47,3 +47,19 @@ def c_identifier(raw: str, fallback: str = "t") -> str:
     if ident in C_KEYWORDS or _RESERVED_MACRO.match(ident) or ident.lower().startswith("edgesdk_"):
         ident = f"{fallback}_{ident}"
     return ident
+
+
+class UniqueIdentifiers:
+    """Hands out C identifiers derived from hints, each once (a clash gets _2, _3, ...)."""
+
+    def __init__(self):
+        self.used: set = set()
+
+    def unique(self, hint: str) -> str:
+        base = c_identifier(hint, "sym")
+        name, n = base, 1
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return name

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...hostcc import build_shared_library, cache_dir, load_shared_library
-from ...importer.names import c_identifier
+from ...importer.names import UniqueIdentifiers
 from ...ir.rounding import requant_rounding
 from .codegen import C_TYPES, emit_op
 
@@ -49,7 +49,7 @@ class HostContext:
         self.force_rounding = force_rounding or {}  # op type -> rounding, to test alternatives
         self.declarations: list = []
         self.buffers: dict = {}  # Tensor -> (symbol, ctype, nbytes); ops of several graphs may share a library
-        self._used: set = set()
+        self._names = UniqueIdentifiers()
         self.scratch_bytes = 0
 
     def tensor_ptr(self, tensor) -> str:
@@ -73,13 +73,7 @@ class HostContext:
         self.declarations.append(c_text)
 
     def symbol(self, name_hint: str) -> str:
-        base = c_identifier(name_hint, "sym")
-        name, n = base, 1
-        while name in self._used:
-            n += 1
-            name = f"{base}_{n}"
-        self._used.add(name)
-        return name
+        return self._names.unique(name_hint)
 
     def rounding_for(self, op) -> str:
         return self.force_rounding.get(op.type) or requant_rounding(op, self.rounding_mode)

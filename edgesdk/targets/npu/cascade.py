@@ -448,12 +448,13 @@ class _CycleCosts:
     section 6), from a dry lowering: weights go to a throwaway blob, arena offsets read as 0."""
 
     def __init__(self, rounding_mode: str, board):
-        from ...aot.executor import CodegenContext, ExecutorModel, _Symbols
+        from ...aot.executor import CodegenContext, ExecutorModel
+        from ...importer.names import UniqueIdentifiers
         from ...board import load_board
         from ...npu import timing
 
         board = board or load_board("riscv-npu")
-        self.ctx = CodegenContext(ExecutorModel("dry", 0), None, _Symbols(), rounding_mode, board)
+        self.ctx = CodegenContext(ExecutorModel("dry", 0), None, UniqueIdentifiers(), rounding_mode, board)
         self.memory = timing.MemoryMap.for_board(board)
         self.commands = {}  # op -> its one command over whole tensors
         self.cycles = {}  # a stripe command's shape -> its cycles
