@@ -113,12 +113,6 @@ def extra_board_dirs() -> list:
     return [d for target in all_targets() for d in target.boards_dirs()]
 
 
-def refresh() -> None:
-    """Forget discovered plugins (after a pip install in the same process, e.g. in tests)."""
-    _registry.cache_clear()
-    get_target.cache_clear()
-
-
 def parse_target_list(spec: str, board) -> list:
     """'npu,c' -> ['npu', 'c'], checked against the installed targets and the board's hardware."""
     names = [n.strip() for n in spec.split(",") if n.strip()]

@@ -31,7 +31,6 @@ Everything except `name`, `support` and `generate` has a default.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from ..errors import UsageError
@@ -171,7 +170,3 @@ class Target:
         """Directories holding boards (<dir>/<name>/board.json) that this package ships."""
         return []
 
-
-def package_dir(module_file: str) -> Path:
-    """The directory of a target package (helper for firmware_sources)."""
-    return Path(module_file).resolve().parent
