@@ -7,18 +7,34 @@ error: one paragraph asking for a bug report (the traceback only with EDGESDK_DE
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
-from .errors import EdgesdkError, UsageError
+from .errors import EdgesdkError, EnvironmentFailure, UsageError
 
 INTERNAL_ERROR_EXIT = 70
+
+
+# OSError numbers that mean the machine refused (not an edgesdk bug): reported with EnvironmentFailure's code.
+ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EBUSY, errno.EXDEV,
+                      errno.EMFILE, errno.ENFILE, errno.EIO, errno.ENOMEM, errno.ETXTBSY}
+
+
+class Terminated(BaseException):
+    """SIGTERM: unwind like Ctrl-C, so staging directories and child processes are cleaned up."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
 
 
 def main(argv=None) -> int:
@@ -26,7 +42,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return UsageError.exit_code
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args) or 0
     except EdgesdkError as err:
@@ -35,12 +53,34 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("edgesdk: interrupted; no output was written.", file=sys.stderr)
         return 130
+    except Terminated:
+        print("edgesdk: terminated (SIGTERM); no output was written.", file=sys.stderr)
+        return 143
+    except BrokenPipeError:
+        # The reader went away (`edgesdk run ... | head`); point stdout at /dev/null so the interpreter's
+        # final flush does not fail again, and say so on stderr.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("edgesdk: error: standard output was closed before all output was written (broken pipe).",
+              file=sys.stderr)
+        return EnvironmentFailure.exit_code
+    except OSError as exc:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            return _internal_error(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"edgesdk: error: the system refused an operation: {exc.strerror}{where}. Free space or choose a "
+              "writable location (-o, --output-dir, $TMPDIR), then run the command again; an existing output "
+              "directory was left as it was.", file=sys.stderr)
+        return EnvironmentFailure.exit_code
     except Exception as exc:  # an edgesdk bug, not a user error
-        if os.environ.get("EDGESDK_DEBUG"):
-            traceback.print_exc()
-        print(f"edgesdk: internal error ({type(exc).__name__}: {exc}). This is a bug in edgesdk; please report it "
-              "with the command line and the model. Set EDGESDK_DEBUG=1 to see the traceback.", file=sys.stderr)
-        return INTERNAL_ERROR_EXIT
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> int:
+    if os.environ.get("EDGESDK_DEBUG"):
+        traceback.print_exception(exc)
+    print(f"edgesdk: internal error ({type(exc).__name__}: {exc}). This is a bug in edgesdk; please report it "
+          "with the command line and the model. Set EDGESDK_DEBUG=1 to see the traceback.", file=sys.stderr)
+    return INTERNAL_ERROR_EXIT
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -186,11 +226,11 @@ def cmd_run(args) -> int:
     paths = []
     for k, y in enumerate(result.outputs):
         path = out_dir / f"output_{k}.npy"
-        np.save(path, y)
+        save_npy(path, y)
         paths.append(str(path))
     if args.random_input is not None:
         for k, x in enumerate(inputs):
-            np.save(out_dir / f"input_{k}.npy", x)
+            save_npy(out_dir / f"input_{k}.npy", x)
     check = None
     if args.check and result.exit_code == 0:
         check = compare_with_reference(Path(args.build_dir), report, inputs, result.outputs)
@@ -216,6 +256,17 @@ def cmd_run(args) -> int:
         print("edgesdk: error: the firmware's output differs from the reference (see above).", file=sys.stderr)
         return 8
     return 0
+
+
+def save_npy(path: Path, array: np.ndarray) -> None:
+    """np.save, written atomically and never through a planted link (edgesdk/output_dir.py)."""
+    from io import BytesIO
+
+    from .output_dir import write_file_atomically
+
+    buffer = BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    write_file_atomically(path, buffer.getvalue())
 
 
 def load_npy(path: str) -> np.ndarray:

@@ -3,7 +3,8 @@
     import -> partition -> plan memory -> generate executor -> render C -> cross-compile -> report
 
 Everything is written into a staging directory next to the output and renamed into place at the end, so a
-failed or interrupted build never leaves a half-written output directory behind.
+failed or interrupted build never leaves a half-written output directory behind; an existing output is
+replaced only if edgesdk wrote it (edgesdk/output_dir.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .aot.memory_plan import plan_memory
 from .board import Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
+from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
 from .targets import parse_target_list
 from .targets.npu.cascade import cascade_report, choose_cascades, plan_with_groups
@@ -140,12 +142,12 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     from .verify import verify_build
 
     model_path = Path(model_path)
-    out_dir = Path(out_dir)
+    out_dir = check_replaceable(Path(out_dir), protect=(model_path,))  # refuse before the work, and again at the end
     t0 = time.perf_counter()
     compiled = compile_model(model_path, options, graph)
     safety = verify_build(compiled)  # the build-time safety proof (edgesdk/verify.py): nothing written if it fails
     compile_s = time.perf_counter() - t0
-    with staged_output(out_dir) as stage:
+    with staged_output(out_dir, protect=(model_path, compiled.board.path)) as stage:
         src = stage / "src"
         render_sources(compiled.executor, src, source=model_path.name, board=compiled.board.name,
                        rounding=options.rounding, kernel_headers=KERNEL_HEADERS + write_tvm_sources(compiled.graph, src))
@@ -184,8 +186,10 @@ def build_from_relax(mod, out_dir, options: BuildOptions, name: str = "model") -
 def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
     from .firmware_build.build import build_firmware, section_sizes
 
-    with tempfile.TemporaryDirectory(prefix="edgesdk-cmake-") as build_dir:
-        elf = build_firmware(src, stage, board, werror=werror, build_dir=Path(build_dir))
+    # CMake works inside the stage, so a killed build leaves nothing elsewhere (the next build removes the stage).
+    build_dir = stage / ".cmake-build"
+    elf = build_firmware(src, stage, board, werror=werror, build_dir=build_dir)
+    shutil.rmtree(build_dir)
     sizes = section_sizes(elf)
     flash_used = sizes.get("flash_bytes", 0)
     if flash_used > board.flash.size:
@@ -203,44 +207,6 @@ def _write_memory_timeline(stage: Path, c: Compiled, report: dict) -> str:
     write_timeline_png(stage / "memory_timeline.png", memory["buffers"], plan.arena_bytes,
                        f"{c.graph.name}: arena {plan.arena_bytes:,} B", subtitle)
     return "memory_timeline.png"
-
-
-@contextmanager
-def staged_output(out_dir: Path):
-    """Yield a staging directory; on success replace `out_dir` with it, on failure leave `out_dir` untouched."""
-    out_dir = out_dir.resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"Output path {out_dir} exists and is not a directory.")
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
-    try:
-        yield stage
-        if out_dir.exists() and _exchange_directories(stage, out_dir):
-            shutil.rmtree(stage, ignore_errors=True)  # the stage now holds the previous output
-            return
-        old = None
-        if out_dir.exists():
-            old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
-            os.replace(out_dir, old)
-        os.replace(stage, out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-
-
-def _exchange_directories(a: Path, b: Path) -> bool:
-    """Swap two directories in one atomic step (Linux renameat2 RENAME_EXCHANGE), so `b` is never missing,
-    not even for an instant; False where the system cannot (then two renames do it)."""
-    import ctypes
-
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:

@@ -52,3 +52,9 @@ class ProbeError(EdgesdkError):
     """`edgesdk flash`: no probe or GDB server to talk to, or the board refused the image (the message says which)."""
 
     exit_code = 9
+
+
+class EnvironmentFailure(EdgesdkError):
+    """The machine refused: disk full, read-only file system, a mount point as output, a closed pipe."""
+
+    exit_code = 10

@@ -14,7 +14,8 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from ..board import SDK_ROOT, Board
-from ..errors import MemoryFitError, ToolchainError, UsageError
+from .. import child_process
+from ..errors import EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
 
 ARTIFACTS = ("firmware.elf", "firmware.bin", "firmware.hex", "firmware.map")
 ERROR_TEXT_LIMIT = 6000  # characters of compiler output quoted in an error
@@ -49,11 +50,18 @@ def _compiler_errors(output: str) -> str:
     return text[-ERROR_TEXT_LIMIT:]
 
 
+ENVIRONMENT_FAILURES = ("No space left on device", "Read-only file system", "Disk quota exceeded")
+
+
 def _run(cmd: list, what: str, board: Board) -> None:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    proc = child_process.run(cmd)
     if proc.returncode == 0:
         return
     output = proc.stdout + "\n" + proc.stderr
+    refused = next((text for text in ENVIRONMENT_FAILURES if text in output), None)
+    if refused:
+        raise EnvironmentFailure(f"Firmware {what} failed: {refused} (the compiler could not write its files). "
+                                 "Free space or use a writable location (-o, $TMPDIR), then build again.")
     if re.search(r"will not fit in region|region `\w+' overflowed|does not fit SRAM", output):
         raise MemoryFitError(
             f"The firmware does not fit the memory of board {board.name} (flash {board.flash.size} B, SRAM "

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
+from ..output_dir import write_file_atomically
 from .schedule import Schedule
 
 LOG_FORMAT = "edgesdk-tuning-log"
@@ -32,11 +33,7 @@ def file_sha256(path) -> str:
 
 
 def write_tuning_log(path, log: dict) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(log, indent=2) + "\n")
-    tmp.replace(path)  # never a half-written log
+    write_file_atomically(path, json.dumps(log, indent=2) + "\n")  # never half-written, never through a link
 
 
 def read_tuning_log(path) -> dict:
