@@ -278,13 +278,18 @@ def softmax_model(shape, q_in, beta=1.0, dtype="int8"):
     return unary_model("SOFTMAX", shape, q_in, out_q, dtype=dtype, options="SoftmaxOptions", Beta=beta)
 
 
-def pad_model(shape, paddings, q, dtype="int8"):
+def pad_model(shape, paddings, q, dtype="int8", pad_value=None):
+    """PAD, or PADV2 with a constant pad value (quantized, of the input's type)."""
     m = ModelBuilder()
     x = m.tensor(shape, dtype, *q)
     p = m.const(np.asarray(paddings, np.int32), "int32")
     out_shape = tuple(d + a + b for d, (a, b) in zip(shape, paddings))
     y = m.tensor(out_shape, dtype, *q)
-    m.op("PAD", [x, p], [y], "PadOptions")
+    if pad_value is None:
+        m.op("PAD", [x, p], [y], "PadOptions")
+    else:
+        v = m.const(np.asarray([pad_value], dtype), dtype, scale=q[0], zero_point=q[1])
+        m.op("PADV2", [x, p, v], [y], "PadV2Options")
     return m.build([x], [y])
 
 
@@ -381,6 +386,7 @@ def _suite_pooling_and_shapes(rng) -> list:
         ("pad_hw", pad_model((1, 5, 4, 3), [(0, 0), (1, 2), (2, 1), (0, 0)], q)),
         ("pad_channels", pad_model((2, 3, 3, 2), [(1, 0), (0, 0), (0, 1), (3, 2)], q)),
         ("pad_2d", pad_model((3, 7), [(1, 1), (0, 4)], q)),
+        ("padv2_value", pad_model((1, 3, 4, 2), [(0, 0), (2, 1), (0, 3), (0, 0)], q, pad_value=-77)),
         ("concat_channels", concatenation_model([(1, 4, 4, 3), (1, 4, 4, 5), (1, 4, 4, 1)], 3, [q, q, q], q)),
         ("concat_height", concatenation_model([(1, 2, 4, 3), (1, 5, 4, 3)], 1, [q, q], q)),
         ("concat_batch", concatenation_model([(2, 3), (1, 3)], 0, [q, q], q)),
@@ -405,7 +411,7 @@ def _suite_activations(rng) -> list:
     for i in range(3):
         in_q, out_q = _q(rng, 0.01, 0.1), _q(rng, 0.005, 0.05)
         models.append((f"hard_swish_{i}", unary_model("HARD_SWISH", (1, 256), in_q, out_q)))
-    for op in ("RELU", "RELU6"):
+    for op in ("RELU", "RELU6", "RELU_N1_TO_1"):
         for i in range(2):
             in_q = _q(rng, 0.01, 0.1)
             out_q = in_q if i == 0 else _q(rng, 0.005, 0.05)

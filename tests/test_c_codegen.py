@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -14,7 +15,14 @@ from edgesdk.errors import UnsupportedOpError
 from edgesdk.importer.tflite_importer import import_tflite
 from edgesdk.ir.graph import Op, QuantParams, Tensor
 from edgesdk.partition.target import constraint_rule
-from edgesdk.targets.c import codegen, lut, testing
+from edgesdk.ops import tables as lut
+from edgesdk.ops.broadcast import broadcast_geometry
+from edgesdk.ops.hard_swish import hard_swish_constants
+from edgesdk.ops.mean import mean_multiplier
+from edgesdk.ops.relu import relu_range
+from edgesdk.ops.softmax import softmax_constants
+from edgesdk.targets.c import codegen, testing
+from edgesdk.targets.c.calls import render_layer
 from edgesdk.targets.c.supported import C_SUPPORT
 
 RISCV_GCC = "riscv64-unknown-elf-gcc"
@@ -22,6 +30,17 @@ RISCV_GCC = "riscv64-unknown-elf-gcc"
 
 def _tensor(i, shape, scale=0.1, zp=0, dtype="int8", data=None):
     return Tensor(i, f"t{i}", tuple(shape), dtype, QuantParams(np.array([scale], np.float32), np.array([zp])), data)
+
+
+class Step(NamedTuple):
+    code: str
+    comment: str
+
+
+def emit(op, ctx) -> Step:
+    """The rendered C of one layer and its note."""
+    layer = codegen.emit_layer(op, ctx)
+    return Step(render_layer(layer), layer.note)
 
 
 def _model(tmp_path, data: bytes):
@@ -34,22 +53,22 @@ def _model(tmp_path, data: bytes):
 
 def test_softmax_constants_match_hand_computed_values():
     # beta * scale * 2^26 = 2^22 -> M = 2^30, left shift 23; radius = floor(31 * 2^26 / 2^23) = 248
-    assert codegen.softmax_constants(1 / 16, 1.0, "double") == (1 << 30, 23, -248)
+    assert softmax_constants(1 / 16, 1.0, "double") == (1 << 30, 23, -248)
     # the cap differs with single rounding: 2^31 - 1 vs 2^30 - 1
-    assert codegen.softmax_constants(1e6, 1.0, "double")[:2] == (2147483647, 31)
-    assert codegen.softmax_constants(1e6, 1.0, "single")[:2] == (2147483646, 30)
+    assert softmax_constants(1e6, 1.0, "double")[:2] == (2147483647, 31)
+    assert softmax_constants(1e6, 1.0, "single")[:2] == (2147483646, 30)
 
 
 def test_mean_multiplier_folds_the_count_like_tflite():
     x, y = _tensor(0, (1, 2, 2, 1), 0.5), _tensor(1, (1, 1, 1, 1), 0.5)
     # real 1.0 -> (2^30, 1); count 4 -> shift by 2 -> (2^30 << 2) / 4 = 2^30, shift 1 - 2 = -1
-    assert codegen._mean_multiplier(x, y, 4) == (1 << 30, -1)
+    assert mean_multiplier(x, y, 4) == (1 << 30, -1)
     # count 3: floor(log2 3) = 1 -> (2^31 // 3, 0)
-    assert codegen._mean_multiplier(x, y, 3) == ((1 << 31) // 3, 0)
+    assert mean_multiplier(x, y, 3) == ((1 << 31) // 3, 0)
 
 
 def test_hard_swish_constants_for_a_typical_quantization():
-    c = codegen.hard_swish_constants(0.02, 0.01)
+    c = hard_swish_constants(0.02, 0.01)
     # hires scale 0.02/128; output multiplier 0.015625 = 2^-6 -> Q15 16384, exponent -5
     assert (c["output_multiplier_fixedpoint_int16"], c["output_multiplier_exponent"]) == (16384, -5)
     # reluish multiplier (0.02/128) / (3/32768) = 1.7067 = 0.8533 * 2 -> Q15 27962, exponent 1
@@ -57,18 +76,18 @@ def test_hard_swish_constants_for_a_typical_quantization():
 
 
 def test_relu_range_uses_float32_rounding_half_away():
-    assert codegen.relu_range("RELU6", 0.05, -10) == (-10, 110)
-    assert codegen.relu_range("RELU", 0.05, -128) == (-128, 127)
-    assert codegen.relu_range("RELU_N1_TO_1", 0.5, 0) == (-2, 2)
+    assert relu_range("RELU6", 0.05, -10) == (-10, 110)
+    assert relu_range("RELU", 0.05, -128) == (-128, 127)
+    assert relu_range("RELU_N1_TO_1", 0.5, 0) == (-2, 2)
 
 
 def test_broadcast_strides_zero_on_broadcast_dims():
     a, b, y = _tensor(0, (2, 1, 3)), _tensor(1, (4, 1)), _tensor(2, (2, 4, 3))
-    shape = codegen.broadcast_shape(a, b, y)
+    shape = broadcast_geometry(a, b, y)
     assert shape["broadcast"] == 1 and shape["out_shape"] == [1, 1, 1, 2, 4, 3]
     assert shape["in1_strides"][3:] == [3, 0, 1]
     assert shape["in2_strides"][3:] == [0, 1, 0]
-    same = codegen.broadcast_shape(_tensor(0, (5, 6)), _tensor(1, (5, 6)), _tensor(2, (5, 6)))
+    same = broadcast_geometry(_tensor(0, (5, 6)), _tensor(1, (5, 6)), _tensor(2, (5, 6)))
     assert same["broadcast"] == 0 and same["size"] == 30
 
 
@@ -86,7 +105,7 @@ def test_conv_emits_params_struct_and_one_call(tmp_path):
     graph = _model(tmp_path, mg.conv_model((1, 5, 5, 2), w, np.zeros(4, np.int32), (0.1, 3), [0.01] * 4, (0.2, -5),
                                            stride=(2, 2), activation="RELU6"))
     ctx = testing.HostContext("ref")
-    step = codegen.emit_op(graph.ops[0], ctx)
+    step = emit(graph.ops[0], ctx)
     assert step.code.startswith("edgesdk_conv2d_s8(&conv_2d_0_params, ")
     assert step.code.count(";") == 1
     params = next(d for d in ctx.declarations if "edgesdk_conv2d_params conv_2d_0_params" in d)
@@ -97,8 +116,8 @@ def test_conv_emits_params_struct_and_one_call(tmp_path):
 def test_fully_connected_rounding_follows_the_mode(tmp_path):
     graph = _model(tmp_path, mg.fully_connected_model(1, np.ones((3, 4), np.int8), None, (0.1, 0), 0.01, (0.05, 0)))
     ref_ctx, tflm_ctx = testing.HostContext("ref"), testing.HostContext("tflm")
-    codegen.emit_op(graph.ops[0], ref_ctx)
-    codegen.emit_op(graph.ops[0], tflm_ctx)
+    emit(graph.ops[0], ref_ctx)
+    emit(graph.ops[0], tflm_ctx)
     ref_text, tflm_text = "\n".join(ref_ctx.declarations), "\n".join(tflm_ctx.declarations)
     assert "EDGESDK_ROUNDING_FP64" in ref_text and "static const double" in ref_text
     assert "EDGESDK_ROUNDING_DOUBLE" in tflm_text and "static const double" not in tflm_text
@@ -121,7 +140,7 @@ def test_pointwise_conv_takes_the_blocked_path_flattened(tmp_path):
     bias = rng.integers(-100, 100, 10).astype(np.int32)
     graph = _model(tmp_path, mg.conv_model((1, 3, 5, 4), w, bias, (0.1, 3), [0.01] * 10, (0.2, -5)))
     ctx = testing.HostContext("ref")
-    step = codegen.emit_op(graph.ops[0], ctx)
+    step = emit(graph.ops[0], ctx)
     assert step.comment.endswith("blocked") and "conv_2d_0_bias_folded" in step.code
     params = _params_text(ctx, "edgesdk_conv2d_params")
     assert ".blocked = 1" in params and ".in_h = 1" in params and ".in_w = 15" in params and ".out_w = 15" in params
@@ -137,7 +156,7 @@ def test_depthwise_takes_the_sliding_path_with_channel_major_weights(tmp_path):
     graph = _model(tmp_path, mg.depthwise_model((1, 4, 4, 5), w, np.zeros(5, np.int32), (0.1, -7), [0.01] * 5,
                                                 (0.2, 1), stride=(2, 2)))
     ctx = testing.HostContext("ref")
-    assert codegen.emit_op(graph.ops[0], ctx).comment.endswith("sliding")
+    assert emit(graph.ops[0], ctx).comment.endswith("sliding")
     assert ".sliding = 1" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
     assert _const(ctx, "depthwise_conv_2d_0_weights")[:9] == list(w[0, :, :, 0].reshape(-1))
     assert _const(ctx, "bias_folded") == [7 * int(w[..., c].sum(dtype=np.int64)) for c in range(5)]
@@ -148,7 +167,7 @@ def test_depthwise_outside_the_fast_domain_keeps_the_reference_loops(tmp_path):
     graph = _model(tmp_path, mg.depthwise_model((1, 6, 6, 4), w, np.zeros(4, np.int32), (0.1, 0), [0.01] * 4,
                                                 (0.2, 0)))
     ctx = testing.HostContext("ref")
-    step = codegen.emit_op(graph.ops[0], ctx)
+    step = emit(graph.ops[0], ctx)
     assert step.comment.endswith("reference loops: 5x5 filter") and "bias_folded" not in step.code
     assert ".sliding = 0" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
 
@@ -159,7 +178,7 @@ def test_fully_connected_pairs_weights_in_16_bit_lanes(tmp_path):
     w = rng.integers(-127, 128, (3, 5)).astype(np.int8)
     graph = _model(tmp_path, mg.fully_connected_model(1, w, np.zeros(3, np.int32), (0.1, 0), 0.01, (0.05, 0)))
     ctx = testing.HostContext("ref")
-    assert codegen.emit_op(graph.ops[0], ctx).comment.endswith("paired")
+    assert emit(graph.ops[0], ctx).comment.endswith("paired")
     params = _params_text(ctx, "edgesdk_fully_connected_params")
     assert ".blocked = EDGESDK_FC_PAIRED" in params and ".per_tensor = 1" in params
     window = int(params.split(".fp64_window = ")[1].split(",")[0].split("\n")[0])
@@ -171,7 +190,7 @@ def test_fully_connected_pairs_weights_in_16_bit_lanes(tmp_path):
     with_min = w.copy()
     with_min[0, 0] = -128  # outside the 16-bit lanes' bound: int8 blocks instead
     graph = _model(tmp_path, mg.fully_connected_model(1, with_min, None, (0.1, 0), 0.01, (0.05, 0)))
-    assert codegen.emit_op(graph.ops[0], testing.HostContext("tflm")).comment.endswith("blocked")
+    assert emit(graph.ops[0], testing.HostContext("tflm")).comment.endswith("blocked")
 
 
 def test_add_tabulates_each_input_rescale(tmp_path):
@@ -179,7 +198,7 @@ def test_add_tabulates_each_input_rescale(tmp_path):
 
     graph = _model(tmp_path, mg.binary_model("ADD", (1, 4), (1, 4), (1, 4), (0.1, 3), (0.05, -2), (0.2, 0)))
     ctx = testing.HostContext("ref")
-    codegen.emit_op(graph.ops[0], ctx)
+    emit(graph.ops[0], ctx)
     assert ".fast_output = 1" in _params_text(ctx, "edgesdk_add_params")
     table = _const(ctx, "input1_table")
     m, s = quant.quantize_multiplier(0.1 / (2 * 0.1))
@@ -189,19 +208,19 @@ def test_add_tabulates_each_input_rescale(tmp_path):
 
 def test_aliased_reshape_emits_no_code():
     class SamePointer(testing.HostContext):
-        def tensor_ptr(self, tensor):
-            return "((int8_t *)(edgesdk_arena + 64))"
+        def arena_offset(self, tensor):
+            return 64
 
     x, y = _tensor(0, (1, 2, 2, 1)), _tensor(1, (1, 4))
-    step = codegen.emit_op(Op(3, "RESHAPE", [x], [y]), SamePointer("ref"))
+    step = emit(Op(3, "RESHAPE", [x], [y]), SamePointer("ref"))
     assert step.code == ""
-    copy = codegen.emit_op(Op(3, "RESHAPE", [x], [y]), testing.HostContext("ref"))
+    copy = emit(Op(3, "RESHAPE", [x], [y]), testing.HostContext("ref"))
     assert copy.code.startswith("edgesdk_reshape(4, ")
 
 
 def test_unknown_op_is_an_unsupported_op_error():
     with pytest.raises(UnsupportedOpError, match="SQUARE"):
-        codegen.emit_op(Op(0, "SQUARE", [_tensor(0, (1,))], [_tensor(1, (1,))]), testing.HostContext("ref"))
+        emit(Op(0, "SQUARE", [_tensor(0, (1,))], [_tensor(1, (1,))]), testing.HostContext("ref"))
 
 
 @pytest.mark.skipif(shutil.which(RISCV_GCC) is None, reason="RISC-V toolchain not installed")

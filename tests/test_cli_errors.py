@@ -46,7 +46,7 @@ def test_unsupported_op_names_op_and_location(tmp_path):
     model.write_bytes(m.build(inputs=[x], outputs=[y]))
     proc = edgesdk("build", model, "-o", tmp_path / "out")
     assert proc.returncode == 3
-    assert "EXP at operator #0" in proc.stderr and "output 'y'" in proc.stderr
+    assert "operator #0 (EXP, output 'y')" in proc.stderr and "1 of 1 operator(s)" in proc.stderr
 
 
 def test_model_too_large_for_board_says_by_how_much(tmp_path):

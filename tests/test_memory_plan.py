@@ -334,23 +334,22 @@ def _host_arena_library(ops, layouts, arena_bytes):
 
     from edgesdk.hostcc import cache_dir, load_shared_library
     from edgesdk.targets.c import testing
-    from edgesdk.targets.c.codegen import C_TYPES, emit_op
+    from edgesdk.targets.c.codegen import emit_op
 
     class ArenaContext(testing.HostContext):
         offsets: dict = {}
 
-        def tensor_ptr(self, tensor):
-            return f"(({C_TYPES[tensor.dtype]} *)(edgesdk_arena + {self.offsets[tensor]}))"
+        def arena_offset(self, tensor):
+            return self.offsets[tensor]
 
     ctx = ArenaContext("ref")
     bodies = []
     for k, (op, offsets) in enumerate(zip(ops, layouts)):
         ctx.offsets = offsets
-        body = "\n".join("    " + line for line in emit_op(op, ctx).code.splitlines())
+        body = "\n".join("    " + line for line in emit_op(op, ctx).splitlines())
         bodies.append(f"void edgesdk_op_{k}(void)\n{{\n{body}\n}}\n")
     source = "\n".join(['#include <stdint.h>', '#include "edgesdk_kernels.h"',
                         f"uint8_t edgesdk_arena[{arena_bytes}] __attribute__((aligned(16)));",
-                        f"uint8_t edgesdk_scratch[{max(ctx.scratch_bytes, 8)}] __attribute__((aligned(8)));",
                         *ctx.declarations, *bodies])
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = cache_dir() / "generated" / f"arena_{digest}.c"

@@ -26,6 +26,7 @@ from edgesdk.errors import EmulatorError, ModelError, UnsupportedOpError
 from edgesdk.importer import import_tflite
 from edgesdk.importer.names import C_KEYWORDS, c_identifier, sanitize_name
 from edgesdk.npu import cmdtable as C
+from edgesdk.targets.c.calls import Arena, Cast, Const, KernelCall, Macro, Params
 from edgesdk.verify import VerificationError, verify_build
 from fuzz.harness import find_injection, strip_c_comments
 
@@ -114,9 +115,11 @@ def test_custom_op_name_is_sanitized_in_errors(tmp_path, monkeypatch):
     y = m.tensor((1, 8), "int8", scale=0.1, zero_point=0)
     m.ops.append(dict(name="CUSTOM", inputs=[x], outputs=[y], options=None, fields={}))
     with pytest.raises(UnsupportedOpError) as err:
-        import_tflite(write(tmp_path, m.build(inputs=[x], outputs=[y])))
+        compile_model(write(tmp_path, m.build(inputs=[x], outputs=[y])), BuildOptions(target="c"))
     message = str(err.value)
-    assert "CUSTOM '?[2J?[31mevil?op *_'" in message and not re.search(r"[^\x20-\x7e]", message), message
+    # edgesdk's own line breaks separate the groups; the model's text brings none and no escape sequence
+    assert "CUSTOM '?[2J?[31mevil?op *_'" in message and not re.search(r"[^\x20-\x7e\n]", message), message
+    assert all("evil" not in line or line.count("CUSTOM") == line.count("evil") for line in message.splitlines())
 
 
 # -- the safety proof ---------------------------------------------------------------------------------------
@@ -147,27 +150,43 @@ def proof_fails(compiled, fragment: str) -> None:
     assert fragment in str(err.value), str(err.value)
 
 
+def host_layers(compiled) -> list:
+    """The C target's structured calls, which its proof reads (edgesdk/targets/c/proof.py)."""
+    return compiled.executor.target_data["c"]
+
+
+def replace_arg(layer, call_index: int, arg_index: int, new) -> None:
+    call = layer.calls[call_index]
+    args = list(call.args)
+    args[arg_index] = new
+    layer.calls[call_index] = KernelCall(call.kernel, tuple(args))
+
+
 def test_proof_rejects_a_kernel_pointer_outside_the_arena(hello_c):
-    step = hello_c.executor.steps[-1]
-    step.code = re.sub(r"edgesdk_arena \+ 0\)\)\);$", f"edgesdk_arena + {hello_c.plan.arena_bytes})));", step.code)
+    layer = host_layers(hello_c)[-1]
+    out = layer.calls[-1].args[-1]
+    replace_arg(layer, -1, -1, Arena(out.tensor, hello_c.plan.arena_bytes, out.ctype))
     proof_fails(hello_c, "outside the arena")
 
 
 def test_proof_rejects_a_kernel_that_would_write_past_its_buffer(hello_c):
-    hello_c.executor.declarations = [d.replace(".out_depth = 16,", ".out_depth = 17,") for d in hello_c.executor.declarations]
+    params = host_layers(hello_c)[-1].calls[0].args[0]
+    params.fields["out_depth"] += 1
     proof_fails(hello_c, "not inside one buffer live at this layer")
 
 
 def test_proof_rejects_a_short_constant_array(hello_c):
-    weights = next(c for c in hello_c.executor.consts if c.symbol.endswith("1_weights"))
-    weights.values = weights.values[:-1]  # whatever the weight layout, one byte short
-    proof_fails(hello_c, f"bytes of filter from {weights.symbol}, which holds {len(weights.values)}")
+    layer = host_layers(hello_c)[1]
+    weights = layer.calls[0].args[2]
+    replace_arg(layer, 0, 2, Const(weights.symbol, weights.ctype, weights.values[:-1]))  # one byte short
+    proof_fails(hello_c, f"bytes of filter from {weights.symbol}, which holds {weights.count - 1}")
 
 
 def test_proof_rejects_out_of_range_requantization_shifts(hello_c):
-    shifts = next(c for c in hello_c.executor.consts if c.symbol.endswith("0_shift"))
-    shifts.values = shifts.values.copy()
-    shifts.values[3] = 40
+    params = host_layers(hello_c)[0].calls[0].args[0]
+    shifts = params["shift"].values.copy()
+    shifts[3] = 40
+    params.fields["shift"] = Const(params["shift"].symbol, "int32_t", shifts)
     proof_fails(hello_c, "requantization shift 40")
 
 
@@ -177,17 +196,45 @@ def test_proof_rejects_integers_beyond_int32(hello_c):
 
 
 def test_proof_rejects_unknown_kernels(hello_c):
-    hello_c.executor.steps[0].code = hello_c.executor.steps[0].code.replace("edgesdk_fully_connected_s8", "edgesdk_mystery_s8")
+    layer = host_layers(hello_c)[0]
+    layer.calls[0] = KernelCall("edgesdk_mystery_s8", layer.calls[0].args)
     proof_fails(hello_c, "no footprint rule")
 
 
-def test_proof_rejects_statements_it_cannot_read(hello_c):
+def test_proof_rejects_statements_it_did_not_check(hello_c):
+    """The round trip: text added to the run function, or a constant or params struct rendered differently from
+    what the proof read, is refused."""
     hello_c.executor.steps[1].code += "\nedgesdk_arena[40] = 1;"
-    proof_fails(hello_c, "cannot read the statement 'edgesdk_arena[40]=1;'")
+    proof_fails(hello_c, "the run function's statements differ from the calls the proof checked")
+
+
+def test_proof_rejects_flash_data_that_differs_from_what_it_read(hello_c):
+    weights = next(c for c in hello_c.executor.consts if c.symbol.endswith("1_weights"))
+    weights.values = weights.values[:-1]
+    proof_fails(hello_c, f"constant array {weights.symbol} in flash differs")
+
+
+def test_proof_rejects_a_params_struct_declared_differently(hello_c):
+    hello_c.executor.declarations = [d.replace(".out_depth = 16,", ".out_depth = 17,") for d in hello_c.executor.declarations]
+    proof_fails(hello_c, "is not declared as the proof read it")
 
 
 def _const(compiled, suffix: str):
     return next(c for c in compiled.executor.consts if c.symbol.endswith(suffix))
+
+
+def _call_const(compiled, suffix: str):
+    """(layer, call index, argument index or params key, Const) of the constant whose symbol ends with suffix."""
+    for layer in host_layers(compiled):
+        for i, call in enumerate(layer.calls):
+            for j, arg in enumerate(call.args):
+                if isinstance(arg, Const) and arg.symbol.endswith(suffix):
+                    return layer, i, j, arg
+                if isinstance(arg, Params):
+                    for key, value in arg.fields.items():
+                        if isinstance(value, Const) and value.symbol.endswith(suffix):
+                            return layer, i, key, value
+    raise KeyError(suffix)
 
 
 def test_proof_knows_the_paired_fully_connected_layout(tmp_path):
@@ -199,12 +246,11 @@ def test_proof_knows_the_paired_fully_connected_layout(tmp_path):
                                           (0.2, -3))
     compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
     assert any(".blocked = EDGESDK_FC_PAIRED" in d for d in compiled.executor.declarations)
-    packed = _const(compiled, "_weights")
-    assert len(packed.values) == 4 * 5 * 13
+    layer, i, j, packed = _call_const(compiled, "_weights")
+    assert packed.count == 4 * 5 * 13
     verify_build(compiled)
-    full = packed.values
-    for short in (9 * 13, len(full) - 1):
-        packed.values = full[:short]
+    for short in (9 * 13, packed.count - 1):
+        replace_arg(layer, i, j, Const(packed.symbol, packed.ctype, packed.values[:short]))
         proof_fails(compiled, f"reads 260 bytes of filter from {packed.symbol}, which holds {short}")
 
 
@@ -214,23 +260,23 @@ def test_proof_knows_the_add_kernels_tables(tmp_path):
     data = modelgen.binary_model("ADD", (1, 4, 4, 3), (1, 4, 4, 3), (1, 4, 4, 3), (0.05, 1), (0.03, -2), (0.07, 3))
     compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
     verify_build(compiled)
-    table = _const(compiled, "_input2_table")
-    full, table.values = table.values, table.values[:255]
-    proof_fails(compiled, f"reads 1024 bytes of input2_table[256] from {table.symbol}, which holds 1020")
-    table.values = full
-    original = list(compiled.executor.declarations)
+    params = host_layers(compiled)[0].calls[0].args[0]
+    original = dict(params.fields)
 
-    def tamper(old, new, fragment):
-        compiled.executor.declarations = [d.replace(old, new) for d in original]
+    def tamper(key, value, fragment):
+        params.fields.clear()
+        params.fields.update(original, **{key: value})
         proof_fails(compiled, fragment)
 
-    tamper(f".input1_table = {_const(compiled, '_input1_table').symbol}", ".input1_table = add_0_elsewhere",
-           "input1_table[256] (1024 bytes) is not an arena pointer or a constant array")
-    tamper(".output_shift = -19", ".output_shift = 0", "output shift in [-31, -1]")
-    tamper(".rounding = EDGESDK_ROUNDING_DOUBLE", ".rounding = EDGESDK_ROUNDING_SINGLE", "needs double rounding")
-    table.values = np.full(256, (1 << 31) - 1, np.int64)  # fits an int32, but the sum would wrap
-    compiled.executor.declarations = original
-    proof_fails(compiled, "|input1| + |input2| < 2^31")
+    table = original["input2_table"]
+    tamper("input2_table", Const(table.symbol, "int32_t", table.values[:255]),
+           f"reads 1024 bytes of input2_table[256] from {table.symbol}, which holds 1020")
+    tamper("input1_table", Arena(None, 0, "int32_t"), "input1_table[256]")
+    tamper("output_shift", 0, "output shift in [-31, -1]")
+    tamper("rounding", Macro("EDGESDK_ROUNDING_SINGLE"), "needs double rounding")
+    # fits an int32, but the sum would wrap
+    tamper("input2_table", Const(table.symbol, "int32_t", np.full(256, (1 << 31) - 1, np.int64)),
+           "|input1| + |input2| < 2^31")
 
 
 @pytest.fixture(scope="module")
@@ -251,21 +297,26 @@ def test_proof_of_tvm_lowered_calls(long_tail):
     compiled = compile_model(long_tail, BuildOptions(target="c"))
     verify_build(compiled)
     abs_op = next(op for op in compiled.graph.ops if op.type == "ABS")
-    step = next(s for s in compiled.executor.steps if "tvmgen_abs_" in s.code)
-    x, y = (compiled.plan.offset(t) for t in (abs_op.inputs[0], abs_op.outputs[0]))
+    layer = next(lay for lay in host_layers(compiled) if lay.op is abs_op)
+    call = layer.calls[0]
     assert abs_op.inputs[0].nbytes * 4 == abs_op.outputs[0].nbytes  # int8 in, float32 out
-    original = step.code
+    arena_args = [k for k, a in enumerate(call.args) if isinstance(a, Arena)]
+    x_k, y_k = arena_args[0], arena_args[-1]
+    x, y = call.args[x_k], call.args[y_k]
     # Input and output swapped: both are the op's slots, but the float32 output does not fit the int8 slot.
-    step.code = original.replace(f"edgesdk_arena + {x})", "IN").replace(f"edgesdk_arena + {y})", f"edgesdk_arena + {x})")
-    step.code = step.code.replace("IN", f"edgesdk_arena + {y})")
+    replace_arg(layer, 0, x_k, y)
+    replace_arg(layer, 0, y_k, x)
     proof_fails(compiled, "accesses 768 bytes of output float32[1, 4, 6, 8]")
-    step.code = original.replace(f"edgesdk_arena + {y})", f"edgesdk_arena + {y + 4})")
+    layer.calls[0] = call
+    replace_arg(layer, 0, y_k, Arena(y.tensor, y.offset + 4, y.ctype))
+    replace_arg(layer, 0, y_k, Arena(None, y.offset + 4, y.ctype))
     proof_fails(compiled, "is not one of the op's tensors")
-    step.code = original
-    scale = next(c for c in compiled.executor.consts if c.symbol in original)  # the float32 scale, 4 bytes
-    scale.ctype = "int8_t"
+    layer.calls[0] = call
+    scale_k = next(k for k, a in enumerate(call.args) if isinstance(a, Cast))
+    scale = call.args[scale_k].arg
+    replace_arg(layer, 0, scale_k, Cast(Const(scale.symbol, "int8_t", scale.values.view(np.int8)[:1]), "float"))
     proof_fails(compiled, f"reads 4 bytes of parameter 1 (p1) float32[] from {scale.symbol}, which holds 1")
-    scale.ctype = "float"
+    layer.calls[0] = call
     abs_op.attrs["tvm_lowered"].params[-1] = "int8_t"
     proof_fails(compiled, "output is float32, passed as int8_t *")
 

@@ -15,7 +15,8 @@ import modelgen as mg
 from edgesdk.importer.tflite_importer import import_tflite
 from edgesdk.ir import quant
 from edgesdk.ir.rounding import differing_op_types, requant_rounding
-from edgesdk.targets.c import codegen, testing
+from edgesdk.ops import conv_2d, depthwise_conv_2d
+from edgesdk.targets.c import testing
 
 P = [2.0 ** -k for k in range(8)]  # power-of-two scales make exact ties
 SWEEP = np.arange(-8, 9, dtype=np.int8)
@@ -179,7 +180,9 @@ def test_relu6_tflm_clamps_without_requantizing(tmp_path):
     _cross_check(tmp_path, data, [np.arange(-128, 128, dtype=np.int8).reshape(1, 256)])
 
 
-def _double_product(op, x, w, y, channels):
+def _double_product(op):
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    channels = int(y.shape[-1])
     return [quant.effective_scale(x.quant.scale[0], float(w.quant.scale[0]), denominator=y.quant.scale[0])] * channels
 
 
@@ -196,6 +199,7 @@ def test_uint8_convolutions_use_float32_scale_product(tmp_path, monkeypatch, kin
     inputs = [np.arange(256, dtype=np.uint8).reshape(1, 1, 256, 1)]
     got, want = _run(tmp_path, data, inputs, "ref")
     assert np.array_equal(got, want)
-    monkeypatch.setattr(codegen, "_conv_effective_scales", _double_product)
+    monkeypatch.setattr(conv_2d, "conv_effective_scales", _double_product)
+    monkeypatch.setattr(depthwise_conv_2d, "conv_effective_scales", _double_product)
     got_alt, _ = _run(tmp_path, data, inputs, "ref")
     assert not np.array_equal(got_alt, want), "case does not separate float32 from double scale products"

@@ -81,8 +81,8 @@ class ExecutorModel:
 class CodegenContext:
     """What a target's codegen may ask of the executor (edgesdk/targets/api.py, Target.generate).
 
-    Placement:   tensor_ptr(t) -> C pointer expression; arena_offset(t) -> int; scratch_ptr(nbytes)
-    Constants:   const_array(hint, array, ctype) -> symbol in flash; add_weights(bytes) -> offset in the
+    Placement:   tensor_ptr(t) -> C pointer expression; arena_offset(t) -> int; scratch_offset(op) -> int
+    Constants:   const_array(hint, array, ctype, comment) -> symbol in flash; add_weights(bytes) -> offset in the
                  flash weights blob (region 0 of NPU command tables)
     File scope:  declare(data text), define_function(key, text), include(header), symbol(hint) -> identifier
     Arithmetic:  rounding_for(op) -> "double" | "single" | "fp64" | "lut"; rounding_mode -> "ref" | "tflm"
@@ -96,8 +96,6 @@ class CodegenContext:
         self.symbols = symbols
         self.rounding_mode = rounding_mode
         self.board = board
-        self.current_op = None
-        self.scratch_requests: dict = {}
         self._declared: set = set()
 
     def tensor_ptr(self, tensor: Tensor) -> str:
@@ -106,9 +104,10 @@ class CodegenContext:
     def arena_offset(self, tensor: Tensor) -> int:
         return self.plan.offset(tensor) if self.plan is not None else 0
 
-    def const_array(self, name_hint: str, array: np.ndarray, ctype: str) -> str:
+    def const_array(self, name_hint: str, array: np.ndarray, ctype: str, comment: str = "") -> str:
+        """A constant array in flash (model_data.c); `comment` says which layer it belongs to."""
         symbol = self.symbols.unique(name_hint)
-        self.model.consts.append(ConstArray(symbol, ctype, np.asarray(array).reshape(-1), self._op_comment()))
+        self.model.consts.append(ConstArray(symbol, ctype, np.asarray(array).reshape(-1), comment))
         return symbol
 
     def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
@@ -138,16 +137,12 @@ class CodegenContext:
     def rounding_for(self, op) -> str:
         return requant_rounding(op, self.rounding_mode)
 
-    def scratch_ptr(self, nbytes: int) -> str:
-        self.scratch_requests[self.current_op] = max(nbytes, self.scratch_requests.get(self.current_op, 0))
-        offset = self.plan.scratch[self.current_op][0] if self.plan is not None and self.current_op in self.plan.scratch else 0
-        return f"((void *)(edgesdk_arena + {offset}))"
+    def scratch_offset(self, op) -> int:
+        """The arena offset of `op`'s scratch (its target answered scratch_bytes for it before planning)."""
+        return self.plan.scratch[op][0] if self.plan is not None and op in self.plan.scratch else 0
 
     def data(self, target_name: str, default_factory):
         return self.model.target_data.setdefault(target_name, default_factory())
-
-    def _op_comment(self) -> str:
-        return describe_op(self.current_op) if self.current_op is not None else ""
 
 
 def describe_op(op) -> str:
@@ -175,7 +170,6 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode:
     ctx = CodegenContext(model, plan, UniqueIdentifiers(), rounding_mode, board)
     for region in regions:
         target = get_target(region.target)
-        ctx.current_op = None
         code = target.generate(region, ctx)
         for comment, text in code.blocks:
             model.steps.append(Step(comment, text, region.target))

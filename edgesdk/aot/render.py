@@ -15,7 +15,8 @@ from .executor import C_TYPES, ExecutorModel
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 # Guard bytes on each side of the activation arena (model.c.j2; EDGESDK_ARENA_GUARD_BYTES is twice this).
 ARENA_GUARD_BYTES_PER_SIDE = 16
-VALUES_PER_LINE = {"int8_t": 16, "uint8_t": 16, "int16_t": 12, "int32_t": 8, "uint32_t": 8, "float": 6}
+VALUES_PER_LINE = {"int8_t": 16, "uint8_t": 16, "int16_t": 12, "int32_t": 8, "uint32_t": 8, "int64_t": 4, "float": 6,
+                   "double": 4}
 
 
 def environment() -> jinja2.Environment:
@@ -28,6 +29,8 @@ def c_value_lines(values: np.ndarray, ctype: str) -> list:
     flat = np.asarray(values).reshape(-1)
     if ctype == "float":
         items = [_float_literal(v) for v in flat.astype(np.float32)]
+    elif ctype == "double":
+        items = [float(v).hex() for v in flat.astype(np.float64)]  # exact
     elif ctype == "int32_t":
         # INT32_MIN cannot be written as a plain negative literal in C.
         items = ["(-2147483647 - 1)" if int(v) == -2147483648 else str(int(v)) for v in flat]

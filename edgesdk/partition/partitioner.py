@@ -83,14 +83,63 @@ def merge_regions(ops: list) -> list:
 
 
 def partition(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> list:
-    """Annotate and merge; raise UnsupportedOpError naming every op that no target can run. `forced`: see
-    annotate."""
+    """Annotate and merge; raise UnsupportedOpError naming every op that no target can run, grouped by op type
+    and reason (one message for the whole model). `forced`: see annotate."""
+    supports = supports or [target_support(t) for t in targets]
     rejected = annotate(graph, targets, supports, forced)
     if rejected:
-        lines = [f"{op.location}: {op.reason}" for op in rejected]
-        raise UnsupportedOpError(
-            f"{len(rejected)} operator(s) cannot run on any of the targets {','.join(targets)}: "
-            + " | ".join(lines)
-            + ". Change the model (e.g. re-quantize to int8 with supported parameters) or add a target that supports them."
-        )
+        raise UnsupportedOpError(unsupported_report(rejected, targets, supports, len(graph.ops)))
     return merge_regions(graph.ops)
+
+
+MAX_LOCATIONS = 8  # per group in the message; the rest are counted
+
+
+def unsupported_report(rejected: list, targets: list, supports: list, total_ops: int) -> str:
+    """Every op that cannot run, grouped by op type and the reason the fallback target gives, with counts, the
+    locations, the activation types and what the user can do."""
+    groups: dict = {}
+    for op in rejected:
+        failure = supports[-1].failure(op)
+        key = (op.type, failure.constraint, failure.rule, _activation_types(op))
+        groups.setdefault(key, []).append((op, failure))
+    lines = [f"{len(rejected)} of {total_ops} operator(s) cannot run on any of the targets {','.join(targets)}:"]
+    for (op_type, constraint, rule, dtypes), members in sorted(groups.items(), key=lambda kv: (kv[0][0], -len(kv[1]))):
+        count = f"{len(members)} operator{'s' if len(members) > 1 else ''}"
+        if not constraint:
+            lines.append(f"* {op_type} ({count}): {_no_implementation(op_type, targets)}")
+        else:
+            lines.append(f"* {op_type} ({count}, activations {dtypes}): on {supports[-1].name}: {constraint}: {rule}."
+                         + _dtype_hint(op_type, rule, dtypes, supports))
+        for op, failure in members[:MAX_LOCATIONS]:
+            lines.append(f"    {op.location}" + (f": {failure.detail}" if failure.detail else ""))
+        if len(members) > MAX_LOCATIONS:
+            lines.append(f"    ... and {len(members) - MAX_LOCATIONS} more")
+    lines.append("'edgesdk inspect MODEL' shows where every op would run and why; 'edgesdk inspect --list-ops' lists "
+                 "each target's ops and constraints (docs/supported-ops.md). Change the model (for example re-quantize "
+                 "to int8, or replace the op when exporting) or add a target that runs these ops.")
+    return "\n".join(lines)
+
+
+def _activation_types(op) -> str:
+    types = sorted({t.dtype for t in op.inputs + op.outputs if t is not None and not t.is_const})
+    return "/".join(types) or "none"
+
+
+def _no_implementation(op_type: str, targets: list) -> str:
+    from ..targets import all_targets
+
+    elsewhere = [t.name for t in all_targets() if t.name not in targets and t.support.supports_type(op_type)]
+    if elsewhere:
+        return (f"none of the targets {','.join(targets)} has a {op_type} implementation; target(s) "
+                f"{', '.join(elsewhere)} do: add one to --target")
+    return f"edgesdk has no {op_type} implementation on any installed target"
+
+
+def _dtype_hint(op_type: str, rule: str, dtypes: str, supports: list) -> str:
+    """'This op exists for int8; your model is int16' when the failing rule is about the tensor type."""
+    wanted = [d for d in ("int8", "int16", "float32") if d in rule]
+    have = [d for d in dtypes.split("/") if d not in wanted]
+    if wanted and have:
+        return f" edgesdk runs {op_type} with {'/'.join(wanted)} activations; this one has {'/'.join(have)}."
+    return ""

@@ -16,6 +16,22 @@ def constraint_rule(fn: Callable) -> str:
     return (fn.__doc__ or fn.__name__).strip().splitlines()[0]
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A target's answer for an op it cannot run: the constraint that failed (empty: no such op at all)."""
+
+    target: str
+    constraint: str
+    rule: str
+    detail: str
+
+    @property
+    def text(self) -> str:
+        if not self.constraint:
+            return self.rule
+        return f"{self.constraint}: {self.rule}" + (f" ({self.detail})" if self.detail else "")
+
+
 @dataclass
 class TargetSupport:
     """The op table of one target.
@@ -31,15 +47,20 @@ class TargetSupport:
     def supports_type(self, op_type: str) -> bool:
         return op_type in self.ops
 
-    def check(self, op) -> tuple[bool, str]:
-        """(True, "") when `op` can run on this target, else (False, "<constraint>: <detail>")."""
+    def failure(self, op) -> "Failure | None":
+        """Why `op` cannot run on this target (the first constraint that fails), or None when it can."""
         if op.type not in self.ops:
-            return False, f"{self.name} has no {op.type} operation"
+            return Failure(self.name, "", f"{self.name} has no {op.type} operation", "")
         for fn in [*self.generic, *self.ops[op.type]]:
             ok, detail = fn(op)
             if not ok:
-                return False, f"{fn.__name__}: {constraint_rule(fn)} ({detail})"
-        return True, ""
+                return Failure(self.name, fn.__name__, constraint_rule(fn), detail)
+        return None
+
+    def check(self, op) -> tuple[bool, str]:
+        """(True, "") when `op` can run on this target, else (False, "<constraint>: <rule> (<detail>)")."""
+        failure = self.failure(op)
+        return (True, "") if failure is None else (False, failure.text)
 
     def rules(self) -> dict:
         """op type -> list of (constraint name, rule) for reports."""

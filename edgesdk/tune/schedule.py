@@ -3,7 +3,7 @@
     layers     one entry per model operator (operator index, type): the target it runs on; for an NPU
                CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED whether its weights may be compressed
                (`compress_weights`, edgesdk/npu/weight_codec.py); for a host FULLY_CONNECTED whether it
-               uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/codegen.py)
+               uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/ops/fully_connected.py)
     cascades   the NPU cascade groups (operator indices, stripe height in output rows of the last op),
                edgesdk/targets/npu/cascade.py; an empty list runs every layer whole
 
@@ -143,7 +143,7 @@ def _layer_from_json(entry: dict) -> LayerChoice:
 
 def schedule_of(compiled) -> Schedule:
     """The schedule a compiled build used: each op's target, the effective switches, the cascade groups."""
-    from ..targets.c.codegen import FC_PAIRED_WEIGHTS
+    from ..targets.c.layouts import FC_PAIRED_WEIGHTS
 
     layers = []
     for op in compiled.graph.ops:

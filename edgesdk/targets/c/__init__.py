@@ -1,8 +1,10 @@
 """The host C target: ops run on the RISC-V core as calls into the C kernel library (edgesdk/kernels/).
 
-* `supported.C_SUPPORT` - the op table (constraints) the partitioner uses;
-* `codegen.emit_op(op, ctx) -> CStep` - the C statements of one layer;
-* `lut` - LiteRT's LOGISTIC/TANH tables; `testing` - run generated ops on the host against the references;
+* `supported` - the constraint functions and the op table (`c_support()`) the partitioner uses;
+* `ops/` - per op type: its constraints, its emitter (a HostLayer of structured kernel calls, calls.py) and its
+  kernels' footprint rules; `codegen.emit_layer(op, ctx)` dispatches to them;
+* `proof` - the C target's part of the build-time safety proof, over the structured calls;
+* `testing` - run generated ops on the host against the references;
 * `tvm_lowered` - long-tail ops lowered through Apache TVM to plain C.
 
 `TARGET` is its plugin object (edgesdk/targets/api.py), registered as entry point "c".
@@ -29,26 +31,26 @@ class CTarget(Target):
 
     @property
     def support(self):
-        from .supported import C_SUPPORT
-        return C_SUPPORT
+        from .supported import c_support
+        return c_support()
 
     def scratch_bytes(self, region, ctx) -> dict:
-        from .codegen import emit_op
+        from .codegen import scratch_bytes
 
-        for op in region.ops:  # a dry run of the codegen records what each layer asks for (ctx.scratch_ptr)
-            ctx.current_op = op
-            emit_op(op, ctx)
-        return {op: ctx.scratch_requests[op] for op in region.ops if op in ctx.scratch_requests}
+        sizes = {op: scratch_bytes(op, ctx.rounding_mode) for op in region.ops}
+        return {op: n for op, n in sizes.items() if n}
 
     def generate(self, region, ctx) -> RegionCode:
         from ...aot.executor import describe_op
-        from .codegen import emit_op
+        from .calls import render_layer
+        from .codegen import emit_layer
 
         code = RegionCode()
+        layers = ctx.data(self.name, list)  # the structured calls, for this target's proof (verify)
         for op in region.ops:
-            ctx.current_op = op
-            step = emit_op(op, ctx)
-            code.add(describe_op(op) + (f" ({step.comment})" if step.comment else ""), step.code)
+            layer = emit_layer(op, ctx)
+            layers.append(layer)
+            code.add(describe_op(op) + (f" ({layer.note})" if layer.note else ""), render_layer(layer))
         return code
 
     def firmware_sources(self) -> list:
@@ -58,6 +60,12 @@ class CTarget(Target):
         instructions = sum(INSTRUCTIONS_PER_CALL + INSTRUCTIONS_PER_MAC * op_macs(op)
                            + (0 if op_macs(op) else INSTRUCTIONS_PER_ELEMENT * op_elements(op)) for op in region.ops)
         return RegionEstimate(int(instructions), int(board.cpu.get("clock_hz", 0)), "cpu")
+
+    def verify(self, compiled, proof) -> None:
+        """The host layers' memory accesses, from their structured calls (edgesdk/targets/c/proof.py)."""
+        from .proof import verify_host_layers
+
+        verify_host_layers(compiled, compiled.executor.target_data.get(self.name, []), proof)
 
 
 TARGET = CTarget()

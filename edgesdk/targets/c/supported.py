@@ -7,8 +7,11 @@ the limits are those of TFLite's own int8 kernels (same quantization requirement
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...partition.target import TargetSupport
-from .codegen import sigmoid_input_rescale, softmax_input_rescale
+from ...ops.sigmoid import sigmoid_input_rescale
+from ...ops.softmax import softmax_input_rescale
 
 MAX_RANK = 6
 FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
@@ -200,8 +203,6 @@ def tanh_output_quantization(op):
 
 def hard_swish_output_range(op):
     """The output scale is at least input_scale / 128 (TFLite's HARD_SWISH requirement)"""
-    import numpy as np
-
     x, y = op.inputs[0], op.outputs[0]
     hires = np.float32(np.float32(1.0 / 128.0) * np.float32(x.quant.scale[0]))
     ratio = float(np.float32(hires / np.float32(y.quant.scale[0])))
@@ -261,39 +262,24 @@ def mean_constant_axes(op):
     return "axes" in op.attrs and x.dtype == "int8", f"input {x.dtype}, axes {op.attrs.get('axes')}"
 
 
-_CONV = [int8_quantized_activations, int8_weights_int32_bias, per_channel_filters_symmetric, supported_fused_activation]
-_UNARY_INT8 = [int8_quantized_activations]
+def c_support() -> TargetSupport:
+    """The C target's op table: each op module's constraints (edgesdk/targets/c/ops/), plus the long-tail ops
+    TVM lowers to C (tvm_lowered.py)."""
+    global _SUPPORT
+    if _SUPPORT is None:
+        from .emit import c_ops
+        from .tvm_lowered import LONG_TAIL_SUPPORT
 
-C_SUPPORT = TargetSupport(
-    name="c",
-    generic=[rank_at_most_6],
-    ops={
-        "CONV_2D": [conv_shapes, *_CONV],
-        "DEPTHWISE_CONV_2D": [depthwise_shapes, *_CONV],
-        "FULLY_CONNECTED": [fully_connected_shapes, *_CONV],
-        "ADD": [int8_quantized_activations, broadcastable_inputs, supported_fused_activation],
-        "MUL": [int8_quantized_activations, broadcastable_inputs, supported_fused_activation],
-        "AVERAGE_POOL_2D": [int8_quantized_activations, pool_shapes, input_output_same_quantization,
-                            supported_fused_activation],
-        "MAX_POOL_2D": [int8_quantized_activations, pool_shapes, input_output_same_quantization,
-                        supported_fused_activation],
-        "RESHAPE": [reshape_same_size],
-        "SOFTMAX": [int8_quantized_activations, softmax_output_quantization, softmax_positive_beta,
-                    softmax_input_scale_in_range],
-        "QUANTIZE": [quantize_types],
-        "DEQUANTIZE": [dequantize_types],
-        "PAD": [int8_quantized_activations, pad_constant_zero_point],
-        "CONCATENATION": [int8_quantized_activations, concatenation_shared_quantization],
-        "MEAN": [int8_quantized_activations, mean_constant_axes],
-        "LOGISTIC": [*_UNARY_INT8, logistic_output_quantization, sigmoid_input_scale_in_range],
-        "TANH": [*_UNARY_INT8, tanh_output_quantization, sigmoid_input_scale_in_range],
-        "HARD_SWISH": [*_UNARY_INT8, hard_swish_output_range],
-        "RELU": _UNARY_INT8,
-        "RELU6": _UNARY_INT8,
-    },
-)
+        ops = {op_type: entry.constraints for op_type, entry in sorted(c_ops().items())}
+        ops.update(LONG_TAIL_SUPPORT)
+        _SUPPORT = TargetSupport(name="c", generic=[rank_at_most_6], ops=ops)
+    return _SUPPORT
 
-# Ops without a hand-written kernel that arrive through TVM are lowered by TVM to C (tvm_lowered.py).
-from .tvm_lowered import LONG_TAIL_SUPPORT  # noqa: E402
 
-C_SUPPORT.ops.update(LONG_TAIL_SUPPORT)
+_SUPPORT = None
+
+
+def __getattr__(name):
+    if name == "C_SUPPORT":  # the table, built on first use (the op modules import this module's rules)
+        return c_support()
+    raise AttributeError(name)

@@ -17,12 +17,16 @@ import numpy as np
 
 from ...hostcc import build_shared_library, cache_dir, load_shared_library
 from ...importer.names import UniqueIdentifiers
-from ...ir.rounding import requant_rounding
-from .codegen import C_TYPES, emit_op
+from ...ops import op_def, prepared
+from ...ops.base import ForcedMode
+from .calls import C_TYPES, render_layer
+from .codegen import emit_layer
 
 KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
-NUMPY_TYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "float32": np.float32}
-C_ARRAY_TYPES = {"int8_t": "int8_t", "int32_t": "int32_t", "uint8_t": "uint8_t", "float": "float", "int16_t": "int16_t"}
+NUMPY_TYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+               "float32": np.float32, "bool": np.bool_}
+C_ARRAY_TYPES = {"int8_t": "int8_t", "int32_t": "int32_t", "uint8_t": "uint8_t", "float": "float", "int16_t": "int16_t",
+                 "int64_t": "int64_t", "double": "double"}
 
 
 def kernel_sources() -> list:
@@ -42,27 +46,40 @@ def kernels_library() -> ctypes.CDLL:
 
 
 class HostContext:
-    """A codegen context whose tensors are global host buffers (one per tensor id)."""
+    """A codegen context for the host: every tensor the ops touch gets its own slot in one host arena array
+    (`edgesdk_arena`), so the generated calls are exactly the firmware's, only the offsets differ."""
+
+    ALIGN = 16
 
     def __init__(self, mode: str = "ref", force_rounding: dict | None = None):
         self.rounding_mode = mode
         self.force_rounding = force_rounding or {}  # op type -> rounding, to test alternatives
         self.declarations: list = []
-        self.buffers: dict = {}  # Tensor -> (symbol, ctype, nbytes); ops of several graphs may share a library
+        self.buffers: dict = {}  # Tensor -> (offset, nbytes); ops of several graphs may share a library
+        self.arena_bytes = 0
         self._names = UniqueIdentifiers()
-        self.scratch_bytes = 0
+        self.target_data: dict = {}
 
-    def tensor_ptr(self, tensor) -> str:
-        ctype = C_TYPES[tensor.dtype]
+    def arena_offset(self, tensor) -> int:
         if tensor not in self.buffers:
-            self.buffers[tensor] = (f"edgesdk_t{len(self.buffers)}_id{tensor.id}", ctype, max(tensor.nbytes, 1))
-        return f"(({ctype} *){self.buffers[tensor][0]})"
+            offset = -(-self.arena_bytes // self.ALIGN) * self.ALIGN
+            self.buffers[tensor] = (offset, max(tensor.nbytes, 1))
+            self.arena_bytes = offset + max(tensor.nbytes, 1)
+        return self.buffers[tensor][0]
 
-    def const_array(self, name_hint: str, array: np.ndarray, ctype: str) -> str:
+    def prepared(self, op):
+        """The op layer's data, with the rounding forced where the test asks (research on alternatives)."""
+        if op.type not in self.force_rounding:
+            return prepared(op, self.rounding_mode)
+        return op_def(op.type).prepare(op, ForcedMode(self.rounding_mode, self.force_rounding))
+
+    def const_array(self, name_hint: str, array: np.ndarray, ctype: str, comment: str = "") -> str:
         symbol = self.symbol(name_hint)
         values = np.asarray(array).reshape(-1)
         if ctype == "float":
             items = ", ".join(float(np.float32(v)).hex() + "f" for v in values)
+        elif ctype == "double":
+            items = ", ".join(float(v).hex() for v in values)
         else:
             items = ", ".join(str(int(v)) for v in values)
         size = max(values.size, 1)
@@ -75,12 +92,8 @@ class HostContext:
     def symbol(self, name_hint: str) -> str:
         return self._names.unique(name_hint)
 
-    def rounding_for(self, op) -> str:
-        return self.force_rounding.get(op.type) or requant_rounding(op, self.rounding_mode)
-
-    def scratch_ptr(self, nbytes: int) -> str:
-        self.scratch_bytes = max(self.scratch_bytes, nbytes)
-        return "((void *)edgesdk_scratch)"
+    def data(self, target_name: str, default_factory):
+        return self.target_data.setdefault(target_name, default_factory())
 
 
 def generate_source(ops, mode: str = "ref", force_rounding: dict | None = None) -> tuple:
@@ -88,19 +101,13 @@ def generate_source(ops, mode: str = "ref", force_rounding: dict | None = None) 
     ctx = HostContext(mode, force_rounding)
     bodies = []
     for k, op in enumerate(ops):
-        step = emit_op(op, ctx)
-        body = "\n".join("    " + line for line in step.code.splitlines())
-        bodies.append(f"/* {op.type} #{op.index}: {step.comment} */\nvoid edgesdk_op_{k}(void)\n{{\n{body}\n}}\n")
-    lines = ['#include <stdint.h>', '#include "edgesdk_kernels.h"', ""]
-    for symbol, ctype, nbytes in ctx.buffers.values():
-        lines.append(f"{ctype} {symbol}[{(nbytes + _size(ctype) - 1) // _size(ctype)}] __attribute__((aligned(8)));")
-    lines.append(f"uint8_t edgesdk_scratch[{max(ctx.scratch_bytes, 8)}] __attribute__((aligned(8)));")
-    lines += ["", *ctx.declarations, "", *bodies]
+        layer = emit_layer(op, ctx)
+        body = "\n".join("    " + line for line in render_layer(layer).splitlines())
+        bodies.append(f"/* {op.type} #{op.index}: {layer.note} */\nvoid edgesdk_op_{k}(void)\n{{\n{body}\n}}\n")
+    lines = ["#include <stdint.h>", '#include "edgesdk_kernels.h"', "",
+             f"uint8_t edgesdk_arena[{max(ctx.arena_bytes, 16)}] __attribute__((aligned(16)));",
+             "", *ctx.declarations, "", *bodies]
     return "\n".join(lines), ctx
-
-
-def _size(ctype: str) -> int:
-    return {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "int32_t": 4, "float": 4}[ctype]
 
 
 class OpLibrary:
@@ -119,18 +126,17 @@ class OpLibrary:
         kernels_library()  # loaded RTLD_GLOBAL: the ops library resolves the kernels from it
         self.lib = load_shared_library(f"edgesdk_ops_{digest}", [path], [KERNELS_DIR])
 
-    def _buffer(self, tensor) -> ctypes.Array:
-        symbol, _, nbytes = self.ctx.buffers[tensor]
-        return (ctypes.c_uint8 * nbytes).in_dll(self.lib, symbol)
+    def _address(self, tensor) -> int:
+        offset, _ = self.ctx.buffers[tensor]
+        return ctypes.addressof(ctypes.c_uint8.in_dll(self.lib, "edgesdk_arena")) + offset
 
     def write(self, tensor, array) -> None:
         data = np.ascontiguousarray(np.asarray(array, dtype=NUMPY_TYPES[tensor.dtype])).tobytes()
-        buf = self._buffer(tensor)
-        ctypes.memmove(buf, data, len(data))
+        ctypes.memmove(self._address(tensor), data, len(data))
 
     def read(self, tensor) -> np.ndarray:
-        buf = self._buffer(tensor)
-        return np.frombuffer(bytes(buf)[:tensor.nbytes], dtype=NUMPY_TYPES[tensor.dtype]).reshape(tensor.shape).copy()
+        data = ctypes.string_at(self._address(tensor), tensor.nbytes)
+        return np.frombuffer(data, dtype=NUMPY_TYPES[tensor.dtype]).reshape(tensor.shape).copy()
 
     def run(self, op, inputs: dict) -> list:
         """Write `inputs` ({tensor: array}), run `op` (an Op of the library, or its position), return its outputs."""

@@ -11,10 +11,12 @@ model_tvm.c with the bare-metal shim header. docs/tvm-interop.md lists the ops t
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 
 from ...importer.names import c_identifier
 from ...tvm.relax_import import LONG_TAIL_TYPES
+from .calls import C_TYPE_BYTES, Cast, Const
 
 C_TYPES = {"int8": "int8_t", "int32": "int32_t", "float32": "float"}
 SOURCE, HEADER = "model_tvm.c", "model_tvm.h"
@@ -46,20 +48,79 @@ LONG_TAIL_SUPPORT = {op_type: [int8_or_float32_tensors, lowered_through_tvm]
 
 def emit_tvm_lowered(op, ctx):
     """The executor step: one call of the TVM-generated function with the op's arena slots."""
-    from .codegen import CStep
+    from ...aot.executor import describe_op
+    from .calls import Cast
+    from .emit import Emit
 
+    e = Emit(op, ctx)
     lowered = lowered_function(op)
     args = []
     for index, ctype in zip(lowered.arg_order, lowered.params):
         tensor = op.inputs[index]
         if tensor.is_const:  # exact float constants (scales) travel as const arrays, not C literals
-            symbol = ctx.const_array(f"{lowered.name}_{tensor.name}", tensor.data, ctype)
-            args.append(f"({ctype} *){symbol}")
+            symbol = ctx.const_array(f"{lowered.name}_{tensor.name}", tensor.data, ctype, describe_op(op))
+            args.append(Cast(Const(symbol, ctype, tensor.data.reshape(-1)), ctype))
         else:
-            args.append(ctx.tensor_ptr(tensor))
-    args.append(ctx.tensor_ptr(op.outputs[0]))
-    ops = ", ".join(op.attrs.get("relax_ops", []))
-    return CStep(f"lowered through TVM: {ops}", f"{lowered.name}({', '.join(args)});")
+            args.append(e.arena(tensor))
+    args.append(e.arena(op.outputs[0]))
+    e.call(lowered.name, *args)
+    e.layer.note = f"lowered through TVM: {', '.join(op.attrs.get('relax_ops', []))}"
+    return e.layer
+
+
+def tvm_lowered_footprint(call, op) -> list:
+    """A TVM-lowered function. TVM derives its loops from the types of the op's Relax function (LegalizeOps/
+    TOPI -> TIR), so it touches at most each parameter's whole tensor as that function types it -- the byte
+    extent prod(shape) x element size, the result type for the output pointer -- and nothing else. Each
+    argument must have room for its parameter's extent: an arena pointer is the slot of one of the op's tensors
+    and the extent lies inside one live buffer, a constant array holds at least the extent."""
+    from .calls import Arena
+
+    extents = _tvm_extents(op)
+    if isinstance(extents, str):
+        return [extents]
+    args = [a.arg if isinstance(a, Cast) else a for a in call.args]
+    if len(args) != len(extents):
+        return [f"{len(args)} arguments for the {len(extents)} parameters of the lowered function"]
+    slots = {t for t in op.inputs + op.outputs if t is not None and not t.is_const}
+    accesses = []
+    for arg, (nbytes, what) in zip(args, extents):
+        if isinstance(arg, Arena) and arg.tensor not in slots:
+            accesses.append(f"pointer edgesdk_arena + {arg.offset} is not one of the op's tensors")
+        elif isinstance(arg, (Arena, Const)):
+            accesses.append((arg, nbytes, what))
+        else:
+            accesses.append(f"argument {arg!r} is neither an arena slot nor a constant")
+    return accesses
+
+
+TVM_DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "float32": 4,
+                   "float64": 8, "bool": 1}
+
+
+def _tvm_extents(op):
+    """[(bytes, what)] per C parameter of the op's lowered function (inputs in call order, then the output),
+    from its Relax function's types; or why they cannot be known (a failure text)."""
+    lowered, func = op.attrs.get("tvm_lowered"), op.attrs.get("relax_function")
+    if lowered is None or func is None:
+        return "no lowered TVM function and Relax signature recorded for this op"
+    types = [(f"parameter {k} ({func.params[k].name})", func.params[k].ty) for k in lowered.arg_order]
+    types.append(("output", func.ret_ty))
+    if len(types) != len(lowered.params):
+        return f"the lowered function has {len(lowered.params)} parameters for {len(types)} tensors"
+    extents = []
+    for (what, ty), ctype in zip(types, lowered.params):
+        dtype = str(getattr(ty, "dtype", ""))
+        try:
+            shape = [int(d) for d in ty.shape.values]
+        except (AttributeError, TypeError, ValueError):
+            return f"{what} has no static tensor shape ({ty})"
+        if dtype not in TVM_DTYPE_BYTES or C_TYPE_BYTES.get(ctype) != TVM_DTYPE_BYTES[dtype]:
+            return f"{what} is {dtype}, passed as {ctype} *"
+        if any(d < 0 for d in shape):
+            return f"{what} has a negative dimension {shape}"
+        extents.append((math.prod(shape) * TVM_DTYPE_BYTES[dtype], f"{what} {dtype}{shape}"))
+    return extents
 
 
 def lowered_function(op):

@@ -16,9 +16,11 @@ from ...errors import UnsupportedOpError
 from ...ir import quant
 from ...ir import rounding as rounding_rules
 from ...ir.rounding import ROUNDING_LUT
-from ..c import lut
-from ..c.codegen import (SIGMOID_INPUT_INTEGER_BITS, broadcast_shape, input_radius, sigmoid_input_rescale,
-                         softmax_constants)
+from ...ops import tables as lut
+from ...ops.broadcast import broadcast_geometry as broadcast_shape
+from ...ops.sigmoid import INPUT_INTEGER_BITS as SIGMOID_INPUT_INTEGER_BITS
+from ...ops.sigmoid import sigmoid_input_rescale
+from ...ops.softmax import input_radius, softmax_constants
 from . import registers as R
 from .blob import LOCATION_ARENA, LOCATION_BLOB, BlobBuilder, BlobNode, BlobTensor
 
@@ -187,7 +189,7 @@ def _depthwise(op, ctx, builder):
 
 
 def broadcast_fields(a, b, y) -> dict:
-    """The kernels' broadcast walk (edgesdk_broadcast_shape, computed by the C target's broadcast_shape), as
+    """The kernels' broadcast walk (edgesdk_broadcast_shape, the op layer's broadcast_geometry), as
     the flat record fields the DSP reads."""
     shape = broadcast_shape(a, b, y)
     fields = {"broadcast": shape["broadcast"], "size": shape["size"]}

@@ -1,7 +1,7 @@
 """The table the LUT-1 applies for one op: entry (uint8)x = the reference kernel's output for input x.
 
 The arithmetic is TFLite's, through edgesdk's public helpers: LiteRT's own LOGISTIC/TANH tables
-(edgesdk.targets.c.lut) and QuantizedReluX's requantize-and-clamp (edgesdk.ir.quant, edgesdk.ir.rounding),
+(edgesdk.ops.tables) and QuantizedReluX's requantize-and-clamp (edgesdk.ir.quant, edgesdk.ir.rounding),
 so the accelerator's output equals LiteRT's reference kernels byte for byte.
 """
 
@@ -12,8 +12,8 @@ import numpy as np
 from edgesdk.errors import UnsupportedOpError
 from edgesdk.ir import quant
 from edgesdk.ir.rounding import relu_effective_scale
-from edgesdk.targets.c.codegen import relu_range
-from edgesdk.targets.c.lut import tflite_lut
+from edgesdk.ops.relu import relu_range
+from edgesdk.ops.tables import tflite_lut
 
 
 def op_table(op, rounding: str, mode: str) -> np.ndarray:

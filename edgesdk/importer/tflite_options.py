@@ -1,0 +1,65 @@
+"""An operator's builtin options table as a plain dict, for any op type.
+
+TFLite keeps each op's parameters in a flatbuffer table of its own type (Conv2DOptions, ReducerOptions, ...).
+Rather than one reader per op, this reads whatever table the operator carries through the `tflite` package's
+generated accessors: every scalar field by its snake_case name (`StrideH` -> `stride_h`), every vector field as
+a list. The op layer (edgesdk/ops) interprets the values; a missing table gives {} and the op's defaults apply.
+"""
+
+from __future__ import annotations
+
+import re
+
+import tflite
+from tflite.BuiltinOptions import BuiltinOptions
+
+OPTION_TABLES = {v: k for k, v in vars(BuiltinOptions).items() if not k.startswith("_")}
+_SKIP = ("Init", "GetRootAs")
+_fields_cache: dict = {}
+
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+def _fields(cls) -> list:
+    """(name, kind) of a generated options class: "scalar" accessors and "vector" ones (with a Length())."""
+    if cls not in _fields_cache:
+        methods = {m for m in dir(cls) if not m.startswith("_") and callable(getattr(cls, m))}
+        fields = []
+        for m in sorted(methods):
+            if m.startswith(_SKIP) or m.endswith(("Length", "AsNumpy", "IsNone", "BufferHasIdentifier")):
+                continue
+            fields.append((m, "vector" if f"{m}Length" in methods else "scalar"))
+        _fields_cache[cls] = fields
+    return _fields_cache[cls]
+
+
+def read_options(op, expected: str | None = None) -> dict:
+    """The operator's options as {snake_case name: value}. With `expected`, a table of another type is ignored
+    (as TFLite's builtin_options_as_X() does) and {} returned."""
+    table_type = OPTION_TABLES.get(op.BuiltinOptionsType(), "NONE")
+    if table_type == "NONE" or (expected is not None and table_type != expected):
+        return {}
+    table = op.BuiltinOptions()
+    if table is None:
+        return {}
+    cls = getattr(tflite, table_type, None)
+    if cls is None:
+        return {}
+    options = cls()
+    options.Init(table.Bytes, table.Pos)
+    values = {}
+    for name, kind in _fields(cls):
+        accessor = getattr(options, name)
+        if kind == "vector":
+            values[snake_case(name)] = [accessor(j) for j in range(getattr(options, f"{name}Length")())]
+        else:
+            try:
+                value = accessor()
+            except TypeError:  # a nested table: no builtin op edgesdk reads has one
+                continue
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            values[snake_case(name)] = value
+    return values

@@ -1,0 +1,49 @@
+"""MUL: elementwise product with broadcasting and a fused activation.
+
+Build-time data (MulPrepare): the output multiplier of s_a * s_b / s_y (float32 arithmetic in LiteRT, double in
+TFLite Micro: edgesdk.ir.rounding.mul_effective_scale)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import quant
+from ..ir.rounding import mul_effective_scale
+from .activation import activation_range
+from .base import OpDef, Operands, fused_activation, rounding_of
+from . import register
+from .broadcast import require_broadcast
+
+
+@dataclass(frozen=True)
+class MulData:
+    input1_offset: int
+    input2_offset: int
+    output_offset: int
+    output_multiplier: int
+    output_shift: int
+    act_min: int
+    act_max: int
+    rounding: str
+
+
+@register
+class Mul(OpDef):
+    types = ("MUL",)
+    operands = Operands(inputs=("input1", "input2"))
+    options = "MulOptions"
+
+    def attributes(self, op, options: dict) -> dict:
+        return {"activation": fused_activation(op, options)}
+
+    def check(self, op) -> None:
+        require_broadcast(op)
+
+    def prepare(self, op, mode: str) -> MulData | None:
+        a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
+        if any(t.quant is None for t in (a, b, y)):
+            return None
+        m, s = quant.quantize_multiplier(mul_effective_scale(op, mode))
+        act_min, act_max = activation_range(op)
+        return MulData(-int(a.quant.zero_point[0]), -int(b.quant.zero_point[0]), int(y.quant.zero_point[0]), m, s,
+                       act_min, act_max, rounding_of(op, mode))

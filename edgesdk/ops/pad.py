@@ -1,0 +1,54 @@
+"""PAD and PADV2: constant padding before and after every dimension (PADV2 names the pad value).
+
+Build-time data: the paddings (a constant input) and the quantized pad value (the output zero point for PAD)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedOpError
+from .base import OpDef, Operands, input_of, op_error
+from . import register
+
+
+@dataclass(frozen=True)
+class PadData:
+    pad_before: tuple
+    pad_value: int
+
+
+@register
+class Pad(OpDef):
+    types = ("PAD", "PADV2")
+    operands = Operands(inputs=("input", "paddings", "constant_values"), optional=("constant_values",))
+
+    def attributes(self, op, options: dict) -> dict:
+        paddings = input_of(op, 1)
+        if paddings is None or not paddings.is_const:
+            raise UnsupportedOpError(f"{op.type} at {op.location} has non-constant paddings; only constant "
+                                     "paddings are supported.")
+        pads = paddings.data.astype(np.int64)
+        rank = len(op.inputs[0].shape)
+        if pads.shape != (rank, 2) or np.any(pads < 0):
+            raise op_error(op, f"has paddings of shape {list(pads.shape)} (need [{rank}, 2], non-negative)")
+        return {"paddings": [tuple(int(v) for v in row) for row in pads]}
+
+    def check(self, op) -> None:
+        x, y = op.inputs[0], op.outputs[0]
+        padded = [int(d + before + after) for d, (before, after) in zip(x.shape, op.attrs["paddings"])]
+        if padded != list(y.shape):
+            raise op_error(op, f"input {list(x.shape)} padded by {[list(p) for p in op.attrs['paddings']]} is "
+                               f"{padded}, not the output {list(y.shape)}")
+        value = input_of(op, 2)
+        if value is not None and value.num_elements != 1:
+            raise op_error(op, f"has a pad value of {value.num_elements} elements (needs one)")
+
+    def prepare(self, op, mode: str) -> PadData:
+        y, value = op.outputs[0], input_of(op, 2)
+        if value is not None and value.is_const:
+            pad_value = int(value.data.reshape(-1)[0])
+        else:
+            pad_value = int(y.quant.zero_point[0]) if y.quant is not None else 0
+        return PadData(tuple(p[0] for p in op.attrs["paddings"]), pad_value)

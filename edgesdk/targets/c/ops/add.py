@@ -1,0 +1,89 @@
+"""ADD on the host: edgesdk_add_s8 (edgesdk_add.c) with the op layer's rescaling constants, each input's rescaled
+value precomputed per int8 value (two 256-entry tables), and an output fast path when the sums cannot
+overflow."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir import quant
+from ....ops.broadcast import broadcast_geometry
+from .. import supported as rules
+from ..emit import Emit, c_op, footprint
+from ..layouts import FAST_ACC_LIMIT
+from ..proof import prod, require, shift_checks
+
+ADD_TABLE_ENTRIES = 256  # edgesdk_add.c: one int32 per int8 input value, indexed by value + 128
+
+
+def add_input_table(input_offset: int, left_shift: int, multiplier: int, shift: int, rounding: str) -> np.ndarray:
+    """ADD's rescaled input for each int8 value x (index x + 128), exactly as the kernel would compute it."""
+    return np.array([quant.multiply_by_quantized_multiplier((x + input_offset) << left_shift, multiplier, shift,
+                                                            rounding) for x in range(-128, 128)], np.int64)
+
+
+@c_op("ADD", constraints=[rules.int8_quantized_activations, rules.supported_fused_activation])
+def emit_add(e: Emit):
+    op, d = e.op, e.data
+    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    fields = {
+        "shape": broadcast_geometry(a, b, y),
+        "input1_offset": d.input1_offset, "input2_offset": d.input2_offset, "output_offset": d.output_offset,
+        "left_shift": d.left_shift,
+        "input1_multiplier": d.input1_multiplier, "input1_shift": d.input1_shift,
+        "input2_multiplier": d.input2_multiplier, "input2_shift": d.input2_shift,
+        "output_multiplier": d.output_multiplier, "output_shift": d.output_shift,
+        "act_min": d.act_min, "act_max": d.act_max,
+        "rounding": e.rounding(d.rounding),
+    }
+    tables = [add_input_table(offset, d.left_shift, m, s, d.rounding) for offset, m, s in (
+        (d.input1_offset, d.input1_multiplier, d.input1_shift), (d.input2_offset, d.input2_multiplier, d.input2_shift))]
+    fields["input1_table"] = e.int32s("input1_table", tables[0])
+    fields["input2_table"] = e.int32s("input2_table", tables[1])
+    reach = sum(int(np.max(np.abs(t))) for t in tables)
+    fields["fast_output"] = int(d.rounding == "double" and -31 <= d.output_shift <= -1 and reach < FAST_ACC_LIMIT)
+    params = e.params("edgesdk_add_params", fields)
+    return e.call("edgesdk_add_s8", params, e.arena(a), e.arena(b), e.arena(y))
+
+
+def broadcast_footprint(call, op) -> list:
+    """A two-input elementwise kernel that walks edgesdk_broadcast_shape: each input's extent from its strides."""
+    p, a, b, y = call.args
+    s = p["shape"]
+    shape = [int(v) for v in s["out_shape"]]
+    checks = require(all(d >= 1 for d in shape) and s["size"] == prod(shape) and s["size"] >= 1,
+                     f"output shape {shape} does not hold {s['size']} elements")
+    checks += shift_checks(p)
+    if checks:
+        return checks
+
+    def extent(strides):
+        if not s["broadcast"]:
+            return s["size"]
+        if any(int(v) < 0 for v in strides):
+            return -1
+        return sum((d - 1) * int(st) for d, st in zip(shape, strides)) + 1
+
+    size = {"int8_t": 1, "int16_t": 2}.get(y.ctype, 1)
+    return [(a, size * extent(s["in1_strides"]), "input 1"), (b, size * extent(s["in2_strides"]), "input 2"),
+            (y, size * s["size"], "output")]
+
+
+@footprint("edgesdk_add_s8")
+def add_footprint(call, op) -> list:
+    """The broadcast walk, the two input tables (1 KiB each: 256 int32 read at value + 128) and the
+    preconditions of the fast output path (edgesdk_requant_right)."""
+    p = call.args[0]
+    checks = broadcast_footprint(call, op)
+    for key in ("input1_table", "input2_table"):
+        checks.append((p[key], 4 * ADD_TABLE_ENTRIES, f"{key}[{ADD_TABLE_ENTRIES}]"))
+    if p["fast_output"]:
+        tables = [p[k] for k in ("input1_table", "input2_table")]
+        reach = [max((abs(int(v)) for v in t.values), default=0) for t in tables if hasattr(t, "values")]
+        checks += require(p["fast_output"] == 1 and p["rounding"].name == "EDGESDK_ROUNDING_DOUBLE"
+                          and isinstance(p["output_shift"], int) and -31 <= p["output_shift"] <= -1,
+                          "the fast ADD output path needs double rounding and an output shift in [-31, -1]")
+        checks += require(len(reach) == 2 and sum(reach) < 1 << 31,
+                          "the fast ADD output path needs both tables and |input1| + |input2| < 2^31 "
+                          f"(the tables reach {sum(reach)})")
+    return checks

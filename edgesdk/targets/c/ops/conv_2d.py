@@ -1,0 +1,128 @@
+"""CONV_2D on the host: edgesdk_conv2d_s8 (edgesdk_conv2d.c, and the register-blocked edgesdk_conv2d_blocked.c
+when its preconditions hold)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import supported as rules
+from ..emit import Emit, c_op, footprint
+from ..layouts import (CONV_BLOCK, bias_values, block_channels, conv_patch_max, fast_requant_obstacle, fast_shifts,
+                       fold_input_offset, windows_inside)
+from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
+
+CONV_CONSTRAINTS = [rules.int8_quantized_activations, rules.int8_weights_int32_bias,
+                    rules.per_channel_filters_symmetric, rules.supported_fused_activation]
+
+
+def weights_const(e: Emit, values):
+    """The filter as a const int8 array (values already in the layout the chosen kernel reads)."""
+    return e.const("weights", np.ascontiguousarray(values).reshape(-1), "int8_t")
+
+
+def bias_const(e: Emit, b, values, folded: bool):
+    if folded:
+        return e.const("bias_folded", np.asarray(values, np.int32), "int32_t")
+    if b is None:
+        return e.null("int32_t")
+    return e.const("bias", b.data.astype(np.int32), "int32_t")
+
+
+def fast_conv_obstacle(f: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
+    """Why edgesdk_conv2d_s8_blocked cannot run this CONV_2D (None: it can)."""
+    if f["dilation_h"] != 1 or f["dilation_w"] != 1:
+        return "dilation"
+    if f["filter_in_c"] != f["in_c"]:
+        return "grouped convolution"
+    taps = f["filter_h"] * f["filter_w"] * f["in_c"]
+    if taps > conv_patch_max() and not windows_inside(f):
+        return f"filter window of {taps} bytes with padding"
+    return fast_requant_obstacle(f, rounding, weights.reshape(f["out_c"], -1), bias, mults, shifts)
+
+
+def flat_pointwise(f: dict) -> dict:
+    """A 1x1, stride-1, unpadded convolution is the same over 1 x (H*W) pixels: one long row pairs up pixels
+    across image rows (no odd pixel per row)."""
+    if (f["filter_h"], f["filter_w"], f["stride_h"], f["stride_w"]) != (1, 1, 1, 1) or not windows_inside(f):
+        return {}
+    if (f["in_h"], f["in_w"]) != (f["out_h"], f["out_w"]):
+        return {}
+    pixels = f["in_h"] * f["in_w"]
+    return {"in_h": 1, "in_w": pixels, "out_h": 1, "out_w": pixels}
+
+
+@c_op("CONV_2D", constraints=[rules.conv_shapes, *CONV_CONSTRAINTS])
+def emit_conv2d(e: Emit):
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    a = op.attrs
+    out_c = y.shape[3]
+    mults, shifts = list(d.multipliers), list(d.shifts)
+    fields = {
+        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c,
+        "filter_h": w.shape[1], "filter_w": w.shape[2], "filter_in_c": w.shape[3],
+        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
+        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
+        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        "input_offset": d.input_offset, "filter_offset": d.filter_offset, "output_offset": d.output_offset,
+        "act_min": d.act_min, "act_max": d.act_max,
+        "multiplier": None, "shift": None,
+        "rounding": e.rounding(d.rounding),
+        "blocked": 0,
+    }
+    weights, bias = w.data.astype(np.int8), bias_values(b, out_c)
+    why_not = fast_conv_obstacle(fields, d.rounding, weights, bias, mults, shifts)
+    if why_not is None:
+        shifts = fast_shifts(mults, shifts)
+        fields.update(flat_pointwise(fields), blocked=1)
+        bias = fold_input_offset(bias, weights.reshape(out_c, -1), fields["input_offset"])
+        weights = block_channels(weights.reshape(out_c, -1), CONV_BLOCK)
+    fields["multiplier"] = e.int32s("multiplier", mults)
+    fields["shift"] = e.int32s("shift", shifts)
+    params = e.params("edgesdk_conv2d_params", fields)
+    bias_c = bias_const(e, b, bias, bool(fields["blocked"]))
+    e.call("edgesdk_conv2d_s8", params, e.arena(x), weights_const(e, weights), bias_c, e.arena(y))
+    kind = "blocked" if fields["blocked"] else f"reference loops: {why_not}"
+    e.layer.note = f"{w.shape[1]}x{w.shape[2]} conv, {x.shape[3]}->{out_c} channels, {kind}"
+    return e.layer
+
+
+@footprint("edgesdk_conv2d_s8")
+def conv2d_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
+                      "filter_in_c", "stride_h", "stride_w", "dilation_h", "dilation_w")
+    checks += non_negative(p, "pad_top", "pad_left")
+    if checks:
+        return checks
+    groups = p["in_c"] // p["filter_in_c"]
+    checks += require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0,
+                      f"{p['in_c']} input channels do not split into groups of {p['filter_in_c']} for {p['out_c']} outputs")
+    if p["blocked"]:
+        checks += _blocked_preconditions(p, b)
+    out_c = p["out_c"]
+    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
+        (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+        (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
+        (b, optional(b, 4 * out_c), "bias"),
+        (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+
+
+def _blocked_preconditions(p, bias) -> list:
+    """edgesdk_conv2d_s8_blocked (edgesdk_conv2d_blocked.c): no groups or dilation, a folded bias, and any
+    window it cannot read in place -- one reaching into padding, or the odd last pixel of a row when the
+    filter has more than one row -- is copied into a stack buffer of EDGESDK_CONV_PATCH_MAX bytes."""
+    checks = require(p["blocked"] == 1, f"unknown conv layout {p['blocked']}")
+    checks += require(p["filter_in_c"] == p["in_c"] and p["dilation_h"] == p["dilation_w"] == 1,
+                      "the blocked conv kernel needs no groups and no dilation")
+    checks += require(optional(bias, 1) == 1, "the blocked conv kernel needs its folded bias")
+    patch_max = conv_patch_max()
+    taps = p["filter_h"] * p["filter_w"] * p["in_c"]
+    inside = (p["pad_top"] == 0 and p["pad_left"] == 0 and (p["out_h"] - 1) * p["stride_h"] + p["filter_h"] <= p["in_h"]
+              and (p["out_w"] - 1) * p["stride_w"] + p["filter_w"] <= p["in_w"])
+    copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
+    return checks + require(not copies or taps <= patch_max,
+                            f"the blocked conv kernel would copy a {taps}-byte filter window into its "
+                            f"{patch_max}-byte stack buffer (windows {'in padding' if not inside else 'of the odd last column'})")

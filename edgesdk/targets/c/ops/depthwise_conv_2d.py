@@ -1,0 +1,88 @@
+"""DEPTHWISE_CONV_2D on the host: edgesdk_depthwise_conv2d_s8 (edgesdk_depthwise_conv2d.c, and the 3x3 sliding
+kernel edgesdk_depthwise_conv2d_sliding.c when its preconditions hold)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import supported as rules
+from ..emit import Emit, c_op, footprint
+from ..layouts import bias_values, fast_requant_obstacle, fast_shifts, fold_input_offset
+from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
+from .conv_2d import CONV_CONSTRAINTS, bias_const, weights_const
+
+
+def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, mults, shifts) -> str | None:
+    """Why edgesdk_depthwise_conv2d_s8_sliding cannot run this DEPTHWISE_CONV_2D (None: it can)."""
+    if (f["filter_h"], f["filter_w"]) != (3, 3):
+        return f"{f['filter_h']}x{f['filter_w']} filter"
+    if f["stride_h"] != f["stride_w"] or f["stride_w"] not in (1, 2):
+        return f"stride {f['stride_h']}x{f['stride_w']}"
+    if f["dilation_h"] != 1 or f["dilation_w"] != 1:
+        return "dilation"
+    if f["depth_multiplier"] != 1:
+        return f"depth multiplier {f['depth_multiplier']}"
+    return fast_requant_obstacle(f, rounding, per_channel_weights, bias, mults, shifts)
+
+
+@c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, *CONV_CONSTRAINTS])
+def emit_depthwise_conv2d(e: Emit):
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    a = op.attrs
+    out_c = y.shape[3]
+    mults, shifts = list(d.multipliers), list(d.shifts)
+    fields = {
+        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c,
+        "depth_multiplier": out_c // x.shape[3],
+        "filter_h": w.shape[1], "filter_w": w.shape[2],
+        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
+        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
+        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        "input_offset": d.input_offset, "filter_offset": d.filter_offset, "output_offset": d.output_offset,
+        "act_min": d.act_min, "act_max": d.act_max,
+        "multiplier": None, "shift": None,
+        "rounding": e.rounding(d.rounding),
+        "sliding": 0,
+    }
+    weights, bias = w.data.astype(np.int8), bias_values(b, out_c)
+    per_channel_weights = weights.reshape(-1, out_c).T  # [channel][fy * filter_w + fx]
+    why_not = fast_depthwise_obstacle(fields, d.rounding, per_channel_weights, bias, mults, shifts)
+    if why_not is None:
+        shifts = fast_shifts(mults, shifts)
+        fields["sliding"] = 1
+        bias = fold_input_offset(bias, per_channel_weights, fields["input_offset"])
+        weights = per_channel_weights
+    fields["multiplier"] = e.int32s("multiplier", mults)
+    fields["shift"] = e.int32s("shift", shifts)
+    params = e.params("edgesdk_depthwise_conv2d_params", fields)
+    bias_c = bias_const(e, b, bias, bool(fields["sliding"]))
+    e.call("edgesdk_depthwise_conv2d_s8", params, e.arena(x), weights_const(e, weights), bias_c, e.arena(y))
+    kind = "sliding" if fields["sliding"] else f"reference loops: {why_not}"
+    e.layer.note = f"{w.shape[1]}x{w.shape[2]} depthwise, {out_c} channels, {kind}"
+    return e.layer
+
+
+@footprint("edgesdk_depthwise_conv2d_s8")
+def depthwise_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "depth_multiplier",
+                      "filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w")
+    checks += non_negative(p, "pad_top", "pad_left")
+    if checks:
+        return checks
+    if p["sliding"]:  # edgesdk_depthwise_conv2d_s8_sliding: a fixed 3x3 window and its preconditions
+        checks += require(p["sliding"] == 1 and p["filter_h"] == p["filter_w"] == 3 and p["stride_h"] == p["stride_w"]
+                          and p["stride_h"] in (1, 2) and p["dilation_h"] == p["dilation_w"] == 1
+                          and p["depth_multiplier"] == 1 and optional(b, 1) == 1,
+                          "the sliding depthwise kernel needs 3x3, equal strides 1 or 2, no dilation, depth "
+                          "multiplier 1 and its folded bias")
+    out_c = p["in_c"] * p["depth_multiplier"]
+    checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
+    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
+        (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+        (w, p["filter_h"] * p["filter_w"] * p["out_c"], "filter"),
+        (b, optional(b, 4 * out_c), "bias"),
+        (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]

@@ -1,0 +1,87 @@
+"""FULLY_CONNECTED on the host: edgesdk_fully_connected_s8 (edgesdk_fully_connected.c, and the register-blocked
+kernels of edgesdk_fully_connected_blocked.c in the int8-block or paired-lane layout when their preconditions
+hold). LiteRT requantizes in double precision (rounding "fp64"); the kernel's exact integer fast path gets it
+right too."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....tune.active import layer_choice
+from .. import supported as rules
+from ..calls import Macro
+from ..emit import Emit, c_op, footprint
+from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_WEIGHTS, accumulator_bound, bias_values,
+                       block_fully_connected, fast_requant_obstacle, fold_input_offset, fp64_window, pair_fully_connected)
+from ..proof import optional, per_channel, positive, require, shift_checks
+from .conv_2d import CONV_CONSTRAINTS, bias_const, weights_const
+
+
+def fast_fully_connected_obstacle(fields: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
+    """Why edgesdk_fully_connected_s8_blocked cannot run this FULLY_CONNECTED (None: it can)."""
+    return fast_requant_obstacle(fields, rounding, weights, bias, mults, shifts, fp64_ok=True)
+
+
+def double_const(e: Emit, what: str, values):
+    return e.const(what, np.asarray(values, np.float64), "double")
+
+
+@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, *CONV_CONSTRAINTS])
+def emit_fully_connected(e: Emit):
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    out_depth, in_depth = w.shape
+    rounding = d.rounding
+    fields = {
+        "batches": x.num_elements // in_depth, "in_depth": in_depth, "out_depth": out_depth,
+        "input_offset": d.input_offset, "filter_offset": d.filter_offset, "output_offset": d.output_offset,
+        "act_min": d.act_min, "act_max": d.act_max,
+    }
+    mults, shifts, scales = list(d.multipliers), list(d.shifts), list(d.scales)
+    weights, bias = w.data.astype(np.int8), bias_values(b, out_depth)
+    why_not = fast_fully_connected_obstacle(fields, rounding, weights, bias, mults, shifts)
+    layout = None
+    if why_not is None:
+        bias = fold_input_offset(bias, weights, fields["input_offset"])
+        paired = layer_choice(op, "fc_paired", FC_PAIRED_WEIGHTS)  # a tuning schedule may switch it per layer
+        layout = FC_PAIRED if paired and int(weights.min(initial=0)) >= -127 else FC_BLOCKED
+        weights = pair_fully_connected(weights) if layout == FC_PAIRED else block_fully_connected(weights)
+    fields.update(multiplier=e.int32s("multiplier", mults), shift=e.int32s("shift", shifts))
+    fields["scale"] = double_const(e, "scale", scales) if rounding == "fp64" else e.null("double")
+    fields["rounding"] = e.rounding(rounding)
+    fields["blocked"] = Macro(FC_LAYOUT_C[layout]) if layout else 0
+    fields["per_tensor"] = int(len(set(zip(mults, shifts, scales))) == 1)
+    fields["fp64_window"] = fp64_window(accumulator_bound(bias, w.data.reshape(out_depth, -1))) if (
+        layout and rounding == "fp64") else 0
+    params = e.params("edgesdk_fully_connected_params", fields)
+    bias_c = bias_const(e, b, bias, layout is not None)
+    e.call("edgesdk_fully_connected_s8", params, e.arena(x), weights_const(e, weights), bias_c, e.arena(y))
+    kind = {FC_BLOCKED: "blocked", FC_PAIRED: "paired"}.get(layout, f"reference loops: {why_not}")
+    e.layer.note = f"{in_depth}->{out_depth}, {kind}"
+    return e.layer
+
+
+LAYOUTS = {0: "plain", "EDGESDK_FC_BLOCKED": "blocked", "EDGESDK_FC_PAIRED": "paired"}
+
+
+@footprint("edgesdk_fully_connected_s8")
+def fully_connected_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_depth", "out_depth")
+    if checks:
+        return checks
+    n = p["out_depth"]
+    blocked = p["blocked"]
+    layout = LAYOUTS.get(blocked.name if isinstance(blocked, Macro) else blocked)
+    if layout is None:
+        return [f"unknown fully connected layout {blocked!r}"]
+    # EDGESDK_FC_PAIRED stores units in pairs as 32-bit words: 4 bytes per pair and tap.
+    filter_bytes = 4 * ((n + 1) // 2) * p["in_depth"] if layout == "paired" else n * p["in_depth"]
+    checks = require(layout == "plain" or optional(b, 1) == 1, "the blocked fully connected kernel needs its folded bias")
+    scale = [] if optional(p["scale"], 1) == 0 else [(p["scale"], 8 * n, f"scale[{n}]")]
+    return checks + shift_checks(p, n) + per_channel(p, n, "multiplier", "shift") + scale + [
+        (x, p["batches"] * p["in_depth"], "input"),
+        (w, filter_bytes, "filter"),
+        (b, optional(b, 4 * n), "bias"),
+        (y, p["batches"] * n, "output")]

@@ -1,0 +1,28 @@
+"""RESHAPE on the host: nothing when the memory plan gives input and output the same slot, else a copy."""
+
+from __future__ import annotations
+
+from .. import supported as rules
+from ..emit import Emit, c_op, footprint
+
+
+@c_op("RESHAPE", constraints=[rules.reshape_same_size])
+def emit_reshape(e: Emit):
+    x, y = e.op.inputs[0], e.op.outputs[0]
+    src, dst = e.arena(x), e.arena(y)
+    if src.offset == dst.offset:
+        e.layer.aliased = True
+        e.layer.note = "aliased, no copy"
+        return e.layer
+    e.call("edgesdk_reshape", e.int(y.nbytes), src, dst)
+    e.layer.note = "copy"
+    return e.layer
+
+
+@footprint("edgesdk_reshape", "edgesdk_convert_u8_s8", "edgesdk_convert_s8_u8")
+def counted_footprint(call, op) -> list:
+    """(bytes or elements, in, out) of one byte each."""
+    n, x, y = call.args
+    if not isinstance(n.value, int) or n.value < 1:
+        return ["the byte count is not a positive integer"]
+    return [(x, n.value, "input"), (y, n.value, "output")]
