@@ -33,7 +33,6 @@ from .tune.active import applying
 ROUNDING_MODES = ("ref", "tflm")
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
 SRAM_RESERVE_BYTES = 1024
-KERNEL_HEADERS = ["edgesdk_kernels.h"]
 
 
 @dataclass
@@ -138,7 +137,6 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     """Compile, render, cross-compile and write OUT atomically; return the report."""
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
-    from .targets.c.tvm_lowered import write_tvm_sources
     from .verify import verify_build
 
     model_path = Path(model_path)
@@ -150,12 +148,12 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     with staged_output(out_dir, protect=(model_path, compiled.board.path)) as stage:
         src = stage / "src"
         render_sources(compiled.executor, src, source=model_path.name, board=compiled.board.name,
-                       rounding=options.rounding, kernel_headers=KERNEL_HEADERS + write_tvm_sources(compiled.graph, src))
+                       rounding=options.rounding)
         from .firmware_build.board_files import render_board_files
         from .firmware_build.target_sources import copy_target_sources
 
         render_board_files(compiled.board, src)
-        copy_target_sources(compiled.targets, compiled.board, src)
+        copy_target_sources(compiled.targets, compiled.board, src, compiled.executor)
         shutil.copyfile(model_path, stage / model_file_name(model_path))
         firmware_s, sections = 0.0, {}
         if options.compile_firmware:

@@ -189,3 +189,17 @@ def test_documented_hand_build(tmp_path, board):
     assert ".noinit" in result.stdout  # the size summary is printed
     for name in ("firmware.elf", "firmware.bin", "firmware.hex"):
         assert (build / name).is_file()
+
+
+def test_out_src_holds_only_the_kernels_the_model_calls(tmp_path):
+    """OUT/src/targets/c holds the kernel sources of the ops the build runs on the host and the headers they
+    include, not the whole library (issue 11: only what the firmware uses)."""
+    from conftest import model_path
+    from edgesdk.compiler import BuildOptions, build
+
+    build(model_path("hello_world"), tmp_path / "fc", BuildOptions(target="c", compile_firmware=False))
+    kernels = {p.name for p in (tmp_path / "fc" / "src" / "targets" / "c").iterdir()}
+    assert {"edgesdk_fully_connected.c", "edgesdk_fully_connected_blocked.c", "edgesdk_arith.h"} <= kernels
+    assert not kernels & {"edgesdk_conv2d.c", "edgesdk_softmax.c", "edgesdk_add.c", "edgesdk_kernels.h"}
+    model_c = (tmp_path / "fc" / "src" / "model.c").read_text()
+    assert '#include "edgesdk_fully_connected.h"' in model_c and "edgesdk_conv2d.h" not in model_c

@@ -534,10 +534,10 @@ FAULTS = """
     /* reliability test hook: input byte selects a fault (tests/test_reliability.py) */
     switch ((int)edgesdk_arena[ARENA_INPUT]) {
     case 1: /* a layer writing 8 bytes past the end of the arena */
-        edgesdk_reshape(16, edgesdk_arena, edgesdk_arena + reliability_offset(EDGESDK_DEFAULT_ARENA_BYTES - 8));
+        memcpy(edgesdk_arena + reliability_offset(EDGESDK_DEFAULT_ARENA_BYTES - 8), edgesdk_arena, 16);
         break;
     case 2: /* ... and 4 bytes before its start */
-        edgesdk_reshape(8, edgesdk_arena, edgesdk_arena + reliability_offset(-4));
+        memcpy(edgesdk_arena + reliability_offset(-4), edgesdk_arena, 8);
         break;
     case 3: /* a small stack overflow that only reaches the guard words */
         ((volatile uint32_t *)(BOARD_SRAM_BASE + BOARD_SRAM_SIZE - BOARD_STACK_BYTES))[5] = 0u;

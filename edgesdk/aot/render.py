@@ -90,8 +90,7 @@ def _targets_of(model: ExecutorModel) -> list:
     return [get_target(name) for name in names]
 
 
-def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str,
-                   kernel_headers: list) -> list:
+def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str) -> list:
     """Write model.h/.c, model_data.h/.c and the files each target renders (the NPU: model_npu.h/.c); return
     the paths."""
     env = environment()
@@ -100,7 +99,7 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
               "rounding": rounding, "ctypes": C_TYPES, "guard_bytes_per_side": ARENA_GUARD_BYTES_PER_SIDE}
     files = {
         "model.h": env.get_template("model.h.j2").render(**common),
-        "model.c": env.get_template("model.c.j2").render(**common, steps=model.steps, kernel_headers=kernel_headers),
+        "model.c": env.get_template("model.c.j2").render(**common, steps=model.steps),
         "model_data.h": env.get_template("model_data.h.j2").render(**common),
         "model_data.c": env.get_template("model_data.c.j2").render(
             **common,

@@ -26,11 +26,12 @@ def firmware_targets(target_names: list, board) -> list:
     return [get_target(n) for n in names]
 
 
-def copy_target_sources(target_names: list, board, src_dir: Path) -> list:
-    """Copy each target's firmware sources into src_dir/targets/<name>/; return the copied paths."""
+def copy_target_sources(target_names: list, board, src_dir: Path, model=None) -> list:
+    """Copy each target's firmware sources (for the ExecutorModel `model`: only what its code uses) into
+    src_dir/targets/<name>/; return the copied paths."""
     copied = []
     for target in firmware_targets(target_names, board):
-        sources = [Path(s) for s in target.firmware_sources()]
+        sources = [Path(s) for s in target.firmware_sources(model)]
         if not sources:
             continue
         dest = src_dir / TARGETS_SUBDIR / target.name

@@ -143,8 +143,9 @@ class Target:
         """Extra generated files {file name: text} for OUT/src (after all regions are generated)."""
         return {}
 
-    def firmware_sources(self) -> list:
-        """C sources and headers the firmware needs for this target (its driver/runtime/kernels)."""
+    def firmware_sources(self, model=None) -> list:
+        """C sources and headers the firmware needs for this target (its driver/runtime/kernels): for the
+        ExecutorModel `model`, only what its code uses; with None, everything the target may need."""
         return []
 
     def flash_bytes(self, model) -> int:

@@ -95,7 +95,7 @@ def check_input(data: bytes, target: str = "npu,c", rounding: str = "ref", work_
 
 def _compile(data: bytes, tmp: Path, target: str, rounding: str, render: bool, firmware: bool) -> tuple:
     from edgesdk.aot.render import render_sources
-    from edgesdk.compiler import KERNEL_HEADERS, BuildOptions, build, compile_model
+    from edgesdk.compiler import BuildOptions, build, compile_model
     from edgesdk.verify import verify_build
 
     model = tmp / "fuzz_input.tflite"
@@ -105,8 +105,7 @@ def _compile(data: bytes, tmp: Path, target: str, rounding: str, render: bool, f
     verify_build(compiled)
     if render and not firmware:
         src = tmp / "src"
-        render_sources(compiled.executor, src, source=model.name, board=compiled.board.name, rounding=rounding,
-                       kernel_headers=KERNEL_HEADERS)
+        render_sources(compiled.executor, src, source=model.name, board=compiled.board.name, rounding=rounding)
         leak = find_injection(src)
         if leak:
             return "unsafe", leak

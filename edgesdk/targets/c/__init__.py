@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ...ir.cost import op_elements, op_macs
@@ -47,14 +48,35 @@ class CTarget(Target):
 
         code = RegionCode()
         layers = ctx.data(self.name, list)  # the structured calls, for this target's proof (verify)
+        ctx.include("edgesdk_arith.h")  # the EDGESDK_ROUNDING_* values of the params structs
         for op in region.ops:
             layer = emit_layer(op, ctx)
             layers.append(layer)
+            for header in kernel_files(op)[0]:
+                ctx.include(header)
             code.add(describe_op(op) + (f" ({layer.note})" if layer.note else ""), render_layer(layer))
         return code
 
-    def firmware_sources(self) -> list:
-        return sorted(KERNELS_DIR.glob("*.c")) + sorted(KERNELS_DIR.glob("*.h"))
+    def render_sources(self, model, env, common: dict) -> dict:
+        """The long-tail ops' TVM-generated C (model_tvm.c/.h), if the build has any."""
+        from .tvm_lowered import tvm_sources
+
+        return tvm_sources(model.target_data.get(self.name, []))
+
+    def firmware_sources(self, model=None) -> list:
+        """The kernel sources the build's layers call and every kernel header they include (all of the library
+        when `model` is None)."""
+        if model is None:
+            return sorted(KERNELS_DIR.glob("*.c")) + sorted(KERNELS_DIR.glob("*.h"))
+        headers, sources = set(), set()
+        for layer in model.target_data.get(self.name, []):
+            h, c = kernel_files(layer.op)
+            headers.update(h)
+            sources.update(c)
+        if not model.target_data.get(self.name):
+            return []
+        return [KERNELS_DIR / name for name in sorted(sources)] + included_headers(["edgesdk_arith.h",
+                                                                                   *sorted(headers | sources)])
 
     def estimate(self, region, board, model=None) -> RegionEstimate:
         instructions = sum(INSTRUCTIONS_PER_CALL + INSTRUCTIONS_PER_MAC * op_macs(op)
@@ -66,6 +88,27 @@ class CTarget(Target):
         from .proof import verify_host_layers
 
         verify_host_layers(compiled, compiled.executor.target_data.get(self.name, []), proof)
+
+
+def kernel_files(op) -> tuple:
+    """(headers, sources) of the kernel library that op's calls need."""
+    from .emit import c_ops
+
+    entry = c_ops().get(op.type)
+    return (entry.headers, entry.sources) if entry is not None and "relax_function" not in op.attrs else ((), ())
+
+
+def included_headers(files: list) -> list:
+    """The kernel headers `files` include, directly or through other headers (#include "..." lines)."""
+    pending, seen = list(files), set()
+    while pending:
+        name = pending.pop()
+        path = KERNELS_DIR / name
+        if name in seen or not path.is_file():
+            continue
+        seen.add(name)
+        pending += re.findall(r'^#include "([^"]+)"', path.read_text(), re.M)
+    return [KERNELS_DIR / name for name in sorted(seen) if name.endswith(".h")]
 
 
 TARGET = CTarget()

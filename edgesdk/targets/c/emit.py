@@ -35,6 +35,8 @@ class COp:
     emit: Callable
     constraints: list = field(default_factory=list)
     scratch: Callable | None = None  # (op, mode) -> bytes of arena scratch the kernel needs while the op runs
+    headers: tuple = ()  # kernel headers model.c includes for these ops
+    sources: tuple = ()  # kernel sources the firmware compiles for them (edgesdk/kernels/)
 
 
 _OPS: dict = {}
@@ -42,13 +44,14 @@ _FOOTPRINTS: dict = {}
 _LOADED = False
 
 
-def c_op(*types: str, constraints: list, scratch: Callable | None = None):
-    """Register an emitter for `types` with the constraints those ops must meet on the C target."""
+def c_op(*types: str, constraints: list, headers: tuple, sources: tuple, scratch: Callable | None = None):
+    """Register an emitter for `types`: the constraints those ops must meet on the C target, and the kernel
+    files (edgesdk/kernels/) their calls need."""
     def wrap(fn):
         for op_type in types:
             if op_type in _OPS:
                 raise RuntimeError(f"the C target defines {op_type} twice")
-            _OPS[op_type] = COp(types, fn, list(constraints), scratch)
+            _OPS[op_type] = COp(types, fn, list(constraints), scratch, tuple(headers), tuple(sources))
         return fn
     return wrap
 

@@ -77,7 +77,7 @@ class DspTarget(Target):
 
         return render_model_dsp(graphs, common)
 
-    def firmware_sources(self) -> list:
+    def firmware_sources(self, model=None) -> list:
         return [RUNTIME_DIR / "edgesdk_dsp_runtime.c", RUNTIME_DIR / "edgesdk_dsp_runtime.h"]
 
     def peripherals(self) -> list:

@@ -75,7 +75,7 @@ class NpuTarget(Target):
                 for t in model.npu_tables]),
         }
 
-    def firmware_sources(self) -> list:
+    def firmware_sources(self, model=None) -> list:
         return [HAL_DIR / "npu_driver.c", HAL_DIR / "npu_driver.h"]
 
     def flash_bytes(self, model) -> int:

@@ -46,7 +46,7 @@ class LutTarget(Target):
                      "if (status != 0) {\n    return status;\n}")
         return code
 
-    def firmware_sources(self) -> list:
+    def firmware_sources(self, model=None) -> list:
         return [PACKAGE_DIR / "hal" / "lutaccel.c", PACKAGE_DIR / "hal" / "lutaccel.h"]
 
     def peripherals(self) -> list:

@@ -11,9 +11,11 @@ SIGMOID_KERNELS = {"LOGISTIC": "edgesdk_logistic_s8", "TANH": "edgesdk_tanh_s8"}
 
 
 @c_op("LOGISTIC", constraints=[rules.int8_quantized_activations, rules.logistic_output_quantization,
-                               rules.sigmoid_input_scale_in_range])
+                               rules.sigmoid_input_scale_in_range],
+      headers=("edgesdk_logistic.h", "edgesdk_lut.h"), sources=("edgesdk_logistic.c", "edgesdk_lut.c"))
 @c_op("TANH", constraints=[rules.int8_quantized_activations, rules.tanh_output_quantization,
-                           rules.sigmoid_input_scale_in_range])
+                           rules.sigmoid_input_scale_in_range],
+      headers=("edgesdk_logistic.h", "edgesdk_lut.h"), sources=("edgesdk_tanh.c", "edgesdk_lut.c"))
 def emit_sigmoid_like(e: Emit):
     """A table (LiteRT) or gemmlowp fixed point (TFLite Micro)."""
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
@@ -32,7 +34,8 @@ def emit_sigmoid_like(e: Emit):
     return e.layer
 
 
-@c_op("HARD_SWISH", constraints=[rules.int8_quantized_activations, rules.hard_swish_output_range])
+@c_op("HARD_SWISH", constraints=[rules.int8_quantized_activations, rules.hard_swish_output_range],
+      headers=("edgesdk_hard_swish.h",), sources=("edgesdk_hard_swish.c",))
 def emit_hard_swish(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
     if d.output_multiplier_exponent > 0:
@@ -48,7 +51,8 @@ def emit_hard_swish(e: Emit):
     return e.call("edgesdk_hard_swish_s8", params, e.arena(x), e.arena(y))
 
 
-@c_op("RELU", "RELU6", "RELU_N1_TO_1", constraints=[rules.int8_quantized_activations])
+@c_op("RELU", "RELU6", "RELU_N1_TO_1", constraints=[rules.int8_quantized_activations], headers=("edgesdk_relu.h",),
+      sources=("edgesdk_relu.c",))
 def emit_relu(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
     fields = {"size": x.num_elements, "input_zero_point": d.input_zero_point, "output_zero_point": d.output_zero_point,

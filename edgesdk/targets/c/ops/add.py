@@ -22,7 +22,8 @@ def add_input_table(input_offset: int, left_shift: int, multiplier: int, shift: 
                                                             rounding) for x in range(-128, 128)], np.int64)
 
 
-@c_op("ADD", constraints=[rules.int8_quantized_activations, rules.supported_fused_activation])
+@c_op("ADD", constraints=[rules.int8_quantized_activations, rules.supported_fused_activation],
+      headers=("edgesdk_add.h",), sources=("edgesdk_add.c",))
 def emit_add(e: Emit):
     op, d = e.op, e.data
     a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]

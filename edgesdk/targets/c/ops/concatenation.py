@@ -10,7 +10,8 @@ from ..emit import Emit, c_op, footprint
 from ..proof import require
 
 
-@c_op("CONCATENATION", constraints=[rules.int8_quantized_activations, rules.concatenation_shared_quantization])
+@c_op("CONCATENATION", constraints=[rules.int8_quantized_activations, rules.concatenation_shared_quantization],
+      headers=("edgesdk_concatenation.h",), sources=("edgesdk_concatenation.c",))
 def emit_concatenation(e: Emit):
     y, axis = e.op.outputs[0], e.op.attrs["axis"]
     inputs = [t for t in e.op.inputs if t is not None]

@@ -51,7 +51,8 @@ def flat_pointwise(f: dict) -> dict:
     return {"in_h": 1, "in_w": pixels, "out_h": 1, "out_w": pixels}
 
 
-@c_op("CONV_2D", constraints=[rules.conv_shapes, *CONV_CONSTRAINTS])
+@c_op("CONV_2D", constraints=[rules.conv_shapes, *CONV_CONSTRAINTS],
+      headers=("edgesdk_conv2d.h",), sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c",))
 def emit_conv2d(e: Emit):
     op, d = e.op, e.data
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]

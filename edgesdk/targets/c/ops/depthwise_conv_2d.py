@@ -25,7 +25,8 @@ def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, m
     return fast_requant_obstacle(f, rounding, per_channel_weights, bias, mults, shifts)
 
 
-@c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, *CONV_CONSTRAINTS])
+@c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, *CONV_CONSTRAINTS],
+      headers=("edgesdk_depthwise_conv2d.h",), sources=("edgesdk_depthwise_conv2d.c", "edgesdk_depthwise_conv2d_sliding.c",))
 def emit_depthwise_conv2d(e: Emit):
     op, d = e.op, e.data
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]

@@ -26,7 +26,8 @@ def double_const(e: Emit, what: str, values):
     return e.const(what, np.asarray(values, np.float64), "double")
 
 
-@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, *CONV_CONSTRAINTS])
+@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, *CONV_CONSTRAINTS],
+      headers=("edgesdk_fully_connected.h",), sources=("edgesdk_fully_connected.c", "edgesdk_fully_connected_blocked.c",))
 def emit_fully_connected(e: Emit):
     op, d = e.op, e.data
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]

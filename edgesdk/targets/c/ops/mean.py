@@ -8,7 +8,8 @@ from ..proof import prod, require, shift_checks
 from .pad import MAX_DIMS, pad6
 
 
-@c_op("MEAN", constraints=[rules.int8_quantized_activations, rules.mean_constant_axes])
+@c_op("MEAN", constraints=[rules.int8_quantized_activations, rules.mean_constant_axes],
+      headers=("edgesdk_mean.h",), sources=("edgesdk_mean.c",))
 def emit_mean(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
     rank = len(x.shape)

@@ -8,7 +8,8 @@ from ..emit import Emit, c_op, footprint
 from .add import broadcast_footprint
 
 
-@c_op("MUL", constraints=[rules.int8_quantized_activations, rules.supported_fused_activation])
+@c_op("MUL", constraints=[rules.int8_quantized_activations, rules.supported_fused_activation],
+      headers=("edgesdk_mul.h",), sources=("edgesdk_mul.c",))
 def emit_mul(e: Emit):
     op, d = e.op, e.data
     a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]

@@ -14,7 +14,8 @@ def pad6(values, fill) -> list:
     return [fill] * (MAX_DIMS - len(values)) + values
 
 
-@c_op("PAD", "PADV2", constraints=[rules.int8_quantized_activations, rules.pad_constant_zero_point])
+@c_op("PAD", "PADV2", constraints=[rules.int8_quantized_activations, rules.pad_constant_zero_point],
+      headers=("edgesdk_pad.h",), sources=("edgesdk_pad.c",))
 def emit_pad(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
     fields = {"in_shape": pad6(x.shape, 1), "out_shape": pad6(y.shape, 1), "pad_before": pad6(d.pad_before, 0),

@@ -11,7 +11,8 @@ POOL_CONSTRAINTS = [rules.int8_quantized_activations, rules.pool_shapes, rules.i
 KERNELS = {"AVERAGE_POOL_2D": "edgesdk_average_pool2d_s8", "MAX_POOL_2D": "edgesdk_max_pool2d_s8"}
 
 
-@c_op("AVERAGE_POOL_2D", "MAX_POOL_2D", constraints=POOL_CONSTRAINTS)
+@c_op("AVERAGE_POOL_2D", "MAX_POOL_2D", constraints=POOL_CONSTRAINTS,
+      headers=("edgesdk_pool2d.h",), sources=("edgesdk_average_pool2d.c", "edgesdk_max_pool2d.c",))
 def emit_pool2d(e: Emit):
     op, d = e.op, e.data
     x, y, a = op.inputs[0], op.outputs[0], op.attrs

@@ -11,7 +11,7 @@ CONVERSIONS = {"uint8_to_int8": ("edgesdk_convert_u8_s8", "uint8 -> int8"),
                "int8_to_uint8": ("edgesdk_convert_s8_u8", "int8 -> uint8")}
 
 
-@c_op("QUANTIZE", constraints=[rules.quantize_types])
+@c_op("QUANTIZE", constraints=[rules.quantize_types], headers=("edgesdk_quantize.h",), sources=("edgesdk_quantize.c",))
 def emit_quantize(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
     n = x.num_elements
@@ -31,7 +31,8 @@ def emit_quantize(e: Emit):
     return e.layer
 
 
-@c_op("DEQUANTIZE", constraints=[rules.dequantize_types])
+@c_op("DEQUANTIZE", constraints=[rules.dequantize_types], headers=("edgesdk_dequantize.h",),
+      sources=("edgesdk_dequantize.c",))
 def emit_dequantize(e: Emit):
     x, y = e.op.inputs[0], e.op.outputs[0]
     params = e.params("edgesdk_dequantize_params", {"size": x.num_elements, "scale": float(x.quant.scale[0]),

@@ -6,7 +6,8 @@ from .. import supported as rules
 from ..emit import Emit, c_op, footprint
 
 
-@c_op("RESHAPE", constraints=[rules.reshape_same_size])
+@c_op("RESHAPE", constraints=[rules.reshape_same_size],
+      headers=("edgesdk_reshape.h",), sources=("edgesdk_reshape.c",))
 def emit_reshape(e: Emit):
     x, y = e.op.inputs[0], e.op.outputs[0]
     src, dst = e.arena(x), e.arena(y)

@@ -8,7 +8,8 @@ from ..proof import positive
 
 
 @c_op("SOFTMAX", constraints=[rules.int8_quantized_activations, rules.softmax_output_quantization,
-                              rules.softmax_positive_beta, rules.softmax_input_scale_in_range])
+                              rules.softmax_positive_beta, rules.softmax_input_scale_in_range],
+      headers=("edgesdk_softmax.h",), sources=("edgesdk_softmax.c",))
 def emit_softmax(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
     fields = {"rows": d.rows, "depth": d.depth, "input_multiplier": d.input_multiplier,
