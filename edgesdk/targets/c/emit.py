@@ -126,6 +126,19 @@ class Emit:
     def arena(self, tensor) -> Arena:
         return Arena(tensor, self.ctx.arena_offset(tensor), C_TYPES[tensor.dtype])
 
+    def tensor(self, tensor):
+        """An input: its arena slot, or for a constant tensor (a converter folds operands into constants)
+        its data as a constant array in flash, emitted once per build."""
+        if not tensor.is_const:
+            return self.arena(tensor)
+        emitted = self.ctx.data("c.constant_tensors", dict)
+        if tensor not in emitted:
+            ctype = C_TYPES[tensor.dtype]
+            values = np.ascontiguousarray(tensor.data).reshape(-1)
+            symbol = self.ctx.const_array(f"tensor_{tensor.id}", values, ctype, f"constant tensor '{tensor.name}'")
+            emitted[tensor] = Const(symbol, ctype, values)
+        return emitted[tensor]
+
     def const(self, what: str, values, ctype: str) -> Const:
         array = np.ascontiguousarray(values).reshape(-1)
         return Const(self.ctx.const_array(self._hint(what), array, ctype, describe_op(self.op)), ctype, array)
@@ -140,7 +153,7 @@ class Emit:
         return params
 
     def pointer_list(self, tensors) -> PointerList:
-        return PointerList(self.ctx.symbol(self._hint("inputs")), tuple(self.arena(t) for t in tensors))
+        return PointerList(self.ctx.symbol(self._hint("inputs")), tuple(self.tensor(t) for t in tensors))
 
     @staticmethod
     def rounding(name: str) -> Macro:

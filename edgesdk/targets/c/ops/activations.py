@@ -22,14 +22,14 @@ def emit_sigmoid_like(e: Emit):
     if d.table is not None:
         table = e.const("table", d.table, "int8_t")
         params = e.params("edgesdk_lut_params", {"size": x.num_elements, "table": table})
-        e.call("edgesdk_lut_s8", params, e.arena(x), e.arena(y))
+        e.call("edgesdk_lut_s8", params, e.tensor(x), e.arena(y))
         e.layer.note = "table lookup"
         return e.layer
     fields = {"size": x.num_elements, "input_zero_point": d.input_zero_point,
               "input_range_radius": d.input_range_radius, "input_multiplier": d.input_multiplier,
               "input_left_shift": d.input_left_shift, "rounding": e.rounding(d.rounding)}
     params = e.params("edgesdk_sigmoid_params", fields)
-    e.call(SIGMOID_KERNELS[e.op.type], params, e.arena(x), e.arena(y))
+    e.call(SIGMOID_KERNELS[e.op.type], params, e.tensor(x), e.arena(y))
     e.layer.note = "fixed point"
     return e.layer
 
@@ -48,7 +48,7 @@ def emit_hard_swish(e: Emit):
               "reluish_multiplier_fixedpoint_int16": d.reluish_multiplier_fixedpoint_int16,
               "reluish_multiplier_exponent": d.reluish_multiplier_exponent}
     params = e.params("edgesdk_hard_swish_params", fields)
-    return e.call("edgesdk_hard_swish_s8", params, e.arena(x), e.arena(y))
+    return e.call("edgesdk_hard_swish_s8", params, e.tensor(x), e.arena(y))
 
 
 @c_op("RELU", "RELU6", "RELU_N1_TO_1", constraints=[rules.int8_quantized_activations], headers=("edgesdk_relu.h",),
@@ -59,7 +59,7 @@ def emit_relu(e: Emit):
               "multiplier": d.multiplier, "shift": d.shift, "act_min": d.act_min, "act_max": d.act_max,
               "rounding": e.rounding(d.rounding)}
     params = e.params("edgesdk_relu_params", fields)
-    e.call("edgesdk_relu_s8", params, e.arena(x), e.arena(y))
+    e.call("edgesdk_relu_s8", params, e.tensor(x), e.arena(y))
     if d.clamp_only:
         e.layer.note = "clamp only (TFLite Micro)"
     return e.layer

@@ -44,7 +44,7 @@ def emit_add(e: Emit):
     reach = sum(int(np.max(np.abs(t))) for t in tables)
     fields["fast_output"] = int(d.rounding == "double" and -31 <= d.output_shift <= -1 and reach < FAST_ACC_LIMIT)
     params = e.params("edgesdk_add_params", fields)
-    return e.call("edgesdk_add_s8", params, e.arena(a), e.arena(b), e.arena(y))
+    return e.call("edgesdk_add_s8", params, e.tensor(a), e.tensor(b), e.arena(y))
 
 
 def broadcast_footprint(call, op) -> list:

@@ -60,7 +60,7 @@ def emit_depthwise_conv2d(e: Emit):
     fields["shift"] = e.int32s("shift", shifts)
     params = e.params("edgesdk_depthwise_conv2d_params", fields)
     bias_c = bias_const(e, b, bias, bool(fields["sliding"]))
-    e.call("edgesdk_depthwise_conv2d_s8", params, e.arena(x), weights_const(e, weights), bias_c, e.arena(y))
+    e.call("edgesdk_depthwise_conv2d_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
     kind = "sliding" if fields["sliding"] else f"reference loops: {why_not}"
     e.layer.note = f"{w.shape[1]}x{w.shape[2]} depthwise, {out_c} channels, {kind}"
     return e.layer

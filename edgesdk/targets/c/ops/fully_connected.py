@@ -57,7 +57,7 @@ def emit_fully_connected(e: Emit):
         layout and rounding == "fp64") else 0
     params = e.params("edgesdk_fully_connected_params", fields)
     bias_c = bias_const(e, b, bias, layout is not None)
-    e.call("edgesdk_fully_connected_s8", params, e.arena(x), weights_const(e, weights), bias_c, e.arena(y))
+    e.call("edgesdk_fully_connected_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
     kind = {FC_BLOCKED: "blocked", FC_PAIRED: "paired"}.get(layout, f"reference loops: {why_not}")
     e.layer.note = f"{in_depth}->{out_depth}, {kind}"
     return e.layer

@@ -21,7 +21,7 @@ def emit_mean(e: Emit):
         "rounding": e.rounding(d.rounding),
     }
     params = e.params("edgesdk_mean_params", fields)
-    e.call("edgesdk_mean_s8", params, e.arena(x), e.arena(y))
+    e.call("edgesdk_mean_s8", params, e.tensor(x), e.arena(y))
     e.layer.note = f"over axes {sorted(d.axes)}"
     return e.layer
 

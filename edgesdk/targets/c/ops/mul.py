@@ -21,7 +21,7 @@ def emit_mul(e: Emit):
         "rounding": e.rounding(d.rounding),
     }
     params = e.params("edgesdk_mul_params", fields)
-    return e.call("edgesdk_mul_s8", params, e.arena(a), e.arena(b), e.arena(y))
+    return e.call("edgesdk_mul_s8", params, e.tensor(a), e.tensor(b), e.arena(y))
 
 
 footprint("edgesdk_mul_s8")(broadcast_footprint)

@@ -21,7 +21,7 @@ def emit_pad(e: Emit):
     fields = {"in_shape": pad6(x.shape, 1), "out_shape": pad6(y.shape, 1), "pad_before": pad6(d.pad_before, 0),
               "pad_value": d.pad_value}
     params = e.params("edgesdk_pad_params", fields)
-    return e.call("edgesdk_pad_s8", params, e.arena(x), e.arena(y))
+    return e.call("edgesdk_pad_s8", params, e.tensor(x), e.arena(y))
 
 
 @footprint("edgesdk_pad_s8")

@@ -26,7 +26,7 @@ def emit_pool2d(e: Emit):
         "uint8_rounding": int(d.uint8_rounding),
     }
     params = e.params("edgesdk_pool2d_params", fields)
-    e.call(KERNELS[op.type], params, e.arena(x), e.arena(y))
+    e.call(KERNELS[op.type], params, e.tensor(x), e.arena(y))
     e.layer.note = f"{a['filter_h']}x{a['filter_w']} {'average' if op.type == 'AVERAGE_POOL_2D' else 'max'}"
     return e.layer
 

@@ -17,16 +17,16 @@ def emit_quantize(e: Emit):
     n = x.num_elements
     if d.kind == "from_float":
         params = e.params("edgesdk_quantize_f32_params", {"size": n, "scale": d.scale, "zero_point": d.output_zero_point})
-        e.call("edgesdk_quantize_f32_s8", params, e.arena(x), e.arena(y))
+        e.call("edgesdk_quantize_f32_s8", params, e.tensor(x), e.arena(y))
         e.layer.note = "float32 -> int8"
     elif d.kind in CONVERSIONS:
         kernel, e.layer.note = CONVERSIONS[d.kind]
-        e.call(kernel, e.int(n), e.arena(x), e.arena(y))
+        e.call(kernel, e.int(n), e.tensor(x), e.arena(y))
     else:
         fields = {"size": n, "input_zero_point": d.input_zero_point, "output_zero_point": d.output_zero_point,
                   "multiplier": d.multiplier, "shift": d.shift, "rounding": e.rounding(d.rounding)}
         params = e.params("edgesdk_requantize_params", fields)
-        e.call("edgesdk_requantize_s8", params, e.arena(x), e.arena(y))
+        e.call("edgesdk_requantize_s8", params, e.tensor(x), e.arena(y))
         e.layer.note = "requantize"
     return e.layer
 
@@ -37,7 +37,7 @@ def emit_dequantize(e: Emit):
     x, y = e.op.inputs[0], e.op.outputs[0]
     params = e.params("edgesdk_dequantize_params", {"size": x.num_elements, "scale": float(x.quant.scale[0]),
                                                     "zero_point": int(x.quant.zero_point[0])})
-    e.call("edgesdk_dequantize_s8_f32", params, e.arena(x), e.arena(y))
+    e.call("edgesdk_dequantize_s8_f32", params, e.tensor(x), e.arena(y))
     e.layer.note = "int8 -> float32"
     return e.layer
 

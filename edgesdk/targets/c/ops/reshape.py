@@ -10,8 +10,8 @@ from ..emit import Emit, c_op, footprint
       headers=("edgesdk_reshape.h",), sources=("edgesdk_reshape.c",))
 def emit_reshape(e: Emit):
     x, y = e.op.inputs[0], e.op.outputs[0]
-    src, dst = e.arena(x), e.arena(y)
-    if src.offset == dst.offset:
+    src, dst = e.tensor(x), e.arena(y)
+    if not x.is_const and src.offset == dst.offset:
         e.layer.aliased = True
         e.layer.note = "aliased, no copy"
         return e.layer

@@ -15,7 +15,7 @@ def emit_softmax(e: Emit):
     fields = {"rows": d.rows, "depth": d.depth, "input_multiplier": d.input_multiplier,
               "input_left_shift": d.input_left_shift, "diff_min": d.diff_min, "rounding": e.rounding(d.rounding)}
     params = e.params("edgesdk_softmax_params", fields)
-    return e.call("edgesdk_softmax_s8", params, e.arena(x), e.arena(y))
+    return e.call("edgesdk_softmax_s8", params, e.tensor(x), e.arena(y))
 
 
 @footprint("edgesdk_softmax_s8")

@@ -1,0 +1,133 @@
+"""The converter-made op corpus (tests/models/ops): every model edgesdk compiles is bit-exact, op by op, with
+LiteRT's reference kernels (--rounding ref) and TFLite Micro (--rounding tflm), and the models it does not
+compile are exactly those tests/corpus.py lists as not yet supported.
+
+* host level (fast, every model): the C target's generated calls run on the host kernels (edgesdk.targets.c.
+  testing) on each reference's own op inputs, for the cases the references were checked on (seeded random,
+  all-min, all-max: tests/models/check_references.py);
+* firmware (slow, one model per op and mode): built for the emulator and run end to end.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+import corpus
+from edgesdk.errors import ModelError, UnsupportedOpError
+from edgesdk.importer import import_tflite
+from edgesdk.partition.partitioner import partition
+from edgesdk.targets.c import testing
+
+ENTRIES = corpus.entries()
+BY_OP = defaultdict(list)
+for _entry in ENTRIES:
+    BY_OP[_entry["op"]].append(_entry)
+
+
+def _compiles_on_c(entry) -> tuple:
+    """(graph, None) when the C target takes every op of the model, else (None, the refusal)."""
+    try:
+        graph = import_tflite(corpus.CORPUS / entry["file"])
+        partition(graph, ["c"])
+    except UnsupportedOpError as exc:
+        return None, str(exc)
+    except ModelError as exc:
+        if corpus.expected_unsupported(entry) is None:
+            raise  # a converter-made model is never "inconsistent"
+        return None, str(exc)
+    return graph, None
+
+
+def test_corpus_is_what_the_manifest_lists():
+    files = {p.name for p in corpus.CORPUS.glob("*.tflite")}
+    assert files == {e["file"] for e in ENTRIES}
+
+
+def test_supported_and_not_yet_supported_models_are_as_listed():
+    """A model outside tests/corpus.py's NOT_YET list compiles; one inside it is refused with a reason."""
+    problems = []
+    for entry in ENTRIES:
+        expected = corpus.expected_unsupported(entry)
+        try:
+            graph, refusal = _compiles_on_c(entry)
+        except Exception as exc:  # a crash or a ModelError on a converter-made model is a bug either way
+            problems.append(f"{entry['file']}: {type(exc).__name__}: {exc}")
+            continue
+        if expected is None and refusal is not None:
+            problems.append(f"{entry['file']}: refused: {refusal.splitlines()[1] if chr(10) in refusal else refusal}")
+        elif expected is not None and refusal is None:
+            problems.append(f"{entry['file']}: compiles now; remove '{expected}' from tests/corpus.py NOT_YET")
+    assert not problems, "\n".join(problems)
+
+
+def _mismatches(entry, graph, mode: str, library) -> list:
+    problems = []
+    path = corpus.CORPUS / entry["file"]
+    for case in corpus.CASES:
+        inputs = corpus.case_inputs(entry, case, 0)
+        ref = testing.reference_tensors(path, inputs, mode)
+        for op, diff, count in testing.compare_ops(graph, ref, mode, library):
+            problems.append(f"{entry['file']} [{mode} {case}] {op.location}: {count} values differ (max {diff})")
+    return problems
+
+
+@pytest.mark.parametrize("mode", ["ref", "tflm"])
+@pytest.mark.parametrize("op_type", sorted(BY_OP))
+def test_corpus_host_bit_exact(op_type, mode):
+    selected = []
+    for entry in BY_OP[op_type]:
+        if corpus.expected_unsupported(entry) or not corpus.reference_ok(entry, mode) or entry.get("stateful"):
+            continue
+        graph, refusal = _compiles_on_c(entry)
+        if graph is not None:
+            selected.append((entry, graph))
+    if not selected:
+        pytest.skip(f"no {op_type} model runs on edgesdk and the {mode} reference yet")
+    library = testing.OpLibrary([op for _, g in selected for op in g.ops], mode)
+    problems = [p for entry, graph in selected for p in _mismatches(entry, graph, mode, library)]
+    assert not problems, "\n".join(problems[:40])
+
+
+def one_per_op_and_mode() -> list:
+    chosen = {}
+    for entry in ENTRIES:
+        chosen.setdefault((entry["op"], entry["mode"]), entry)
+    return [chosen[k] for k in sorted(chosen)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", [e for e in one_per_op_and_mode() if not corpus.expected_unsupported(e)],
+                         ids=lambda e: e["file"])
+def test_corpus_firmware_bit_exact(entry, tmp_path):
+    """One model per op and mode, built into firmware and run on the emulator, against each reference that
+    runs it, on --target c and npu,c."""
+    from edgesdk.compiler import BuildOptions, build
+    from edgesdk.reference import run_reference
+    from edgesdk.runner import run_inference
+
+    path = corpus.CORPUS / entry["file"]
+    problems = []
+    for mode in ("ref", "tflm"):
+        if not corpus.reference_ok(entry, mode):
+            continue
+        for target in ("c", "npu,c"):
+            out = tmp_path / f"{mode}_{target.replace(',', '_')}"
+            report = build(path, out, BuildOptions(target=target, rounding=mode))
+            if target == "npu,c" and not any(op["target"] == "npu" for op in report["ops"]):
+                continue  # the same firmware as --target c
+            for case in ("seed0", "min", "max"):
+                inputs = corpus.case_inputs(entry, case, 0)
+                result = run_inference(out, inputs)
+                if result.exit_code != 0:
+                    problems.append(f"{mode} {target} {case}: exit {result.exit_code}")
+                    continue
+                expected = run_reference(path, inputs, mode)
+                for want, got in zip(expected, result.outputs):
+                    differ = np.count_nonzero(np.asarray(want).reshape(-1).view(np.uint8)
+                                              != np.asarray(got).reshape(-1).view(np.uint8))
+                    if differ:
+                        problems.append(f"{mode} {target} {case}: {differ} bytes differ")
+    assert not problems, "\n".join(problems)
