@@ -18,7 +18,8 @@ from ..ir.graph import Graph, Tensor
 from ..ir.rounding import requant_rounding
 from .memory_plan import MemoryPlan
 
-C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
+C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+           "float32": "float", "bool": "uint8_t"}  # bool tensors: one byte, 0 or 1
 WEIGHTS_REGION, ARENA_REGION = 0, 1
 
 

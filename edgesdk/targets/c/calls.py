@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# bool tensors are one byte holding 0 or 1 (TFLite's layout): uint8_t in C, so no header needs stdbool.h.
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-           "float32": "float", "bool": "bool"}
+           "float32": "float", "bool": "uint8_t"}
 C_TYPE_BYTES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
                 "int64_t": 8, "float": 4, "double": 8, "bool": 1}
 
