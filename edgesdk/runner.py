@@ -12,7 +12,8 @@ import numpy as np
 from .board import load_board
 from .errors import EmulatorError, UsageError
 
-NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "float32": np.float32}
+NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+                "float32": np.float32, "bool": np.bool_}
 
 
 @dataclass
@@ -25,6 +26,8 @@ class InferenceResult:
     npu_stats: dict
     uart: str
     peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models (DSP, plugins): counters
+    step_outputs: list = field(default_factory=list)  # per inference of a sequence run: its outputs
+    step_instructions: list = field(default_factory=list)  # per inference: instructions between the marks
 
 
 def load_report(build_dir: Path) -> dict:
@@ -56,33 +59,61 @@ def random_inputs(report: dict, seed: int) -> list:
         dtype = NUMPY_DTYPES[spec["dtype"]]
         if spec["dtype"] == "float32":
             result.append(rng.uniform(-1.0, 1.0, spec["shape"]).astype(np.float32))
+        elif spec["dtype"] == "bool":
+            result.append(rng.integers(0, 2, spec["shape"]).astype(np.bool_))
         else:
             info = np.iinfo(dtype)
             result.append(rng.integers(info.min, info.max + 1, spec["shape"], dtype=dtype))
     return result
 
 
+MAX_STEPS = 1000  # inferences of one sequence run (the emulator records two marks per inference)
+
+
 def run_inference(build_dir, inputs: list, timeout_s: float = 120.0) -> InferenceResult:
+    """One inference on `inputs` (one array per model input)."""
+    return run_sequence(build_dir, [inputs], timeout_s)
+
+
+def run_sequence(build_dir, steps: list, timeout_s: float = 120.0) -> InferenceResult:
+    """Inferences on `steps` (per step, one array per model input) in one boot: a stateful model carries its
+    state from one step to the next. The result's `outputs` are the last step's, `step_outputs` all of them."""
     from .emulator import elf_symbol, run_elf
 
     build_dir = Path(build_dir)
     report = load_report(build_dir)
     specs = report["io"]["inputs"]
-    if len(inputs) != len(specs):
-        names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
-        raise UsageError(f"The model takes {len(specs)} input(s) ({names}); {len(inputs)} given.")
+    if not 1 <= len(steps) <= MAX_STEPS:
+        raise UsageError(f"A run takes 1 to {MAX_STEPS} steps, not {len(steps)}.")
+    for inputs in steps:
+        if len(inputs) != len(specs):
+            names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
+            raise UsageError(f"The model takes {len(specs)} input(s) ({names}); {len(inputs)} given.")
     elf = build_dir / "firmware.elf"
     if not elf.is_file():
         raise UsageError(f"{elf} is missing; rebuild with 'edgesdk build'.")
     board = load_board(report["board"])
     arena = elf_symbol(elf, "edgesdk_arena")
-    writes = [(arena + s["arena_offset"], coerce_input(x, s, i).tobytes()) for i, (x, s) in enumerate(zip(inputs, specs))]
+    step_writes = [[(arena + s["arena_offset"], coerce_input(x, s, i).tobytes()) for i, (x, s) in enumerate(zip(inputs, specs))]
+                   for inputs in steps]
     out_specs = report["io"]["outputs"]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]
-    result = run_elf(elf, board, writes=writes, reads=reads, timeout_s=timeout_s)
-    outputs = [np.frombuffer(raw, NUMPY_DTYPES[s["dtype"]]).reshape(s["shape"]).copy() for raw, s in zip(result.reads, out_specs)]
-    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, result.inference_instructions,
-                           result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats))
+    if len(steps) == 1:  # the plain way: inputs in place before boot, outputs after exit
+        result = run_elf(elf, board, writes=step_writes[0], reads=reads, timeout_s=timeout_s)
+        step_reads, step_instructions = [result.reads], [result.inference_instructions]
+    else:
+        result = run_elf(elf, board, reads=reads, timeout_s=timeout_s, steps=step_writes)
+        step_reads, step_instructions = result.step_reads, result.step_instructions
+
+    def decode(raw_list):
+        return [np.frombuffer(raw, NUMPY_DTYPES[s["dtype"]]).reshape(s["shape"]).copy() for raw, s in zip(raw_list, out_specs)]
+
+    step_outputs = [decode(r) for r in step_reads]
+    outputs = step_outputs[-1] if step_outputs else decode(result.reads)
+    inference = step_instructions[0] if step_instructions else result.inference_instructions
+    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, inference,
+                           result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats),
+                           step_outputs, step_instructions)
 
 
 def failure_message(result: InferenceResult) -> str:

@@ -42,6 +42,10 @@ __attribute__((noinline, noipa, used)) void edgesdk_harness_mark(int which)
     __asm__ volatile("" : : "r"(which) : "memory");
 }
 
+/* Inferences per boot after the first: 0 (zeroed at startup), unless the emulator writes another count at the
+ * first mark (edgesdk run --steps N writes N - 1). */
+volatile uint32_t edgesdk_harness_extra_steps __attribute__((used));
+
 #ifdef EDGESDK_HARNESS_EMBEDDED_INPUTS
 /* Copy the inputs embedded in flash into their arena slots (the arena is not initialized at boot). */
 static void load_embedded_inputs(void)
@@ -84,9 +88,15 @@ int main(void)
     load_embedded_inputs();
 #endif
 
-    edgesdk_harness_mark(1);
-    int32_t status = edgesdk_default_run(&inputs, &outputs);
-    edgesdk_harness_mark(2);
+    /* A stateful model runs a sequence of inferences in one boot: the emulator sets the length and, at each
+     * mark, writes the next step's inputs (mark 1) and reads its outputs (mark 2). */
+    edgesdk_default_reset();
+    int32_t status = EDGESDK_OK;
+    for (uint32_t step = 0; step <= edgesdk_harness_extra_steps && status == EDGESDK_OK; ++step) {
+        edgesdk_harness_mark(1);
+        status = edgesdk_default_run(&inputs, &outputs);
+        edgesdk_harness_mark(2);
+    }
 
     if (status == 0) {
 #ifdef EDGESDK_HARNESS_PRINT_OUTPUTS

@@ -62,6 +62,18 @@ class IoTensor:
 
 
 @dataclass
+class StateTensor:
+    """A persistent tensor and how edgesdk_default_reset sets it: copied from `initial` (a const array of its
+    bytes in flash) or filled with `fill` (TFLite's reset value: the zero point of an int8 tensor, else 0)."""
+
+    name: str  # model name (comment text)
+    arena_offset: int
+    nbytes: int
+    initial: str | None  # symbol of the initial bytes, or None
+    fill: int
+
+
+@dataclass
 class ExecutorModel:
     model_name: str
     arena_bytes: int
@@ -77,6 +89,7 @@ class ExecutorModel:
     region_estimates: list = field(default_factory=list)  # per region: RegionEstimate or None
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
+    state: list = field(default_factory=list)  # StateTensor: what edgesdk_default_reset sets
 
 
 class CodegenContext:
@@ -177,7 +190,17 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode:
         model.region_estimates.append(target.estimate(region, board, model))
     model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
     model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]
+    model.state = [_state_tensor(t, plan, ctx) for t in graph.state]
     return model
+
+
+def _state_tensor(t: Tensor, plan: MemoryPlan, ctx: CodegenContext) -> StateTensor:
+    initial = None
+    if t.initial is not None:
+        raw = np.frombuffer(np.ascontiguousarray(t.initial, dtype=t.initial.dtype).tobytes(), np.uint8)
+        initial = ctx.const_array(f"state_{t.name}_initial", raw, "uint8_t", sanitize_name(f"initial value of '{t.name}'"))
+    fill = int(t.quant.zero_point[0]) & 0xFF if t.dtype == "int8" and t.quant is not None else 0
+    return StateTensor(t.name, plan.offset(t), t.nbytes, initial, fill)
 
 
 def _io_tensor(t: Tensor, plan: MemoryPlan, symbols: UniqueIdentifiers) -> IoTensor:

@@ -70,7 +70,8 @@ class Buffer:
     last: int  # last step that reads them
     tensors: list = field(default_factory=list)
     offset: int | None = None
-    kind: str = "tensor"  # "tensor" (an activation and its aliases), "scratch" (of tensors[0], an Op) or
+    kind: str = "tensor"  # "tensor" (an activation and its aliases), "state" (persistent between inferences),
+    # "scratch" (of tensors[0], an Op) or
     # "stripe" (the rolling stripe buffer of tensors[0], an intermediate of a cascade group)
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
@@ -141,8 +142,10 @@ def _alias_root(tensor, alias_of: dict):
 def _alias_map(graph: Graph) -> dict:
     alias_of = {}
     for op in graph.ops:
-        if op.type in ALIAS_OPS and op.inputs[0] is not None and not op.inputs[0].is_const:
-            alias_of[op.outputs[0]] = op.inputs[0]
+        x = op.inputs[0] if op.inputs else None
+        # State is not aliased: an ASSIGN_VARIABLE may change it while the alias is still being read.
+        if op.type in ALIAS_OPS and x is not None and not x.is_const and not x.persistent and not op.outputs[0].persistent:
+            alias_of[op.outputs[0]] = x
     return alias_of
 
 
@@ -168,6 +171,9 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) 
     for t in graph.outputs:
         if not t.is_const:
             groups[_alias_root(t, alias_of)].last = end  # read by the caller after the last op
+    for t in graph.state:  # kept between inferences: live from before the first op to after the last
+        buf = groups[_alias_root(t, alias_of)]
+        buf.first, buf.last, buf.kind = -1, end, "state"
     for g in cascades:
         stripe = set(g.intermediates)
         for op in g.ops:
@@ -272,8 +278,8 @@ def find_overlaps(graph: Graph, buffers: list, cascades=()) -> list:
         for x in dict.fromkeys(op.inputs):  # each distinct input once
             if x is None or x.is_const:
                 continue
-            in_buf = owner[x]
-            if in_buf is out_buf or in_buf.last != step:
+            in_buf = owner.get(x)  # state buffers ("state") never die, so nothing may overlap them
+            if in_buf is None or in_buf is out_buf or in_buf.last != step:
                 continue
             rule = required_overlap(op, x)
             if rule is not None:

@@ -72,6 +72,8 @@ class RunResult:
     reads: list = field(default_factory=list)
     peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models: name -> counters
     stack_bytes_used: int | None = None
+    step_reads: list = field(default_factory=list)  # a sequence run: per step, the reads after that step
+    step_instructions: list = field(default_factory=list)  # a sequence run: per step, the inference's count
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,32 @@ def elf_symbol(elf_path, name: str) -> int:
         raise EmulatorError(f"Symbol '{name}' is not defined in {elf_path}; was the firmware built by edgesdk "
                             "from the same model?")
     return symbols[name]
+
+
+def _run_steps(machine, elf_path, steps: list, reads) -> list:
+    """Arm the mark callback of a sequence run; return the per-step reads list it fills."""
+    count = elf_symbol(elf_path, STEPS_SYMBOL)
+    results = [None] * len(steps)
+
+    def at_mark(hit: int) -> None:
+        step, end = divmod(hit, 2)
+        if step >= len(steps):
+            return
+        if not end:  # mark 1: the step's inputs (and, at the first, how many steps to run)
+            if step == 0:
+                machine.write(count, struct.pack("<I", len(steps) - 1))
+            for address, data in steps[step]:
+                machine.write(address, data)
+        else:  # mark 2: its outputs
+            results[step] = [machine.read(address, length) for address, length in reads]
+
+    machine.on_mark(at_mark)
+    return results
+
+
+def _step_instructions(marks: list) -> list:
+    """Instructions of each inference of a sequence: between marks 2k and 2k+1."""
+    return [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]
 
 
 def _symbolize(elf: _Elf, address: int) -> str:
@@ -501,6 +529,18 @@ class Machine:
     def instructions(self) -> int:
         return self.lib.emu_instructions(self.state)
 
+    def on_mark(self, callback) -> None:
+        """Call `callback(hit)` whenever the firmware enters edgesdk_harness_mark; `hit` counts the entries from
+        0 (a resumed slice that re-enters the mark reports the same hit again, so callbacks must be idempotent)."""
+        address = self.elf.symbols.get(HARNESS_MARK_SYMBOL)
+        if address is None:
+            raise EmulatorError(f"{self.elf_path} has no {HARNESS_MARK_SYMBOL}: not an edgesdk harness build.")
+
+        def hook(uc, pc, size, data):
+            callback(self.lib.emu_mark_hits(self.state) - 1)
+
+        self.uc.hook_add(unicorn.UC_HOOK_CODE, hook, begin=address, end=address)
+
     def mark_instructions(self) -> list:
         """Instructions executed before each call of edgesdk_harness_mark."""
         return [self.lib.emu_mark_instructions(self.state, i) for i in range(self.lib.emu_mark_hits(self.state))]
@@ -680,16 +720,24 @@ class Machine:
         return EmulatorError(f"The firmware {what} (near {where}).{self._uart_tail()}")
 
 
+STEPS_SYMBOL = "edgesdk_harness_extra_steps"
+
+
 def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_instructions: int | None = None,
-            npu: NpuModelSpec | None = None) -> RunResult:
+            npu: NpuModelSpec | None = None, steps: list | None = None) -> RunResult:
     """Boot `elf_path` on `board` (Board or name), with `writes` [(address, bytes)] applied to memory before
     boot, until it writes the exit device; return exit code, UART text, counts and the `reads`
-    [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs."""
+    [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs.
+
+    `steps` ([writes per inference]) runs a sequence of inferences in one boot (the harness runs
+    1 + edgesdk_harness_extra_steps inferences): each step's writes go into memory when its inference starts, and `reads` are
+    taken after each one (RunResult.step_reads; a step the firmware did not finish has none)."""
     board = load_board(board) if isinstance(board, str) else board
     machine = Machine(board, elf_path, npu)
     try:
         for address, data in writes:
             machine.write(address, data)
+        step_reads = _run_steps(machine, elf_path, steps, reads) if steps else []
         machine.run(timeout_s, max_instructions)
         stats = machine.npu_stats()
         return RunResult(
@@ -702,6 +750,8 @@ def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_i
             reads=[machine.read(address, length) for address, length in reads],
             stack_bytes_used=machine.stack_bytes_used(),
             peripheral_stats=machine.peripheral_stats(),
+            step_reads=[r for r in step_reads if r is not None],
+            step_instructions=_step_instructions(machine.mark_instructions()) if steps else [],
         )
     finally:
         machine.close()
