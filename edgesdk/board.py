@@ -1,4 +1,4 @@
-"""Board descriptions: `boards/<name>/board.json` is the single source of every board constant.
+"""Board descriptions: `edgesdk/boards/<name>/board.json` is the single source of every board constant.
 
 The compiler (memory limits, NPU clocks and bandwidths), the firmware build (toolchain flags, generated
 link.ld and board.h) and the emulator (memory map, peripherals) all read it through this module.
@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .resources import package_dir, package_path
 
-SDK_ROOT = Path(__file__).resolve().parent.parent
-BOARDS_DIR = SDK_ROOT / "boards"
+PACKAGE_DIR = package_dir()  # edgesdk/ (installed or in a checkout): its boards, firmware and HIL suites
+BOARDS_DIR = package_path("boards")
 
 
 def _int(value) -> int:
@@ -88,7 +89,8 @@ def available_boards() -> list[str]:
 
 
 def load_board(name_or_path: str) -> Board:
-    """Load a board by name (boards/<name>/board.json) or by a path to a board.json or its folder."""
+    """Load a board by name (edgesdk/boards/<name>/board.json, or a plugin's) or by a path to a board.json or
+    its folder."""
     path = Path(name_or_path)
     if path.is_dir():
         path = path / "board.json"
@@ -116,4 +118,4 @@ def load_board(name_or_path: str) -> Board:
         return Board(raw["name"], path, raw.get("description", ""), raw["cpu"], memories, peripherals,
                      int(raw["stack_bytes"]), raw["toolchain"])
     except (KeyError, ValueError, TypeError) as exc:
-        raise UsageError(f"Board description {path} is malformed ({exc!r}); compare it with boards/riscv-npu/board.json.") from None
+        raise UsageError(f"Board description {path} is malformed ({exc!r}); compare it with edgesdk/boards/riscv-npu/board.json.") from None

@@ -141,7 +141,7 @@ def make_parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_inspect)
 
-    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (tests/hil) against a build")
+    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (edgesdk/hil/suites) against a build")
     h.add_argument("build_dir", help="output directory of 'edgesdk build'")
     h.add_argument("--emulator", default="builtin", choices=["builtin", "renode"],
                    help="built-in emulator with plain robot (default), or Renode with renode-test")

@@ -443,9 +443,9 @@ def _per_channel(p: dict, layer: _Step, channels: int, *keys) -> list:
 
 def _kernel_constant(header: str, name: str) -> int:
     """A #define of the kernel library (one source for the kernel and its footprint rule)."""
-    from .board import SDK_ROOT
+    from .board import PACKAGE_DIR
 
-    text = (SDK_ROOT / "edgesdk" / "kernels" / header).read_text()
+    text = (PACKAGE_DIR / "kernels" / header).read_text()
     return int(re.search(rf"#define {name} (\d+)", text).group(1))
 
 

@@ -1,4 +1,4 @@
-"""Hardware-in-the-loop suites: tests/hil/*.robot against a build, on the built-in emulator or Renode.
+"""Hardware-in-the-loop suites: edgesdk/hil/suites/*.robot against a build, on the built-in emulator or Renode.
 
     edgesdk hil OUT [--emulator builtin|renode] [--suite NAME ...]
 
@@ -20,11 +20,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..board import SDK_ROOT
 from ..errors import ToolchainError, UsageError
+from ..resources import package_path
 from .firmware import HilBuild, prepare_hil
 
-SUITES_DIR = SDK_ROOT / "tests" / "hil"
+SUITES_DIR = package_path("hil", "suites")  # shipped in the package: edgesdk/hil/suites/*.robot
 EMULATORS = ("builtin", "renode")
 
 
@@ -72,7 +72,7 @@ def _run_builtin(hil: HilBuild, files: list) -> HilResult:
     cmd = [sys.executable, "-m", "robot", "--name", f"edgesdk HIL {hil.model_name}", "--variable",
            f"BUILD:{hil.build_dir}", "--outputdir", str(results), "--consolecolors", "off",
            "--consolemarkers", "off", "--consolewidth", "110", *map(str, files)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=SDK_ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=hil.hil_dir)
     if proc.returncode == 251 or proc.returncode == 252 or proc.returncode == 255:
         raise UsageError(f"Robot Framework could not run the HIL suites ({' '.join(cmd)}):\n"
                          f"{(proc.stdout + proc.stderr).strip()[-3000:]}")
@@ -98,7 +98,7 @@ def _run_renode(hil: HilBuild, files: list, renode_test: str) -> HilResult:
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_dir), env.get("LD_LIBRARY_PATH")]))
     cmd = [renode_test, "--variable", f"BUILD:{hil.build_dir}", "--results-dir", str(results), *map(str, files)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=SDK_ROOT, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=hil.hil_dir, env=env)
     return HilResult(hil, "renode", proc.returncode, proc.stdout + proc.stderr, results)
 
 
