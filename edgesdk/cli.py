@@ -217,6 +217,10 @@ def cmd_run(args) -> int:
     from .runner import failure_message, load_report, random_inputs, run_inference
 
     report = load_report(Path(args.build_dir))
+    if args.check:  # before the emulator runs: without the reference interpreter, say which extra to install
+        from .reference import require_reference
+
+        require_reference(report["rounding"], "edgesdk run --check")
     if args.random_input is not None and args.input:
         raise UsageError("Give either --input files or --random-input, not both.")
     inputs = random_inputs(report, args.random_input) if args.random_input is not None else [load_npy(p) for p in args.input]
@@ -280,7 +284,7 @@ def compare_with_reference(build_dir: Path, report: dict, inputs: list, outputs:
     from .reference import run_reference
 
     mode = report["rounding"]
-    expected = run_reference(build_dir / "model.tflite", inputs, mode)
+    expected = run_reference(build_dir / "model.tflite", inputs, mode, "edgesdk run --check")
     mismatches = [int(np.count_nonzero(e.reshape(-1).view(np.uint8) != y.reshape(-1).view(np.uint8)))
                   for e, y in zip(expected, outputs)]
     oracle = "LiteRT BUILTIN_REF" if mode == "ref" else "TFLite Micro"
@@ -400,8 +404,10 @@ def cmd_hil(args) -> int:
     result = run_hil(args.build_dir, args.emulator, args.suite or None, inputs, args.random_input)
     print(result.output.rstrip())
     if not result.passed:
+        where = (f"details in {result.results_dir}" if result.results_dir.is_dir()
+                 else "Robot Framework wrote no results; its output is above")
         print(f"edgesdk: error: HIL suites failed on the {result.emulator} emulator (Robot exit code "
-              f"{result.returncode}); details in {result.results_dir}.", file=sys.stderr)
+              f"{result.returncode}); {where}.", file=sys.stderr)
         return 6
     return 0
 

@@ -8,14 +8,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import MissingDependency, UsageError
+
+EXTRA = "reference"  # pyproject.toml [project.optional-dependencies]: ai-edge-litert, tflite-micro
+MODULES = {"ref": ("ai_edge_litert", "LiteRT (ai-edge-litert)"), "tflm": ("tflite_micro", "TFLite Micro (tflite-micro)")}
 
 
-def run_reference(model_path, inputs: list, mode: str = "ref") -> list:
-    """Run the model on `inputs` (numpy arrays, model order) and return the outputs (model order)."""
+def run_reference(model_path, inputs: list, mode: str = "ref", what: str = "Comparing with the reference") -> list:
+    """Run the model on `inputs` (numpy arrays, model order) and return the outputs (model order).
+    MissingDependency (exit code 7, naming the pip extra) when the interpreter is not installed; `what` says
+    which command needed it."""
+    require_reference(mode, what)
     if mode == "tflm":
         return _run_tflm(model_path, inputs)
     return _run_litert_reference(model_path, inputs)
+
+
+def require_reference(mode: str = "ref", what: str = "Comparing with the reference", extra: str = EXTRA) -> None:
+    """Raise MissingDependency unless the reference interpreter of `mode` can be imported."""
+    module, name = MODULES["tflm" if mode == "tflm" else "ref"]
+    try:
+        __import__(module)
+    except ImportError as exc:
+        raise MissingDependency(what, extra, module, f"{name}: {exc}") from None
 
 
 def _run_litert_reference(model_path, inputs: list) -> list:

@@ -93,7 +93,7 @@ def prepare_hil(build_dir, inputs: list | None = None, seed: int = 0) -> HilBuil
     with tempfile.TemporaryDirectory(prefix="edgesdk-hil-cmake-") as cmake_dir:
         firmware = build_firmware(gen, hil_dir, board, build_dir=Path(cmake_dir))
 
-    expected = run_reference(build_dir / "model.tflite", inputs, report["rounding"])
+    expected = run_reference(build_dir / "model.tflite", inputs, report["rounding"], "edgesdk hil (the expected outputs)")
     for k, x in enumerate(inputs):
         np.save(hil_dir / f"input_{k}.npy", x)
     for k, y in enumerate(expected):
