@@ -127,3 +127,19 @@ def test_hil_without_reference_names_the_hil_extra(fake_build, monkeypatch, caps
     _hide(monkeypatch, "ai_edge_litert")
     assert cli_main(["hil", str(fake_build)]) == 7
     assert "pip install 'edgesdk[hil]'" in capsys.readouterr().err
+
+
+def test_the_demo_model_ships_with_the_repository():
+    """scripts/demo.sh runs from a clone alone: its model is in examples/models, identical to the shared one."""
+    import hashlib
+
+    from conftest import model_path
+
+    shipped = REPO / "examples" / "models" / "kws_ref_model.tflite"
+    digest = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    assert digest == "aeea436800704fce17b17292e4412630ad856e9d777c044c64ef748a880bd0ae"
+    assert digest in (REPO / "examples" / "models" / "README.md").read_text()
+    assert "Apache" in (REPO / "examples" / "models" / "NOTICE").read_text()
+    if model_path("kws").is_file():
+        assert shipped.read_bytes() == model_path("kws").read_bytes()
+    assert "examples/models/kws_ref_model.tflite" in (REPO / "scripts" / "demo.sh").read_text()
