@@ -8,7 +8,8 @@ the boards, the firmware's CMake project and the HIL suites must all come from t
 The venv sees the packages of the interpreter running the tests (tests/venvtools.py), so the heavy
 reference packages are reused; edgesdk itself is force-installed from the wheel, and the test asserts that
 the edgesdk the venv imports is the one inside the venv. This works whether the suite runs in a
-virtualenv (scripts/test.sh) or not.
+virtualenv (scripts/test.sh) or not. A second venv runs the HIL suites with Robot Framework 6.1, the version
+Renode 1.15.3's renode-test pins.
 """
 
 from __future__ import annotations
@@ -112,3 +113,25 @@ def test_build_run_inspect_hil_and_flash_from_the_wheel(installed, tmp_path):
     assert "npu" in outputs["inspect"]
     assert "4 tests, 4 passed, 0 failed" in outputs["hil"] or "4 passed, 0 failed" in outputs["hil"], outputs["hil"]
     assert "exit code: 0" in outputs["flash"]
+
+
+def test_hil_suites_run_on_robot_framework_6_1(installed, tmp_path):
+    """Renode 1.15.3's renode-test pins robotframework==6.1: the suites and keywords must run on it too (the
+    [hil] extra allows 6.1 to 7.x). A venv of its own with the same wheel and Robot Framework 6.1."""
+    wheel = next((installed[0].parent / "dist").glob("edgesdk-*.whl"))
+    venv = tmp_path / "venv-rf61"
+    python = make_venv(venv)
+    env = clean_env(venv)
+    for args in (["--no-deps", "--force-reinstall", str(wheel)], ["robotframework==6.1"]):
+        proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    version = subprocess.run([str(python), "-c", "import robot; print(robot.version.VERSION)"], capture_output=True,
+                             text=True, env=env, cwd=tmp_path).stdout.strip()
+    assert version == "6.1"
+    out = tmp_path / "hello"
+    for argv in ([venv / "bin" / "edgesdk", "build", model_path("hello_world"), "-o", out],
+                 [venv / "bin" / "edgesdk", "hil", out]):
+        proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "4 tests, 4 passed, 0 failed" in proc.stdout, proc.stdout
