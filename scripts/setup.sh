@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --extras) EXTRAS="${2:?--extras needs a comma-separated list, e.g. reference or test,tvm}"; shift 2 ;;
     --extras=*) EXTRAS="${1#--extras=}"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "setup: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -30,35 +30,37 @@ PYTHON="${PYTHON:-python3}"
 
 APT_PACKAGES=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc cmake
               mono-mcs gdb-multiarch openocd)
-# A Debian/Ubuntu python3 makes virtualenvs only with python3-venv (ensurepip).
-if [ ! -x "$VENV_PYTHON" ] && ! "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1; then
-  version="$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
-  APT_PACKAGES+=(python3-venv "python${version}-venv")
-fi
+# A Debian/Ubuntu python3 makes virtualenvs only with python3-venv (ensurepip and its wheels).
+VENV_PACKAGES=(python3-venv "python$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv")
 
-missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
+apt_install() {  # apt_install PACKAGE...: those not installed yet
+  local missing=() pkg
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
   if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
     echo "setup: installing ${missing[*]} (apt-get)"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
   else
     echo "setup: please install: ${missing[*]} (Debian package names)" >&2
     exit 1
   fi
-fi
+}
+
+apt_install "${APT_PACKAGES[@]}"
 
 if [ ! -x "$VENV_PYTHON" ]; then
   echo "setup: creating the virtualenv $EDGESDK_VENV ($("$PYTHON" --version 2>&1))"
-  if [ "${EDGESDK_VENV_ISOLATED:-0}" = 1 ]; then
-    "$PYTHON" -m venv "$EDGESDK_VENV"
-  else
-    "$PYTHON" -m venv --system-site-packages "$EDGESDK_VENV"
+  venv_args=(--system-site-packages)
+  [ "${EDGESDK_VENV_ISOLATED:-0}" = 1 ] && venv_args=()
+  if ! "$PYTHON" -m venv "${venv_args[@]}" "$EDGESDK_VENV"; then
+    rm -rf "$EDGESDK_VENV"
+    apt_install "${VENV_PACKAGES[@]}"  # "ensurepip is not available": Debian's python3-venv
+    "$PYTHON" -m venv "${venv_args[@]}" "$EDGESDK_VENV"
   fi
 fi
 
