@@ -144,7 +144,7 @@ def make_parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_inspect)
 
-    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (tests/hil) against a build")
+    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (edgesdk/hil/suites) against a build")
     h.add_argument("build_dir", help="output directory of 'edgesdk build'")
     h.add_argument("--emulator", default="builtin", choices=["builtin", "renode"],
                    help="built-in emulator with plain robot (default), or Renode with renode-test")
@@ -220,6 +220,10 @@ def cmd_run(args) -> int:
     from .runner import failure_message, load_report, random_inputs, run_sequence
 
     report = load_report(Path(args.build_dir))
+    if args.check:  # before the emulator runs: without the reference interpreter, say which extra to install
+        from .reference import require_reference
+
+        require_reference(report["rounding"], "edgesdk run --check")
     if args.random_input is not None and args.input:
         raise UsageError("Give either --input files or --random-input, not both.")
     if args.steps < 1:
@@ -303,7 +307,7 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
     from .reference import run_reference_sequence
 
     mode = report["rounding"]
-    expected = run_reference_sequence(build_dir / "model.tflite", steps, mode)
+    expected = run_reference_sequence(build_dir / "model.tflite", steps, mode, "edgesdk run --check")
     mismatches = [0] * len(report["io"]["outputs"])
     first_bad_step = None
     for step, (want_all, got_all) in enumerate(zip(expected, step_outputs)):
@@ -437,8 +441,10 @@ def cmd_hil(args) -> int:
     result = run_hil(args.build_dir, args.emulator, args.suite or None, inputs, args.random_input)
     print(result.output.rstrip())
     if not result.passed:
+        where = (f"details in {result.results_dir}" if result.results_dir.is_dir()
+                 else "Robot Framework wrote no results; its output is above")
         print(f"edgesdk: error: HIL suites failed on the {result.emulator} emulator (Robot exit code "
-              f"{result.returncode}); details in {result.results_dir}.", file=sys.stderr)
+              f"{result.returncode}); {where}.", file=sys.stderr)
         return 6
     return 0
 

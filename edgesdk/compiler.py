@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .aot.executor import build_executor, collect_scratch_sizes
 from .aot.memory_plan import plan_memory
-from .board import Board, load_board
+from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
 from .output_dir import check_replaceable, staged_output
@@ -155,6 +155,8 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         render_board_files(compiled.board, src)
         copy_target_sources(compiled.targets, compiled.board, src, compiled.executor)
         shutil.copyfile(model_path, stage / model_file_name(model_path))
+        # The board description the firmware is built from: run, hil and flash use it (board.build_board).
+        shutil.copyfile(compiled.board.path, stage / BUILD_BOARD_FILE)
         firmware_s, sections = 0.0, {}
         if options.compile_firmware:
             t1 = time.perf_counter()
@@ -215,6 +217,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "model": str(model_path),
         "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
         "board": c.board.name,
+        "board_file": str(c.board.path.resolve()),  # copied to OUT/board.json
         "targets": c.targets,
         "rounding": options.rounding,
         "ops": [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason,

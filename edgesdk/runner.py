@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .board import load_board
+from .board import build_board
 from .errors import EmulatorError, UsageError
 
 NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -92,7 +92,7 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0) -> InferenceR
     elf = build_dir / "firmware.elf"
     if not elf.is_file():
         raise UsageError(f"{elf} is missing; rebuild with 'edgesdk build'.")
-    board = load_board(report["board"])
+    board = build_board(build_dir, report)
     arena = elf_symbol(elf, "edgesdk_arena")
     step_writes = [[(arena + s["arena_offset"], coerce_input(x, s, i).tobytes()) for i, (x, s) in enumerate(zip(inputs, specs))]
                    for inputs in steps]

@@ -209,14 +209,14 @@ def test_a_failing_constraint_is_named(kws_dsp):
 
 def test_board_and_repl_declare_the_dsp_with_the_same_windows():
     board = load_board("riscv-npu")
-    repl = read_repl(REPO / "boards" / "riscv-npu" / "riscv-npu.repl")
+    repl = read_repl(REPO / "edgesdk" / "boards" / "riscv-npu" / "riscv-npu.repl")
     assert check_against_board(repl, board) == []
     periph = board.peripherals["dsp0"]
     assert periph.type == "edgesdk-dsp1" and int(periph.props["clock_hz"]) > 0
     attrs = repl.entries["dsp0"].attributes
     assert (attrs["flashBase"], attrs["flashSize"]) == (board.flash.base, board.flash.size)
     assert (attrs["sramBase"], attrs["sramSize"]) == (board.sram.base, board.sram.size)
-    assert "EdgesdkDsp1.cs" in (REPO / "boards" / "riscv-npu" / "riscv-npu.resc").read_text()
+    assert "EdgesdkDsp1.cs" in (REPO / "edgesdk" / "boards" / "riscv-npu" / "riscv-npu.resc").read_text()
 
 
 # -- the device model -----------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from edgesdk.board import SDK_ROOT, load_board
+from edgesdk.board import BOARDS_DIR, load_board
+from edgesdk.firmware_build.build import CMAKE_PROJECT_DIR
 from edgesdk.errors import MemoryFitError, ToolchainError
 from edgesdk.firmware_build import build_firmware, flash_bytes, render_board_files, section_sizes
 
@@ -177,13 +178,14 @@ def test_missing_picolibc_is_reported(tmp_path, board, monkeypatch):
 
 
 def test_documented_hand_build(tmp_path, board):
-    """The cmake commands in CMakeLists.txt's header comment work as written."""
-    header = (SDK_ROOT / "CMakeLists.txt").read_text().split("cmake_minimum_required")[0]
+    """The cmake commands in edgesdk/firmware/CMakeLists.txt's header comment work as written, from a
+    directory that is not the project's."""
+    header = (CMAKE_PROJECT_DIR / "CMakeLists.txt").read_text().split("cmake_minimum_required")[0]
     assert "-DEDGESDK_GEN_DIR=<OUT>/src" in header and "cmake --build <OUT>/build" in header
     gen = make_gen_dir(tmp_path / "src", board)
     build = tmp_path / "build"
-    subprocess.run(["cmake", "-S", str(SDK_ROOT), "-B", str(build), f"-DEDGESDK_GEN_DIR={gen}",
-                    f"-DEDGESDK_BOARD_JSON={SDK_ROOT / 'boards' / 'riscv-npu' / 'board.json'}"],
+    subprocess.run(["cmake", "-S", str(CMAKE_PROJECT_DIR), "-B", str(build), f"-DEDGESDK_GEN_DIR={gen}",
+                    f"-DEDGESDK_BOARD_JSON={BOARDS_DIR / 'riscv-npu' / 'board.json'}"], cwd=tmp_path,
                    check=True, capture_output=True)
     result = subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True, text=True)
     assert ".noinit" in result.stdout  # the size summary is printed

@@ -12,7 +12,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from edgesdk.board import SDK_ROOT, load_board
+from edgesdk.board import BOARDS_DIR, load_board
 from edgesdk.emulator import Machine
 from edgesdk.errors import ToolchainError, UsageError
 from edgesdk.npu import cmdtable as C
@@ -24,7 +24,7 @@ from edgesdk.renode.platform import (check_against_board, cpu_timing, emulator_b
 from edgesdk.renode.repl import Connection, Enum, Range, Reference, ReplSyntaxError, format_repl, parse_repl, read_repl
 from test_npu_model import FLASH, SRAM, Memory, mixed_table
 
-BOARD_DIR = SDK_ROOT / "boards" / "riscv-npu"
+BOARD_DIR = BOARDS_DIR / "riscv-npu"
 
 
 @pytest.fixture(scope="module")

@@ -95,7 +95,7 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
     the paths."""
     env = environment()
     model = _with_safe_text(model)
-    common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": board,
+    common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": comment_text(board),
               "rounding": rounding, "ctypes": C_TYPES, "guard_bytes_per_side": ARENA_GUARD_BYTES_PER_SIDE}
     files = {
         "model.h": env.get_template("model.h.j2").render(**common),

@@ -26,7 +26,7 @@ from unicorn import riscv_const as rv
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from ..board import SDK_ROOT, Board, load_board
+from ..board import PACKAGE_DIR, Board, load_board
 from ..errors import EmulatorError, UsageError
 from ..hostcc import load_shared_library
 from ..renode.platform import emulator_board
@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - older binding layout
     from unicorn.unicorn import _uc as _uclib
 
 CSRC_DIR = Path(__file__).resolve().parent / "csrc"
-NPU_MODEL_DIR = SDK_ROOT / "edgesdk" / "npu" / "model"
+NPU_MODEL_DIR = PACKAGE_DIR / "npu" / "model"
 UNICORN_INCLUDE_DIR = Path(unicorn.__file__).resolve().parent / "include"
 
 HARNESS_MARK_SYMBOL = "edgesdk_harness_mark"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..aot.render import comment_text
 from ..board import Board
 from ..errors import UsageError
 
@@ -54,9 +55,14 @@ def render_board_files(board: Board, out_dir) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     env = _environment()
+    # board.json's strings are checked by its schema when loaded (edgesdk/board.py); sanitized here again
+    # where they enter C strings and comments, whoever built the Board.
     context = {
         "board": board,
-        "board_json": f"boards/{board.path.parent.name}/board.json",
+        "board_name": comment_text(board.name),
+        "cpu_isa": comment_text(board.cpu.get("isa", "")),
+        "cpu_clock_hz": int(board.cpu.get("clock_hz", 0)),
+        "board_json": comment_text(f"boards/{board.path.parent.name}/board.json"),
         "memories": _memories(board),
         "peripherals": _peripherals(board),
         "flash": board.flash,

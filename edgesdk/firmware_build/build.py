@@ -1,4 +1,4 @@
-"""Cross-compile the firmware: CMake configure + build of the top-level CMakeLists.txt.
+"""Cross-compile the firmware: CMake configure + build of edgesdk/firmware/CMakeLists.txt.
 
 build_firmware() checks the toolchain first so a missing compiler is reported with the exact install
 command, runs CMake quietly, and on failure shows the compiler's own error lines.
@@ -13,10 +13,13 @@ from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 
-from ..board import SDK_ROOT, Board
+from ..board import Board
 from .. import child_process
 from ..errors import EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
+from ..resources import package_path
 
+# The CMake project: CMakeLists.txt and the test harness (main.c, startup code), shipped in the package.
+CMAKE_PROJECT_DIR = package_path("firmware")
 ARTIFACTS = ("firmware.elf", "firmware.bin", "firmware.hex", "firmware.map")
 ERROR_TEXT_LIMIT = 6000  # characters of compiler output quoted in an error
 
@@ -84,7 +87,7 @@ def build_firmware(gen_dir, out_dir, board: Board, werror: bool = False, build_d
     build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
     for directory in (out_dir, build_dir):
         directory.mkdir(parents=True, exist_ok=True)
-    _run(["cmake", "-S", SDK_ROOT, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
+    _run(["cmake", "-S", CMAKE_PROJECT_DIR, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
           f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}"],
          "configuration", board)
     _run(["cmake", "--build", build_dir, "--parallel"], "build", board)

@@ -11,7 +11,7 @@ Test Setup        Reset Emulation
 Test Teardown     Test Teardown
 
 *** Variables ***
-${RENODEKEYWORDS}    ${CURDIR}/../../edgesdk/hil/renode-keywords.robot
+${RENODEKEYWORDS}    ${CURDIR}/../renode-keywords.robot
 
 *** Test Cases ***
 Hung Firmware Is Detected By The Time Limit

@@ -3,8 +3,8 @@ Documentation     Boot and banner: the HIL firmware of an edgesdk build boots on
 ...               banner and exits cleanly.
 ...
 ...               Prepare and run:  edgesdk hil OUT [--emulator renode]
-...               By hand, after that: robot --variable BUILD:OUT tests/hil/boot.robot
-...                                    renode-test --variable BUILD:OUT tests/hil/boot.robot
+...               By hand, after that: robot --variable BUILD:OUT edgesdk/hil/suites/boot.robot
+...                                    renode-test --variable BUILD:OUT edgesdk/hil/suites/boot.robot
 Resource          ${RENODEKEYWORDS}
 Resource          edgesdk.resource
 Variables         ${BUILD}/hil/variables.py
@@ -15,7 +15,7 @@ Test Teardown     Test Teardown
 
 *** Variables ***
 # renode-test passes Renode's own keywords here; plain robot uses edgesdk's built-in emulator.
-${RENODEKEYWORDS}    ${CURDIR}/../../edgesdk/hil/renode-keywords.robot
+${RENODEKEYWORDS}    ${CURDIR}/../renode-keywords.robot
 
 *** Test Cases ***
 Firmware Boots And Prints Its Banner

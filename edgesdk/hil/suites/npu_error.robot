@@ -11,7 +11,7 @@ Test Setup        Reset Emulation
 Test Teardown     Test Teardown
 
 *** Variables ***
-${RENODEKEYWORDS}    ${CURDIR}/../../edgesdk/hil/renode-keywords.robot
+${RENODEKEYWORDS}    ${CURDIR}/../renode-keywords.robot
 
 *** Test Cases ***
 Corrupted Command Table Gives The Documented Error And A Non-Zero Exit
