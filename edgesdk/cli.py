@@ -198,9 +198,11 @@ def build_summary(report: dict, out_dir) -> str:
     lines += partition_table(report["ops"])
     mem = report["memory"]
     lines += ["", f"memory: SRAM arena {mem['sram_peak_bytes']} B (+ stack {mem['stack_bytes']} B), "
-                  f"flash {mem['flash_bytes']} B (weights {mem['weights_bytes']} B, NPU tables {mem['npu_table_bytes']} B)"]
-    est = report["estimate"]
-    lines.append(f"estimate: {est['npu_cycles']} NPU cycles in {len(est['npu_tables'])} command table(s)")
+                  f"flash {mem['flash_bytes']} B (constants {mem['weights_bytes']} B)"]
+    from .targets import get_target
+
+    for name, section in report.get("target_reports", {}).items():
+        lines += get_target(name).summary(section)
     if report.get("tuning"):
         lines.append(f"schedule: from tuning log {report['tuning']['log'] or '(given directly)'}")
     t = report["timing"]

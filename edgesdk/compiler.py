@@ -115,12 +115,16 @@ def check_sram_fits(arena_bytes: int, board: Board) -> None:
 
 
 def generated_flash_bytes(executor) -> int:
-    """Constant data of the build: const arrays, the weights blob, and each target's own data (tables, blobs)."""
+    """Constant data of the build: const arrays, blobs, and each target's own rendered data (tables, graphs)."""
     from .targets import get_target
 
     targets = dict.fromkeys(step.target for step in executor.steps)
-    return (sum(c.values.nbytes for c in executor.consts) + len(executor.npu_weights)
-            + sum(get_target(name).flash_bytes(executor) for name in targets))
+    return (constant_bytes(executor) + sum(get_target(name).flash_bytes(executor) for name in targets))
+
+
+def constant_bytes(executor) -> int:
+    """Const arrays and blobs: what the targets placed in flash through the context."""
+    return sum(c.values.nbytes for c in executor.consts) + sum(len(b.data) for b in executor.blobs.values())
 
 
 def check_flash_fits(executor, board: Board) -> None:
@@ -210,9 +214,11 @@ def _write_memory_timeline(stage: Path, c: Compiled, report: dict) -> str:
 
 
 def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:
+    from .targets import get_target
+
     ex, plan = c.executor, c.plan
-    npu_cycles = sum(t.cycles for t in ex.npu_tables)
     region_of = {op: i for i, r in enumerate(c.regions) for op in r.ops}
+    used = list(dict.fromkeys(r.target for r in c.regions))
     return {
         "model": str(model_path),
         "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
@@ -221,7 +227,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "targets": c.targets,
         "rounding": options.rounding,
         "ops": [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason,
-                 "output": op.outputs[0].name, "region": region_of[op]} for op in c.graph.ops],
+                 "output": op.outputs[0].name if op.outputs else None, "region": region_of[op]} for op in c.graph.ops],
         "regions": [{"target": r.target, "ops": [op.index for op in r.ops]} for r in c.regions],
         "memory": {
             "sram_peak_bytes": plan.arena_bytes,
@@ -229,8 +235,9 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "stack_bytes": c.board.stack_bytes,
             "flash_bytes": sections.get("flash_bytes", 0),
             "sections": sections,
-            "weights_bytes": sum(x.values.nbytes for x in ex.consts) + len(ex.npu_weights),
-            "npu_table_bytes": sum(len(t.data) for t in ex.npu_tables),
+            "weights_bytes": constant_bytes(ex),
+            "blobs": {b.name: len(b.data) for b in ex.blobs.values()},
+            "state_bytes": sum(t.nbytes for t in ex.state),
             "buffers": [{"name": b.name, "offset": b.offset, "size": b.size, "first_step": b.first,
                          "last_step": b.last, "kind": b.kind} for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))],
             "lower_bound_bytes": plan.lower_bound,
@@ -242,10 +249,8 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         },
         "estimate": {
             "regions": [_region_estimate_json(r, e) for r, e in zip(c.regions, ex.region_estimates)],
-            "npu_cycles": npu_cycles,
-            "npu_tables": [{"symbol": t.symbol, "layers": [op.index for op in t.ops], "commands": len(t.commands),
-                            "bytes": len(t.data), "cycles": t.cycles} for t in ex.npu_tables],
         },
+        "target_reports": {name: get_target(name).report(ex) for name in used},
         "io": {
             "inputs": [_io_json(t) for t in ex.inputs],
             "outputs": [_io_json(t) for t in ex.outputs],

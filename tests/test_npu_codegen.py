@@ -27,6 +27,7 @@ from edgesdk.npu import timing as T
 from edgesdk.npu.model import run_table
 from edgesdk.partition.target import constraint_rule
 from edgesdk.targets.npu.codegen import lower_ops
+from edgesdk.aot.executor import Blob
 from edgesdk.targets.npu.supported import NPU_SUPPORT
 
 FLASH, SRAM = 0x20000000, 0x80000000
@@ -41,7 +42,7 @@ class Ctx:
     """The codegen context as the compiler provides it: a weights blob, a (non-aliasing) arena plan."""
 
     def __init__(self, rounding=ref_rounding, aliases=None):
-        self.weights = bytearray()
+        self.weights_blob = Blob("npu_weights", "edgesdk_npu_weights")
         self.offsets = dict(aliases or {})
         self.arena_bytes = max([0] + [o + 16 for o in self.offsets.values()])
         self.rounding = rounding
@@ -52,11 +53,13 @@ class Ctx:
             self.arena_bytes += (t.nbytes + 15) // 16 * 16
         return self.offsets[t]
 
-    def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
-        self.weights += bytes(-len(self.weights) % align)
-        offset = len(self.weights)
-        self.weights += data
-        return offset
+    @property
+    def weights(self) -> bytearray:
+        return self.weights_blob.data
+
+    def blob(self, name: str):
+        assert name == "npu_weights"
+        return self.weights_blob
 
     def rounding_for(self, op) -> str:
         return self.rounding(op) if callable(self.rounding) else self.rounding

@@ -41,13 +41,24 @@ class Step:
 
 
 @dataclass
-class NpuTable:
+class Blob:
+    """Constant bytes in flash that a target's generated data addresses by offset (the NPU's weights and channel
+    records): the core renders it into model_data.c as `const uint8_t <symbol>[]` and counts it as flash."""
+
+    name: str
     symbol: str
-    data: bytes
-    commands: list
-    listing: list  # one human-readable line per command
-    ops: list
-    cycles: int
+    data: bytearray = field(default_factory=bytearray)
+    labels: list = field(default_factory=list)  # (offset, size, label): what each part holds (comments)
+    align: int = 16  # of the whole array
+
+    def add(self, data: bytes, align: int = 16, label: str = "") -> int:
+        """Append `data` at the next multiple of `align`; return its offset."""
+        self.data.extend(b"\0" * (-len(self.data) % align))
+        offset = len(self.data)
+        self.data.extend(bytes(data))
+        self.labels.append((offset, len(data), sanitize_name(label)))
+        self.align = max(self.align, align)
+        return offset
 
 
 @dataclass
@@ -82,9 +93,7 @@ class ExecutorModel:
     functions: list = field(default_factory=list)  # file-scope helper functions a target's code calls
     includes: list = field(default_factory=list)  # headers model.c includes for the targets' code
     consts: list = field(default_factory=list)
-    npu_tables: list = field(default_factory=list)
-    npu_weights: bytearray = field(default_factory=bytearray)
-    npu_weight_labels: list = field(default_factory=list)  # (offset, size, label)
+    blobs: dict = field(default_factory=dict)  # name -> Blob (ctx.blob)
     target_data: dict = field(default_factory=dict)  # target name -> whatever its codegen keeps per build
     region_estimates: list = field(default_factory=list)  # per region: RegionEstimate or None
     inputs: list = field(default_factory=list)
@@ -96,8 +105,8 @@ class CodegenContext:
     """What a target's codegen may ask of the executor (edgesdk/targets/api.py, Target.generate).
 
     Placement:   tensor_ptr(t) -> C pointer expression; arena_offset(t) -> int; scratch_offset(op) -> int
-    Constants:   const_array(hint, array, ctype, comment) -> symbol in flash; add_weights(bytes) -> offset in the
-                 flash weights blob (region 0 of NPU command tables)
+    Constants:   const_array(hint, array, ctype, comment) -> symbol in flash; blob(name) -> a named blob of
+                 constant bytes in flash that the target addresses by offset (Blob.add(bytes) -> offset)
     File scope:  declare(data text), define_function(key, text), include(header), symbol(hint) -> identifier
     Arithmetic:  rounding_for(op) -> "double" | "single" | "fp64" | "lut"; rounding_mode -> "ref" | "tflm"
     Per target:  data(name, default) -> a per-build object the target keeps (e.g. its list of tables)
@@ -124,13 +133,12 @@ class CodegenContext:
         self.model.consts.append(ConstArray(symbol, ctype, np.asarray(array).reshape(-1), comment))
         return symbol
 
-    def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
-        blob = self.model.npu_weights
-        blob.extend(b"\0" * (-len(blob) % align))
-        offset = len(blob)
-        blob.extend(bytes(data))
-        self.model.npu_weight_labels.append((offset, len(data), sanitize_name(label)))
-        return offset
+    def blob(self, name: str) -> Blob:
+        """The named constant blob of this build (created on first use; its C symbol is edgesdk_<name>). A
+        target puts the bytes its generated data addresses by offset there (e.g. the NPU's weights)."""
+        if name not in self.model.blobs:
+            self.model.blobs[name] = Blob(name, "edgesdk_" + c_identifier(name, "blob"))
+        return self.model.blobs[name]
 
     def declare(self, c_text: str) -> None:
         self.model.declarations.append(c_text)

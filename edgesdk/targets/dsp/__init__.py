@@ -102,6 +102,12 @@ class DspTarget(Target):
     def flash_bytes(self, model) -> int:
         return sum(len(g.data) for g in model.target_data.get(self.name) or [])
 
+    harness_includes = ("edgesdk_dsp_runtime.h",)
+
+    def harness_failure(self) -> str:
+        """The DSP's error code (docs/dsp-datasheet.md) and the node it stopped at (the runner parses them)."""
+        return DSP_HARNESS_FAILURE
+
     def verify(self, compiled, proof) -> None:
         """Every blob: header and tables consistent, every arena tensor inside the arena, every constant
         tensor, parameter record and constant reference inside the blob's data area (blob.check_blob)."""
@@ -112,7 +118,7 @@ class DspTarget(Target):
             for problem in check_blob(graph.data, compiled.executor.arena_bytes):
                 fail(f"DSP blob {graph.symbol}: {problem}")
             if hasattr(proof, "dsp_blobs"):
-                proof.dsp_blobs += 1
+                proof.count("dsp_blobs")
 
 
 def _blob_cycles(builder) -> int:
@@ -134,3 +140,13 @@ class _EstimateContext:
 
 
 TARGET = DspTarget()
+
+
+DSP_HARNESS_FAILURE = """\
+if (status == EDGESDK_DSP_ERR_DEVICE) {
+    uint32_t dsp_status = edgesdk_dsp_last_status();
+    edgesdk_console_puts(" dsp_error=");
+    edgesdk_console_put_int((int32_t)((dsp_status & EDGESDK_DSP_STATUS_ERROR_CODE_MASK) >> EDGESDK_DSP_STATUS_ERROR_CODE_SHIFT));
+    edgesdk_console_puts(" dsp_node=");
+    edgesdk_console_put_int((int32_t)edgesdk_dsp_last_node());
+}"""
