@@ -45,7 +45,7 @@ import tflite  # noqa: E402
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "ops"
 MANIFEST = OUT / "manifest.json"
-CHECK_FIELDS = ("litert_ref", "tflm", "ref_equals_tflm", "checked_inputs")
+CHECK_FIELDS = ("litert_ref", "tflm", "ref_equals_tflm", "litert_builtin")
 
 Q = ("int8", "int16")
 QF = ("int8", "int16", "float32")
@@ -62,8 +62,9 @@ class I:
     `dyn` leaves the first dimension unknown in the signature (shape_signature -1), which keeps
     shape-dependent ops such as SHAPE from being folded away; the stored shape stays `shape`."""
 
-    def __init__(self, shape, lo=-1.0, hi=1.0, dtype="float32", dyn=False):
+    def __init__(self, shape, lo=-1.0, hi=1.0, dtype="float32", dyn=False, clip=False):
         self.shape, self.lo, self.hi, self.dtype, self.dyn = tuple(shape), lo, hi, dtype, dyn
+        self.clip = clip  # quantized inputs too stay inside [lo, hi] in the reference checks (op domain)
 
 
 class Spec:
@@ -180,8 +181,8 @@ for _op, _f in (("FLOOR_DIV", tf.math.floordiv), ("FLOOR_MOD", tf.math.floormod)
     add(f"{_n}_f32", _op, "float32 same shape", [I((2, 7), -10, 10), I((2, 7), 0.5, 3)], lambda r, a, b, f=_f: f(a, b), modes=F)
     add(f"{_n}_f32_bcast_neg", _op, "float32 broadcast, negative divisors", [I((3, 4), -10, 10), I((4,), -3, -0.5)],
         lambda r, a, b, f=_f: f(a, b), modes=F)
-    add(f"{_n}_i32", _op, "int32, mixed signs", [I((2, 7), -40, 40, "int32"), I((2, 7), 1, 7, "int32")],
-        lambda r, a, b, f=_f: f(a, tf.where(b % 2 == 0, -b, b)), modes=F)
+    add(f"{_n}_i32", _op, "int32, divisors of both signs", [I((2, 7), -40, 40, "int32"), I((2, 7), 1, 7, "int32")],
+        lambda r, a, b, f=_f: f(a, b * C([[1, -1, 1, -1, 1, -1, 1]], tf.int32)), modes=F)
     add(f"{_n}_i32_scalar", _op, "int32 by constant -3", [I((11,), -40, 40, "int32")], lambda r, a, f=_f: f(a, C(-3, tf.int32)), modes=F)
     add(f"{_n}_q", _op, "quantized attempt", [I((2, 7), -10, 10), I((2, 7), 0.5, 3)], lambda r, a, b, f=_f: f(a, b))
 
@@ -204,12 +205,13 @@ UNARY = {  # op: (f, lo, hi, modes)
     "LOG": (tf.math.log, 0.05, 20, QF), "SIN": (tf.sin, -4, 4, QF), "COS": (tf.cos, -4, 4, QF),
     "FLOOR": (tf.floor, -5, 5, QF), "CEIL": (tf.math.ceil, -5, 5, QF), "ROUND": (tf.round, -5, 5, QF),
 }
+DOMAIN = {"SQRT", "RSQRT", "LOG"}  # defined for positive inputs only
 for _op, (_f, _lo, _hi, _modes) in UNARY.items():
-    _n = _op.lower()
-    add(f"{_n}_rank4", _op, "rank 4 (1,4,4,3)", [I((1, 4, 4, 3), _lo, _hi)], lambda r, x, f=_f: f(x), modes=_modes)
-    add(f"{_n}_rank1_odd", _op, "rank 1, 31 elements", [I((31,), _lo, _hi)], lambda r, x, f=_f: f(x), modes=_modes)
-    add(f"{_n}_rank2_wide", _op, "rank 2, range x4", [I((3, 9), _lo * 4, _hi * 4)], lambda r, x, f=_f: f(x), modes=_modes)
-    add(f"{_n}_single", _op, "single element", [I((1,), _lo, _hi)], lambda r, x, f=_f: f(x), modes=_modes)
+    _n, _c = _op.lower(), _op in DOMAIN
+    add(f"{_n}_rank4", _op, "rank 4 (1,4,4,3)", [I((1, 4, 4, 3), _lo, _hi, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
+    add(f"{_n}_rank1_odd", _op, "rank 1, 31 elements", [I((31,), _lo, _hi, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
+    add(f"{_n}_rank2_wide", _op, "rank 2, range x4", [I((3, 9), _lo * 4, _hi * 4, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
+    add(f"{_n}_single", _op, "single element", [I((1,), _lo, _hi, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
 add("leaky_relu_001", "LEAKY_RELU", "alpha 0.01", [I((2, 10), -5, 5)], lambda r, x: tf.nn.leaky_relu(x, 0.01))
 add("leaky_relu_neg", "LEAKY_RELU", "alpha 1.5 (>1)", [I((2, 10), -5, 5)], lambda r, x: tf.nn.leaky_relu(x, 1.5))
 add("abs_int32", "ABS", "int32", [I((9,), -100, 100, "int32")], lambda r, x: tf.abs(x), modes=F)
@@ -713,8 +715,12 @@ def describe(data):
         out = []
         for t in idxs:
             tt = g.Tensors(t)
-            out.append(dict(name=tt.Name().decode(), dtype=TYPE_NAMES[tt.Type()], shape=tt.ShapeAsNumpy().tolist()
-                            if tt.ShapeLength() else []))
+            d = dict(name=tt.Name().decode(), dtype=TYPE_NAMES[tt.Type()], shape=tt.ShapeAsNumpy().tolist()
+                     if tt.ShapeLength() else [])
+            q = tt.Quantization()
+            if q is not None and q.ScaleLength() == 1:
+                d["scale"], d["zero_point"] = float(q.Scale(0)), int(q.ZeroPoint(0))
+            out.append(d)
         return out
     return dict(ops=ops, tensor_dtypes=sorted(dtypes), subgraphs=m.SubgraphsLength(), op_types=op_types,
                 inputs=io(g.InputsAsNumpy()), outputs=io(g.OutputsAsNumpy()))
@@ -724,6 +730,8 @@ def describe(data):
 # dtype of the data that flows through them (recorded in the manifest's `quantized_data` field).
 STRUCTURAL = {"WHILE", "IF", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"}
 QTYPES = {"int8", "int16"}
+# Ops that work on bool or int32 tensors inside a quantized model (fed by comparisons or ARG_MAX).
+NONFLOAT_OK = {"LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT", "REDUCE_ALL", "REDUCE_ANY", "CAST"}
 
 
 def check_kept(spec, mode, info):
@@ -733,6 +741,8 @@ def check_kept(spec, mode, info):
     if spec.op not in info["ops"]:
         raise RuntimeError(f"converter did not keep {spec.op}: model ops {info['ops']}")
     if mode == "float32" or spec.op in FLOAT_OK or spec.op in STRUCTURAL:
+        return
+    if spec.op in NONFLOAT_OK and any(i not in (None, "float32") for i, _ in info["op_types"][spec.op]):
         return
     if not any(i in QTYPES or o in QTYPES for i, o in info["op_types"][spec.op]):
         raise RuntimeError(f"{spec.op} stays float32 in the quantized model: model ops {info['ops']}")
@@ -745,6 +755,10 @@ def input_ranges(spec, info):
         src = match[0] if len(match) == 1 else (spec.inputs[n] if n < len(spec.inputs) else None)
         if src is not None and mi["dtype"] in ("float32", "int32", "int64", "bool"):
             mi["range"] = [src.lo, src.hi]
+        elif src is not None and src.clip and "scale" in mi:
+            info = np.iinfo(np_dtype(mi["dtype"]))
+            mi["qrange"] = [max(info.min, int(np.ceil(src.lo / mi["scale"] + mi["zero_point"]))),
+                            min(info.max, int(np.floor(src.hi / mi["scale"] + mi["zero_point"])))]
 
 
 def error_reason(exc):
