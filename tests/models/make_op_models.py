@@ -68,9 +68,9 @@ class I:
 
 
 class Spec:
-    def __init__(self, name, op, variant, inputs, fn, modes=Q, kind="function", note=None):
+    def __init__(self, name, op, variant, inputs, fn, modes=Q, kind="function", note=None, legacy=False):
         self.name, self.op, self.variant, self.inputs, self.fn = name, op, variant, inputs, fn
-        self.modes, self.kind, self.note = tuple(modes), kind, note
+        self.modes, self.kind, self.note, self.legacy = tuple(modes), kind, note, legacy
 
 
 SPECS: list[Spec] = []
@@ -258,6 +258,8 @@ add("pad_rank5", "PAD", "rank 5", [I((1, 2, 2, 2, 2))], lambda r, x: tf.pad(x, [
 add("pad_positive_range", "PAD", "input range [2,6] (zero is below the range)", [I((1, 3, 3, 1), 2, 6)],
     lambda r, x: tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]]))
 add("padv2_value", "PADV2", "constant value 0.5", [I((1, 3, 3, 2))], lambda r, x: tf.pad(x, [[0, 0], [1, 1], [2, 0], [0, 0]], constant_values=0.5))
+add("padv2_rank1_range", "PADV2", "rank 1, constant value 7.0 outside the input range [-1,1]", [I((5,))],
+    lambda r, x: tf.pad(x, [[2, 3]], constant_values=7.0))
 add("padv2_rank2_neg", "PADV2", "rank 2, constant value -1.5", [I((3, 4), -2, 2)], lambda r, x: tf.pad(x, [[1, 2], [0, 3]], constant_values=-1.5))
 add("mirror_pad_reflect", "MIRROR_PAD", "REFLECT rank 4", [I((1, 4, 4, 2))], lambda r, x: tf.pad(x, [[0, 0], [2, 1], [1, 3], [0, 0]], "REFLECT"))
 add("mirror_pad_symmetric", "MIRROR_PAD", "SYMMETRIC rank 4", [I((1, 4, 4, 2))], lambda r, x: tf.pad(x, [[0, 0], [2, 1], [1, 3], [0, 0]], "SYMMETRIC"))
@@ -308,6 +310,7 @@ add("argmax_last", "ARG_MAX", "axis -1, int32 output", [I((2, 10))], lambda r, x
 add("argmax_axis1_i64", "ARG_MAX", "axis 1 of rank 4, int64 output", [I((1, 5, 3, 2))], lambda r, x: tf.argmax(x, axis=1))
 add("argmax_rank1", "ARG_MAX", "rank 1", [I((17,))], lambda r, x: tf.argmax(x, axis=0, output_type=tf.int32))
 add("argmin_last", "ARG_MIN", "axis -1, int32 output", [I((2, 10))], lambda r, x: tf.argmin(x, axis=-1, output_type=tf.int32))
+add("argmin_rank1", "ARG_MIN", "rank 1, int32 output", [I((13,))], lambda r, x: tf.argmin(x, axis=0, output_type=tf.int32))
 add("argmin_axis0", "ARG_MIN", "axis 0 of (6,3), int64 output", [I((6, 3))], lambda r, x: tf.argmin(x, axis=0))
 add("argmax_f32", "ARG_MAX", "float32", [I((3, 8))], lambda r, x: tf.argmax(x, axis=-1, output_type=tf.int32), modes=F)
 add("cumsum_last", "CUMSUM", "axis -1", [I((2, 6))], lambda r, x: tf.cumsum(x, axis=-1), modes=QF)
@@ -320,6 +323,7 @@ add("softmax_beta", "SOFTMAX", "softmax(0.5*x) (beta folded)", [I((3, 6), -8, 8)
 add("softmax_range", "SOFTMAX", "input range +-60", [I((1, 12), -60, 60)], lambda r, x: tf.nn.softmax(x))
 add("softmax_single", "SOFTMAX", "(4,1) one class", [I((4, 1))], lambda r, x: tf.nn.softmax(x))
 add("log_softmax_10", "LOG_SOFTMAX", "(1,10)", [I((1, 10), -4, 4)], lambda r, x: tf.nn.log_softmax(x))
+add("log_softmax_range", "LOG_SOFTMAX", "(2,6) range +-40", [I((2, 6), -40, 40)], lambda r, x: tf.nn.log_softmax(x))
 add("log_softmax_rank3", "LOG_SOFTMAX", "(2,3,5)", [I((2, 3, 5), -8, 8)], lambda r, x: tf.nn.log_softmax(x))
 add("l2norm_last", "L2_NORMALIZATION", "axis -1 of (1,8)", [I((1, 8))], lambda r, x: tf.math.l2_normalize(x, axis=-1))
 add("l2norm_rank4", "L2_NORMALIZATION", "axis -1 of (1,3,3,6)", [I((1, 3, 3, 6), -5, 5)], lambda r, x: tf.math.l2_normalize(x, axis=-1))
@@ -407,6 +411,8 @@ add("reshape_relu", "RESHAPE", "relu(reshape) (6,)->(2,3) between ops", [I((6,))
 add("expand_dims_0", "EXPAND_DIMS", "axis 0", [I((3, 4))], lambda r, x: tf.expand_dims(x, 0))
 add("expand_dims_neg", "EXPAND_DIMS", "axis -1", [I((2, 3))], lambda r, x: tf.expand_dims(x, -1))
 add("expand_dims_dyn", "EXPAND_DIMS", "dynamic batch dimension, axis 1", [I((1, 5), dyn=True)], lambda r, x: tf.expand_dims(x, 1))
+add("expand_dims_dyn_last", "EXPAND_DIMS", "dynamic batch dimension, axis -1 of rank 3", [I((1, 3, 2), dyn=True)],
+    lambda r, x: tf.expand_dims(x, -1))
 add("squeeze_all", "SQUEEZE", "(1,4,1,3) all unit dims", [I((1, 4, 1, 3))], lambda r, x: tf.squeeze(x))
 add("squeeze_axis", "SQUEEZE", "(2,1,3,1) axis [-1]", [I((2, 1, 3, 1))], lambda r, x: tf.squeeze(x, [-1]))
 add("squeeze_dyn", "SQUEEZE", "dynamic batch dimension, axis 2", [I((1, 4, 1), dyn=True)], lambda r, x: tf.squeeze(x, [2]))
@@ -420,6 +426,8 @@ add("broadcast_args_dyn", "BROADCAST_ARGS", "broadcast of two tensor shapes with
 add("shape_dyn", "SHAPE", "tf.shape of an input with dynamic batch", [I((1, 4, 3), dyn=True)], lambda r, x: tf.shape(x), modes=F)
 add("shape_dyn_q", "SHAPE", "tf.shape of a quantized input with dynamic batch, plus the input", [I((1, 6), dyn=True)],
     lambda r, x: (tf.shape(x), x * 2.0), modes=Q)
+add("shape_dyn_rank4", "SHAPE", "tf.shape of a rank-4 dynamic-batch input, int32 output", [I((1, 3, 2, 4), dyn=True)],
+    lambda r, x: (tf.shape(x), tf.nn.relu(x)), modes=Q)
 add("fill_value_input", "FILL", "tf.fill with constant dims and a value from the input", [I((1,))],
     lambda r, x: tf.fill([2, 3], tf.reduce_max(x)), modes=QF)
 add("fill_dyn", "FILL", "tf.fill(tf.shape(x)) for a dynamic-batch input", [I((1, 4), dyn=True)],
@@ -544,6 +552,8 @@ class Streaming(tf.Module):
         return self.acc.read_value() + y
 
 
+add("streaming_vars_legacyq", "ASSIGN_VARIABLE", "same streaming module, older quantizer: int8/int16 variables",
+    [I((1, 4))], lambda r: Streaming(r), modes=Q, kind="module", note="stateful: run as a sequence", legacy=True)
 add("streaming_vars", "ASSIGN_VARIABLE", "tf.Module with 2 resource variables (3-frame buffer, leaky accumulator)",
     [I((1, 4))], lambda r: Streaming(r), modes=QF, kind="module", note="stateful: run as a sequence")
 
@@ -669,7 +679,8 @@ def make_converter(spec, r):
     return tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], mod), mod
 
 
-def convert(spec, mode):
+def convert(spec, mode, legacy=False):
+    """Convert one spec in one mode; `legacy` uses the converter's older (non-MLIR) post-training quantizer."""
     r = np.random.default_rng(seed_of(spec.name))
     conv_, keep = make_converter(spec, r)
     if spec.kind == "module":
@@ -683,6 +694,8 @@ def convert(spec, mode):
             conv_.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
         if not mode.endswith("_fio"):
             conv_.inference_input_type = conv_.inference_output_type = tf.int8 if mode == "int8" else tf.int16
+        if legacy:
+            conv_.experimental_new_quantizer = False
     data = conv_.convert()
     del keep
     return data
@@ -763,6 +776,8 @@ def input_ranges(spec, info):
 
 def error_reason(exc):
     text = str(exc)
+    if isinstance(exc, RuntimeError) and "(legacy quantizer:" in text:
+        return text[:400]
     for pat in (r"error: ([^\n]*)", r"(Quantization not yet supported for op[^\n]*)", r"(Unsupported[^\n]*)"):
         m = re.search(pat, text)
         if m:
@@ -799,10 +814,26 @@ def work(items, results):
             out.write(json.dumps(dict(begin=item)) + "\n")
             out.flush()
             fname = f"{name}_{mode}.tflite"
+            quantizer = None if mode == "float32" else "legacy" if spec.legacy else "mlir"
             try:
-                data = convert(spec, mode)
-                info = describe(data)
-                check_kept(spec, mode, info)
+                try:
+                    data = convert(spec, mode, legacy=spec.legacy)
+                    info = describe(data)
+                    check_kept(spec, mode, info)
+                except Exception as exc:  # noqa: BLE001
+                    if mode == "float32":
+                        raise
+                    # The MLIR quantizer leaves some ops in float32 where the older quantizer makes them int8
+                    # (NOT_EQUAL) or says plainly that it cannot: try it before giving up.
+                    first = error_reason(exc)
+                    try:
+                        data = convert(spec, mode, legacy=True)
+                        info = describe(data)
+                        check_kept(spec, mode, info)
+                        quantizer = "legacy"
+                    except Exception as exc2:  # noqa: BLE001
+                        second = error_reason(exc2)
+                        raise RuntimeError(first if second == first else f"{first} (legacy quantizer: {second})") from None
             except Exception as exc:  # noqa: BLE001 - record every failure, keep going
                 reason = error_reason(exc)
                 out.write(json.dumps(dict(item=item, fail=reason)) + "\n")
@@ -818,7 +849,7 @@ def work(items, results):
             entry = dict(file=fname, spec=name, op=spec.op, variant=spec.variant, mode=mode,
                          io_dtype=io_dtype(mode, info), ops=info["ops"], tensor_dtypes=info["tensor_dtypes"],
                          subgraphs=info["subgraphs"], inputs=info["inputs"], outputs=info["outputs"],
-                         stateful="VAR_HANDLE" in info["ops"], size=len(data),
+                         stateful="VAR_HANDLE" in info["ops"], quantizer=quantizer, size=len(data),
                          sha256=hashlib.sha256(data).hexdigest())
             if quantized_data is not None:
                 entry["quantized_data"] = quantized_data
