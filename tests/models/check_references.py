@@ -20,8 +20,9 @@ Recorded per model:
     ref_equals_tflm  true, or {"equal": false, "bytes_differ": N, "max_step": M, "cases": [...]} where N
                      counts differing output bytes over all cases and M is the largest difference in
                      quantized steps (integer outputs) or in value (float outputs); null if either failed.
-                     {"equal": false, "litert_nondeterministic": true} where LiteRT's outputs change between
-                     processes (a disagreeing model is rerun alone in a fresh process to find these).
+                     Disagreeing models are recorded from a run alone in a fresh process; {"equal": false,
+                     "litert_nondeterministic": true} where LiteRT's outputs change when freed heap memory
+                     holds a pattern (the kernel reads uninitialized memory).
     litert_builtin   only where BUILTIN_REF lacks the kernel ("Didn't find op"): the same run with LiteRT's
                      built-in (optimized) kernels, {"resolver", "status", "equals_tflm"}.
 
@@ -163,7 +164,7 @@ class captured_stderr:
         return False
 
 
-def worker(files, out_path):
+def worker(files, out_path, dirty=False):
     entries = {m["file"]: m for m in json.loads(MANIFEST.read_text())["models"]}
     with open(out_path, "a") as out:
         def emit(**kw):
@@ -172,6 +173,8 @@ def worker(files, out_path):
         for f in files:
             entry, path = entries[f], OPS / f
             emit(file=f, stage="litert")
+            if dirty:
+                dirty_heap()
             try:
                 ra, la = run_litert(path, entry), "ok"
             except Exception as exc:  # noqa: BLE001
@@ -198,14 +201,29 @@ def worker(files, out_path):
             emit(file=f, stage="done", litert_ref=la, tflm=lb, ref_equals_tflm=eq, **extra)
 
 
-def run_all(files):
+def dirty_heap():
+    """Malloc chunks of many sizes, fill them with 0xA5 and free them, so later allocations reuse them."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    chunks = []
+    for size in [16 << (k % 13) for k in range(400)]:
+        ptr = libc.malloc(size)
+        ctypes.memset(ptr, 0xA5, size)
+        chunks.append(ptr)
+    for ptr in chunks:
+        libc.free(ptr)
+
+
+def run_all(files, dirty=False):
     results, todo = {}, list(files)
     while todo:
         with tempfile.TemporaryDirectory() as tmp:
             lst, res = Path(tmp, "files"), Path(tmp, "results")
             lst.write_text("\n".join(todo))
             res.write_text("")
-            proc = subprocess.run([sys.executable, __file__, "--worker", str(lst), str(res)],
+            proc = subprocess.run([sys.executable, __file__, "--worker", str(lst), str(res)] + ["--dirty"] * dirty,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             lines = [json.loads(x) for x in res.read_text().splitlines() if x.strip()]
         last = {}
@@ -260,13 +278,14 @@ def main():
     ap.add_argument("--update", action="store_true", help="write the results into the manifest")
     ap.add_argument("--only", help="fnmatch pattern on the file name")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--dirty", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--report", action="store_true", help="print the README's markdown tables and exit")
     args = ap.parse_args()
     if args.report:
         print(report(json.loads(MANIFEST.read_text())))
         return 0
     if args.worker:
-        worker(Path(args.worker[0]).read_text().split(), args.worker[1])
+        worker(Path(args.worker[0]).read_text().split(), args.worker[1], args.dirty)
         return 0
 
     manifest = json.loads(MANIFEST.read_text())
@@ -288,14 +307,16 @@ def main():
 
     selected = [m for m in models if (OPS / m["file"]).exists() and (not args.only or fnmatch.fnmatch(m["file"], args.only))]
     results = run_all([m["file"] for m in selected])
-    # A disagreement may come from a reference that reads uninitialized memory (LiteRT's SUM int16 does):
-    # run each disagreeing model again alone in a fresh process; if LiteRT's outputs change, say so
-    # instead of recording numbers that would change from run to run.
-    for f, res in results.items():
+    # A disagreement may come from a kernel that reads uninitialized memory (LiteRT's SUM int16 does), and
+    # then its numbers depend on what ran before in the process. Record each disagreeing model from a run
+    # alone in a fresh process, and run it once more after filling freed heap memory with a pattern: if
+    # LiteRT's outputs change, flag the model instead of recording numbers.
+    for f, res in list(results.items()):
         if isinstance(res["ref_equals_tflm"], dict) and "litert_hash" in res:
-            again = run_all([f])[f]
-            if again.get("litert_hash") != res["litert_hash"]:
-                res["ref_equals_tflm"] = dict(equal=False, litert_nondeterministic=True)
+            clean, dirty = run_all([f])[f], run_all([f], dirty=True)[f]
+            results[f] = clean
+            if clean.get("litert_hash") != dirty.get("litert_hash"):
+                clean["ref_equals_tflm"] = dict(equal=False, litert_nondeterministic=True)
     for res in results.values():
         res.pop("litert_hash", None)
     changed = 0
