@@ -165,7 +165,7 @@ BIN_VARIANTS = [  # key, variant text, inputs, f(op, r, *xs)
 for _op, _f in BIN.items():
     for _k, _v, _ins, _g in BIN_VARIANTS:
         if _op == "DIV":  # keep the divisor away from zero
-            _ins = [I(i.shape, 0.5, 4.0) if n == len(_ins) - 1 else i for n, i in enumerate(_ins)]
+            _ins = [I(i.shape, 0.5, 4.0, clip=True) if n == len(_ins) - 1 else i for n, i in enumerate(_ins)]
         add(f"{_op.lower()}_{_k}", _op, _v, _ins, (lambda f, g: lambda r, *xs: g(f, r, *xs))(_f, _g),
             modes=QF if _op == "DIV" else Q)
 add("add_relu", "ADD", "fused relu", [I((2, 6)), I((2, 6))], lambda r, a, b: tf.nn.relu(a + b))
@@ -799,8 +799,11 @@ MANUAL_NOT_PRODUCED = [
                 "I/O ('The inference_input_type and inference_output_type must be in [tf.float32, tf.int16]') "
                 "and int8 mode has no int16 tensors"),
     dict(op="SVDF", dtype="int8/int16/float32",
-         reason="TF 2.21's MLIR converter has no SVDF fusion (the keyword models got SVDF from TOCO's "
-                "graph-matching pass, which is gone); no tf/Keras op or composite lowers to SVDF"),
+         reason="TF 2.21's MLIR converter has no SVDF fusion and no tf/Keras op lowers to SVDF. The legacy TOCO "
+                "path (experimental_new_converter=False) still ships a graph-matching SvdfCluster, but it only "
+                "fires on TF1 GraphDefs laid out like Google's old speech models (Const nodes named "
+                ".../SVDF_weights_feature/part_N, .../SVDF_weights_time/part_N, a Reshape/shape of "
+                "[units, rank, -1]); not attempted: edgesdk should hand-build SVDF"),
 ]
 
 
