@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,23 +116,16 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0) -> InferenceR
 
 
 def failure_message(result: InferenceResult) -> str:
+    """What a failed run printed, with each installed target's reading of it (Target.describe_failure: e.g. the
+    NPU's error name and failing command)."""
+    from .targets import all_targets
+
     message = f"The firmware reported failure (exit code {result.exit_code}). UART output: {result.uart.strip()!r}."
-    npu = re.search(r"npu_error=(-?\d+) npu_command=(-?\d+)", result.uart)
-    if npu:
-        from .npu.registers import ERROR_NAMES
-
-        code, command = int(npu.group(1)), int(npu.group(2)) & 0xFFFFFFFF
-        name, meaning = ERROR_NAMES.get(code, (f"code {code}", "undocumented error code"))
-        where = "the table header" if command == 0xFFFFFFFF else f"command {command}"
-        message += f" The NPU stopped with error {name} ({meaning}) at {where} of its command table."
-    dsp = re.search(r"dsp_error=(-?\d+) dsp_node=(-?\d+)", result.uart)
-    if dsp:
-        from .targets.dsp.registers import ERROR_NAMES as DSP_ERROR_NAMES
-
-        code = int(dsp.group(1))
-        message += (f" The DSP stopped with error {DSP_ERROR_NAMES.get(code, f'code {code}')} at node "
-                    f"{dsp.group(2)} of its serialized subgraph (docs/dsp-datasheet.md lists the DSP error codes).")
-    return message + " docs/npu-datasheet.md lists the NPU error codes."
+    for target in all_targets():
+        text = target.describe_failure(result.uart)
+        if text:
+            message += " " + text
+    return message
 
 
 def check_succeeded(result: InferenceResult) -> None:

@@ -22,6 +22,11 @@ from edgesdk.targets.npu import cascade
 from edgesdk.targets.npu.cascade import CascadeGroup, Shift, build_schedule, input_rows
 from modelgen import ACTIVATION_CODES, SAME, VALID, ModelBuilder
 
+from edgesdk.board import load_board as _load_board  # noqa: E402
+from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+
+BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
+
 
 # -- stripe geometry ------------------------------------------------------------------------------------------
 def _window_op(kernel, stride, pad, dilation, in_h):
@@ -252,7 +257,7 @@ def _run_npu(graph, regions, plan, board, inputs):
         arena[off:off + t.nbytes] = value.astype(np.int8).tobytes()
     for table in model.target_data["npu"]:
         result = run_table(table.data, {flash: bytearray(model.blobs["npu_weights"].data) + bytearray(16), sram: arena},
-                           [flash, sram], read_only=[flash])
+                           [flash, sram], read_only=[flash], memory_classes=BOARD_CLASSES)
         assert result.ok, result
     return [np.frombuffer(bytes(arena[plan.offset(t):plan.offset(t) + t.nbytes]), np.int8).reshape(t.shape)
             for t in graph.outputs], model

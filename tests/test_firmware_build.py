@@ -85,8 +85,8 @@ def test_board_h_comes_from_board_json(tmp_path, board):
     for periph in board.peripherals.values():
         assert macros[f"BOARD_{periph.name.upper()}_BASE"] == periph.base
         assert macros[f"BOARD_{periph.name.upper()}_SIZE"] == periph.size
-    assert macros["BOARD_NPU0_IRQ"] == board.npu.props["irq"]
-    assert macros["BOARD_NPU0_CLOCK_HZ"] == board.npu.props["clock_hz"]
+    assert macros["BOARD_NPU0_IRQ"] == board.peripherals["npu0"].props["irq"]
+    assert macros["BOARD_NPU0_CLOCK_HZ"] == board.peripherals["npu0"].props["clock_hz"]
 
 
 def test_link_ld_follows_a_modified_board(tmp_path, board):

@@ -30,6 +30,11 @@ from edgesdk.targets.npu.codegen import lower_ops
 from edgesdk.aot.executor import Blob
 from edgesdk.targets.npu.supported import NPU_SUPPORT
 
+from edgesdk.board import load_board as _load_board  # noqa: E402
+from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+
+BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
+
 FLASH, SRAM = 0x20000000, 0x80000000
 NOT_FOR_NPU = {"SOFTMAX", "QUANTIZE", "DEQUANTIZE"}
 
@@ -81,7 +86,7 @@ def run_region(ops, values: dict, rounding=ref_rounding):
         off = ctx.arena_offset(t)
         data = to_int8(v).tobytes()
         arena[off:off + len(data)] = data
-    result = run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM], read_only=[FLASH])
+    result = run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM], read_only=[FLASH], memory_classes=BOARD_CLASSES)
     outputs = {t: np.frombuffer(bytes(arena[ctx.offsets[t]:ctx.offsets[t] + t.nbytes]), np.int8).reshape(t.shape)
                for op in ops for t in op.outputs}
     return outputs, result, commands, ctx
@@ -263,7 +268,7 @@ def test_uint8_average_pool_uses_floor_rounding(tmp_path):
     arena = bytearray(ctx.arena_bytes)
     x = to_int8(get_tensor(op.inputs[0].id)).tobytes()
     arena[ctx.offsets[op.inputs[0]]:ctx.offsets[op.inputs[0]] + len(x)] = x
-    assert run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM]).ok
+    assert run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM], memory_classes=BOARD_CLASSES).ok
     y = op.outputs[0]
     got = np.frombuffer(bytes(arena[ctx.offsets[y]:ctx.offsets[y] + y.nbytes]), np.int8)
     assert np.any(got != to_int8(get_tensor(y.id)).reshape(-1))

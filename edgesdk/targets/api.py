@@ -207,6 +207,10 @@ class Target:
 
     harness_includes: tuple = ()
 
+    def describe_failure(self, uart: str) -> str | None:
+        """A sentence explaining what harness_failure printed in `uart` (None when it printed nothing)."""
+        return None
+
     def hil_variables(self, section: dict, symbols: dict) -> dict:
         """Robot variables for the HIL suites (edgesdk hil) from its report.json section ({} when the build does
         not use the target) and the firmware's symbols {name: address}; give every variable a value either way."""

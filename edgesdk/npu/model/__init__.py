@@ -195,15 +195,15 @@ def read_result(dev: NpuDevice) -> RunResult:
 DEFAULT_TABLE_ADDR = 0xF000_0000
 
 
-def board_memory_classes(board=None) -> list:
-    """(base, size, kind, bytes_per_cycle_x256) of the board's flash and SRAM (default: riscv-npu)."""
-    from ...board import load_board
-    from ..timing import MemoryClass
+def board_memory_classes(board, peripheral=None) -> list:
+    """(base, size, kind, bytes_per_cycle_x256) of the board's flash and SRAM as the NPU `peripheral` (default:
+    the board's first NPU-1) sees them."""
+    from ..timing import MemoryClass, npu_peripheral
 
-    board = board or load_board("riscv-npu")
+    peripheral = peripheral if peripheral is not None else npu_peripheral(board)
     result = []
     for region in (board.flash, board.sram):
-        mclass = MemoryClass.from_region(region)
+        mclass = MemoryClass.from_region(region, peripheral)
         result.append((region.base, region.size, mclass.kind, mclass.bytes_per_cycle_x256))
     return result
 
@@ -225,7 +225,7 @@ def run_table(table: bytes, memory: dict, region_bases, table_addr: int | None =
     try:
         dev.set_bus(bus.read, bus.write)
         dev.clear_memory_classes()
-        for mclass in board_memory_classes() if memory_classes is None else memory_classes:
+        for mclass in memory_classes or ():  # none: every address at the datasheet's default bandwidth
             dev.set_memory_class(*mclass)
         bases = list(region_bases) + [0] * (R.NUM_REGIONS - len(region_bases))
         for i, base in enumerate(bases):

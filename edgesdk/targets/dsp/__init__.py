@@ -108,6 +108,18 @@ class DspTarget(Target):
         """The DSP's error code (docs/dsp-datasheet.md) and the node it stopped at (the runner parses them)."""
         return DSP_HARNESS_FAILURE
 
+    def describe_failure(self, uart: str) -> str | None:
+        import re
+
+        from .registers import ERROR_NAMES
+
+        found = re.search(r"dsp_error=(-?\d+) dsp_node=(-?\d+)", uart)
+        if not found:
+            return None
+        code = int(found.group(1))
+        return (f"The DSP stopped with error {ERROR_NAMES.get(code, f'code {code}')} at node {found.group(2)} of its "
+                "serialized subgraph (docs/dsp-datasheet.md lists the DSP error codes).")
+
     def verify(self, compiled, proof) -> None:
         """Every blob: header and tables consistent, every arena tensor inside the arena, every constant
         tensor, parameter record and constant reference inside the blob's data area (blob.check_blob)."""

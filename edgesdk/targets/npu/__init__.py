@@ -126,6 +126,20 @@ class NpuTarget(Target):
 
     harness_includes = ("npu_driver.h",)
 
+    def describe_failure(self, uart: str) -> str | None:
+        import re
+
+        from ...npu.registers import ERROR_NAMES
+
+        found = re.search(r"npu_error=(-?\d+) npu_command=(-?\d+)", uart)
+        if not found:
+            return None
+        code, command = int(found.group(1)), int(found.group(2)) & 0xFFFFFFFF
+        name, meaning = ERROR_NAMES.get(code, (f"code {code}", "undocumented error code"))
+        where = "the table header" if command == 0xFFFFFFFF else f"command {command}"
+        return (f"The NPU stopped with error {name} ({meaning}) at {where} of its command table "
+                "(docs/npu-datasheet.md lists the NPU error codes).")
+
     def hil_variables(self, section: dict, symbols: dict) -> dict:
         """NPU_TABLE_ADDRESS: where the first command table is (the NPU error suite corrupts it), else ""."""
         tables = section.get("tables") or []
@@ -151,7 +165,7 @@ if (status == EDGESDK_NPU_ERR_STATUS) {
 def _native_npu_model(peripheral, board):
     """The shared C NPU model, compiled into the emulator's native library (no Python on its hot path)."""
     from ...emulator.machine import default_npu_model
-    return default_npu_model()
+    return default_npu_model(board, peripheral)
 
 
 def _renode_sources() -> tuple:
