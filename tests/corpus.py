@@ -20,6 +20,7 @@ ALL_MODES = ("int8", "int16", "float32", "int8_fio", "int16_fio")
 ALL = {m: "not implemented yet (issue 10)" for m in ALL_MODES}
 NOT_INT16_FLOAT = {"int16": "int16 kernel not implemented yet (issue 10)", "int16_fio": "int16 kernel not implemented yet",
                    "float32": "float32 kernel not implemented yet"}
+NOT_FLOAT = {"float32": "float32 kernel not implemented yet"}
 # One line per op type: remove an op's line (or narrow its modes) when edgesdk runs it.
 NOT_YET = {
     "ABS": ALL,
@@ -28,7 +29,6 @@ NOT_YET = {
     "ARG_MAX": ALL,
     "ARG_MIN": ALL,
     "ASSIGN_VARIABLE": ALL,
-    "AVERAGE_POOL_2D": NOT_INT16_FLOAT,
     "BATCH_MATMUL": ALL,
     "BATCH_TO_SPACE_ND": ALL,
     "BROADCAST_ARGS": ALL,
@@ -36,10 +36,10 @@ NOT_YET = {
     "CAST": ALL,
     "CEIL": ALL,
     "CONCATENATION": NOT_INT16_FLOAT,
-    "CONV_2D": NOT_INT16_FLOAT,
+    "CONV_2D": NOT_FLOAT,
     "COS": ALL,
     "CUMSUM": ALL,
-    "DEPTHWISE_CONV_2D": NOT_INT16_FLOAT,
+    "DEPTHWISE_CONV_2D": NOT_FLOAT,
     "DEPTH_TO_SPACE": ALL,
     "DEQUANTIZE": NOT_INT16_FLOAT,
     "DIV": ALL,
@@ -52,7 +52,7 @@ NOT_YET = {
     "FLOOR": ALL,
     "FLOOR_DIV": ALL,
     "FLOOR_MOD": ALL,
-    "FULLY_CONNECTED": NOT_INT16_FLOAT,
+    "FULLY_CONNECTED": NOT_FLOAT,
     "GATHER": ALL,
     "GATHER_ND": ALL,
     "GREATER": ALL,
@@ -71,7 +71,6 @@ NOT_YET = {
     "LOGISTIC": NOT_INT16_FLOAT,
     "LOG_SOFTMAX": ALL,
     "MAXIMUM": ALL,
-    "MAX_POOL_2D": NOT_INT16_FLOAT,
     "MEAN": NOT_INT16_FLOAT,
     "MINIMUM": ALL,
     "MIRROR_PAD": ALL,

@@ -383,6 +383,7 @@ def _suite_pooling_and_shapes(rng) -> list:
         ("max_pool_same_relu6", pool_model("MAX_POOL_2D", (1, 7, 6, 3), (2, 3), (2, 2), SAME, q, activation="RELU6")),
         ("avg_pool_same", pool_model("AVERAGE_POOL_2D", (1, 7, 7, 4), (3, 3), (2, 2), SAME, _q(rng))),
         ("avg_pool_uint8_same", pool_model("AVERAGE_POOL_2D", (1, 7, 5, 3), (3, 3), (2, 2), SAME, _q(rng, **u8), **u8)),
+        ("l2_pool_float_same", pool_model("L2_POOL_2D", (1, 7, 7, 3), (3, 3), (2, 2), SAME, (None, None), dtype="float32")),
         ("pad_hw", pad_model((1, 5, 4, 3), [(0, 0), (1, 2), (2, 1), (0, 0)], q)),
         ("pad_channels", pad_model((2, 3, 3, 2), [(1, 0), (0, 0), (0, 1), (3, 2)], q)),
         ("pad_2d", pad_model((3, 7), [(1, 1), (0, 4)], q)),

@@ -82,6 +82,7 @@ class Conv2D(OpDef):
                                   options.get("stride_w", 1), options.get("dilation_h_factor", 1),
                                   options.get("dilation_w_factor", 1), w.shape[1], w.shape[2])
         attrs["activation"] = fused_activation(op, options)
+        attrs["quantized_bias_type"] = int(options.get("quantized_bias_type", 0) or 0)  # TensorType; 16x8 bias
         return attrs
 
     def check(self, op) -> None:

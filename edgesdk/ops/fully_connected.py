@@ -23,7 +23,8 @@ class FullyConnected(OpDef):
         if options.get("weights_format", 0) != 0:
             raise UnsupportedOpError(f"FULLY_CONNECTED at {op.location} uses shuffled weights; export with the "
                                      "default weights format.")
-        return {"activation": fused_activation(op, options), "keep_num_dims": bool(options.get("keep_num_dims", False))}
+        return {"activation": fused_activation(op, options), "keep_num_dims": bool(options.get("keep_num_dims", False)),
+                "quantized_bias_type": int(options.get("quantized_bias_type", 0) or 0)}  # TensorType; 16x8 bias
 
     def check(self, op) -> None:
         require_constant_weights(op)

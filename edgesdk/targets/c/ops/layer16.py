@@ -1,0 +1,143 @@
+"""The layer ops' shared rules and helpers on the host (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
+TRANSPOSE_CONV): which dtype combinations the kernels run, and the 16x8 (int16 activations, int8 weights)
+accumulator choices of edgesdk_layer16.h. No op is registered here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..calls import Macro
+
+# TensorType values of the options' quantized_bias_type (the TFLite schema)
+TENSOR_TYPE_INT32, TENSOR_TYPE_INT64 = 2, 4
+SUM32_LIMIT = 1 << 31  # an int32 partial sum of products is exact while 2^15 * sum|w| stays below this
+ACC64_MAX_SHIFT = 14  # MultiplyByQuantizedMultiplier(int64_t, ...) shifts by 15 - shift: needs shift <= 14
+
+
+def _bias(op):
+    return op.inputs[2] if len(op.inputs) > 2 else None
+
+
+def _per_tensor(t) -> bool:
+    return t.quant is not None and t.quant.scale.size == 1
+
+
+def _activations(op):
+    return [t for t in op.inputs + op.outputs if t is not None and not t.is_const]
+
+
+def _int8_weights(op, w) -> str:
+    if w is None or not w.is_const or w.dtype != "int8" or w.quant is None:
+        return "weights are not quantized int8 constants"
+    return ""
+
+
+def _int16_activations(op) -> str:
+    bad = [f"{t.name} ({t.dtype})" for t in _activations(op)
+           if t.dtype != "int16" or not _per_tensor(t) or int(t.quant.zero_point[0]) != 0]
+    return f"not per-tensor int16 with zero point 0: {', '.join(bad)}" if bad else ""
+
+
+def _int8_activations(op) -> str:
+    bad = [f"{t.name} ({t.dtype})" for t in _activations(op) if t.dtype != "int8" or not _per_tensor(t)]
+    return f"not per-tensor int8: {', '.join(bad)}" if bad else ""
+
+
+def quantized_bias_type(op) -> int:
+    return int(op.attrs.get("quantized_bias_type", 0) or 0)
+
+
+def int16_bias_problem(op, b, int32_allowed: bool = True) -> str:
+    """Why a 16x8 layer's bias is not one the references read as it is stored ("" when it is)."""
+    if any(int(z) != 0 for z in op.inputs[1].quant.zero_point):
+        return f"{op.inputs[1].name} has nonzero zero points (16x8 weights are symmetric)"
+    if b is None:
+        return ""
+    if not b.is_const:
+        return f"bias {b.name} is not constant"
+    if b.dtype == "int64":
+        return ""
+    if b.dtype == "int32" and int32_allowed and quantized_bias_type(op) == TENSOR_TYPE_INT32:
+        return ""
+    if b.dtype == "int32" and int32_allowed:
+        return (f"int32 bias {b.name} without quantized_bias_type INT32 (LiteRT then reads it as int64); "
+                "re-export with the converter's default int64 bias")
+    return f"bias {b.name} is {b.dtype}, not int64"
+
+
+def layer_dtypes(op):
+    """Per-tensor int8 activations with int8 weights and int32 bias, or 16x8: int16 activations with zero point 0, symmetric int8 weights and int64 bias (int32 when quantized_bias_type is INT32)"""
+    x, w, b = op.inputs[0], op.inputs[1], _bias(op)
+    if x.dtype == "int16":
+        problem = _int16_activations(op) or _int8_weights(op, w) or int16_bias_problem(op, b)
+        return not problem, problem
+    problem = _int8_activations(op) or _int8_weights(op, w)
+    if not problem and b is not None and (not b.is_const or b.dtype != "int32"):
+        problem = f"bias {b.name} is {b.dtype}{'' if b.is_const else ', not constant'}"
+    return not problem, problem
+
+
+def depthwise_dtypes(op):
+    """Per-tensor int8 activations with int8 weights and int32 bias, or 16x8: int16 activations with zero point 0, symmetric int8 weights and int64 bias"""
+    x, w, b = op.inputs[0], op.inputs[1], _bias(op)
+    if x.dtype == "int16":
+        problem = _int16_activations(op) or _int8_weights(op, w) or int16_bias_problem(op, b, int32_allowed=False)
+        return not problem, problem
+    return layer_dtypes(op)
+
+
+def accumulator(op) -> str:
+    """The 16x8 accumulator the references use: "int32" for an int32 bias (or none with quantized_bias_type
+    INT32), else "int64" (LiteRT and TFLite Micro: Conv/FullyConnected Eval pick the bias type)."""
+    b = _bias(op)
+    if op.type != "DEPTHWISE_CONV_2D" and (
+            (b is not None and b.dtype == "int32") or (b is None and quantized_bias_type(op) == TENSOR_TYPE_INT32)):
+        return "int32"
+    return "int64"
+
+
+ACCUMULATOR_C = {"int64": "EDGESDK_ACC64", "int32": "EDGESDK_ACC32"}
+
+
+def accumulator_macro(op) -> Macro:
+    return Macro(ACCUMULATOR_C[accumulator(op)])
+
+
+def int16_shifts_in_range(op):
+    """16x8 layers: every requantization shift is at most 14 (TFLite's 64-bit MultiplyByQuantizedMultiplier shifts right by 15 - shift)"""
+    if op.inputs[0].dtype != "int16" or accumulator(op) != "int64":
+        return True, ""
+    from ....ops import prepared
+
+    data = prepared(op, "tflm")
+    bad = [s for m, s in zip(data.multipliers, data.shifts) if m != 0 and s > ACC64_MAX_SHIFT]
+    return not bad, f"shift {bad[0]} (scales too large for the 16x8 requantization)" if bad else ""
+
+
+def sum32(weights_2d) -> int:
+    """1 when no partial sum of int16 x int8 products of any output row can leave int32 (edgesdk_layer16.h)."""
+    w = np.abs(np.asarray(weights_2d, np.int64))
+    reach = 32768 * int(w.sum(axis=1).max(initial=0)) if w.size else 0
+    return int(reach < SUM32_LIMIT)
+
+
+def bias64_const(e, b):
+    """A 16x8 layer's bias as int64 constants (an int32 bias has the same values), or a null pointer."""
+    if b is None:
+        return e.null("int64_t")
+    return e.const("bias", b.data.astype(np.int64).reshape(-1), "int64_t")
+
+
+def acc64_shift_checks(accumulator, shift, channels: int) -> list:
+    """Footprint preconditions: EDGESDK_ACC64 requantizes with MultiplyByQuantizedMultiplier(int64_t, ...),
+    which needs shifts in [-31, 14]; the accumulator is one of the two modes."""
+    name = getattr(accumulator, "name", None)
+    if name == "EDGESDK_ACC32":
+        return []
+    if name != "EDGESDK_ACC64":
+        return [f"unknown accumulator {accumulator!r}"]
+    values = getattr(shift, "values", None)
+    if values is None:
+        return ["the shifts of a 64-bit requantization must be a constant array"]
+    bad = [int(v) for v in values[:channels] if int(v) > ACC64_MAX_SHIFT]
+    return [f"shift {bad[0]} is above {ACC64_MAX_SHIFT} (64-bit requantization)"] if bad else []

@@ -1,0 +1,288 @@
+"""The layer ops (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, the pools, ...) on cases the converter corpus
+(tests/models/ops) lacks, built by hand with tests/modelgen.py: 16x8 layers with an int32 accumulator
+(quantized_bias_type INT32), without bias, with accumulators past int32, with left-shift requantization;
+float32 pools and L2_POOL_2D (which the converter never keeps); and the models edgesdk must refuse.
+
+Each model is compiled for the C target and run op by op on the host kernels (edgesdk.targets.c.testing)
+against LiteRT's reference kernels (--rounding ref) and TFLite Micro (--rounding tflm) on seeded random,
+small-magnitude, all-min and all-max inputs, byte for byte.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgesdk.errors import ModelError, UnsupportedOpError
+from edgesdk.importer import import_tflite
+from edgesdk.partition.partitioner import partition
+from edgesdk.targets.c import testing
+from modelgen import ACTIVATION_CODES, SAME, VALID, ModelBuilder, _conv_out_shape, pool_model
+
+INT32, INT64 = 2, 4  # TensorType codes of quantized_bias_type
+BOTH = ("ref", "tflm")
+
+
+# -- model builders -------------------------------------------------------------------------------------------
+
+def _bias(m, bias, bias_dtype, scales):
+    if bias is None:
+        return -1
+    return m.const(np.asarray(bias), bias_dtype, scale=scales, zero_point=0, axis=0)
+
+
+def conv16_model(shape, weights, bias, x_scale, w_scales, y_scale, bias_dtype="int64", bias_type=None,
+                 stride=(1, 1), dilation=(1, 1), padding=SAME, activation="NONE", w_zero_point=0):
+    """A 16x8 CONV_2D: int16 input/output (zero point 0), OHWI int8 weights with per-channel scales."""
+    out_shape = _conv_out_shape(shape, weights.shape[1:3], stride, dilation, padding, weights.shape[0])
+    m = ModelBuilder()
+    x = m.tensor(shape, "int16", x_scale, 0)
+    w = m.const(weights, "int8", scale=w_scales, zero_point=w_zero_point, axis=0)
+    b = _bias(m, bias, bias_dtype, np.float32(x_scale) * np.asarray(w_scales, np.float32))
+    y = m.tensor(out_shape, "int16", y_scale, 0)
+    fields = dict(Padding=padding, StrideH=stride[0], StrideW=stride[1], DilationHFactor=dilation[0],
+                  DilationWFactor=dilation[1], FusedActivationFunction=ACTIVATION_CODES[activation])
+    if bias_type is not None:
+        fields["QuantizedBiasType"] = bias_type
+    m.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", **fields)
+    return m.build([x], [y])
+
+
+def depthwise16_model(shape, weights, bias, x_scale, w_scales, y_scale, multiplier=1, bias_dtype="int64",
+                      stride=(1, 1), dilation=(1, 1), padding=SAME, activation="NONE"):
+    out_shape = _conv_out_shape(shape, weights.shape[1:3], stride, dilation, padding, weights.shape[3])
+    m = ModelBuilder()
+    x = m.tensor(shape, "int16", x_scale, 0)
+    w = m.const(weights, "int8", scale=w_scales, zero_point=0, axis=3)
+    b = _bias(m, bias, bias_dtype, np.float32(x_scale) * np.asarray(w_scales, np.float32))
+    y = m.tensor(out_shape, "int16", y_scale, 0)
+    inputs = [x, w] if bias is None else [x, w, b]  # an omitted (-1) bias fails LiteRT's Prepare, crashes TFLite Micro
+    m.op("DEPTHWISE_CONV_2D", inputs, [y], "DepthwiseConv2DOptions", Padding=padding, StrideH=stride[0],
+         StrideW=stride[1], DepthMultiplier=multiplier, DilationHFactor=dilation[0], DilationWFactor=dilation[1],
+         FusedActivationFunction=ACTIVATION_CODES[activation])
+    return m.build([x], [y])
+
+
+def fc16_model(batch, weights, bias, x_scale, w_scales, y_scale, bias_dtype="int64", bias_type=None,
+               activation="NONE"):
+    m = ModelBuilder()
+    x = m.tensor((batch, weights.shape[1]), "int16", x_scale, 0)
+    w = m.const(weights, "int8", scale=w_scales, zero_point=0, axis=0)
+    b = _bias(m, bias, bias_dtype, np.float32(x_scale) * np.asarray(w_scales, np.float32))
+    y = m.tensor((batch, weights.shape[0]), "int16", y_scale, 0)
+    fields = dict(FusedActivationFunction=ACTIVATION_CODES[activation])
+    if bias_type is not None:
+        fields["QuantizedBiasType"] = bias_type
+    m.op("FULLY_CONNECTED", [x, w, b], [y], "FullyConnectedOptions", **fields)
+    return m.build([x], [y])
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _w(rng, shape, lo=-127, hi=127):
+    return rng.integers(lo, hi + 1, shape).astype(np.int8)
+
+
+def _scales(rng, n, lo=0.002, hi=0.02):
+    return np.exp(rng.uniform(np.log(lo), np.log(hi), n)).astype(np.float32)
+
+
+# -- the models (name -> (bytes, modes whose reference runs it)) ------------------------------------------------
+
+def layer16_models() -> dict:
+    r = _rng(7)
+    models = {}
+    w = _w(r, (5, 3, 3, 4))
+    models["conv16_int32_bias"] = (conv16_model(
+        (1, 7, 6, 4), w, r.integers(-30000, 30000, 5), 1 / 32768, _scales(r, 5), 2e-4, bias_dtype="int32",
+        bias_type=INT32, stride=(2, 1), activation="RELU"), BOTH)
+    # 600 taps of |w| = 127: an all-max input takes the int32 accumulator past 2^31 (it wraps in TFLite too)
+    w = (np.where(_rng(1).random((3, 1, 1, 600)) < 0.9, 127, -127)).astype(np.int8)
+    w[0] = 127
+    models["conv16_int32_wraps"] = (conv16_model(
+        (1, 2, 2, 600), w, [5, -7, 100], 1 / 32768, [0.01, 0.011, 0.012], 0.05, bias_dtype="int32",
+        bias_type=INT32, padding=VALID), BOTH)
+    w = _w(r, (4, 3, 2, 3))
+    models["conv16_no_bias"] = (conv16_model(
+        (1, 6, 5, 3), w, None, 1 / 32768, _scales(r, 4), 1e-4, dilation=(2, 1)), ("tflm",))  # LiteRT needs a bias
+    models["conv16_no_bias_int32_type"] = (conv16_model(
+        (1, 6, 5, 3), w, None, 1 / 32768, _scales(r, 4), 1e-4, bias_type=INT32), ("tflm",))
+    # 1024 input channels of large weights: partial sums leave int32 (the kernel's 64-bit path)
+    w = _w(r, (6, 1, 1, 1024), 60, 127) * np.where(r.random((6, 1, 1, 1024)) < 0.5, 1, -1).astype(np.int8)
+    models["conv16_wide_sums"] = (conv16_model(
+        (1, 3, 2, 1024), w, r.integers(-10**9, 10**9, 6), 1 / 32768, _scales(r, 6), 0.5), BOTH)
+    # effective scales 2^10 .. 2^14: left shifts in the 64-bit requantization
+    w = _w(r, (3, 1, 1, 2), -3, 3)
+    models["conv16_left_shift"] = (conv16_model(
+        (1, 4, 4, 2), w, [1, -2, 3], 1.0, [1.0, 4.0, 16.0], 1.0 / 512, padding=VALID), BOTH)
+    w = _w(r, (6, 3, 3, 2))
+    models["conv16_grouped"] = (conv16_model(
+        (1, 5, 5, 4), w, r.integers(-1000, 1000, 6), 1 / 32768, _scales(r, 6), 1e-4, activation="RELU6"), BOTH)
+    w = _w(r, (1, 3, 2, 9))
+    models["dwconv16_mult3_no_bias"] = (depthwise16_model(
+        (1, 6, 7, 3), w, None, 1 / 32768, _scales(r, 9), 1e-4, multiplier=3, stride=(1, 2), dilation=(2, 1)), BOTH)
+    w = _w(r, (1, 5, 5, 4))
+    models["dwconv16_big_bias_relu"] = (depthwise16_model(
+        (2, 9, 9, 4), w, r.integers(-2**40, 2**40, 4), 1 / 32768, _scales(r, 4), 3e-3, stride=(2, 2),
+        activation="RELU"), BOTH)
+    w = _w(r, (7, 40))
+    models["fc16_int32_bias"] = (fc16_model(
+        3, w, r.integers(-50000, 50000, 7), 1 / 32768, _scales(r, 7), 1e-4, bias_dtype="int32", bias_type=INT32), BOTH)
+    models["fc16_int32_type_no_bias"] = (fc16_model(
+        2, w, None, 1 / 32768, _scales(r, 7), 1e-4, bias_type=INT32), BOTH)
+    models["fc16_per_tensor_relu"] = (fc16_model(
+        2, _w(r, (5, 33)), r.integers(-9999, 9999, 5), 1 / 32768, [0.004], 1e-4, activation="RELU"), BOTH)
+    w = _w(r, (4, 2000), 100, 127)
+    models["fc16_wide_sums"] = (fc16_model(1, w, [0, 1, -1, 2**33], 1 / 32768, _scales(r, 4), 2.0), BOTH)
+    models["fc16_left_shift"] = (fc16_model(
+        2, _w(r, (3, 4), -2, 2), [0, 5, -5], 1.0, [1.0, 2.0, 8.0], 1.0 / 1024), BOTH)
+    return models
+
+
+def pool_models() -> dict:
+    f32 = dict(dtype="float32")
+    none = (None, None)
+    q16 = (1 / 4096, 0)
+    return {
+        "avg_pool_f32_same": (pool_model("AVERAGE_POOL_2D", (1, 7, 9, 3), (3, 3), (2, 2), SAME, none, **f32), BOTH),
+        "avg_pool_f32_relu6": (pool_model("AVERAGE_POOL_2D", (2, 6, 6, 2), (2, 3), (1, 2), VALID, none,
+                                          activation="RELU6", **f32), BOTH),
+        "max_pool_f32_same": (pool_model("MAX_POOL_2D", (1, 7, 9, 3), (3, 2), (2, 2), SAME, none, **f32), BOTH),
+        "max_pool_f32_relu": (pool_model("MAX_POOL_2D", (1, 5, 5, 4), (5, 5), (1, 1), VALID, none,
+                                         activation="RELU", **f32), BOTH),
+        "l2_pool_f32_same": (pool_model("L2_POOL_2D", (1, 7, 7, 3), (3, 3), (2, 2), SAME, none, **f32), BOTH),
+        "l2_pool_f32_relu_n1": (pool_model("L2_POOL_2D", (1, 6, 5, 2), (2, 2), (2, 1), VALID, none,
+                                           activation="RELU_N1_TO_1", **f32), BOTH),
+        "avg_pool_s16_relu_n1": (pool_model("AVERAGE_POOL_2D", (1, 8, 8, 3), (3, 3), (3, 3), SAME, q16,
+                                            activation="RELU_N1_TO_1", dtype="int16"), BOTH),
+        "max_pool_s16_relu": (pool_model("MAX_POOL_2D", (2, 5, 7, 2), (2, 4), (1, 1), SAME, q16,
+                                         activation="RELU", dtype="int16"), BOTH),
+    }
+
+
+ALL_MODELS = {**layer16_models(), **pool_models()}
+
+
+# -- the check ------------------------------------------------------------------------------------------------
+
+def case_inputs(path) -> list:
+    """(label, inputs): two seeded random, one small-magnitude, all-min and all-max (floats: +-1e4, and one with
+    infinities)."""
+    random = testing.random_model_inputs(path, 0)
+    cases = [("random0", random), ("random1", testing.random_model_inputs(path, 1))]
+    rng = np.random.default_rng(5)
+    small, low, high, inf = [], [], [], []
+    for x in random:
+        if x.dtype == np.float32:
+            small.append(rng.normal(0.0, 0.05, x.shape).astype(np.float32))
+            low.append(np.full_like(x, -1e4))
+            high.append(np.full_like(x, 1e4))
+            inf.append(np.where(rng.random(x.shape) < 0.3, np.inf, x).astype(np.float32))
+        else:
+            info = np.iinfo(x.dtype)
+            small.append(rng.integers(-64, 65, x.shape).astype(x.dtype))
+            low.append(np.full_like(x, info.min))
+            high.append(np.full_like(x, info.max))
+    cases += [("small", small), ("min", low), ("max", high)]
+    if inf:
+        cases.append(("inf", inf))
+    return cases
+
+
+def check_bit_exact(path, modes) -> None:
+    graph = import_tflite(path)
+    partition(graph, ["c"])  # every op runs on the C target
+    problems = []
+    for mode in modes:
+        library = testing.OpLibrary(graph.ops, mode)
+        for label, inputs in case_inputs(path):
+            ref = testing.reference_tensors(path, inputs, mode)
+            for op, diff, count in testing.compare_ops(graph, ref, mode, library):
+                problems.append(f"[{mode} {label}] {op.location}: {count} values differ (max {diff})")
+    assert not problems, "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("name", sorted(ALL_MODELS))
+def test_hand_made_model_bit_exact(name, tmp_path):
+    data, modes = ALL_MODELS[name]
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(data)
+    check_bit_exact(path, modes)
+
+
+def test_references_that_refuse_are_as_listed(tmp_path):
+    """The models checked against one reference only are those the other one refuses."""
+    for name, (data, modes) in ALL_MODELS.items():
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(data)
+        inputs = testing.random_model_inputs(path, 0)
+        for mode in set(BOTH) - set(modes):
+            with pytest.raises(Exception):
+                testing.reference_tensors(path, inputs, mode)
+
+
+def _import(data, tmp_path, name="model"):
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(data)
+    return import_tflite(path)
+
+
+def test_layer16_kernels_take_their_paths(tmp_path):
+    """The hand-made 16x8 models reach the kernels' int32 accumulator and 64-bit partial-sum paths."""
+    seen = set()
+    for name, (data, _) in layer16_models().items():
+        graph = _import(data, tmp_path, name)
+        source = testing.generate_source(graph.ops, "tflm")[0]
+        if ".accumulator = EDGESDK_ACC32" in source:
+            seen.add("acc32")
+        if ".sum32 = 0" in source:
+            seen.add("wide")
+    assert seen == {"acc32", "wide"}
+
+
+# -- what edgesdk refuses ----------------------------------------------------------------------------------------
+
+def _refusal(data, tmp_path) -> str:
+    graph = _import(data, tmp_path)
+    with pytest.raises(UnsupportedOpError) as info:
+        partition(graph, ["c"])
+    return str(info.value)
+
+
+def test_int16_int32_bias_without_its_type_is_refused(tmp_path):
+    """LiteRT reads an int32 bias of a 16x8 layer as int64 unless quantized_bias_type says INT32."""
+    r = _rng(3)
+    data = conv16_model((1, 4, 4, 2), _w(r, (2, 3, 3, 2)), [1, 2], 1 / 32768, [0.01, 0.01], 1e-3, bias_dtype="int32")
+    assert "quantized_bias_type" in _refusal(data, tmp_path)
+    data = fc16_model(1, _w(r, (2, 3)), [1, 2], 1 / 32768, [0.01, 0.01], 1e-3, bias_dtype="int32")
+    assert "quantized_bias_type" in _refusal(data, tmp_path)
+    data = depthwise16_model((1, 4, 4, 2), _w(r, (1, 3, 3, 2)), [1, 2], 1 / 32768, [0.01, 0.01], 1e-3,
+                             bias_dtype="int32")
+    assert "not int64" in _refusal(data, tmp_path)
+
+
+def test_int16_requantization_shift_past_14_is_refused(tmp_path):
+    r = _rng(4)
+    data = conv16_model((1, 4, 4, 1), _w(r, (1, 1, 1, 1)), [0], 1.0, [1.0], 2.0 ** -17)
+    assert "int16_shifts_in_range" in _refusal(data, tmp_path)
+
+
+def test_int16_nonzero_zero_point_is_refused(tmp_path):
+    r = _rng(5)
+    m = ModelBuilder()
+    x = m.tensor((1, 8), "int16", 1 / 32768, 3)
+    w = m.const(_w(r, (2, 8)), "int8", scale=[0.01, 0.01], zero_point=0, axis=0)
+    y = m.tensor((1, 2), "int16", 1e-3, 0)
+    m.op("FULLY_CONNECTED", [x, w, -1], [y], "FullyConnectedOptions")
+    assert "zero point 0" in _refusal(m.build([x], [y]), tmp_path)
+
+
+def test_inconsistent_pool_is_a_model_error(tmp_path):
+    m = ModelBuilder()
+    x = m.tensor((1, 4, 4, 3), "float32")
+    y = m.tensor((1, 2, 2, 2), "float32")
+    m.op("L2_POOL_2D", [x], [y], "Pool2DOptions", Padding=VALID, StrideH=2, StrideW=2, FilterHeight=2, FilterWidth=2)
+    with pytest.raises(ModelError):
+        _import(m.build([x], [y]), tmp_path)
