@@ -52,7 +52,6 @@ NOT_YET = {
     "FLOOR": ALL,
     "FLOOR_DIV": ALL,
     "FLOOR_MOD": ALL,
-    "FULLY_CONNECTED": NOT_FLOAT,
     "GATHER": ALL,
     "GATHER_ND": ALL,
     "GREATER": ALL,

@@ -77,6 +77,19 @@ def fc16_model(batch, weights, bias, x_scale, w_scales, y_scale, bias_dtype="int
     return m.build([x], [y])
 
 
+def fc_f32_model(in_shape, weights, bias, activation="NONE", keep_num_dims=False):
+    m = ModelBuilder()
+    x = m.tensor(in_shape, "float32")
+    w = m.const(np.asarray(weights, np.float32), "float32")
+    b = -1 if bias is None else m.const(np.asarray(bias, np.float32), "float32")
+    units = weights.shape[0]
+    out_shape = (*in_shape[:-1], units) if keep_num_dims else (int(np.prod(in_shape)) // weights.shape[1], units)
+    y = m.tensor(out_shape, "float32")
+    m.op("FULLY_CONNECTED", [x, w, b], [y], "FullyConnectedOptions",
+         FusedActivationFunction=ACTIVATION_CODES[activation], KeepNumDims=keep_num_dims)
+    return m.build([x], [y])
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -141,6 +154,17 @@ def layer16_models() -> dict:
     return models
 
 
+def float_layer_models() -> dict:
+    r = _rng(11)
+    w = r.normal(0, 0.3, (9, 37)).astype(np.float32)
+    return {
+        "fc_f32_bias": (fc_f32_model((3, 37), w, r.normal(0, 1, 9)), BOTH),
+        "fc_f32_no_bias_relu6": (fc_f32_model((2, 37), w, None, activation="RELU6"), BOTH),
+        "fc_f32_keep_dims_relu": (fc_f32_model((1, 4, 37), w, r.normal(0, 1, 9), activation="RELU",
+                                               keep_num_dims=True), BOTH),
+    }
+
+
 def pool_models() -> dict:
     f32 = dict(dtype="float32")
     none = (None, None)
@@ -162,7 +186,7 @@ def pool_models() -> dict:
     }
 
 
-ALL_MODELS = {**layer16_models(), **pool_models()}
+ALL_MODELS = {**layer16_models(), **float_layer_models(), **pool_models()}
 
 
 # -- the check ------------------------------------------------------------------------------------------------

@@ -76,4 +76,18 @@ typedef struct {
 void edgesdk_fully_connected_s16(const edgesdk_fully_connected_s16_params *p, const int16_t *input,
                                  const int8_t *filter, const int64_t *bias, int16_t *output);
 
+/*
+ * float32 FULLY_CONNECTED, TFLite's reference_ops::FullyConnected (edgesdk_fully_connected_f32.c): per output,
+ * total += x[d] * w[o][d] in float in order d = 0.., then total + bias, then the activation's float clamp.
+ */
+typedef struct {
+    int32_t batches;
+    int32_t in_depth;
+    int32_t out_depth;
+    float act_min, act_max;
+} edgesdk_fully_connected_f32_params;
+
+void edgesdk_fully_connected_f32(const edgesdk_fully_connected_f32_params *p, const float *input, const float *filter,
+                                 const float *bias, float *output);
+
 #endif /* EDGESDK_FULLY_CONNECTED_H */

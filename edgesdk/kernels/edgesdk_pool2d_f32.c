@@ -5,18 +5,13 @@
  */
 #include <math.h>
 
+#include "edgesdk_float.h"
 #include "edgesdk_pool2d.h"
 #include "edgesdk_window.h"
 
 #define POOL_AVERAGE 0
 #define POOL_MAX 1
 #define POOL_L2 2
-
-static inline float clamp_activation(float v, float lo, float hi)
-{
-    v = v < lo ? lo : v; /* std::max(v, lo): v unless v < lo (NaN stays) */
-    return hi < v ? hi : v; /* std::min(v, hi) */
-}
 
 static void pool_f32(const edgesdk_pool2d_f32_params *p, const float *input, float *output, int kind)
 {
@@ -58,7 +53,7 @@ static void pool_f32(const edgesdk_pool2d_f32_params *p, const float *input, flo
                     } else if (kind == POOL_L2) {
                         result = sqrtf(acc / (float)count);
                     }
-                    *output++ = clamp_activation(result, p->act_min, p->act_max);
+                    *output++ = edgesdk_clamp_f32(result, p->act_min, p->act_max);
                 }
             }
         }

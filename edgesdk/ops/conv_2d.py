@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
-from .activation import activation_range
+from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, input_of, op_error, rounding_of
 from . import register
 from .window import padding_name, window_attributes
@@ -26,6 +26,17 @@ class ConvData:
     act_min: int
     act_max: int
     rounding: str  # edgesdk.ir.rounding: "double" | "single" | "fp64"
+
+
+@dataclass(frozen=True)
+class FloatLayerData:
+    """A float32 layer's build-time data: its fused activation's float range (CalculateActivationRange)."""
+    act_min: float
+    act_max: float
+
+
+def float_layer_data(op) -> FloatLayerData:
+    return FloatLayerData(*float_activation_range(op))
 
 
 def filter_offset(op) -> int:

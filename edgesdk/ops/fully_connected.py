@@ -10,7 +10,7 @@ from ..errors import UnsupportedOpError
 from ..ir.rounding import fully_connected_effective_scales
 from .base import OpDef, Operands, fused_activation, op_error, rounding_of
 from . import register
-from .conv_2d import ConvData, conv_like_data, require_bias, require_constant_weights
+from .conv_2d import ConvData, FloatLayerData, conv_like_data, float_layer_data, require_bias, require_constant_weights
 
 
 @register
@@ -36,5 +36,7 @@ class FullyConnected(OpDef):
                                f"{w.shape[0]} units")
         require_bias(op, w.shape[0])
 
-    def prepare(self, op, mode: str) -> ConvData:
+    def prepare(self, op, mode: str) -> ConvData | FloatLayerData:
+        if op.outputs[0].dtype == "float32":
+            return float_layer_data(op)
         return conv_like_data(op, mode, fully_connected_effective_scales(op, rounding_of(op, mode)))

@@ -14,8 +14,9 @@ from ..emit import Emit, c_op, footprint
 from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_WEIGHTS, accumulator_bound, bias_values,
                        block_fully_connected, fast_requant_obstacle, fold_input_offset, fp64_window, pair_fully_connected)
 from ..proof import optional, per_channel, positive, require, shift_checks
-from .conv_2d import LAYER_CONSTRAINTS, bias_const, weights_const
-from .layer16 import acc64_shift_checks, accumulator, accumulator_macro, bias64_const, sum32
+from .conv_2d import bias_const, weights_const
+from .layer16 import (acc64_shift_checks, accumulator, accumulator_macro, bias64_const, fully_connected_dtypes,
+                      int16_shifts_in_range, sum32, symmetric_filters)
 
 
 def fast_fully_connected_obstacle(fields: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
@@ -27,13 +28,17 @@ def double_const(e: Emit, what: str, values):
     return e.const(what, np.asarray(values, np.float64), "double")
 
 
-@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, *LAYER_CONSTRAINTS],
+@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, fully_connected_dtypes, symmetric_filters,
+                                       rules.supported_fused_activation, int16_shifts_in_range],
       headers=("edgesdk_fully_connected.h", "edgesdk_layer16.h"),
-      sources=("edgesdk_fully_connected.c", "edgesdk_fully_connected_blocked.c", "edgesdk_fully_connected_s16.c"))
+      sources=("edgesdk_fully_connected.c", "edgesdk_fully_connected_blocked.c", "edgesdk_fully_connected_s16.c",
+               "edgesdk_fully_connected_f32.c"))
 def emit_fully_connected(e: Emit):
     op, d = e.op, e.data
     if op.inputs[0].dtype == "int16":
         return emit_fully_connected_s16(e)
+    if op.inputs[0].dtype == "float32":
+        return emit_fully_connected_f32(e)
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     out_depth, in_depth = w.shape
@@ -137,3 +142,27 @@ def fully_connected_s16_footprint(call, op) -> list:
         (w, n * p["in_depth"], "filter"),
         (b, optional(b, 8 * n), "bias"),
         (y, 2 * p["batches"] * n, "output")]
+
+
+def emit_fully_connected_f32(e: Emit):
+    """float32 FULLY_CONNECTED: TFLite's reference_ops::FullyConnected."""
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    out_depth, in_depth = w.shape
+    fields = {"batches": x.num_elements // in_depth, "in_depth": in_depth, "out_depth": out_depth,
+              "act_min": float(d.act_min), "act_max": float(d.act_max)}
+    params = e.params("edgesdk_fully_connected_f32_params", fields)
+    bias = e.null("float") if b is None else e.tensor(b)
+    e.call("edgesdk_fully_connected_f32", params, e.tensor(x), e.tensor(w), bias, e.arena(y))
+    e.layer.note = f"{in_depth}->{out_depth} float32"
+    return e.layer
+
+
+@footprint("edgesdk_fully_connected_f32")
+def fully_connected_f32_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_depth", "out_depth")
+    n = p["out_depth"]
+    return checks or [(x, 4 * p["batches"] * p["in_depth"], "input"), (w, 4 * n * p["in_depth"], "filter"),
+                      (b, optional(b, 4 * n), "bias"), (y, 4 * p["batches"] * n, "output")]

@@ -77,6 +77,26 @@ def layer_dtypes(op):
     return not problem, problem
 
 
+def fully_connected_dtypes(op):
+    """Per-tensor int8 activations with int8 weights and int32 bias; 16x8 (int16 activations with zero point 0, symmetric int8 weights, int64 bias or int32 when quantized_bias_type is INT32); or float32 activations, weights and bias"""
+    x, w, b = op.inputs[0], op.inputs[1], _bias(op)
+    if x.dtype == "float32":
+        bad = [f"{t.name} ({t.dtype})" for t in (*op.inputs, *op.outputs) if t is not None and t.dtype != "float32"]
+        if not bad and not w.is_const:
+            bad = [f"{w.name} is not constant"]
+        return not bad, f"not float32: {', '.join(bad)}" if bad else ""
+    return layer_dtypes(op)
+
+
+def symmetric_filters(op):
+    """Per-channel quantized weights have zero point 0 (a per-tensor zero point is allowed)"""
+    from .. import supported as rules
+
+    if op.inputs[1].dtype == "float32":
+        return True, ""
+    return rules.per_channel_filters_symmetric(op)
+
+
 def depthwise_dtypes(op):
     """Per-tensor int8 activations with int8 weights and int32 bias, or 16x8: int16 activations with zero point 0, symmetric int8 weights and int64 bias"""
     x, w, b = op.inputs[0], op.inputs[1], _bias(op)
