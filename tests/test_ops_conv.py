@@ -90,6 +90,34 @@ def fc_f32_model(in_shape, weights, bias, activation="NONE", keep_num_dims=False
     return m.build([x], [y])
 
 
+def transpose_conv_model(in_shape, weights, bias, q_in, w_scales, q_out, stride=(2, 2), padding=SAME,
+                         out_hw=None, dtype="int8", bias_dtype=None, bias_type=None, activation=None):
+    """TRANSPOSE_CONV (inputs: output shape, OHWI weights, input, optional bias); out_hw defaults to
+    what the converter makes (SAME: in * stride, VALID: (in - 1) * stride + filter)."""
+    fh, fw = weights.shape[1:3]
+    if out_hw is None:
+        out_hw = tuple(n * s if padding == SAME else (n - 1) * s + f
+                       for n, s, f in zip(in_shape[1:3], stride, (fh, fw)))
+    out_shape = (in_shape[0], *out_hw, weights.shape[0])
+    m = ModelBuilder()
+    shape = m.const(np.asarray(out_shape, np.int32), "int32")
+    w = m.const(weights, "int8", scale=w_scales, zero_point=0, axis=0)
+    x = m.tensor(in_shape, dtype, *q_in)
+    inputs = [shape, w, x]
+    if bias is not None:
+        bias_dtype = bias_dtype or ("int32" if dtype == "int8" else "int64")
+        inputs.append(m.const(np.asarray(bias), bias_dtype, scale=np.float32(q_in[0]) * np.asarray(w_scales, np.float32),
+                              zero_point=0, axis=0))
+    y = m.tensor(out_shape, dtype, *q_out)
+    fields = dict(Padding=padding, StrideH=stride[0], StrideW=stride[1])
+    if activation is not None:
+        fields["FusedActivationFunction"] = ACTIVATION_CODES[activation]
+    if bias_type is not None:
+        fields["QuantizedBiasType"] = bias_type
+    m.op("TRANSPOSE_CONV", inputs, [y], "TransposeConvOptions", **fields)
+    return m.build([x], [y])
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -165,6 +193,33 @@ def float_layer_models() -> dict:
     }
 
 
+def transpose_conv_models() -> dict:
+    r = _rng(13)
+    q16 = (1 / 32768, 0)
+    w = _w(r, (3, 3, 3, 4))
+    wide = np.full((1, 6, 6, 2048), 127, np.int8)  # 36 taps x 2048 channels of 255 * 127 pass 2^31: int32 wraps
+    return {
+        "tconv_s8_per_tensor_relu": (transpose_conv_model(
+            (1, 4, 3, 4), w, r.integers(-2000, 2000, 3), (0.05, -7), [0.01], (0.08, 5), activation="RELU"), BOTH),
+        "tconv_s8_valid_odd_out": (transpose_conv_model(
+            (2, 3, 4, 4), w, None, (0.03, 10), _scales(r, 3), (0.05, -3), stride=(2, 3), padding=VALID,
+            out_hw=(8, 13)), BOTH),
+        "tconv_s8_same_s1_relu6": (transpose_conv_model(
+            (1, 5, 5, 4), w, r.integers(-900, 900, 3), (0.05, 0), _scales(r, 3), (0.02, -128), stride=(1, 1),
+            activation="RELU6"), BOTH),
+        "tconv_s8_wraps": (transpose_conv_model(
+            (1, 6, 6, 2048), wide, [1000], (0.05, -128), [0.01], (40.0, 0), stride=(1, 1), padding=VALID), BOTH),
+        "tconv_s16_bias_relu": (transpose_conv_model(
+            (1, 3, 4, 4), w, r.integers(-10**6, 10**6, 3), q16, _scales(r, 3), (2e-4, 0), dtype="int16",
+            activation="RELU"), BOTH),
+        "tconv_s16_no_bias_int32_type": (transpose_conv_model(
+            (1, 3, 4, 4), w, None, q16, _scales(r, 3), (2e-4, 0), dtype="int16", bias_type=INT32), BOTH),
+        "tconv_s16_wide": (transpose_conv_model(
+            (1, 3, 3, 600), _w(r, (2, 2, 2, 600), 100, 127), [7, -7], q16, [0.01, 0.02], (0.5, 0), dtype="int16",
+            padding=VALID), BOTH),
+    }
+
+
 def pool_models() -> dict:
     f32 = dict(dtype="float32")
     none = (None, None)
@@ -186,7 +241,7 @@ def pool_models() -> dict:
     }
 
 
-ALL_MODELS = {**layer16_models(), **float_layer_models(), **pool_models()}
+ALL_MODELS = {**layer16_models(), **float_layer_models(), **transpose_conv_models(), **pool_models()}
 
 
 # -- the check ------------------------------------------------------------------------------------------------
@@ -301,6 +356,30 @@ def test_int16_nonzero_zero_point_is_refused(tmp_path):
     y = m.tensor((1, 2), "int16", 1e-3, 0)
     m.op("FULLY_CONNECTED", [x, w, -1], [y], "FullyConnectedOptions")
     assert "zero point 0" in _refusal(m.build([x], [y]), tmp_path)
+
+
+def test_inconsistent_transpose_conv_is_a_model_error(tmp_path):
+    """LiteRT checks that the output size comes from the input size; edgesdk refuses such a file the same way."""
+    w = _w(_rng(8), (2, 3, 3, 4))
+    data = transpose_conv_model((1, 3, 4, 4), w, None, (0.05, 0), [0.01], (0.05, 0), stride=(2, 3), padding=VALID,
+                                out_hw=(8, 11))
+    with pytest.raises(ModelError, match="comes from an input of 3"):
+        _import(data, tmp_path)
+    m = ModelBuilder()
+    shape = m.const(np.asarray((1, 8, 8, 3), np.int32), "int32")
+    wt = m.const(w, "int8", scale=[0.01], zero_point=0, axis=0)
+    x = m.tensor((1, 4, 4, 4), "int8", 0.05, 0)
+    y = m.tensor((1, 8, 8, 2), "int8", 0.05, 0)
+    m.op("TRANSPOSE_CONV", [shape, wt, x], [y], "TransposeConvOptions", Padding=SAME, StrideH=2, StrideW=2)
+    with pytest.raises(ModelError):
+        _import(m.build([x], [y]), tmp_path)
+
+
+def test_16x8_transpose_conv_int32_bias_is_refused(tmp_path):
+    """TFLite Micro reads every 16x8 TRANSPOSE_CONV bias as int64."""
+    data = transpose_conv_model((1, 3, 3, 4), _w(_rng(9), (2, 3, 3, 4)), [1, 2], (1 / 32768, 0), [0.01], (1e-4, 0),
+                                dtype="int16", bias_dtype="int32", bias_type=INT32)
+    assert "not int64" in _refusal(data, tmp_path)
 
 
 def test_inconsistent_pool_is_a_model_error(tmp_path):

@@ -134,10 +134,11 @@ def int16_shifts_in_range(op):
     return not bad, f"shift {bad[0]} (scales too large for the 16x8 requantization)" if bad else ""
 
 
-def sum32(weights_2d) -> int:
-    """1 when no partial sum of int16 x int8 products of any output row can leave int32 (edgesdk_layer16.h)."""
+def sum32(weights_2d, input_reach: int = 32768) -> int:
+    """1 when no partial sum of products of any output row can leave int32 (edgesdk_layer16.h): the inputs
+    (after their offset) are at most `input_reach` in magnitude (int16: 2^15)."""
     w = np.abs(np.asarray(weights_2d, np.int64))
-    reach = 32768 * int(w.sum(axis=1).max(initial=0)) if w.size else 0
+    reach = input_reach * int(w.sum(axis=1).max(initial=0)) if w.size else 0
     return int(reach < SUM32_LIMIT)
 
 
