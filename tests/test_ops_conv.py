@@ -118,6 +118,24 @@ def transpose_conv_model(in_shape, weights, bias, q_in, w_scales, q_out, stride=
     return m.build([x], [y])
 
 
+def batch_matmul_model(a_shape, b_shape, dtype="int8", qa=None, qb=None, qy=None, adj_x=False, adj_y=False,
+                       b_const=None):
+    """BATCH_MATMUL of two inputs (or an input and a constant rhs `b_const`)."""
+    rows = a_shape[-1] if adj_x else a_shape[-2]
+    cols = b_shape[-2] if adj_y else b_shape[-1]
+    batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    m = ModelBuilder()
+    a = m.tensor(a_shape, dtype, *(qa or (None, None)))
+    if b_const is None:
+        b = m.tensor(b_shape, dtype, *(qb or (None, None)))
+    else:
+        b = m.const(np.asarray(b_const).reshape(b_shape), dtype, **({} if qb is None else dict(scale=qb[0],
+                                                                                          zero_point=qb[1])))
+    y = m.tensor((*batch, rows, cols), dtype, *(qy or (None, None)))
+    m.op("BATCH_MATMUL", [a, b], [y], "BatchMatMulOptions", AdjX=adj_x, AdjY=adj_y)
+    return m.build([a] if b_const is not None else [a, b], [y])
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -220,6 +238,29 @@ def transpose_conv_models() -> dict:
     }
 
 
+def batch_matmul_models() -> dict:
+    r = _rng(17)
+    q16 = (1 / 4096, 0)
+    return {
+        "bmm_s8_zero_points": (batch_matmul_model((3, 5, 7), (3, 7, 4), qa=(0.05, -20), qb=(0.03, 17),
+                                                  qy=(0.4, 9)), BOTH),
+        "bmm_s8_adj_x_bcast": (batch_matmul_model((2, 1, 6, 3), (1, 4, 6, 5), qa=(0.05, 3), qb=(0.02, -128),
+                                                  qy=(0.3, -4), adj_x=True), BOTH),
+        "bmm_s8_rank5_adj_y_const": (batch_matmul_model(
+            (2, 1, 3, 4, 6), (1, 2, 1, 5, 6), qa=(0.05, 1), qb=(0.01, 0), qy=(0.2, 2), adj_y=True,
+            b_const=_w(r, (1, 2, 1, 5, 6))), BOTH),
+        "bmm_s8_rank2": (batch_matmul_model((4, 9), (9, 3), qa=(0.1, -1), qb=(0.1, 1), qy=(0.9, 0)), BOTH),
+        # 33100 products of 255 * 255: the int32 accumulator wraps with all-max inputs (in TFLite too)
+        "bmm_s8_wraps": (batch_matmul_model((1, 33100), (33100, 1), qa=(0.05, -128), qb=(0.05, -128),
+                                            qy=(2.0, 0)), BOTH),
+        "bmm_s16_adj_both": (batch_matmul_model((2, 9, 5), (2, 3, 9), "int16", q16, q16, (0.05, 0), adj_x=True,
+                                                adj_y=True), BOTH),
+        "bmm_s16_deep": (batch_matmul_model((3, 200), (200, 2), "int16", q16, q16, (2.0, 0)), BOTH),
+        "bmm_f32_bcast": (batch_matmul_model((2, 1, 3, 8), (3, 8, 5), "float32"), BOTH),
+        "bmm_f32_adj": (batch_matmul_model((4, 7, 3), (4, 6, 7), "float32", adj_x=True, adj_y=True), BOTH),
+    }
+
+
 def pool_models() -> dict:
     f32 = dict(dtype="float32")
     none = (None, None)
@@ -241,7 +282,8 @@ def pool_models() -> dict:
     }
 
 
-ALL_MODELS = {**layer16_models(), **float_layer_models(), **transpose_conv_models(), **pool_models()}
+ALL_MODELS = {**layer16_models(), **float_layer_models(), **transpose_conv_models(), **batch_matmul_models(),
+              **pool_models()}
 
 
 # -- the check ------------------------------------------------------------------------------------------------

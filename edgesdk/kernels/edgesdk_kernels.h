@@ -10,6 +10,7 @@
 #define EDGESDK_KERNELS_H
 
 #include "edgesdk_add.h"
+#include "edgesdk_batch_matmul.h"
 #include "edgesdk_arith.h"
 #include "edgesdk_concatenation.h"
 #include "edgesdk_conv2d.h"
