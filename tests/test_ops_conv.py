@@ -136,6 +136,16 @@ def batch_matmul_model(a_shape, b_shape, dtype="int8", qa=None, qb=None, qy=None
     return m.build([a] if b_const is not None else [a, b], [y])
 
 
+def resize_model(op_name, in_shape, out_hw, dtype="int8", q=None, align_corners=False, half_pixel=False):
+    m = ModelBuilder()
+    x = m.tensor(in_shape, dtype, *(q or (None, None)))
+    size = m.const(np.asarray(out_hw, np.int32), "int32")
+    y = m.tensor((in_shape[0], *out_hw, in_shape[3]), dtype, *(q or (None, None)))
+    options = "ResizeBilinearOptions" if op_name == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
+    m.op(op_name, [x, size], [y], options, AlignCorners=align_corners, HalfPixelCenters=half_pixel)
+    return m.build([x], [y])
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -261,6 +271,29 @@ def batch_matmul_models() -> dict:
     }
 
 
+def resize_models() -> dict:
+    bi, nn = "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"
+    q8, q16 = (0.05, -3), (1 / 4096, 0)
+    tflm_bilinear16 = ("ref",)  # TFLite Micro's RESIZE_BILINEAR has no int16 kernel
+    return {
+        "bilinear_f32_up": (resize_model(bi, (2, 4, 5, 3), (7, 11), "float32"), BOTH),
+        "bilinear_f32_align": (resize_model(bi, (1, 5, 3, 2), (9, 8), "float32", align_corners=True), BOTH),
+        "bilinear_f32_half_pixel": (resize_model(bi, (1, 3, 4, 2), (7, 9), "float32", half_pixel=True), BOTH),
+        "bilinear_f32_half_pixel_down": (resize_model(bi, (1, 9, 7, 2), (4, 3), "float32", half_pixel=True), BOTH),
+        "bilinear_s8_half_pixel_down": (resize_model(bi, (1, 9, 7, 2), (4, 3), q=q8, half_pixel=True), BOTH),
+        "bilinear_s8_odd_up": (resize_model(bi, (2, 3, 5, 3), (10, 6), q=q8), BOTH),
+        "bilinear_s16_align_up": (resize_model(bi, (1, 3, 4, 2), (8, 13), "int16", q16, align_corners=True),
+                                  tflm_bilinear16),
+        "bilinear_s16_half_pixel": (resize_model(bi, (1, 6, 4, 2), (5, 9), "int16", q16, half_pixel=True),
+                                    tflm_bilinear16),
+        "nearest_f32_align_half": (resize_model(nn, (1, 4, 5, 3), (9, 7), "float32", align_corners=True,
+                                                half_pixel=True), BOTH),
+        "nearest_f32_down": (resize_model(nn, (2, 9, 6, 1), (4, 5), "float32"), BOTH),
+        "nearest_s16_half_pixel_up": (resize_model(nn, (1, 3, 3, 4), (8, 7), "int16", q16, half_pixel=True), BOTH),
+        "nearest_s8_align": (resize_model(nn, (1, 5, 2, 3), (3, 7), q=q8, align_corners=True), BOTH),
+    }
+
+
 def pool_models() -> dict:
     f32 = dict(dtype="float32")
     none = (None, None)
@@ -283,7 +316,7 @@ def pool_models() -> dict:
 
 
 ALL_MODELS = {**layer16_models(), **float_layer_models(), **transpose_conv_models(), **batch_matmul_models(),
-              **pool_models()}
+              **resize_models(), **pool_models()}
 
 
 # -- the check ------------------------------------------------------------------------------------------------

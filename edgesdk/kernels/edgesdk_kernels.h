@@ -27,6 +27,7 @@
 #include "edgesdk_quantize.h"
 #include "edgesdk_relu.h"
 #include "edgesdk_reshape.h"
+#include "edgesdk_resize.h"
 #include "edgesdk_softmax.h"
 #include "edgesdk_transpose_conv.h"
 
