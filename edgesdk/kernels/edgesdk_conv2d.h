@@ -67,9 +67,19 @@ typedef struct {
     int32_t rounding;          /* EDGESDK_ROUNDING_DOUBLE / _SINGLE (the int32 requantization of EDGESDK_ACC32) */
     int32_t accumulator;       /* EDGESDK_ACC64 or EDGESDK_ACC32 (edgesdk_layer16.h) */
     int32_t sum32;             /* 1: no partial sum of products can leave int32 (the compiler proved it) */
+    int32_t blocked;           /* 1: filter in blocks of EDGESDK_CONV16_BLOCK output channels (below) */
+    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
+    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
+    const int32_t *fast_shift;
 } edgesdk_conv2d_s16_params;
 
-/* input NHWC, filter OHWI, bias[out_c] or NULL (int32 biases are widened to int64 by the compiler), output NHWC. */
+/*
+ * input NHWC, filter OHWI, bias[out_c] or NULL (int32 biases are widened to int64 by the compiler), output NHWC.
+ * With p->blocked (chosen by the compiler when sum32 holds and there are no groups), the filter holds the
+ * out_c / EDGESDK_CONV16_BLOCK full blocks first, each [tap][EDGESDK_CONV16_BLOCK] with tap = (fy * filter_w + fx)
+ * * in_c + c, then the remaining channels as OHWI rows; the channels of a block share each input load.
+ */
+#define EDGESDK_CONV16_BLOCK 4
 void edgesdk_conv2d_s16(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *filter,
                         const int64_t *bias, int16_t *output);
 

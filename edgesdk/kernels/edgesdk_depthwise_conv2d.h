@@ -62,6 +62,9 @@ typedef struct {
     const int32_t *multiplier; /* per output channel */
     const int32_t *shift;      /* per output channel, in [-31, 14] */
     int32_t sum32;             /* 1: no partial sum of products can leave int32 (the compiler proved it) */
+    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
+    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
+    const int32_t *fast_shift;
 } edgesdk_depthwise_conv2d_s16_params;
 
 /* input NHWC, filter 1HW(out_c), bias[out_c] or NULL, output NHWC; int64 accumulator (EDGESDK_ACC64). */

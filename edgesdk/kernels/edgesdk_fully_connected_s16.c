@@ -17,8 +17,22 @@ void edgesdk_fully_connected_s16(const edgesdk_fully_connected_s16_params *p, co
         const int16_t *x = input + b * p->in_depth;
         const int8_t *w = filter;
         for (int32_t o = 0; o < p->out_depth; o++) {
-            int64_t acc = p->sum32 ? (int64_t)edgesdk_dot_s16_s8(x, w, p->in_depth)
-                                   : edgesdk_dot_s16_s8_wide(x, w, p->in_depth);
+            if (p->sum32) {
+                const int32_t acc = edgesdk_add_bias32(edgesdk_dot_s16_s8(x, w, p->in_depth), bias, o);
+                w += p->in_depth;
+                int32_t scaled;
+                if (p->fast_requant) {
+                    scaled = edgesdk_mbqm64_fast(acc, p->fast_multiplier[o], p->fast_shift[o]);
+                } else if (p->rounding == EDGESDK_ROUNDING_FP64) {
+                    scaled = edgesdk_requantize_fp64_fast(acc, p->scale[o], p->multiplier[o], p->shift[o]);
+                } else {
+                    scaled = edgesdk_requantize16_small(acc, p->accumulator, p->rounding, p->multiplier[o],
+                                                        p->shift[o]);
+                }
+                *output++ = edgesdk_clamp_s16(scaled, p->act_min, p->act_max);
+                continue;
+            }
+            int64_t acc = edgesdk_dot_s16_s8_wide(x, w, p->in_depth);
             w += p->in_depth;
             if (bias != 0) {
                 acc += bias[o];

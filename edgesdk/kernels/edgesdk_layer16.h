@@ -8,10 +8,11 @@
  * accumulator that wraps, and the usual 32-bit requantization). LiteRT's reference FULLY_CONNECTED
  * requantizes either in IEEE double instead (EDGESDK_ROUNDING_FP64).
  *
- * The kernels sum the products in int32 when the compiler proved that no partial sum can overflow
- * (`sum32`: 2^15 * sum|w| < 2^31 for every output channel); the total is the same integer. In the
- * EDGESDK_ACC32 mode the accumulator is the exact sum taken modulo 2^32, which is what TFLite's wrapping
- * int32 additions give.
+ * The kernels sum the products and the bias in int32 when the compiler proved that nothing can overflow
+ * (`sum32`: 2^15 * sum|w| + |bias| < 2^31 for every output channel); the total is the same integer, and the
+ * 64-bit requantization of an int32 accumulator needs only a 32x32->64 multiply (edgesdk_requantize16_small).
+ * In the EDGESDK_ACC32 mode the accumulator is the exact sum taken modulo 2^32, which is what TFLite's
+ * wrapping int32 additions give.
  */
 #ifndef EDGESDK_LAYER16_H
 #define EDGESDK_LAYER16_H
@@ -37,6 +38,28 @@ static inline int32_t edgesdk_mbqm64(int64_t x, int32_t multiplier, int32_t shif
     const int total_shift = 15 - shift;
     const uint64_t product = (uint64_t)x * (uint64_t)(int64_t)reduced + ((uint64_t)1 << (total_shift - 1));
     return (int32_t)(uint32_t)(uint64_t)((int64_t)product >> total_shift);
+}
+
+/* edgesdk_mbqm64 of an accumulator that fits int32: |x * reduced| < 2^46, no overflow. */
+static inline int32_t edgesdk_mbqm64_small(int32_t x, int32_t multiplier, int32_t shift)
+{
+    const int32_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    const int total_shift = 15 - shift;
+    const int64_t product = (int64_t)x * reduced + ((int64_t)1 << (total_shift - 1));
+    return (int32_t)(uint32_t)(uint64_t)(product >> total_shift);
+}
+
+/*
+ * edgesdk_mbqm64_small in 32-bit steps, with the compiler's per-channel form of the multiplier (`fast_requant`:
+ * every nonzero multiplier has shift <= -1, i.e. total_shift = 15 - shift >= 16). With P = acc * reduced,
+ * q = floor(P / 2^(total_shift - 1)) is one mulhsu by m = reduced << (33 - total_shift) (total_shift <= 33) or
+ * by m = reduced followed by >> s = total_shift - 33; |q| < 2^31. Then floor((P + 2^(total_shift-1)) /
+ * 2^total_shift) = floor((q + 1) / 2) = (q >> 1) + (q & 1).
+ */
+static inline int32_t edgesdk_mbqm64_fast(int32_t acc, int32_t m, int32_t s)
+{
+    const int32_t q = (int32_t)(((int64_t)acc * (int64_t)(uint64_t)(uint32_t)m) >> 32) >> s;
+    return (q >> 1) + (q & 1);
 }
 
 /* LiteRT's double-precision requantization of an int64 accumulator: round(double(acc) * scale). */
@@ -66,6 +89,22 @@ static inline int32_t edgesdk_requantize16(int64_t acc, int32_t accumulator, int
         return edgesdk_requantize_fp64_i64(acc, scale, multiplier, shift);
     }
     return edgesdk_mbqm64(acc, multiplier, shift);
+}
+
+/* edgesdk_requantize16 for an accumulator the compiler proved to fit int32 (`sum32`), integer roundings only. */
+static inline int32_t edgesdk_requantize16_small(int32_t acc, int32_t accumulator, int32_t rounding,
+                                                 int32_t multiplier, int32_t shift)
+{
+    if (accumulator == EDGESDK_ACC32) {
+        return edgesdk_requantize(acc, multiplier, shift, rounding);
+    }
+    return edgesdk_mbqm64_small(acc, multiplier, shift);
+}
+
+/* sum + bias[oc] with the wrapping of TFLite's int32 accumulator (exact when the compiler proved sum32). */
+static inline int32_t edgesdk_add_bias32(int32_t sum, const int64_t *bias, int32_t oc)
+{
+    return bias != 0 ? (int32_t)((uint32_t)sum + (uint32_t)(int32_t)bias[oc]) : sum;
 }
 
 static inline int16_t edgesdk_clamp_s16(int32_t v, int32_t lo, int32_t hi)

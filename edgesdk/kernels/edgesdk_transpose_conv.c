@@ -103,12 +103,18 @@ void edgesdk_transpose_conv_s16(const edgesdk_transpose_conv_params *p, const in
                             }
                         }
                     }
-                    int64_t acc = p->sum32 ? (int64_t)sum32 : sum64;
-                    if (bias != 0) {
-                        acc += bias[oc];
+                    int32_t scaled;
+                    if (p->sum32) {
+                        const int32_t acc = edgesdk_add_bias32(sum32, bias, oc);
+                        scaled = p->fast_requant
+                                     ? edgesdk_mbqm64_fast(acc, p->fast_multiplier[oc], p->fast_shift[oc])
+                                     : edgesdk_requantize16_small(acc, p->accumulator, p->rounding,
+                                                                  p->multiplier[oc], p->shift[oc]);
+                    } else {
+                        const int64_t acc = sum64 + (bias != 0 ? bias[oc] : 0);
+                        scaled = edgesdk_requantize16(acc, p->accumulator, p->rounding, p->multiplier[oc],
+                                                      p->shift[oc], 0.0);
                     }
-                    const int32_t scaled = edgesdk_requantize16(acc, p->accumulator, p->rounding, p->multiplier[oc],
-                                                                p->shift[oc], 0.0);
                     *output++ = edgesdk_clamp_s16(scaled, p->act_min, p->act_max);
                 }
             }

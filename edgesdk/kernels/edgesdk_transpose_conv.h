@@ -29,6 +29,9 @@ typedef struct {
     int32_t rounding;          /* EDGESDK_ROUNDING_DOUBLE / _SINGLE (the int32 requantization) */
     int32_t accumulator;       /* int8: EDGESDK_ACC32; 16x8: EDGESDK_ACC64 or EDGESDK_ACC32 */
     int32_t sum32;             /* 1: no partial sum can leave int32 (the compiler proved it) */
+    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
+    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
+    const int32_t *fast_shift;
 } edgesdk_transpose_conv_params;
 
 /* input NHWC, filter OHWI, bias[out_c] or NULL, output NHWC. */

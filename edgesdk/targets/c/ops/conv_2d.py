@@ -8,10 +8,10 @@ import numpy as np
 from .. import supported as rules
 from ..emit import Emit, c_op, footprint
 from ..layouts import (CONV_BLOCK, bias_values, block_channels, conv_patch_max, fast_requant_obstacle, fast_shifts,
-                       fold_input_offset, windows_inside)
+                       fold_input_offset, kernel_constant, windows_inside)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
-from .layer16 import (acc64_shift_checks, accumulator_macro, bias64_const, int16_shifts_in_range, layer_dtypes,
-                      sum32)
+from .layer16 import (acc64_shift_checks, accumulator_macro, bias64_const, fast_requant_checks, fast_requant_fields,
+                      int16_shifts_in_range, layer_dtypes, sum32)
 
 CONV_CONSTRAINTS = [rules.int8_quantized_activations, rules.int8_weights_int32_bias,
                     rules.per_channel_filters_symmetric, rules.supported_fused_activation]
@@ -156,18 +156,41 @@ def emit_conv2d_s16(e: Emit):
     b = op.inputs[2] if len(op.inputs) > 2 else None
     out_c = y.shape[3]
     weights = w.data.astype(np.int8)
+    flat = weights.reshape(out_c, -1)
     fields = conv_geometry(op)
+    bias = None if b is None else b.data.astype(np.int64).reshape(-1)
+    fast = sum32(flat, bias=bias) == 1 and w.shape[3] == x.shape[3]
     fields.update({
         "act_min": d.act_min, "act_max": d.act_max,
         "multiplier": e.int32s("multiplier", d.multipliers), "shift": e.int32s("shift", d.shifts),
         "rounding": e.rounding("single" if d.rounding == "single" else "double"),
         "accumulator": accumulator_macro(op),
-        "sum32": sum32(weights.reshape(out_c, -1)),
+        "sum32": sum32(flat, bias=bias),
+        "blocked": int(fast),
     })
+    fields.update(fast_requant_fields(e, d, bool(fields["sum32"]) and fields["accumulator"].name == "EDGESDK_ACC64"))
+    if fast:
+        weights = block_channels16(flat)
     params = e.params("edgesdk_conv2d_s16_params", fields)
     e.call("edgesdk_conv2d_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b), e.arena(y))
-    e.layer.note = f"{w.shape[1]}x{w.shape[2]} conv 16x8, {x.shape[3]}->{out_c} channels"
+    e.layer.note = (f"{w.shape[1]}x{w.shape[2]} conv 16x8, {x.shape[3]}->{out_c} channels, "
+                    f"{'blocked' if fast else 'reference loops'}")
     return e.layer
+
+
+def unblock_channels16(flat, out_c: int) -> np.ndarray:
+    """The [out_c][taps] rows of a filter in the blocked layout."""
+    block = kernel_constant("edgesdk_conv2d.h", "EDGESDK_CONV16_BLOCK")
+    taps = flat.size // out_c
+    full = out_c // block * block
+    head = flat[:full * taps].reshape(out_c // block, taps, block).transpose(0, 2, 1).reshape(full, taps)
+    return np.concatenate([head, flat[full * taps:].reshape(out_c - full, taps)])
+
+
+def block_channels16(weights_2d) -> np.ndarray:
+    """edgesdk_conv2d_s16's blocked layout: full blocks of EDGESDK_CONV16_BLOCK channels [tap][block], then the
+    remaining channels as they were."""
+    return block_channels(weights_2d, kernel_constant("edgesdk_conv2d.h", "EDGESDK_CONV16_BLOCK"))
 
 
 @footprint("edgesdk_conv2d_s16")
@@ -184,9 +207,15 @@ def conv2d_s16_footprint(call, op) -> list:
     out_c = p["out_c"]
     checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
     if p["sum32"] and hasattr(w, "values"):
-        checks += require(sum32(np.asarray(w.values).reshape(out_c, -1)) == 1,
-                          "sum32 is set but the filter's partial sums can leave int32")
+        rows = np.asarray(w.values).reshape(out_c, -1)
+        if p["blocked"]:
+            rows = unblock_channels16(rows.reshape(-1), out_c)
+        checks += require(sum32(rows, bias=getattr(b, "values", None)) == 1,
+                          "sum32 is set but the filter's partial sums (with the bias) can leave int32")
+    checks += require(p["blocked"] in (0, 1) and (not p["blocked"] or (p["sum32"] and groups == 1)),
+                      "the blocked 16x8 conv needs int32 partial sums and no groups")
     checks += shift_checks(p, out_c) + acc64_shift_checks(p["accumulator"], p["shift"], out_c)
+    checks += fast_requant_checks(p, out_c)
     return checks + per_channel(p, out_c, "multiplier", "shift") + [
         (x, 2 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
         (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),

@@ -12,7 +12,8 @@ from ..emit import Emit, c_op, footprint
 from ..layouts import bias_values, fast_requant_obstacle, fast_shifts, fold_input_offset
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .conv_2d import bias_const, weights_const
-from .layer16 import acc64_shift_checks, bias64_const, depthwise_dtypes, int16_shifts_in_range, sum32
+from .layer16 import (acc64_shift_checks, bias64_const, depthwise_dtypes, fast_requant_checks, fast_requant_fields,
+                      int16_shifts_in_range, sum32)
 
 
 def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, mults, shifts) -> str | None:
@@ -113,8 +114,9 @@ def emit_depthwise_conv2d_s16(e: Emit):
         "pad_top": a["pad_top"], "pad_left": a["pad_left"],
         "act_min": d.act_min, "act_max": d.act_max,
         "multiplier": e.int32s("multiplier", d.multipliers), "shift": e.int32s("shift", d.shifts),
-        "sum32": sum32(weights.reshape(-1, out_c).T),
+        "sum32": sum32(weights.reshape(-1, out_c).T, bias=None if b is None else b.data.astype(np.int64).reshape(-1)),
     }
+    fields.update(fast_requant_fields(e, d, bool(fields["sum32"])))
     params = e.params("edgesdk_depthwise_conv2d_s16_params", fields)
     e.call("edgesdk_depthwise_conv2d_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b),
            e.arena(y))
@@ -134,8 +136,9 @@ def depthwise_s16_footprint(call, op) -> list:
     checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
     checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
     if p["sum32"] and hasattr(w, "values"):
-        checks += require(sum32(np.asarray(w.values).reshape(-1, out_c).T) == 1,
+        checks += require(sum32(np.asarray(w.values).reshape(-1, out_c).T, bias=getattr(b, "values", None)) == 1,
                           "sum32 is set but the filter's partial sums can leave int32")
+    checks += fast_requant_checks(p, out_c)
     return checks + shift_checks(p, out_c) + acc64_shift_checks(Macro("EDGESDK_ACC64"), p["shift"], out_c) + per_channel(
         p, out_c, "multiplier", "shift") + [
         (x, 2 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),

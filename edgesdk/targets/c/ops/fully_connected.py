@@ -15,8 +15,8 @@ from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_WEIGHTS, ac
                        block_fully_connected, fast_requant_obstacle, fold_input_offset, fp64_window, pair_fully_connected)
 from ..proof import optional, per_channel, positive, require, shift_checks
 from .conv_2d import bias_const, weights_const
-from .layer16 import (acc64_shift_checks, accumulator, accumulator_macro, bias64_const, fully_connected_dtypes,
-                      int16_shifts_in_range, sum32, symmetric_filters)
+from .layer16 import (acc64_shift_checks, accumulator, accumulator_macro, bias64_const, fast_requant_checks,
+                      fast_requant_fields, fully_connected_dtypes, int16_shifts_in_range, sum32, symmetric_filters)
 
 
 def fast_fully_connected_obstacle(fields: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
@@ -112,8 +112,10 @@ def emit_fully_connected_s16(e: Emit):
         "scale": double_const(e, "scale", d.scales) if d.rounding == "fp64" else e.null("double"),
         "rounding": e.rounding(d.rounding),
         "accumulator": accumulator_macro(op),
-        "sum32": sum32(weights),
+        "sum32": sum32(weights, bias=None if b is None else b.data.astype(np.int64).reshape(-1)),
     }
+    fields.update(fast_requant_fields(e, d, bool(fields["sum32"]) and d.rounding != "fp64"
+                                      and fields["accumulator"].name == "EDGESDK_ACC64"))
     params = e.params("edgesdk_fully_connected_s16_params", fields)
     e.call("edgesdk_fully_connected_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b),
            e.arena(y))
@@ -130,13 +132,15 @@ def fully_connected_s16_footprint(call, op) -> list:
     n = p["out_depth"]
     checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
     if p["sum32"] and hasattr(w, "values"):
-        checks += require(sum32(np.asarray(w.values).reshape(n, -1)) == 1,
+        checks += require(sum32(np.asarray(w.values).reshape(n, -1), bias=getattr(b, "values", None)) == 1,
                           "sum32 is set but the weights' partial sums can leave int32")
     fp64 = p["rounding"].name == "EDGESDK_ROUNDING_FP64"
     checks += require(not fp64 or optional(p["scale"], 1) == 1, "fp64 rounding needs the scales")
     scale = [(p["scale"], 8 * n, f"scale[{n}]")] if fp64 else []
     if not fp64:
         checks += acc64_shift_checks(p["accumulator"], p["shift"], n)
+    checks += require(not (fp64 and p["fast_requant"]), "fp64 rounding has no fast integer form")
+    checks += fast_requant_checks(p, n)
     return checks + shift_checks(p, n) + per_channel(p, n, "multiplier", "shift") + scale + [
         (x, 2 * p["batches"] * p["in_depth"], "input"),
         (w, n * p["in_depth"], "filter"),

@@ -134,12 +134,14 @@ def int16_shifts_in_range(op):
     return not bad, f"shift {bad[0]} (scales too large for the 16x8 requantization)" if bad else ""
 
 
-def sum32(weights_2d, input_reach: int = 32768) -> int:
-    """1 when no partial sum of products of any output row can leave int32 (edgesdk_layer16.h): the inputs
-    (after their offset) are at most `input_reach` in magnitude (int16: 2^15)."""
+def sum32(weights_2d, input_reach: int = 32768, bias=None) -> int:
+    """1 when no partial sum of products of any output row, nor that sum plus the row's bias, can leave int32
+    (edgesdk_layer16.h): the inputs (after their offset) are at most `input_reach` in magnitude (int16: 2^15)."""
     w = np.abs(np.asarray(weights_2d, np.int64))
-    reach = input_reach * int(w.sum(axis=1).max(initial=0)) if w.size else 0
-    return int(reach < SUM32_LIMIT)
+    reach = input_reach * w.sum(axis=1) if w.size else np.zeros(1, np.int64)
+    if bias is not None:
+        reach = reach + np.abs(np.asarray(bias, np.int64).reshape(-1))
+    return int(int(reach.max(initial=0)) < SUM32_LIMIT)
 
 
 def bias64_const(e, b):
@@ -162,3 +164,49 @@ def acc64_shift_checks(accumulator, shift, channels: int) -> list:
         return ["the shifts of a 64-bit requantization must be a constant array"]
     bad = [int(v) for v in values[:channels] if int(v) > ACC64_MAX_SHIFT]
     return [f"shift {bad[0]} is above {ACC64_MAX_SHIFT} (64-bit requantization)"] if bad else []
+
+
+def fast_requant(multipliers, shifts):
+    """edgesdk_mbqm64_fast's per-channel (m, s) for MultiplyByQuantizedMultiplier(int64_t, ...) of an int32
+    accumulator, or None when a channel's total shift 15 - shift is below 16 (a left or zero shift)."""
+    ms, ss = [], []
+    for multiplier, shift in zip(multipliers, shifts):
+        if multiplier == 0:
+            ms.append(0)
+            ss.append(0)
+            continue
+        reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+        total = 15 - shift
+        if total < 16:
+            return None
+        m, s = (reduced << (33 - total), 0) if total <= 33 else (reduced, total - 33)
+        ms.append(m - (1 << 32) if m >= 1 << 31 else m)  # the uint32 bit pattern, stored as int32
+        ss.append(s)
+    return ms, ss
+
+
+def fast_requant_fields(e, d, enabled: bool) -> dict:
+    """The params fields of the fast 64-bit requantization (null arrays when the layer does not use it)."""
+    form = fast_requant(d.multipliers, d.shifts) if enabled else None
+    if form is None:
+        return {"fast_requant": 0, "fast_multiplier": e.null("int32_t"), "fast_shift": e.null("int32_t")}
+    return {"fast_requant": 1, "fast_multiplier": e.int32s("fast_multiplier", form[0]),
+            "fast_shift": e.int32s("fast_shift", form[1])}
+
+
+def fast_requant_checks(p, channels: int) -> list:
+    """Footprint: the fast requantization's arrays match the layer's multipliers and shifts (edgesdk_mbqm64_fast
+    computes MultiplyByQuantizedMultiplier(int64_t, ...) only for that form), and it runs on int32 sums."""
+    if p["fast_requant"] == 0:
+        return []
+    if p["fast_requant"] != 1 or not p["sum32"] or getattr(p.get("accumulator"), "name", "EDGESDK_ACC64") != "EDGESDK_ACC64":
+        return ["the fast 64-bit requantization needs int32 sums and the int64 accumulator mode"]
+    values = [getattr(p[k], "values", None) for k in ("multiplier", "shift", "fast_multiplier", "fast_shift")]
+    if any(v is None or len(v) < channels for v in values):
+        return [f"the fast requantization needs {channels} multipliers, shifts and their fast form"]
+    form = fast_requant([int(v) for v in values[0][:channels]], [int(v) for v in values[1][:channels]])
+    if form is None or list(form[0]) != [int(v) for v in values[2][:channels]] or list(form[1]) != [
+            int(v) for v in values[3][:channels]]:
+        return ["the fast requantization's arrays are not the form of the layer's multipliers and shifts"]
+    return [(p["fast_multiplier"], 4 * channels, f"fast_multiplier[{channels}]"),
+            (p["fast_shift"], 4 * channels, f"fast_shift[{channels}]")]

@@ -11,7 +11,7 @@ from ..emit import Emit, c_op, footprint
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .conv_2d import weights_const
 from .layer16 import (TENSOR_TYPE_INT32, _int8_activations, _int16_activations, acc64_shift_checks, bias64_const,
-                      quantized_bias_type, sum32)
+                      fast_requant_checks, fast_requant_fields, quantized_bias_type, sum32)
 
 
 def _bias(op):
@@ -80,8 +80,10 @@ def emit_transpose_conv(e: Emit):
         "multiplier": e.int32s("multiplier", d.multipliers), "shift": e.int32s("shift", d.shifts),
         "rounding": e.rounding("single" if d.rounding == "single" else "double"),
         "accumulator": Macro("EDGESDK_ACC64" if accumulator == "int64" else "EDGESDK_ACC32"),
-        "sum32": sum32(weights.reshape(out_c, -1), reach),
+        "sum32": sum32(weights.reshape(out_c, -1), reach,
+                       bias=None if b is None else b.data.astype(np.int64).reshape(-1)),
     }
+    fields.update(fast_requant_fields(e, d, x.dtype == "int16" and bool(fields["sum32"]) and accumulator == "int64"))
     params = e.params("edgesdk_transpose_conv_params", fields)
     if x.dtype == "int8":
         bias = e.null("int32_t") if b is None else e.const("bias", b.data.astype(np.int32).reshape(-1), "int32_t")
@@ -107,12 +109,15 @@ def transpose_conv_footprint(call, op) -> list:
     out_c = p["out_c"]
     checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
     if p["sum32"] and hasattr(w, "values"):
-        checks += require(sum32(np.asarray(w.values).reshape(out_c, -1), 32768 if wide else 255) == 1,
+        checks += require(sum32(np.asarray(w.values).reshape(out_c, -1), 32768 if wide else 255,
+                                bias=getattr(b, "values", None)) == 1,
                           "sum32 is set but the filter's partial sums can leave int32")
     if wide:
         checks += acc64_shift_checks(p["accumulator"], p["shift"], out_c)
     else:
-        checks += require(p["accumulator"].name == "EDGESDK_ACC32", "the int8 kernel accumulates in int32")
+        checks += require(p["accumulator"].name == "EDGESDK_ACC32" and p["fast_requant"] == 0,
+                          "the int8 kernel accumulates in int32")
+    checks += fast_requant_checks(p, out_c)
     return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
         (x, size * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
         (w, out_c * p["filter_h"] * p["filter_w"] * p["in_c"], "filter"),
