@@ -17,7 +17,8 @@ from edgesdk.errors import ModelError, UnsupportedOpError
 from edgesdk.importer import import_tflite
 from edgesdk.partition.partitioner import partition
 from edgesdk.targets.c import testing
-from modelgen import ACTIVATION_CODES, SAME, VALID, ModelBuilder, _conv_out_shape, pool_model
+from modelgen import (ACTIVATION_CODES, SAME, VALID, ModelBuilder, _conv_out_shape, batch_matmul_model, pool_model,
+                      resize_model, transpose_conv_model)
 
 INT32, INT64 = 2, 4  # TensorType codes of quantized_bias_type
 BOTH = ("ref", "tflm")
@@ -87,62 +88,6 @@ def fc_f32_model(in_shape, weights, bias, activation="NONE", keep_num_dims=False
     y = m.tensor(out_shape, "float32")
     m.op("FULLY_CONNECTED", [x, w, b], [y], "FullyConnectedOptions",
          FusedActivationFunction=ACTIVATION_CODES[activation], KeepNumDims=keep_num_dims)
-    return m.build([x], [y])
-
-
-def transpose_conv_model(in_shape, weights, bias, q_in, w_scales, q_out, stride=(2, 2), padding=SAME,
-                         out_hw=None, dtype="int8", bias_dtype=None, bias_type=None, activation=None):
-    """TRANSPOSE_CONV (inputs: output shape, OHWI weights, input, optional bias); out_hw defaults to
-    what the converter makes (SAME: in * stride, VALID: (in - 1) * stride + filter)."""
-    fh, fw = weights.shape[1:3]
-    if out_hw is None:
-        out_hw = tuple(n * s if padding == SAME else (n - 1) * s + f
-                       for n, s, f in zip(in_shape[1:3], stride, (fh, fw)))
-    out_shape = (in_shape[0], *out_hw, weights.shape[0])
-    m = ModelBuilder()
-    shape = m.const(np.asarray(out_shape, np.int32), "int32")
-    w = m.const(weights, "int8", scale=w_scales, zero_point=0, axis=0)
-    x = m.tensor(in_shape, dtype, *q_in)
-    inputs = [shape, w, x]
-    if bias is not None:
-        bias_dtype = bias_dtype or ("int32" if dtype == "int8" else "int64")
-        inputs.append(m.const(np.asarray(bias), bias_dtype, scale=np.float32(q_in[0]) * np.asarray(w_scales, np.float32),
-                              zero_point=0, axis=0))
-    y = m.tensor(out_shape, dtype, *q_out)
-    fields = dict(Padding=padding, StrideH=stride[0], StrideW=stride[1])
-    if activation is not None:
-        fields["FusedActivationFunction"] = ACTIVATION_CODES[activation]
-    if bias_type is not None:
-        fields["QuantizedBiasType"] = bias_type
-    m.op("TRANSPOSE_CONV", inputs, [y], "TransposeConvOptions", **fields)
-    return m.build([x], [y])
-
-
-def batch_matmul_model(a_shape, b_shape, dtype="int8", qa=None, qb=None, qy=None, adj_x=False, adj_y=False,
-                       b_const=None):
-    """BATCH_MATMUL of two inputs (or an input and a constant rhs `b_const`)."""
-    rows = a_shape[-1] if adj_x else a_shape[-2]
-    cols = b_shape[-2] if adj_y else b_shape[-1]
-    batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
-    m = ModelBuilder()
-    a = m.tensor(a_shape, dtype, *(qa or (None, None)))
-    if b_const is None:
-        b = m.tensor(b_shape, dtype, *(qb or (None, None)))
-    else:
-        b = m.const(np.asarray(b_const).reshape(b_shape), dtype, **({} if qb is None else dict(scale=qb[0],
-                                                                                          zero_point=qb[1])))
-    y = m.tensor((*batch, rows, cols), dtype, *(qy or (None, None)))
-    m.op("BATCH_MATMUL", [a, b], [y], "BatchMatMulOptions", AdjX=adj_x, AdjY=adj_y)
-    return m.build([a] if b_const is not None else [a, b], [y])
-
-
-def resize_model(op_name, in_shape, out_hw, dtype="int8", q=None, align_corners=False, half_pixel=False):
-    m = ModelBuilder()
-    x = m.tensor(in_shape, dtype, *(q or (None, None)))
-    size = m.const(np.asarray(out_hw, np.int32), "int32")
-    y = m.tensor((in_shape[0], *out_hw, in_shape[3]), dtype, *(q or (None, None)))
-    options = "ResizeBilinearOptions" if op_name == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
-    m.op(op_name, [x, size], [y], options, AlignCorners=align_corners, HalfPixelCenters=half_pixel)
     return m.build([x], [y])
 
 
@@ -464,3 +409,74 @@ def test_inconsistent_pool_is_a_model_error(tmp_path):
     m.op("L2_POOL_2D", [x], [y], "Pool2DOptions", Padding=VALID, StrideH=2, StrideW=2, FilterHeight=2, FilterWidth=2)
     with pytest.raises(ModelError):
         _import(m.build([x], [y]), tmp_path)
+
+
+# -- the fast 64-bit requantization ------------------------------------------------------------------------------
+
+def _mbqm64(x: int, multiplier: int, shift: int) -> int:
+    """TFLite's MultiplyByQuantizedMultiplier(int64_t, int32_t, int), in Python integers."""
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+    total = 15 - shift
+    return (x * reduced + (1 << (total - 1))) >> total
+
+
+def test_fast_requantization_form_equals_the_64_bit_formula():
+    """edgesdk_mbqm64_fast's (m, s) reproduce MultiplyByQuantizedMultiplier(int64_t, ...) for int32 accumulators,
+    ties included; the C kernels use the same form (their outputs are checked against the references above)."""
+    from edgesdk.ir import quant
+    from edgesdk.targets.c.ops.layer16 import fast_requant
+
+    rng = np.random.default_rng(21)
+    checked = 0
+    for scale in np.exp(rng.uniform(np.log(1e-9), np.log(0.99), 400)):
+        multiplier, shift = quant.quantize_multiplier(float(scale))
+        form = fast_requant([multiplier], [shift])
+        if form is None:
+            continue
+        m, s = form[0][0] & 0xFFFFFFFF, form[1][0]
+        reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+        total = 15 - shift
+        ties = [k * (1 << (total - 1)) // reduced for k in range(-7, 8, 2)] if reduced else []
+        xs = [*rng.integers(-2**31, 2**31, 20).tolist(), *rng.integers(-5000, 5000, 20).tolist(),
+              -2**31, 2**31 - 1, 0, 1, -1, *ties, *[t + 1 for t in ties], *[t - 1 for t in ties]]
+        for x in xs:
+            x = int(np.clip(x, -2**31, 2**31 - 1))
+            q = ((x * m) >> 32) >> s
+            assert (q >> 1) + (q & 1) == _mbqm64(x, multiplier, shift), (scale, x)
+            checked += 1
+    assert checked > 10000
+    assert fast_requant([1 << 30], [1]) is None  # a left shift keeps the general path
+
+
+# -- firmware ------------------------------------------------------------------------------------------------------
+
+FIRMWARE_MODELS = ["conv16_int32_bias", "conv16_wide_sums", "dwconv16_mult3_no_bias", "fc16_int32_bias",
+                   "fc_f32_bias", "tconv_s8_wraps", "tconv_s16_bias_relu", "bmm_s8_adj_x_bcast", "bmm_f32_adj",
+                   "bilinear_f32_half_pixel", "bilinear_s16_align_up", "nearest_s8_align", "l2_pool_f32_same",
+                   "avg_pool_f32_relu6", "max_pool_s16_relu"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FIRMWARE_MODELS)
+def test_hand_made_model_firmware_bit_exact(name, tmp_path):
+    """Built for the emulator with --target c and run end to end against each reference that runs it."""
+    from edgesdk.compiler import BuildOptions, build
+    from edgesdk.reference import run_reference
+    from edgesdk.runner import run_inference
+
+    data, modes = ALL_MODELS[name]
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(data)
+    problems = []
+    for mode in modes:
+        out = tmp_path / f"out_{mode}"
+        build(path, out, BuildOptions(target="c", rounding=mode))
+        for label, inputs in case_inputs(path):
+            if label == "inf":
+                continue  # NaN bytes differ between x86 and the soft-float (docs/rounding.md)
+            result = run_inference(out, inputs)
+            assert result.exit_code == 0
+            for want, got in zip(run_reference(path, inputs, mode), result.outputs):
+                if np.asarray(want).tobytes() != np.asarray(got).tobytes():
+                    problems.append(f"{mode} {label}")
+    assert not problems, problems
