@@ -20,7 +20,6 @@ ALL_MODES = ("int8", "int16", "float32", "int8_fio", "int16_fio")
 ALL = {m: "not implemented yet (issue 10)" for m in ALL_MODES}
 NOT_INT16_FLOAT = {"int16": "int16 kernel not implemented yet (issue 10)", "int16_fio": "int16 kernel not implemented yet",
                    "float32": "float32 kernel not implemented yet"}
-NOT_FLOAT = {"float32": "float32 kernel not implemented yet"}
 # One line per op type: remove an op's line (or narrow its modes) when edgesdk runs it.
 NOT_YET = {
     "ABS": ALL,
@@ -35,10 +34,8 @@ NOT_YET = {
     "CAST": ALL,
     "CEIL": ALL,
     "CONCATENATION": NOT_INT16_FLOAT,
-    "CONV_2D": NOT_FLOAT,
     "COS": ALL,
     "CUMSUM": ALL,
-    "DEPTHWISE_CONV_2D": NOT_FLOAT,
     "DEPTH_TO_SPACE": ALL,
     "DEQUANTIZE": NOT_INT16_FLOAT,
     "DIV": ALL,

@@ -91,6 +91,25 @@ def fc_f32_model(in_shape, weights, bias, activation="NONE", keep_num_dims=False
     return m.build([x], [y])
 
 
+def conv_f32_model(shape, weights, bias, depthwise=False, multiplier=1, stride=(1, 1), dilation=(1, 1), padding=SAME,
+                   activation="NONE"):
+    """float32 CONV_2D (OHWI weights) or DEPTHWISE_CONV_2D (1HW(C*M) weights)."""
+    out_c = weights.shape[3] if depthwise else weights.shape[0]
+    out_shape = _conv_out_shape(shape, weights.shape[1:3], stride, dilation, padding, out_c)
+    m = ModelBuilder()
+    x = m.tensor(shape, "float32")
+    w = m.const(np.asarray(weights, np.float32), "float32")
+    inputs = [x, w] if bias is None else [x, w, m.const(np.asarray(bias, np.float32), "float32")]
+    y = m.tensor(out_shape, "float32")
+    fields = dict(Padding=padding, StrideH=stride[0], StrideW=stride[1], DilationHFactor=dilation[0],
+                  DilationWFactor=dilation[1], FusedActivationFunction=ACTIVATION_CODES[activation])
+    if depthwise:
+        m.op("DEPTHWISE_CONV_2D", inputs, [y], "DepthwiseConv2DOptions", DepthMultiplier=multiplier, **fields)
+    else:
+        m.op("CONV_2D", inputs, [y], "Conv2DOptions", **fields)
+    return m.build([x], [y])
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -159,6 +178,15 @@ def float_layer_models() -> dict:
     r = _rng(11)
     w = r.normal(0, 0.3, (9, 37)).astype(np.float32)
     return {
+        "conv_f32_same_relu": (conv_f32_model((1, 7, 6, 5), r.normal(0, 0.3, (4, 3, 3, 5)), r.normal(0, 1, 4),
+                                              stride=(2, 1), activation="RELU"), BOTH),
+        "conv_f32_dilated_grouped": (conv_f32_model((2, 8, 7, 4), r.normal(0, 0.3, (6, 3, 2, 2)), r.normal(0, 1, 6),
+                                                    dilation=(2, 1), padding=VALID), BOTH),
+        "dwconv_f32_mult2_relu6": (conv_f32_model((1, 7, 9, 3), r.normal(0, 0.5, (1, 3, 3, 6)), r.normal(0, 1, 6),
+                                                  depthwise=True, multiplier=2, stride=(2, 2), activation="RELU6"),
+                                   BOTH),
+        "dwconv_f32_no_bias_dilated": (conv_f32_model((1, 9, 9, 4), r.normal(0, 0.5, (1, 3, 3, 4)), None,
+                                                      depthwise=True, dilation=(2, 2), padding=VALID), BOTH),
         "fc_f32_bias": (fc_f32_model((3, 37), w, r.normal(0, 1, 9)), BOTH),
         "fc_f32_no_bias_relu6": (fc_f32_model((2, 37), w, None, activation="RELU6"), BOTH),
         "fc_f32_keep_dims_relu": (fc_f32_model((1, 4, 37), w, r.normal(0, 1, 9), activation="RELU",
@@ -450,7 +478,7 @@ def test_fast_requantization_form_equals_the_64_bit_formula():
 
 # -- firmware ------------------------------------------------------------------------------------------------------
 
-FIRMWARE_MODELS = ["conv16_int32_bias", "conv16_wide_sums", "dwconv16_mult3_no_bias", "fc16_int32_bias",
+FIRMWARE_MODELS = ["conv16_int32_bias", "conv_f32_same_relu", "dwconv_f32_mult2_relu6", "conv16_wide_sums", "dwconv16_mult3_no_bias", "fc16_int32_bias",
                    "fc_f32_bias", "tconv_s8_wraps", "tconv_s16_bias_relu", "bmm_s8_adj_x_bcast", "bmm_f32_adj",
                    "bilinear_f32_half_pixel", "bilinear_s16_align_up", "nearest_s8_align", "l2_pool_f32_same",
                    "avg_pool_f32_relu6", "max_pool_s16_relu"]

@@ -80,6 +80,22 @@ typedef struct {
  * * in_c + c, then the remaining channels as OHWI rows; the channels of a block share each input load.
  */
 #define EDGESDK_CONV16_BLOCK 4
+
+/* float32 CONV_2D, reference_ops::Conv (edgesdk_conv2d_f32.c): per output, total += x * w over the taps inside the
+ * image in (fy, fx, c) order, then total + bias, then the activation's float clamp. */
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t filter_h, filter_w, filter_in_c;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    float act_min, act_max;
+} edgesdk_conv2d_f32_params;
+
+void edgesdk_conv2d_f32(const edgesdk_conv2d_f32_params *p, const float *input, const float *filter, const float *bias,
+                        float *output);
 void edgesdk_conv2d_s16(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *filter,
                         const int64_t *bias, int16_t *output);
 

@@ -71,4 +71,21 @@ typedef struct {
 void edgesdk_depthwise_conv2d_s16(const edgesdk_depthwise_conv2d_s16_params *p, const int16_t *input,
                                   const int8_t *filter, const int64_t *bias, int16_t *output);
 
+/* float32 DEPTHWISE_CONV_2D, reference_ops::DepthwiseConv (edgesdk_depthwise_conv2d_f32.c): total += x * w over the
+ * taps inside the image in (fy, fx) order, then total + bias, then the activation's float clamp. */
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t depth_multiplier;
+    int32_t filter_h, filter_w;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    float act_min, act_max;
+} edgesdk_depthwise_conv2d_f32_params;
+
+void edgesdk_depthwise_conv2d_f32(const edgesdk_depthwise_conv2d_f32_params *p, const float *input, const float *filter,
+                                  const float *bias, float *output);
+
 #endif /* EDGESDK_DEPTHWISE_CONV2D_H */

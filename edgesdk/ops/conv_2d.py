@@ -106,5 +106,7 @@ class Conv2D(OpDef):
             raise op_error(op, f"{y.shape[3]} output channels do not split into {x.shape[3] // w.shape[3]} groups")
         require_bias(op, w.shape[0])
 
-    def prepare(self, op, mode: str) -> ConvData:
+    def prepare(self, op, mode: str) -> ConvData | FloatLayerData:
+        if op.outputs[0].dtype == "float32":
+            return float_layer_data(op)
         return conv_like_data(op, mode, conv_effective_scales(op))

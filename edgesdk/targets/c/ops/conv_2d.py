@@ -11,12 +11,12 @@ from ..layouts import (CONV_BLOCK, bias_values, block_channels, conv_patch_max, 
                        fold_input_offset, kernel_constant, windows_inside)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .layer16 import (acc64_shift_checks, accumulator_macro, bias64_const, fast_requant_checks, fast_requant_fields,
-                      int16_shifts_in_range, layer_dtypes, sum32)
+                      int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
 
 CONV_CONSTRAINTS = [rules.int8_quantized_activations, rules.int8_weights_int32_bias,
                     rules.per_channel_filters_symmetric, rules.supported_fused_activation]
 # int8 or 16x8 (edgesdk/targets/c/ops/layer16.py)
-LAYER_CONSTRAINTS = [layer_dtypes, rules.per_channel_filters_symmetric, rules.supported_fused_activation,
+LAYER_CONSTRAINTS = [layer_or_float_dtypes, symmetric_filters, rules.supported_fused_activation,
                      int16_shifts_in_range]
 
 
@@ -58,11 +58,13 @@ def flat_pointwise(f: dict) -> dict:
 
 @c_op("CONV_2D", constraints=[rules.conv_shapes, *LAYER_CONSTRAINTS],
       headers=("edgesdk_conv2d.h", "edgesdk_layer16.h"),
-      sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c", "edgesdk_conv2d_s16.c"))
+      sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c", "edgesdk_conv2d_s16.c", "edgesdk_conv2d_f32.c"))
 def emit_conv2d(e: Emit):
     op, d = e.op, e.data
     if op.inputs[0].dtype == "int16":
         return emit_conv2d_s16(e)
+    if op.inputs[0].dtype == "float32":
+        return emit_conv2d_f32(e)
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     a = op.attrs
@@ -221,3 +223,37 @@ def conv2d_s16_footprint(call, op) -> list:
         (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
         (b, optional(b, 8 * out_c), "bias"),
         (y, 2 * p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+
+
+def float_bias(e: Emit, b):
+    return e.null("float") if b is None else e.tensor(b)
+
+
+def emit_conv2d_f32(e: Emit):
+    """float32 CONV_2D: TFLite's reference_ops::Conv."""
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    fields = conv_geometry(op)
+    fields.update(act_min=float(d.act_min), act_max=float(d.act_max))
+    params = e.params("edgesdk_conv2d_f32_params", fields)
+    e.call("edgesdk_conv2d_f32", params, e.tensor(x), e.tensor(w), float_bias(e, b), e.arena(y))
+    e.layer.note = f"{w.shape[1]}x{w.shape[2]} conv float32, {x.shape[3]}->{y.shape[3]} channels"
+    return e.layer
+
+
+@footprint("edgesdk_conv2d_f32")
+def conv2d_f32_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
+                      "filter_in_c", "stride_h", "stride_w", "dilation_h", "dilation_w")
+    checks += non_negative(p, "pad_top", "pad_left")
+    if checks:
+        return checks
+    groups = p["in_c"] // p["filter_in_c"]
+    checks += require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0, "channels do not split into groups")
+    out_c = p["out_c"]
+    return checks + [(x, 4 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+                     (w, 4 * out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
+                     (b, optional(b, 4 * out_c), "bias"),
+                     (y, 4 * p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]

@@ -16,7 +16,7 @@ from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_WEIGHTS, ac
 from ..proof import optional, per_channel, positive, require, shift_checks
 from .conv_2d import bias_const, weights_const
 from .layer16 import (acc64_shift_checks, accumulator, accumulator_macro, bias64_const, fast_requant_checks,
-                      fast_requant_fields, fully_connected_dtypes, int16_shifts_in_range, sum32, symmetric_filters)
+                      fast_requant_fields, int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
 
 
 def fast_fully_connected_obstacle(fields: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
@@ -28,7 +28,7 @@ def double_const(e: Emit, what: str, values):
     return e.const(what, np.asarray(values, np.float64), "double")
 
 
-@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, fully_connected_dtypes, symmetric_filters,
+@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, layer_or_float_dtypes, symmetric_filters,
                                        rules.supported_fused_activation, int16_shifts_in_range],
       headers=("edgesdk_fully_connected.h", "edgesdk_layer16.h"),
       sources=("edgesdk_fully_connected.c", "edgesdk_fully_connected_blocked.c", "edgesdk_fully_connected_s16.c",

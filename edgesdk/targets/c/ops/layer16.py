@@ -77,15 +77,20 @@ def layer_dtypes(op):
     return not problem, problem
 
 
-def fully_connected_dtypes(op):
+def _float_problem(op) -> str:
+    bad = [f"{t.name} ({t.dtype})" for t in (*op.inputs, *op.outputs) if t is not None and t.dtype != "float32"]
+    if not bad and not op.inputs[1].is_const:
+        return f"{op.inputs[1].name} is not constant"
+    return f"not float32: {', '.join(bad)}" if bad else ""
+
+
+def layer_or_float_dtypes(op):
     """Per-tensor int8 activations with int8 weights and int32 bias; 16x8 (int16 activations with zero point 0, symmetric int8 weights, int64 bias or int32 when quantized_bias_type is INT32); or float32 activations, weights and bias"""
-    x, w, b = op.inputs[0], op.inputs[1], _bias(op)
-    if x.dtype == "float32":
-        bad = [f"{t.name} ({t.dtype})" for t in (*op.inputs, *op.outputs) if t is not None and t.dtype != "float32"]
-        if not bad and not w.is_const:
-            bad = [f"{w.name} is not constant"]
-        return not bad, f"not float32: {', '.join(bad)}" if bad else ""
+    if op.inputs[0].dtype == "float32":
+        problem = _float_problem(op)
+        return not problem, problem
     return layer_dtypes(op)
+
 
 
 def symmetric_filters(op):
@@ -98,8 +103,11 @@ def symmetric_filters(op):
 
 
 def depthwise_dtypes(op):
-    """Per-tensor int8 activations with int8 weights and int32 bias, or 16x8: int16 activations with zero point 0, symmetric int8 weights and int64 bias"""
+    """Per-tensor int8 activations with int8 weights and int32 bias; 16x8 (int16 activations with zero point 0, symmetric int8 weights, int64 bias); or float32 activations, weights and bias"""
     x, w, b = op.inputs[0], op.inputs[1], _bias(op)
+    if x.dtype == "float32":
+        problem = _float_problem(op)
+        return not problem, problem
     if x.dtype == "int16":
         problem = _int16_activations(op) or _int8_weights(op, w) or int16_bias_problem(op, b, int32_allowed=False)
         return not problem, problem
