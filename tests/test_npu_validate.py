@@ -328,8 +328,16 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
                 verify_build(kws_npu)
         finally:
             blob[ref.offset:ref.offset + 12] = saved
-    elif code == R.ERR_BAD_WEIGHTS:
-        pass  # tests/test_reliability.py::test_proof_checks_compressed_weight_streams tampers a stream
+    elif code == R.ERR_BAD_WEIGHTS:  # a compressed stream whose header says one byte more than its tensor
+        conv = next(c for c in C.decode(table) if isinstance(c, C.Conv2D) and c.weight_stream_bytes)
+        blob = kws_npu.executor.npu_weights
+        saved = bytes(blob[conv.weights.offset:conv.weights.offset + 8])
+        struct.pack_into("<I", blob, conv.weights.offset + 4, struct.unpack_from("<I", saved, 4)[0] + 1)
+        try:
+            with pytest.raises(VerificationError, match="does not decode to the"):
+                verify_build(kws_npu)
+        finally:
+            blob[conv.weights.offset:conv.weights.offset + 8] = saved
     else:
         assert code in UNREACHABLE or code in MODELS
 
