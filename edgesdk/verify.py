@@ -86,13 +86,18 @@ def _check_plan(plan, graph, proof: Proof) -> None:
     # descriptors that address it are each proven inside a live buffer (part 4), and verify_plan recomputes
     # the stripe buffer's size from the group's schedule.
     striped = {id(t) for b in plan.buffers if b.kind == "stripe" for t in b.tensors}
+    holders = {}  # tensor -> the buffers that hold it (one, normally)
+    for b in plan.buffers:
+        if b.kind != "scratch":
+            for t in b.tensors:
+                holders.setdefault(id(t), []).append(b)
     for tensor in graph.activation_tensors():
         offset = plan.offsets.get(tensor)
         need = 1 if id(tensor) in striped else tensor.nbytes
         if offset is None:
             fail(f"tensor '{tensor.name}' has no place in the memory plan")
-        elif not any(b.offset <= offset and offset + need <= b.offset + b.size and tensor in b.tensors
-                     for b in plan.buffers):
+        elif not any(b.offset is not None and b.offset <= offset and offset + need <= b.offset + b.size
+                     for b in holders.get(id(tensor), [])):
             fail(f"tensor '{tensor.name}' ({tensor.nbytes} bytes at {offset}) does not fit its planned buffer")
     # In-place execution: an op's output may overlap the input that dies at that op, where the op's rule
     # allows it (or a cascade group's output the input that dies in the group). memory_plan.verify_plan
@@ -105,15 +110,16 @@ def _check_plan(plan, graph, proof: Proof) -> None:
             verify_plan(plan)
         except AssertionError as exc:
             fail(str(exc))
-    # Sweep by offset: only buffers that start before another ends can overlap in space.
-    ordered = sorted((b for b in plan.buffers if b.size > 0 and b.offset is not None), key=lambda b: b.offset)
-    for i, a in enumerate(ordered):
-        for b in ordered[i + 1:]:
-            if b.offset >= a.offset + a.size:
-                break
-            if a.first <= b.last and b.first <= a.last and frozenset((id(a), id(b))) not in permitted:
-                fail(f"buffers '{a.name}' and '{b.name}' are live together (steps {max(a.first, b.first)}.."
-                     f"{min(a.last, b.last)}) and share bytes {b.offset}..{min(a.offset + a.size, b.offset + b.size) - 1}")
+    # Every pair of buffers live at a common step that share a byte (a sweep over the steps, not a test per
+    # pair: memory_plan.co_live_overlaps) must be a permitted in-place overlap.
+    from .aot.memory_plan import co_live_overlaps
+
+    placed = [b for b in plan.buffers if b.offset is not None and b.size >= 0]
+    for i, j in co_live_overlaps(placed):
+        a, b = placed[i], placed[j]
+        if frozenset((id(a), id(b))) not in permitted:
+            fail(f"buffers '{a.name}' and '{b.name}' are live together (steps {max(a.first, b.first)}.."
+                 f"{min(a.last, b.last)}) and share bytes {max(a.offset, b.offset)}..{min(a.offset + a.size, b.offset + b.size) - 1}")
 
 
 # -- 2. sizes --------------------------------------------------------------------------------------------------

@@ -52,7 +52,20 @@ def load_npu_model() -> ctypes.CDLL:
     lib.npu_reg_write.argtypes = [dev, u32, u32]
     lib.npu_irq_pending.restype = ctypes.c_int
     lib.npu_irq_pending.argtypes = [dev]
+    lib.npu_validate_table.restype = u32
+    lib.npu_validate_table.argtypes = [ctypes.c_char_p, u32, u32, ctypes.POINTER(u32), ctypes.c_void_p]
     return lib
+
+
+def validate_table(table: bytes, region_bases=(), table_addr: int = 0) -> tuple:
+    """(error code, command index or None) of the C model's static pass over `table` (npu_validate_table):
+    what a run would report before executing anything. edgesdk.npu.validate.check_table is its mirror."""
+    lib = load_npu_model()
+    bases = (ctypes.c_uint32 * R.NUM_REGIONS)(*(list(region_bases) + [0] * R.NUM_REGIONS)[:R.NUM_REGIONS])
+    result = ctypes.create_string_buffer(64)  # npu_result_t: 2 x u32, 2 x u64, u32, 3 x u64 (< 64 bytes)
+    code = lib.npu_validate_table(bytes(table), table_addr, len(table), bases, result)
+    command = int.from_bytes(result.raw[4:8], "little")
+    return code, (None if command == R.NO_COMMAND else command)
 
 
 class BytearrayBus:

@@ -1,6 +1,8 @@
 """The NPU target's part of the build-time safety proof (Target.verify; the core proof is edgesdk/verify.py).
 
-For every command table of the build: it decodes (edgesdk.npu.cmdtable.decode) and ends with END; every tensor
+For every command table of the build: it passes every check the NPU makes before it runs one
+(edgesdk.npu.validate, the mirror of the C model's static pass, at the highest region bases the board allows),
+decodes (edgesdk.npu.cmdtable.decode) and ends with END; every tensor
 descriptor and parameter reference lies inside its region (region 0 = the weights blob of its length, region 1 =
 the arena of arena_bytes), arena operands inside one planned buffer live during the table, outputs in the
 arena; a compressed weight stream lies in the weights blob and decodes to exactly its dense tensor; the
@@ -9,12 +11,13 @@ quantization fields and channel records are in the NPU's accepted ranges.
 
 from __future__ import annotations
 
+import bisect
 import math
 import struct
 
 from ...npu import cmdtable as C
 from ...npu import registers as R
-from ...npu import weight_codec
+from ...npu import validate, weight_codec
 from .tables import tables_of, weights_of
 
 WEIGHTS_REGION, ARENA_REGION = 0, 1
@@ -27,6 +30,7 @@ def verify_tables(compiled, proof) -> None:
     executor, plan = compiled.executor, compiled.plan
     weights = weights_of(executor)
     regions = {WEIGHTS_REGION: len(weights), ARENA_REGION: plan.arena_bytes}
+    bases = _worst_region_bases(compiled.board, regions)
     step_of = {op: i for i, op in enumerate(compiled.graph.ops)}
     for index, table in enumerate(tables_of(executor)):
         proof.count("npu_tables")
@@ -34,6 +38,16 @@ def verify_tables(compiled, proof) -> None:
         if len(table.data) > R.MAX_TABLE_BYTES:
             proof.fail(f"{where} has {len(table.data)} bytes, more than the NPU's {R.MAX_TABLE_BYTES}")
             continue
+        # Everything the NPU checks before it runs a table (edgesdk.npu.validate mirrors the C model's static
+        # pass): framing, fields, shapes, address ranges and limits -- so no compiled table can stop the NPU
+        # with TABLE_*, BAD_OPCODE, CMD_SIZE, BAD_REGION, BAD_SHAPE, BAD_PARAM, ADDRESS_RANGE, TOO_LARGE,
+        # NO_END or a BAD_QUANT field. What it can only find while running (BUS, the records' BAD_QUANT,
+        # BAD_WEIGHTS) is excluded by the region, record and stream checks below.
+        code, number = validate.check_table(table.data, bases)
+        if code != R.ERR_NONE:
+            at = "the table itself" if number is None else f"command {number}"
+            proof.fail(f"{where}: the NPU would refuse it with {R.error_name(code)} at {at} "
+                       f"({R.error_description(code)})")
         try:
             commands = C.decode(table.data)
         except (C.CommandTableError, struct.error) as exc:
@@ -42,11 +56,37 @@ def verify_tables(compiled, proof) -> None:
         if not commands or not isinstance(commands[-1], C.End) or any(isinstance(c, C.End) for c in commands[:-1]):
             proof.fail(f"{where} does not end with exactly one END command")
         steps = [step_of[op] for op in table.ops if op in step_of]
-        live = [b for b in plan.buffers if steps and b.first <= max(steps) and min(steps) <= b.last]
+        live = _LiveBuffers([b for b in plan.buffers if steps and b.first <= max(steps) and min(steps) <= b.last])
         for number, command in enumerate(commands):
             proof.count("npu_commands")
             _check_command(f"{where} command {number} ({type(command).__name__})", command, regions, live,
                            weights, proof)
+
+
+def _worst_region_bases(board, regions: dict) -> list:
+    """The highest base each region can have on the board (the weights blob somewhere in flash, the arena in
+    SRAM): the NPU's address-range checks pass there only if they pass wherever the linker puts them."""
+    bases = [0] * 8
+    for region, memory in ((WEIGHTS_REGION, board.flash), (ARENA_REGION, board.sram)):
+        bases[region] = max(memory.base, memory.base + memory.size - regions[region])
+    return bases
+
+
+class _LiveBuffers:
+    """The plan's buffers live during one NPU table, sorted by offset: `holds(first, last)` tells whether one
+    of them contains the arena bytes first..last (a bisection, not a scan of every buffer)."""
+
+    def __init__(self, buffers: list):
+        ordered = sorted((b.offset, b.offset + b.size) for b in buffers if b.offset is not None)
+        self.starts = [start for start, _ in ordered]
+        self.reach, top = [], -1  # reach[k]: the highest end among the first k + 1 buffers
+        for _, end in ordered:
+            top = max(top, end)
+            self.reach.append(top)
+
+    def holds(self, first: int, last: int) -> bool:
+        k = bisect.bisect_right(self.starts, first) - 1
+        return k >= 0 and self.reach[k] > last
 
 
 def _descriptors(command) -> tuple:
@@ -103,7 +143,7 @@ def _check_descriptor(where: str, desc, is_output: bool, regions: dict, live: li
     if desc.offset < 0 or last >= size:
         proof.fail(f"{where} r{desc.region}+{desc.offset}{list(desc.shape)} reaches byte {last} of "
                               f"region {desc.region}, which has {size} bytes")
-    elif desc.region == ARENA_REGION and not any(b.offset <= desc.offset and last < b.offset + b.size for b in live):
+    elif desc.region == ARENA_REGION and not live.holds(desc.offset, last):
         proof.fail(f"{where} arena bytes {desc.offset}..{last} are not inside one buffer live during the table")
 
 
