@@ -304,11 +304,18 @@ class _ProbeContext:
     def arena_offset(self, tensor) -> int:
         return 0
 
-    def add_weights(self, data, align: int = 16, label: str = "") -> int:
-        return 0
+    def blob(self, name: str) -> "_NoBlob":
+        return _NoBlob()
 
     def rounding_for(self, op) -> str:
         return "double"
+
+
+class _NoBlob:
+    """Constants go nowhere while probing: every offset reads 0."""
+
+    def add(self, data, align: int = 16, label: str = "") -> int:
+        return 0
 
 
 def constraint_commands_accepted(op):
