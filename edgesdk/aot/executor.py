@@ -9,6 +9,8 @@ rendered here: the result (`ExecutorModel`) is data that the templates in edgesd
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +22,22 @@ from .memory_plan import MemoryPlan
 
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
 WEIGHTS_REGION, ARENA_REGION = 0, 1
+
+
+# (bytes, board name) of flash the build may fill, or None: while compile_model checks the fit, every codegen
+# context -- the real one and the dry ones that size scratch or cost cascades -- stops as soon as the constants
+# it has made exceed the board's flash, instead of making every weight layout of a model that cannot fit.
+_FLASH_BUDGET: ContextVar = ContextVar("edgesdk_flash_budget", default=None)
+
+
+@contextmanager
+def flash_budget(nbytes: int, board_name: str = "the board"):
+    """Let codegen contexts fill at most `nbytes` of flash with constants in the enclosed passes."""
+    token = _FLASH_BUDGET.set((nbytes, board_name))
+    try:
+        yield
+    finally:
+        _FLASH_BUDGET.reset(token)
 
 
 @dataclass
@@ -99,6 +117,20 @@ class CodegenContext:
         self.current_op = None
         self.scratch_requests: dict = {}
         self._declared: set = set()
+        self._flash_bytes = 0  # constants made so far (const arrays and the NPU weights blob)
+
+    def _charge_flash(self, nbytes: int) -> None:
+        """Count constants against the flash budget (flash_budget); past it, the model cannot fit: stop."""
+        self._flash_bytes += nbytes
+        budget = _FLASH_BUDGET.get()
+        if budget is not None and self._flash_bytes > budget[0]:
+            from ..errors import MemoryFitError
+
+            where = f", at {self._op_comment()}" if self.current_op is not None else ""
+            raise MemoryFitError(
+                f"The model does not fit board '{budget[1]}': its weights take more than {self._flash_bytes} bytes "
+                f"of flash (found while generating its code{where}) but the board has {budget[0]}: over by more "
+                f"than {self._flash_bytes - budget[0]} bytes. Use a smaller model or a board with more flash.")
 
     def tensor_ptr(self, tensor: Tensor) -> str:
         return f"(({C_TYPES[tensor.dtype]} *)(edgesdk_arena + {self.arena_offset(tensor)}))"
@@ -108,11 +140,14 @@ class CodegenContext:
 
     def const_array(self, name_hint: str, array: np.ndarray, ctype: str) -> str:
         symbol = self.symbols.unique(name_hint)
-        self.model.consts.append(ConstArray(symbol, ctype, np.asarray(array).reshape(-1), self._op_comment()))
+        values = np.asarray(array).reshape(-1)
+        self._charge_flash(values.nbytes)
+        self.model.consts.append(ConstArray(symbol, ctype, values, self._op_comment()))
         return symbol
 
     def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
         blob = self.model.npu_weights
+        self._charge_flash(-len(blob) % align + len(data))
         blob.extend(b"\0" * (-len(blob) % align))
         offset = len(blob)
         blob.extend(bytes(data))
