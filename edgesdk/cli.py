@@ -279,8 +279,12 @@ def load_npy(path: str) -> np.ndarray:
 def compare_with_reference(build_dir: Path, report: dict, inputs: list, outputs: list) -> dict:
     from .reference import run_reference
 
-    mode = report["rounding"]
-    expected = run_reference(build_dir / "model.tflite", inputs, mode)
+    mode = report["rounding"]  # checked by load_report: 'ref' or 'tflm'
+    model = build_dir / "model.tflite"
+    if not model.is_file():
+        raise UsageError(f"{model} is missing, so --check has no model to run the reference on; rebuild with "
+                         "'edgesdk build'.")
+    expected = run_reference(model, inputs, mode)
     mismatches = [int(np.count_nonzero(e.reshape(-1).view(np.uint8) != y.reshape(-1).view(np.uint8)))
                   for e, y in zip(expected, outputs)]
     oracle = "LiteRT BUILTIN_REF" if mode == "ref" else "TFLite Micro"

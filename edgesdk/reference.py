@@ -15,7 +15,10 @@ def run_reference(model_path, inputs: list, mode: str = "ref") -> list:
     """Run the model on `inputs` (numpy arrays, model order) and return the outputs (model order)."""
     if mode == "tflm":
         return _run_tflm(model_path, inputs)
-    return _run_litert_reference(model_path, inputs)
+    if mode == "ref":
+        return _run_litert_reference(model_path, inputs)
+    raise UsageError(f"There is no reference for rounding {mode!r}: it is 'ref' (LiteRT's reference kernels) or "
+                     "'tflm' (TFLite Micro).")
 
 
 def _run_litert_reference(model_path, inputs: list) -> list:

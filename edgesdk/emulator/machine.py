@@ -198,6 +198,7 @@ class _Elf:
     segments: tuple  # (physical load address, bytes)
     symbols: dict  # name -> address
     functions: tuple  # sorted (address, size, name) of code symbols
+    sizes: dict = None  # name -> st_size
 
 
 def _read_elf(elf_path) -> _Elf:
@@ -210,14 +211,15 @@ def _read_elf(elf_path) -> _Elf:
                                     f"{elf.elfclass}-bit); build it for the board with 'edgesdk build'.")
             segments = tuple((seg["p_paddr"], seg.data()) for seg in elf.iter_segments()
                              if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0)
-            symbols, functions = {}, []
+            symbols, functions, sizes = {}, [], {}
             symtab = elf.get_section_by_name(".symtab")
             for sym in symtab.iter_symbols() if symtab else ():
                 if sym.name and sym["st_shndx"] != "SHN_UNDEF":
                     symbols.setdefault(sym.name, sym["st_value"])
+                    sizes.setdefault(sym.name, sym["st_size"])
                     if sym["st_info"]["type"] == "STT_FUNC":
                         functions.append((sym["st_value"], sym["st_size"], sym.name))
-            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)))
+            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)), sizes)
     except FileNotFoundError:
         raise UsageError(f"Firmware {path} not found; build it first ('edgesdk build').") from None
     except ELFError as exc:
@@ -231,6 +233,12 @@ def elf_symbol(elf_path, name: str) -> int:
         raise EmulatorError(f"Symbol '{name}' is not defined in {elf_path}; was the firmware built by edgesdk "
                             "from the same model?")
     return symbols[name]
+
+
+def elf_symbol_size(elf_path, name: str) -> int:
+    """Size (st_size) of symbol `name` in the ELF file."""
+    elf_symbol(elf_path, name)  # the same error when it is missing
+    return _read_elf(elf_path).sizes[name]
 
 
 def _symbolize(elf: _Elf, address: int) -> str:
