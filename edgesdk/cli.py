@@ -308,8 +308,12 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
     """Byte comparison of every step's outputs with the reference interpreter run on the same sequence."""
     from .reference import run_reference_sequence
 
-    mode = report["rounding"]
-    expected = run_reference_sequence(build_dir / "model.tflite", steps, mode, "edgesdk run --check")
+    mode = report["rounding"]  # checked by load_report: 'ref' or 'tflm'
+    model = build_dir / "model.tflite"
+    if not model.is_file():
+        raise UsageError(f"{model} is missing, so --check has no model to run the reference on; rebuild with "
+                         "'edgesdk build'.")
+    expected = run_reference_sequence(model, steps, mode, "edgesdk run --check")
     mismatches = [0] * len(report["io"]["outputs"])
     first_bad_step = None
     for step, (want_all, got_all) in enumerate(zip(expected, step_outputs)):

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aot.executor import build_executor, collect_scratch_sizes
+from .aot.executor import build_executor, collect_scratch_sizes, flash_budget
 from .aot.memory_plan import plan_memory
 from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
@@ -73,10 +72,14 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     schedule = _requested_schedule(model_path, options, board, targets)
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
-    with applying(schedule):  # per-layer switches for the code generators (edgesdk/tune/active.py)
+    budget = flash_budget(board.flash.size, board.name) if check_fit else nullcontext()
+    with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
         if schedule is not None:
             schedule.check_graph(graph)
         regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
+        if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
+            check_sram_fits(sram_lower_bound(graph, regions), board, at_least=True)
+            check_flash_lower_bound(regions, board)
         scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
         if schedule is not None:  # the schedule's cascade groups, as given: no search
             plan = plan_with_groups(graph, regions, scratch, schedule.cascade_specs())
@@ -103,12 +106,40 @@ def _requested_schedule(model_path, options: BuildOptions, board: Board, targets
     return schedule_from_log(options.tuning_log, model_path, board.name, targets, options.rounding)
 
 
-def check_sram_fits(arena_bytes: int, board: Board) -> None:
+def sram_lower_bound(graph, regions=()) -> int:
+    """Arena bytes any plan needs, from the graph alone: every model input is in the arena before the first op
+    (all of them at once), every model output after the last one, and every tensor a layer outside the NPU
+    reads or writes is whole while it runs (only NPU cascades keep tensors as stripes)."""
+    inputs = sum(t.nbytes for t in dict.fromkeys(graph.inputs) if not t.is_const)
+    tensors = [t for t in graph.outputs if not t.is_const]
+    tensors += [t for region in regions if region.target != "npu" for op in region.ops
+                for t in op.inputs + op.outputs if t is not None and not t.is_const]
+    return max([inputs] + [t.nbytes for t in tensors])
+
+
+def flash_lower_bound(regions) -> int:
+    """Flash the regions' code takes at least, from the graph alone (each target's Target.flash_lower_bound)."""
+    from .targets import get_target
+
+    return sum(get_target(region.target).flash_lower_bound(region) for region in regions)
+
+
+def check_flash_lower_bound(regions, board: Board) -> None:
+    data = flash_lower_bound(regions)
+    if data > board.flash.size:
+        raise MemoryFitError(
+            f"The model does not fit board '{board.name}': its weights take at least {data} bytes of flash but the "
+            f"board has {board.flash.size}: over by {data - board.flash.size} bytes (before code). Use a smaller "
+            "model or a board with more flash.")
+
+
+def check_sram_fits(arena_bytes: int, board: Board, at_least: bool = False) -> None:
     need = arena_bytes + board.stack_bytes + SRAM_RESERVE_BYTES
     if need > board.sram.size:
         raise MemoryFitError(
-            f"The model does not fit board '{board.name}': it needs {need} bytes of SRAM (activation arena "
-            f"{arena_bytes} + stack {board.stack_bytes} + {SRAM_RESERVE_BYTES} reserved) but the board has "
+            f"The model does not fit board '{board.name}': it needs {'at least ' if at_least else ''}{need} bytes of "
+            f"SRAM (activation arena {arena_bytes} + stack {board.stack_bytes} + {SRAM_RESERVE_BYTES} reserved) "
+            "but the board has "
             f"{board.sram.size}: over by {need - board.sram.size} bytes. Use a smaller input resolution or model, "
             "or a board with more SRAM."
         )

@@ -211,6 +211,7 @@ class _Elf:
     segments: tuple  # (physical load address, bytes)
     symbols: dict  # name -> address
     functions: tuple  # sorted (address, size, name) of code symbols
+    sizes: dict = None  # name -> st_size
 
 
 def _read_elf(elf_path) -> _Elf:
@@ -223,14 +224,15 @@ def _read_elf(elf_path) -> _Elf:
                                     f"{elf.elfclass}-bit); build it for the board with 'edgesdk build'.")
             segments = tuple((seg["p_paddr"], seg.data()) for seg in elf.iter_segments()
                              if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0)
-            symbols, functions = {}, []
+            symbols, functions, sizes = {}, [], {}
             symtab = elf.get_section_by_name(".symtab")
             for sym in symtab.iter_symbols() if symtab else ():
                 if sym.name and sym["st_shndx"] != "SHN_UNDEF":
                     symbols.setdefault(sym.name, sym["st_value"])
+                    sizes.setdefault(sym.name, sym["st_size"])
                     if sym["st_info"]["type"] == "STT_FUNC":
                         functions.append((sym["st_value"], sym["st_size"], sym.name))
-            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)))
+            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)), sizes)
     except FileNotFoundError:
         raise UsageError(f"Firmware {path} not found; build it first ('edgesdk build').") from None
     except ELFError as exc:
@@ -270,6 +272,12 @@ def _run_steps(machine, elf_path, steps: list, reads) -> list:
 def _step_instructions(marks: list) -> list:
     """Instructions of each inference of a sequence: between marks 2k and 2k+1."""
     return [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]
+
+
+def elf_symbol_size(elf_path, name: str) -> int:
+    """Size (st_size) of symbol `name` in the ELF file."""
+    elf_symbol(elf_path, name)  # the same error when it is missing
+    return _read_elf(elf_path).sizes[name]
 
 
 def _symbolize(elf: _Elf, address: int) -> str:

@@ -17,6 +17,7 @@ target provides, and which step of the flow uses it:
                                                         serialized graphs through the context
     render_sources     templates                        extra generated files (e.g. the NPU's tables)
     flash_bytes        memory fit check, report         flash its own rendered data takes
+    flash_lower_bound  early fit check                  flash a region takes at least (before codegen)
     firmware_sources   firmware build                   its HAL driver / runtime / kernel sources, copied
                                                         into OUT/src/targets/<name>/ and compiled
     peripherals        emulator, Renode platform        the model of its hardware for the built-in
@@ -173,7 +174,13 @@ class Target:
 
     def flash_bytes(self, model) -> int:
         """Bytes of flash the target's own generated data takes (what it renders itself, e.g. serialized
-        graphs); data placed through ctx.const_array / ctx.add_weights is counted already."""
+        graphs); data placed through ctx.const_array / ctx.blob is counted already."""
+        return 0
+
+    def flash_lower_bound(self, region) -> int:
+        """Bytes of flash the region's code will take at least (e.g. weights it stores at least densely),
+        computed from the graph alone, before any weight layout is made: the compiler refuses a model whose
+        bounds exceed the board's flash before it spends memory on layouts. 0 (the default) claims nothing."""
         return 0
 
     # -- hardware model, cost model, proof --

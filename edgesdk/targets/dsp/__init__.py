@@ -99,6 +99,11 @@ class DspTarget(Target):
         periph = self.peripheral_of(board)
         return RegionEstimate(cycles, int(periph.props.get("clock_hz", 0)) if periph else 0, "dsp")
 
+    def flash_lower_bound(self, region) -> int:
+        """A depthwise convolution's int8 filter goes into the serialized graph densely."""
+        return sum(op.inputs[1].num_elements for op in region.ops
+                   if op.type == "DEPTHWISE_CONV_2D" and op.inputs[1] is not None and op.inputs[1].is_const)
+
     def flash_bytes(self, model) -> int:
         return sum(len(g.data) for g in model.target_data.get(self.name) or [])
 

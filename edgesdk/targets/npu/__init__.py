@@ -85,6 +85,22 @@ class NpuTarget(Target):
     def firmware_sources(self, model=None) -> list:
         return [HAL_DIR / "npu_driver.c", HAL_DIR / "npu_driver.h"]
 
+    def flash_lower_bound(self, region) -> int:
+        """A conv command's weights take at least a compressed stream's header (or the dense bytes, if
+        fewer), and its channel records 12 bytes per output channel; other constants are stored densely."""
+        from ...npu import registers as R
+
+        total = 0
+        for op in region.ops:
+            consts = [t for t in op.inputs if t is not None and t.is_const]
+            if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+                w = op.inputs[1]
+                total += min(w.num_elements, R.WEIGHT_STREAM_HEADER_BYTES)
+                total += R.CHANNEL_PARAM_BYTES * op.outputs[0].shape[-1]
+            elif op.type in ("ADD", "MUL", "CONCATENATION"):
+                total += sum(t.nbytes for t in consts)
+        return total
+
     def flash_bytes(self, model) -> int:
         """The command tables (the weights blob is counted with every blob by the compiler)."""
         from .tables import tables_of
