@@ -25,9 +25,9 @@ from tflite.TensorType import TensorType
 SAME, VALID = 0, 1
 ACTIVATION_CODES = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8,
-                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64}
+                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64, "bool": TensorType.BOOL}
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
-               "int32": np.int32, "int64": np.int64}
+               "int32": np.int32, "int64": np.int64, "bool": np.bool_}
 
 
 def _module(name: str):

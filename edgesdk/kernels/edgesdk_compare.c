@@ -29,6 +29,11 @@ static inline int32_t scaled(int32_t x, int32_t offset, int32_t left_shift, int3
     {                                                                                                          \
         return op##_q(p, a, b);                                                                                \
     }                                                                                                          \
+    static inline uint8_t op##_s16se(const edgesdk_binary_params *p, int16_t a, int16_t b)                     \
+    {                                                                                                          \
+        (void)p;                                                                                               \
+        return (uint8_t)(a cmp b);                                                                             \
+    }                                                                                                          \
     static inline uint8_t op##_i32e(const edgesdk_binary_params *p, int32_t a, int32_t b)                      \
     {                                                                                                          \
         (void)p;                                                                                               \
@@ -41,6 +46,8 @@ static inline int32_t scaled(int32_t x, int32_t offset, int32_t left_shift, int3
     }                                                                                                          \
     EDGESDK_BINARY_KERNEL(edgesdk_##op##_s8, edgesdk_compare_params, int8_t, int8_t, uint8_t, op##_s8e)        \
     EDGESDK_BINARY_KERNEL(edgesdk_##op##_s16, edgesdk_compare_params, int16_t, int16_t, uint8_t, op##_s16e)    \
+    EDGESDK_BINARY_KERNEL(edgesdk_##op##_s16_stored, edgesdk_binary_params, int16_t, int16_t, uint8_t,         \
+                          op##_s16se)                                                                          \
     EDGESDK_BINARY_KERNEL(edgesdk_##op##_i32, edgesdk_binary_params, int32_t, int32_t, uint8_t, op##_i32e)     \
     EDGESDK_BINARY_KERNEL(edgesdk_##op##_f32, edgesdk_binary_params, float, float, uint8_t, op##_f32e)
 

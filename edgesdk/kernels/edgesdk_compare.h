@@ -1,9 +1,10 @@
 /*
  * edgesdk_compare.h - EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL with broadcasting, to a bool
  * tensor (one byte, 0 or 1), TFLite reference semantics (reference_ops::ComparisonImpl / ComparisonWithScaling /
- * BroadcastComparison4DSlow...). Quantized int8 and int16 inputs are compared in real units: each input's
- * ((x - zp) << left_shift) rescaled by its own scale (a multiplier below 1); float32, int32 and bool inputs as
- * stored.
+ * BroadcastComparison4DSlow...). Quantized int8 inputs, and int16 ones for EQUAL and NOT_EQUAL, are compared in
+ * real units: each input's ((x - zp) << left_shift) rescaled by its own scale (a multiplier below 1). LiteRT's
+ * LESS, LESS_EQUAL, GREATER and GREATER_EQUAL compare int16 inputs as stored, whatever their quantization
+ * (`_s16_stored`); float32, int32 and bool inputs compare as stored.
  */
 #ifndef EDGESDK_COMPARE_H
 #define EDGESDK_COMPARE_H
@@ -26,6 +27,8 @@ typedef struct {
                            uint8_t *output);                                                                    \
     void edgesdk_##op##_s16(const edgesdk_compare_params *p, const int16_t *input1, const int16_t *input2,     \
                             uint8_t *output);                                                                   \
+    void edgesdk_##op##_s16_stored(const edgesdk_binary_params *p, const int16_t *input1, const int16_t *input2, \
+                                   uint8_t *output);                                                            \
     void edgesdk_##op##_i32(const edgesdk_binary_params *p, const int32_t *input1, const int32_t *input2,      \
                             uint8_t *output);                                                                   \
     void edgesdk_##op##_f32(const edgesdk_binary_params *p, const float *input1, const float *input2,          \

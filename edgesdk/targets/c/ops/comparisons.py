@@ -1,5 +1,6 @@
-"""EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL on the host (edgesdk_compare.c): quantized int8 and
-int16 inputs rescaled to real units, int32, float32 and bool (EQUAL, NOT_EQUAL) inputs as stored."""
+"""EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL on the host (edgesdk_compare.c): quantized int8
+inputs (and int16 ones for EQUAL / NOT_EQUAL) rescaled to real units, int32, float32, bool (EQUAL, NOT_EQUAL) and
+LiteRT's ordering comparisons of int16 as stored."""
 
 from __future__ import annotations
 
@@ -32,6 +33,12 @@ def comparison_input_scales(op):
 def emit_comparison(e: Emit):
     a, b, y, d = e.op.inputs[0], e.op.inputs[1], e.op.outputs[0], e.data
     kernel = f"edgesdk_{e.op.type.lower()}_{SUFFIX[a.dtype]}"
+    if a.dtype == "int16" and e.op.type not in ("EQUAL", "NOT_EQUAL"):
+        # LiteRT's LESS/LESS_EQUAL (and GREATER/GREATER_EQUAL, the same with the inputs swapped) compare int16
+        # values as stored, ignoring the quantization; TFLite Micro has no int16 comparisons.
+        e.call(kernel + "_stored", shape_params(e, a, b, y), e.tensor(a), e.tensor(b), e.arena(y))
+        e.layer.note = "int16 compared as stored (LiteRT)"
+        return e.layer
     if a.dtype not in ("int8", "int16"):
         return e.call(kernel, shape_params(e, a, b, y), e.tensor(a), e.tensor(b), e.arena(y))
     fields = {"shape": broadcast_geometry(a, b, y),
@@ -45,5 +52,5 @@ def emit_comparison(e: Emit):
     return e.layer
 
 
-footprint(*[f"edgesdk_{op.lower()}_{t}" for op in COMPARISONS for t in ("s8", "s16", "i32", "f32")],
+footprint(*[f"edgesdk_{op.lower()}_{t}" for op in COMPARISONS for t in ("s8", "s16", "s16_stored", "i32", "f32")],
           "edgesdk_equal_b", "edgesdk_not_equal_b")(binary_footprint)
