@@ -26,6 +26,16 @@ INT8_GRID = np.arange(-128, 128, dtype=np.int8)
 F32 = np.float32
 SPECIAL_F32 = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0e38, -3.0e38, np.inf, -np.inf, np.nan, 1e-45, -7.0, 6.0,
                         3.5, -0.75], np.float32)
+# NaNs with payloads, a negative one and a signaling one: which NaN a result carries is part of bit-exactness.
+NAN_F32 = np.array([0x7FC00001, 0xFFC00002, 0x7F800003, 0x7FC00000, 0x3F800000, 0x7F800000, 0x00000000],
+                   np.uint32).view(np.float32)
+
+
+def special_pairs():
+    """Every pair of special values, then every pair of NaN-payload values."""
+    a = np.concatenate([np.repeat(SPECIAL_F32, SPECIAL_F32.size), np.repeat(NAN_F32, NAN_F32.size)])
+    b = np.concatenate([np.tile(SPECIAL_F32, SPECIAL_F32.size), np.tile(NAN_F32, NAN_F32.size)])
+    return a, b
 
 
 def binary(op, shape_a, shape_b, out_shape, dtype, qa=None, qb=None, qy=None, out_dtype=None, **fields):
@@ -187,8 +197,7 @@ def test_int32_arithmetic(tmp_path, op, activation):
 @pytest.mark.parametrize("activation", ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
 def test_float32_arithmetic_special_values(tmp_path, op, activation):
     """Infinities become +-FLT_MAX through CalculateActivationRange's clamp, NaN passes, -0.0 stays."""
-    a = np.repeat(SPECIAL_F32, SPECIAL_F32.size)
-    b = np.tile(SPECIAL_F32, SPECIAL_F32.size)
+    a, b = special_pairs()
     n = a.size
     data = binary(op, (n,), (n,), (n,), "float32", FusedActivationFunction=ACT[activation])
     rng = np.random.default_rng(5)
@@ -202,8 +211,7 @@ def test_float32_arithmetic_special_values(tmp_path, op, activation):
 
 @pytest.mark.parametrize("op", ["MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD"])
 def test_float32_and_int32_binary_ops(tmp_path, op):
-    a = np.repeat(SPECIAL_F32, SPECIAL_F32.size)
-    b = np.tile(SPECIAL_F32, SPECIAL_F32.size)
+    a, b = special_pairs()
     if op.startswith("FLOOR"):  # both references refuse a zero divisor at run time
         b = np.where(b == 0, F32(-3.0), b)
     n = a.size
@@ -358,9 +366,9 @@ def test_prelu_int16_int8_float32(tmp_path):
     run_both(tmp_path, data, cases, name="prelu_s16")
     data = prelu_model((40, 6), (6,), "int8", (0.05, -7), (0.004, -2), (0.03, 11), random_ints(rng, (6,), np.int8))
     run_both(tmp_path, data, [("grid", [INT8_GRID[:240].reshape(40, 6)])], name="prelu_s8")
-    alpha = np.array([0.25, -1.5, 0.0, np.inf, np.nan], F32)
-    x = np.repeat(SPECIAL_F32, 5).reshape(-1, 5)
-    run_both(tmp_path, prelu_model(x.shape, (5,), "float32", alpha=alpha), [("special", [x])], name="prelu_f32")
+    alpha = np.concatenate([np.array([0.25, -1.5, 0.0, np.inf, np.nan], F32), NAN_F32])
+    x = np.repeat(np.concatenate([SPECIAL_F32, NAN_F32]), alpha.size).reshape(-1, alpha.size)
+    run_both(tmp_path, prelu_model(x.shape, alpha.shape, "float32", alpha=alpha), [("special", [x])], name="prelu_f32")
 
 
 # -- ADD_N ------------------------------------------------------------------------------------------------------------
@@ -379,7 +387,9 @@ def test_add_n_float32_order_and_overflow(tmp_path, n):
     rng = np.random.default_rng(14)
     xs = [rng.normal(0, 1e3, (4, 16)).astype(F32) for _ in range(n)]
     big = [np.tile(np.array([3e38, -3e38, -0.0, np.inf], F32), (4, 4)) for _ in range(n)]
-    run_both(tmp_path, add_n_model(n, (4, 16), "float32"), [("random", xs), ("overflow", big)], name=f"add_n_{n}")
+    nans = [np.resize(np.roll(NAN_F32, k), (4, 16)) for k in range(n)]
+    run_both(tmp_path, add_n_model(n, (4, 16), "float32"), [("random", xs), ("overflow", big), ("nan", nans)],
+             name=f"add_n_{n}")
 
 
 def test_add_n_int32_wraps(tmp_path):
@@ -444,3 +454,97 @@ def test_unsupported_dtypes_are_refused_with_the_rule(tmp_path):
         assert not ok and rule in why, why
         with pytest.raises(UnsupportedOpError):
             compile_model(path, BuildOptions(target="c"))
+
+
+# -- firmware: the kernels cross-compiled (soft-float RV32) and run on the emulator -------------------------------
+
+def float_ops_model(n: int) -> bytes:
+    """Every float32 kernel of the family in one graph, each result a model output."""
+    m = modelgen.ModelBuilder()
+    a, b, c = (m.tensor((n,), "float32") for _ in range(3))  # c: nonzero divisors for FLOOR_DIV / FLOOR_MOD
+    outputs = []
+
+    def op(name, inputs, dtype="float32", options=None, **fields):
+        y = m.tensor((n,), dtype)
+        m.op(name, inputs, [y], options, **fields)
+        outputs.append(y)
+        return y
+
+    op("ADD", [a, b], options="AddOptions", FusedActivationFunction=0)
+    op("SUB", [a, b], options="SubOptions", FusedActivationFunction=ACT["RELU6"])
+    op("MUL", [a, b], options="MulOptions", FusedActivationFunction=0)
+    op("DIV", [a, b], options="DivOptions", FusedActivationFunction=ACT["RELU_N1_TO_1"])
+    op("MAXIMUM", [a, b])
+    op("MINIMUM", [a, b])
+    op("SQUARED_DIFFERENCE", [a, b])
+    op("FLOOR_DIV", [a, c])
+    op("FLOOR_MOD", [a, c])
+    alpha = m.const(np.resize(np.array([0.25, -1.5, np.inf, np.nan], F32), n), "float32")
+    op("PRELU", [a, alpha])
+    less = op("LESS", [a, b], dtype="bool")
+    op("SELECT_V2", [less, a, b])
+    op("ADD_N", [a, b, c])
+    return m.build([a, b, c], outputs)
+
+
+def int_ops_model(n: int) -> bytes:
+    """int32 arithmetic and int8 DIV on every numerator against a spread of divisors (zero included)."""
+    m = modelgen.ModelBuilder()
+    a, b = m.tensor((n,), "int32"), m.tensor((n,), "int32")
+    p = m.tensor((256, 1), "int8", 0.05, 3)
+    q = m.tensor((1, 16), "int8", 0.11, -7)
+    outputs = []
+    for name, options, fields in (("ADD", "AddOptions", {"FusedActivationFunction": ACT["RELU"]}),
+                                  ("SUB", "SubOptions", {"FusedActivationFunction": 0}),
+                                  ("MUL", "MulOptions", {"FusedActivationFunction": ACT["RELU6"]}),
+                                  ("DIV", "DivOptions", {"FusedActivationFunction": 0}),
+                                  ("SQUARED_DIFFERENCE", None, {}), ("MAXIMUM", None, {})):
+        y = m.tensor((n,), "int32")
+        m.op(name, [a, b], [y], options, **fields)
+        outputs.append(y)
+    d = m.tensor((256, 16), "int8", 0.02, -5)
+    m.op("DIV", [p, q], [d], "DivOptions", FusedActivationFunction=0)
+    outputs.append(d)
+    return m.build([a, b, p, q], outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["float", "int"])
+def test_firmware_bit_exact(tmp_path, which):
+    from edgesdk.compiler import build
+    from edgesdk.reference import run_reference
+    from edgesdk.runner import run_inference
+
+    rng = np.random.default_rng(17)
+    if which == "float":
+        a, b = special_pairs()
+        c = np.where(b == 0, F32(-3.0), b)
+        data, inputs = float_ops_model(a.size), [a, b, c]
+    else:
+        a = np.concatenate([[2**31 - 1, -2**31 + 1, 2**30, -7, 0], random_ints(rng, (59,), np.int32)]).astype(np.int32)
+        b = np.concatenate([[2, -3, 4, 5, 9], random_ints(rng, (59,), np.int32, -50, 50)]).astype(np.int32)
+        b[b == 0] = 11
+        q = np.linspace(-128, 127, 16).astype(np.int8).reshape(1, 16)
+        data, inputs = int_ops_model(a.size), [a, b, INT8_GRID.reshape(256, 1), q]
+    path = tmp_path / f"{which}.tflite"
+    path.write_bytes(data)
+    problems = []
+    for mode in ("ref", "tflm"):
+        if which == "int" and mode == "ref":
+            inputs[3] = np.where(q == -7, np.int8(-6), q)  # LiteRT refuses a divisor at its zero point
+        out = tmp_path / mode
+        build(path, out, BuildOptions(target="c", rounding=mode))
+        result = run_inference(out, inputs)
+        assert result.exit_code == 0
+        expected = run_reference(path, inputs, mode)
+        for k, (want, got) in enumerate(zip(expected, result.outputs)):
+            want, got = np.asarray(want), np.asarray(got)
+            w, g = want.reshape(-1).view(np.uint8), got.reshape(-1).view(np.uint8)
+            if w.tobytes() != g.tobytes():
+                size = want.itemsize
+                bad = np.flatnonzero((w != g).reshape(-1, size).any(axis=1))
+                problems.append(f"{which} {mode} output {k}: {bad.size} values differ, e.g. at {bad[:3].tolist()}: "
+                                f"{want.reshape(-1)[bad[:3]].tolist()} expected, {got.reshape(-1)[bad[:3]].tolist()} "
+                                f"({[hex(v) for v in want.reshape(-1)[bad[:3]].view(np.uint32)] if size == 4 else ''} "
+                                f"vs {[hex(v) for v in got.reshape(-1)[bad[:3]].view(np.uint32)] if size == 4 else ''})")
+    assert not problems, "\n".join(problems)

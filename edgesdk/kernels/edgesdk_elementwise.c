@@ -2,8 +2,8 @@
  * edgesdk_elementwise.c - float32 and int32 ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE,
  * FLOOR_DIV, FLOOR_MOD and ADD_N (plus MAXIMUM/MINIMUM on int8 and int16, which compare stored values), with
  * TFLite's reference semantics (reference_ops::Add/Sub/Mul/Div/MaximumMinimumBroadcastSlow/FloorDiv/FloorMod/
- * AddN). Float arithmetic is IEEE single precision, as on the host the references run on; FLOOR_DIV divides in
- * double as TFLite does.
+ * AddN). Float arithmetic is IEEE single precision, as on the host the references run on, with x86's NaN results
+ * (edgesdk_x86_nan_f32); FLOOR_DIV divides in double as TFLite does.
  */
 #include "edgesdk_elementwise.h"
 
@@ -16,22 +16,22 @@
 
 static inline float add_f32(const edgesdk_binary_f32_params *p, float a, float b)
 {
-    return edgesdk_clamp_f32(a + b, p->act_min, p->act_max);
+    return edgesdk_clamp_f32(edgesdk_x86_nan_f32(a + b, a, b, p->nan_rule), p->act_min, p->act_max);
 }
 
 static inline float sub_f32(const edgesdk_binary_f32_params *p, float a, float b)
 {
-    return edgesdk_clamp_f32(a - b, p->act_min, p->act_max);
+    return edgesdk_clamp_f32(edgesdk_x86_nan_f32(a - b, a, b, p->nan_rule), p->act_min, p->act_max);
 }
 
 static inline float mul_f32(const edgesdk_binary_f32_params *p, float a, float b)
 {
-    return edgesdk_clamp_f32(a * b, p->act_min, p->act_max);
+    return edgesdk_clamp_f32(edgesdk_x86_nan_f32(a * b, a, b, p->nan_rule), p->act_min, p->act_max);
 }
 
 static inline float div_f32(const edgesdk_binary_f32_params *p, float a, float b)
 {
-    return edgesdk_clamp_f32(a / b, p->act_min, p->act_max);
+    return edgesdk_clamp_f32(edgesdk_x86_nan_f32(a / b, a, b, p->nan_rule), p->act_min, p->act_max);
 }
 
 static inline int32_t add_i32(const edgesdk_binary_i32_params *p, int32_t a, int32_t b)
@@ -97,9 +97,8 @@ EDGESDK_MAX_MIN(f32, float)
 
 static inline float squared_difference_f32(const edgesdk_binary_params *p, float a, float b)
 {
-    (void)p;
-    const float d = a - b;
-    return d * d;
+    const float d = edgesdk_x86_nan_f32(a - b, a, b, p->nan_rule);
+    return edgesdk_x86_nan_f32(d * d, d, d, EDGESDK_NAN_FIRST);
 }
 
 static inline int32_t squared_difference_i32(const edgesdk_binary_params *p, int32_t a, int32_t b)
@@ -119,8 +118,7 @@ EDGESDK_BINARY_KERNEL(edgesdk_squared_difference_i32, edgesdk_binary_params, int
 /* std::floor(double(a) / double(b)), back to float. */
 static inline float floor_div_f32(const edgesdk_binary_params *p, float a, float b)
 {
-    (void)p;
-    return (float)floor((double)a / (double)b);
+    return edgesdk_x86_nan_f32((float)floor((double)a / (double)b), a, b, p->nan_rule);
 }
 
 /* floor(double(a) / double(b)) is the exact floored quotient for int32 operands (the double quotient never
@@ -145,9 +143,10 @@ static inline int32_t floor_div_i32(const edgesdk_binary_params *p, int32_t a, i
 /* fmodf, moved into the divisor's sign (reference_ops::FloorMod). */
 static inline float floor_mod_f32(const edgesdk_binary_params *p, float a, float b)
 {
-    (void)p;
-    const float trunc_mod = fmodf(a, b);
-    return (trunc_mod != 0) && ((b < 0) != (trunc_mod < 0)) ? trunc_mod + b : trunc_mod;
+    const float trunc_mod = edgesdk_x86_nan_f32(fmodf(a, b), a, b, p->nan_rule);
+    return (trunc_mod != 0) && ((b < 0) != (trunc_mod < 0))
+               ? edgesdk_x86_nan_f32(trunc_mod + b, trunc_mod, b, EDGESDK_NAN_FIRST)
+               : trunc_mod;
 }
 
 /* a % b moved into b's sign. b == 0 (refused by the references) and INT32_MIN % -1: 0. */
@@ -175,12 +174,14 @@ void edgesdk_add_n_f32(const edgesdk_add_n_params *p, const void *const *inputs,
         if (p->from_zero) {
             sum = 0.0f;
             for (int32_t k = 0; k < p->count; k++) {
-                sum += ((const float *)inputs[k])[i];
+                const float x = ((const float *)inputs[k])[i];
+                sum = edgesdk_x86_nan_f32(sum + x, sum, x, EDGESDK_NAN_FIRST);
             }
         } else {
             sum = ((const float *)inputs[0])[i];
             for (int32_t k = 1; k < p->count; k++) {
-                sum = edgesdk_clamp_f32(sum + ((const float *)inputs[k])[i], -FLT_MAX, FLT_MAX);
+                const float x = ((const float *)inputs[k])[i];
+                sum = edgesdk_clamp_f32(edgesdk_x86_nan_f32(sum + x, sum, x, EDGESDK_NAN_SECOND), -FLT_MAX, FLT_MAX);
             }
         }
         output[i] = sum;

@@ -45,6 +45,7 @@
  * int32, the unquantized comparisons, LOGICAL_AND/OR). */
 typedef struct {
     edgesdk_broadcast_shape shape;
+    int32_t nan_rule; /* float32 arithmetic: EDGESDK_NAN_FIRST, _SECOND or _LARGER */
 } edgesdk_binary_params;
 
 /* float32 ADD, SUB, MUL, DIV: the fused activation's clamp, [-FLT_MAX, FLT_MAX] for none (TFLite's
@@ -52,6 +53,7 @@ typedef struct {
 typedef struct {
     edgesdk_broadcast_shape shape;
     float act_min, act_max;
+    int32_t nan_rule; /* EDGESDK_NAN_FIRST, _SECOND or _LARGER */
 } edgesdk_binary_f32_params;
 
 /* int32 ADD, SUB, MUL, DIV: the fused activation's clamp ([INT32_MIN, INT32_MAX] for none). */
@@ -64,8 +66,9 @@ typedef struct {
 typedef struct {
     int32_t count;
     int32_t size;
-    /* float32 in LiteRT's order: 1 (TFLite Micro and a one-thread LiteRT): sum the inputs left to right from
-     * 0.0f; 0: start from input 0 and clamp each partial sum to [-FLT_MAX, FLT_MAX] (optimized_ops::AddN). */
+    /* float32: 1 (TFLite Micro): sum the inputs left to right from 0.0f, a NaN sum winning over a NaN input;
+     * 0 (LiteRT's optimized_ops::AddN, one thread): start from input 0, clamp each partial sum to
+     * [-FLT_MAX, FLT_MAX], a NaN input winning over a NaN sum. */
     int32_t from_zero;
 } edgesdk_add_n_params;
 
@@ -85,6 +88,43 @@ static inline int32_t edgesdk_rounding_divide_by_pot_s16(int16_t x, int32_t expo
     const int16_t remainder = (int16_t)(x & mask);
     const int16_t threshold = (int16_t)((mask >> 1) + (x < 0 ? 1 : 0));
     return (int16_t)((x >> exponent) + (remainder > threshold ? 1 : 0));
+}
+
+/* Which NaN a float32 result carries when both operands are NaN, as measured on the references' x86-64 builds: */
+#define EDGESDK_NAN_FIRST 0  /* operand a's (SSE with the operands in source order) */
+#define EDGESDK_NAN_SECOND 1 /* operand b's (SSE, the compiler swapped a commutative operation) */
+#define EDGESDK_NAN_LARGER 2 /* the larger significand once quiet (x87's rule: TFLite Micro's fmodf) */
+
+typedef union {
+    float f;
+    uint32_t u;
+} edgesdk_f32_bits;
+
+static inline int edgesdk_is_nan_bits(uint32_t u)
+{
+    return (u & 0x7fffffffu) > 0x7f800000u;
+}
+
+/* The NaN the references produce for `r = a <op> b`: an operation on one NaN returns it made quiet, on two NaNs
+ * the one `nan_rule` picks, an invalid operation (inf - inf, 0 * inf, 0 / 0, fmod(inf, y), ...) SSE's default
+ * NaN, which has the sign bit set (0xffc00000). RISC-V's soft-float returns 0x7fc00000 for every NaN result;
+ * this puts the x86 bits back. Integer tests only: no soft-float calls. */
+static inline float edgesdk_x86_nan_f32(float r, float a, float b, int32_t nan_rule)
+{
+    edgesdk_f32_bits v = {r};
+    if (!edgesdk_is_nan_bits(v.u)) {
+        return r;
+    }
+    const edgesdk_f32_bits x = {a}, y = {b};
+    const uint32_t qa = x.u | 0x00400000u, qb = y.u | 0x00400000u;
+    if (edgesdk_is_nan_bits(x.u) && edgesdk_is_nan_bits(y.u)) {
+        const int second = nan_rule == EDGESDK_NAN_SECOND ||
+                           (nan_rule == EDGESDK_NAN_LARGER && (qb & 0x007fffffu) > (qa & 0x007fffffu));
+        v.u = second ? qb : qa;
+    } else {
+        v.u = edgesdk_is_nan_bits(x.u) ? qa : edgesdk_is_nan_bits(y.u) ? qb : 0xffc00000u;
+    }
+    return v.f;
 }
 
 /* std::min(std::max(x, lo), hi) exactly: NaN passes through, -0.0f stays -0.0f. */

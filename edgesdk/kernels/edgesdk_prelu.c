@@ -32,7 +32,7 @@ static inline int16_t prelu_s16(const edgesdk_prelu_params *p, int16_t x, int8_t
 static inline float prelu_f32(const edgesdk_binary_params *p, float x, float alpha)
 {
     (void)p;
-    return x >= 0.0f ? x : x * alpha;
+    return x >= 0.0f ? x : edgesdk_x86_nan_f32(x * alpha, x, alpha, EDGESDK_NAN_FIRST);
 }
 
 EDGESDK_BINARY_KERNEL(edgesdk_prelu_s8, edgesdk_prelu_params, int8_t, int8_t, int8_t, prelu_s8)

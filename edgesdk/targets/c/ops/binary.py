@@ -128,14 +128,34 @@ def binary_footprint(call, op) -> list:
 
 # -- emission helpers ---------------------------------------------------------------------------------------------
 
+NAN_FIRST, NAN_SECOND, NAN_LARGER = 0, 1, 2  # EDGESDK_NAN_* (edgesdk_elementwise.h)
+
+
+def nan_rule(op, mode: str, broadcast: bool) -> int:
+    """Which NaN a float32 result carries when both operands are NaN, as the references' x86-64 builds compute it
+    (measured, tests/test_ops_elementwise.py): the compilers swapped the operands of some commutative operations,
+    and TFLite Micro's fmodf follows x87's larger-significand rule."""
+    if op.type == "ADD":
+        return NAN_SECOND if mode == "ref" or broadcast else NAN_FIRST
+    if op.type == "MUL":
+        return NAN_SECOND
+    if op.type == "FLOOR_MOD" and mode == "tflm":
+        return NAN_LARGER
+    return NAN_FIRST
+
+
 def plain_params(e: Emit, d: PlainData, a, b, y):
     """The params of a float32 / int32 ADD, SUB, MUL or DIV: the walk and the activation clamp."""
-    ctype = "edgesdk_binary_f32_params" if d.dtype == "float32" else "edgesdk_binary_i32_params"
-    return e.params(ctype, {"shape": broadcast_geometry(a, b, y), "act_min": d.act_min, "act_max": d.act_max})
+    shape = broadcast_geometry(a, b, y)
+    if d.dtype != "float32":
+        return e.params("edgesdk_binary_i32_params", {"shape": shape, "act_min": d.act_min, "act_max": d.act_max})
+    return e.params("edgesdk_binary_f32_params", {"shape": shape, "act_min": d.act_min, "act_max": d.act_max,
+                                                  "nan_rule": nan_rule(e.op, e.mode, bool(shape["broadcast"]))})
 
 
 def shape_params(e: Emit, a, b, y):
-    return e.params("edgesdk_binary_params", {"shape": broadcast_geometry(a, b, y)})
+    shape = broadcast_geometry(a, b, y)
+    return e.params("edgesdk_binary_params", {"shape": shape, "nan_rule": nan_rule(e.op, e.mode, bool(shape["broadcast"]))})
 
 
 # -- MAXIMUM, MINIMUM ----------------------------------------------------------------------------------------------
