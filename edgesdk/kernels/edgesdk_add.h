@@ -24,7 +24,8 @@ typedef struct {
     int32_t act_min, act_max;
     int32_t rounding; /* EDGESDK_ROUNDING_DOUBLE or _SINGLE */
     /* Optional (NULL: computed per element): the rescaled input for each of the 256 int8 values, indexed by
-     * value + 128, i.e. requantize((x + input_offset) << left_shift, input multiplier, input shift). */
+     * value + 128, i.e. requantize((x + input_offset) << left_shift, input multiplier, input shift). SUB passes
+     * input 2's table negated (the kernel then computes TFLite's scaled1 - scaled2). */
     const int32_t *input1_table, *input2_table;
     /* 1: the output requantization may use edgesdk_requant_right (double rounding, output_shift in [-31, -1],
      * |scaled1| + |scaled2| < 2^31 for all inputs; the compiler checks this). */

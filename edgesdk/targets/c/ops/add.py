@@ -79,24 +79,27 @@ def emit_add(e: Emit):
         fields.update({"input1_table": e.null("int32_t"), "input2_table": e.null("int32_t"), "fast_output": 0})
         params = e.params("edgesdk_add_params", fields)
         return e.call("edgesdk_add_s16", params, e.tensor(a), e.tensor(b), e.arena(y))
-    fields = {
-        "shape": broadcast_geometry(a, b, y),
-        "input1_offset": d.input1_offset, "input2_offset": d.input2_offset, "output_offset": d.output_offset,
-        "left_shift": d.left_shift,
-        "input1_multiplier": d.input1_multiplier, "input1_shift": d.input1_shift,
-        "input2_multiplier": d.input2_multiplier, "input2_shift": d.input2_shift,
-        "output_multiplier": d.output_multiplier, "output_shift": d.output_shift,
-        "act_min": d.act_min, "act_max": d.act_max,
-        "rounding": e.rounding(d.rounding),
-    }
+    return add_s8_call(e, d)
+
+
+def add_s8_call(e: Emit, d, subtract: bool = False):
+    """edgesdk_add_s8 with the two rescaled-input tables. SUB (subtract=True) uses the same kernel with input 2's
+    table negated: requantize(scaled1 + (-scaled2)) is TFLite's requantize(scaled1 - scaled2), value for value."""
+    a, b, y = e.op.inputs[0], e.op.inputs[1], e.op.outputs[0]
+    fields = general_quantized_fields(e, d)
     tables = [add_input_table(offset, d.left_shift, m, s, d.rounding) for offset, m, s in (
         (d.input1_offset, d.input1_multiplier, d.input1_shift), (d.input2_offset, d.input2_multiplier, d.input2_shift))]
+    if subtract:
+        tables[1] = -tables[1]
     fields["input1_table"] = e.int32s("input1_table", tables[0])
     fields["input2_table"] = e.int32s("input2_table", tables[1])
     reach = sum(int(np.max(np.abs(t))) for t in tables)
     fields["fast_output"] = int(d.rounding == "double" and -31 <= d.output_shift <= -1 and reach < FAST_ACC_LIMIT)
     params = e.params("edgesdk_add_params", fields)
-    return e.call("edgesdk_add_s8", params, e.tensor(a), e.tensor(b), e.arena(y))
+    e.call("edgesdk_add_s8", params, e.tensor(a), e.tensor(b), e.arena(y))
+    if subtract:
+        e.layer.note = "ADD's kernel, input 2's rescale table negated"
+    return e.layer
 
 
 def broadcast_footprint(call, op) -> list:
