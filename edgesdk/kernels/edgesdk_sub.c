@@ -1,5 +1,6 @@
 /*
- * edgesdk_sub.c - int8 and int16 SUB, bit-exact with TFLite's reference kernels.
+ * edgesdk_sub.c - int16 SUB, bit-exact with TFLite's reference kernels (int8 SUB runs edgesdk_add_s8 with input 2's
+ * rescale table negated).
  */
 #include "edgesdk_sub.h"
 
@@ -19,11 +20,6 @@ static inline int32_t sub_element(const edgesdk_sub_params *p, int32_t a, int32_
     return edgesdk_clamp_i32(out, p->act_min, p->act_max);
 }
 
-static inline int8_t sub_s8(const edgesdk_sub_params *p, int8_t a, int8_t b)
-{
-    return (int8_t)sub_element(p, a, b);
-}
-
 static inline int16_t sub_s16(const edgesdk_sub_params *p, int16_t a, int16_t b)
 {
     return (int16_t)sub_element(p, a, b);
@@ -38,6 +34,5 @@ static inline int16_t sub_pot_s16(const edgesdk_add_pot_params *p, int16_t a, in
     return (int16_t)edgesdk_clamp_i32(scaled1 - scaled2, p->act_min, p->act_max);
 }
 
-EDGESDK_BINARY_KERNEL(edgesdk_sub_s8, edgesdk_sub_params, int8_t, int8_t, int8_t, sub_s8)
 EDGESDK_BINARY_KERNEL(edgesdk_sub_s16, edgesdk_sub_params, int16_t, int16_t, int16_t, sub_s16)
 EDGESDK_BINARY_KERNEL(edgesdk_sub_pot_s16, edgesdk_add_pot_params, int16_t, int16_t, int16_t, sub_pot_s16)

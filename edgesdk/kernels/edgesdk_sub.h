@@ -1,7 +1,8 @@
 /*
- * edgesdk_sub.h - int8 and int16 SUB with broadcasting, TFLite reference semantics (reference_ops::Sub /
- * BroadcastQuantSubSlow): both inputs are shifted left by `left_shift` (20 for int8, 15 for int16), rescaled
- * to twice the larger input scale, subtracted, and rescaled to the output. LiteRT's power-of-two int16 path
+ * edgesdk_sub.h - int16 SUB with broadcasting, TFLite reference semantics (reference_ops::Sub /
+ * BroadcastQuantSubSlow): both inputs are shifted left by `left_shift` (15), rescaled to twice the larger input
+ * scale, subtracted, and rescaled to the output. int8 SUB runs ADD's tabulated kernel (edgesdk_add.h) with
+ * input 2's table negated. LiteRT's power-of-two int16 path
  * (Sub16 / BroadcastSub16POTSlow) is edgesdk_sub_pot_s16, with ADD's parameters (edgesdk_add.h).
  */
 #ifndef EDGESDK_SUB_H
@@ -24,7 +25,6 @@ typedef struct {
     int32_t rounding; /* EDGESDK_ROUNDING_DOUBLE or _SINGLE */
 } edgesdk_sub_params;
 
-void edgesdk_sub_s8(const edgesdk_sub_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void edgesdk_sub_s16(const edgesdk_sub_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 void edgesdk_sub_pot_s16(const edgesdk_add_pot_params *p, const int16_t *input1, const int16_t *input2,
                          int16_t *output);

@@ -27,7 +27,7 @@ def emit_sub(e: Emit):
     if y.dtype == "int8":
         return add_s8_call(e, d, subtract=True)
     params = e.params("edgesdk_sub_params", general_quantized_fields(e, d))
-    return e.call(f"edgesdk_sub_{SUFFIX[y.dtype]}", params, e.tensor(a), e.tensor(b), e.arena(y))
+    return e.call("edgesdk_sub_s16", params, e.tensor(a), e.tensor(b), e.arena(y))
 
 
-footprint("edgesdk_sub_s8", "edgesdk_sub_s16", "edgesdk_sub_pot_s16")(binary_footprint)
+footprint("edgesdk_sub_s16", "edgesdk_sub_pot_s16")(binary_footprint)
