@@ -12,7 +12,7 @@ from .board import build_board
 from .errors import EmulatorError, UsageError
 
 NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-                "float32": np.float32, "bool": np.bool_}
+                "float32": np.float32, "bool": np.bool_}  # bool: one byte, 0 or 1 (TFLite's layout)
 
 
 @dataclass

@@ -25,9 +25,9 @@ from tflite.TensorType import TensorType
 SAME, VALID = 0, 1
 ACTIVATION_CODES = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8,
-                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64}
+                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64, "bool": TensorType.BOOL}
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
-               "int32": np.int32, "int64": np.int64}
+               "int32": np.int32, "int64": np.int64, "bool": np.bool_}
 
 
 def _module(name: str):
@@ -410,7 +410,7 @@ def single_op_suite(seed: int = 0) -> list:
     """[(name, .tflite bytes)]: every op of the C target in int8 (and uint8 where TFLite has it)."""
     rng = np.random.default_rng(seed)
     return (_suite_binary(rng) + _suite_pooling_and_shapes(rng) + _suite_activations(rng) + _suite_quantization(rng)
-            + _suite_convolutions(rng) + _suite_layer_ops(rng))
+            + _suite_convolutions(rng) + _suite_layer_ops(rng) + _suite_elementwise(rng))
 
 
 def _suite_binary(rng) -> list:
@@ -543,3 +543,80 @@ def _suite_layer_ops(rng) -> list:
         ("resize_nearest_align", resize_model("RESIZE_NEAREST_NEIGHBOR", (1, 5, 2, 3), (3, 7), q=_q(rng),
                                               align_corners=True)),
     ]
+def _suite_elementwise(rng) -> list:
+    """The elementwise family: int8 SUB, MINIMUM/MAXIMUM, SQUARED_DIFFERENCE, DIV (a constant divisor away from its
+    zero point, which LiteRT refuses), PRELU, the comparisons feeding the logical ops and SELECT_V2; float32
+    arithmetic, FLOOR_DIV/FLOOR_MOD and ADD_N; SELECT (v1, LiteRT only). Model inputs are never bool (the bool
+    tensors come from comparisons inside the model)."""
+    models = [("sub_broadcast", binary_model("SUB", (1, 5, 4, 6), (1, 1, 4, 6), (1, 5, 4, 6),
+                                             _q(rng), _q(rng), _q(rng), "RELU"))]
+    q = _q(rng)
+    for op in ("MAXIMUM", "MINIMUM"):
+        m = ModelBuilder()
+        a, b, y = m.tensor((2, 3, 8), "int8", *q), m.tensor((3, 1), "int8", *q), m.tensor((2, 3, 8), "int8", *q)
+        m.op(op, [a, b], [y])
+        models.append((op.lower(), m.build([a, b], [y])))
+    qa, qb = _q(rng), _q(rng)
+    m = ModelBuilder()
+    a, b = m.tensor((4, 9), "int8", *qa), m.tensor((9,), "int8", *qb)
+    y = m.tensor((4, 9), "int8", float(np.float32((2 * max(qa[0], qb[0])) ** 2 * 40)), -100)
+    m.op("SQUARED_DIFFERENCE", [a, b], [y])
+    models.append(("squared_difference", m.build([a, b], [y])))
+    qa, qb, qy = _q(rng), _q(rng), _q(rng)
+    m = ModelBuilder()
+    a = m.tensor((3, 8), "int8", *qa)
+    divisor = rng.integers(-128, 128, (8,))
+    divisor[divisor == qb[1]] = qb[1] + (1 if qb[1] < 127 else -1)
+    b = m.const(divisor, "int8", scale=qb[0], zero_point=qb[1])
+    y = m.tensor((3, 8), "int8", *qy)
+    m.op("DIV", [a, b], [y], "DivOptions", FusedActivationFunction=0)
+    models.append(("div_const_divisor", m.build([a], [y])))
+    m = ModelBuilder()
+    x = m.tensor((1, 4, 4, 5), "int8", *_q(rng))
+    alpha = m.const(rng.integers(-128, 128, (1, 1, 5)), "int8", scale=0.01, zero_point=3)
+    y = m.tensor((1, 4, 4, 5), "int8", *_q(rng))
+    m.op("PRELU", [x, alpha], [y])
+    models.append(("prelu", m.build([x], [y])))
+
+    m = ModelBuilder()
+    a, b = m.tensor((3, 7), "int8", *q), m.tensor((7,), "int8", *_q(rng))
+    flags = {}
+    for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"):
+        flags[op] = m.tensor((3, 7), "bool")
+        m.op(op, [a, b], [flags[op]])
+    both, either, neither = (m.tensor((3, 7), "bool") for _ in range(3))
+    m.op("LOGICAL_AND", [flags["LESS_EQUAL"], flags["NOT_EQUAL"]], [both])
+    m.op("LOGICAL_OR", [flags["EQUAL"], flags["GREATER"]], [either])
+    m.op("LOGICAL_NOT", [flags["GREATER_EQUAL"]], [neither])
+    other = m.tensor((3, 7), "int8", *q)
+    chosen = m.tensor((3, 7), "int8", *q)
+    m.op("MAXIMUM", [a, a], [other])
+    m.op("SELECT_V2", [flags["LESS"], other, a], [chosen])
+    models.append(("compare_logical_select", m.build([a, b], [both, either, neither, chosen])))
+
+    m = ModelBuilder()
+    a, b, c = (m.tensor((2, 6), "float32") for _ in range(3))
+    outputs = []
+    for op, options in (("ADD", "AddOptions"), ("SUB", "SubOptions"), ("MUL", "MulOptions"), ("DIV", "DivOptions"),
+                        ("SQUARED_DIFFERENCE", None), ("FLOOR_DIV", None), ("FLOOR_MOD", None)):
+        y = m.tensor((2, 6), "float32")
+        m.op(op, [a, b], [y], options, **({"FusedActivationFunction": ACTIVATION_CODES["RELU6"]} if options else {}))
+        outputs.append(y)
+    y = m.tensor((2, 6), "float32")
+    m.op("ADD_N", [a, b, c], [y])
+    alpha = m.const(np.array([0.5, -0.25, 2.0, 0.0, 1.0, -3.0], np.float32), "float32")
+    z = m.tensor((2, 6), "float32")
+    m.op("PRELU", [a, alpha], [z])
+    models.append(("float_arithmetic", m.build([a, b, c], outputs + [y, z])))
+
+    m = ModelBuilder()
+    a, b = m.tensor((3, 4), "float32"), m.tensor((3, 4), "float32")
+    u, v = m.tensor((3,), "float32"), m.tensor((3,), "float32")
+    flag, row, chosen, first = (m.tensor((3, 4), "bool"), m.tensor((3,), "bool"), m.tensor((3, 4), "float32"),
+                                m.tensor((3, 4), "float32"))
+    m.op("GREATER", [a, b], [flag])
+    m.op("SELECT", [flag, a, b], [chosen])
+    m.op("LESS", [u, v], [row])
+    m.op("SELECT", [row, b, a], [first])  # a condition vector along the first dimension
+    models.append(("select_v1_litert_only", m.build([a, b, u, v], [chosen, first])))
+    return models

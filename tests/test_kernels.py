@@ -18,7 +18,8 @@ from edgesdk.targets.c import testing
 
 SEEDS = (0, 1, 2)
 UINT8_MODELS = {"mobilenet_uint8"}  # TFLite Micro runs no uint8 kernels
-NOT_IN_TFLM = ("uint8", "relu_n1_to_1")  # single-op models TFLite Micro cannot run (no uint8 kernels, no such op)
+NOT_IN_TFLM = ("uint8", "relu_n1_to_1", "litert_only")  # single-op models TFLite Micro cannot run (no uint8
+# kernels, no such op)
 
 
 def _describe(failures) -> str:

@@ -41,8 +41,10 @@ def c_value_lines(values: np.ndarray, ctype: str) -> list:
 
 
 def _float_literal(v: np.float32) -> str:
-    if not np.isfinite(v):
-        raise ValueError("non-finite constant cannot be emitted")
+    if not np.isfinite(v) or (v == 0 and np.signbit(v)):  # infinities, NaNs and -0.0 exactly (calls.float_literal)
+        from ..targets.c.calls import float_literal
+
+        return float_literal(v)
     text = np.format_float_scientific(v, unique=True, precision=9) if v != 0 else "0.0"
     return f"{text}f"
 

@@ -46,10 +46,10 @@ def non_negative(p: Params, *keys) -> list:
     return require(not bad, f"fields {', '.join(bad)} must be >= 0")
 
 
-def shift_checks(p: Params, channels: int | None = None) -> list:
+def shift_checks(p: Params, channels: int | None = None, keys: tuple = REQUANT_SHIFT_FIELDS) -> list:
     """Requantization shifts in [-31, 30]: a larger shift is undefined behaviour in C."""
     result = []
-    for key in REQUANT_SHIFT_FIELDS:
+    for key in keys:
         if key not in p.fields:
             continue
         value = p[key]
@@ -107,9 +107,17 @@ def _check_round_trip(executor, layers: list, proof) -> None:
             for const in consts_of(list(call.args)):
                 array = arrays.get(const.symbol)
                 if (array is None or array.ctype != const.ctype or len(array.values) != const.count
-                        or not np.array_equal(np.asarray(array.values).reshape(-1), const.values)):
+                        or not _same_values(array.values, const.values)):
                     proof.fail(f"{layer.op.location}: constant array {const.symbol} in flash differs from the one "
                                "the proof read")
+
+
+def _same_values(a, b) -> bool:
+    """Equal arrays; floating-point ones bit for bit (a NaN equals the same NaN, -0.0 differs from 0.0)."""
+    a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        return a.size == b.size and np.array_equal(a.astype(np.float64).view(np.uint64), b.astype(np.float64).view(np.uint64))
+    return np.array_equal(a, b)
 
 
 def _check_call(op, step: int, call, plan, proof) -> None:

@@ -271,12 +271,33 @@ def c_support() -> TargetSupport:
         from .tvm_lowered import LONG_TAIL_SUPPORT
 
         ops = {op_type: entry.constraints for op_type, entry in sorted(c_ops().items())}
-        ops.update(LONG_TAIL_SUPPORT)
+        for op_type, tvm_rules in LONG_TAIL_SUPPORT.items():
+            # An op type with a kernel of its own (SUB, DIV, ...) still goes through TVM when it was imported
+            # through TVM: each set of rules applies to its own kind of op.
+            ops[op_type] = ([*map(_unless_tvm, ops[op_type]), *map(_only_tvm, tvm_rules)] if op_type in ops
+                            else tvm_rules)
         _SUPPORT = TargetSupport(name="c", generic=[rank_at_most_6], ops=ops)
     return _SUPPORT
 
 
 _SUPPORT = None
+
+
+def _unless_tvm(fn):
+    """A kernel's constraint, which an op imported through TVM (lowered by TVM instead) does not need to meet."""
+    def rule(op):
+        return (True, "") if "relax_function" in op.attrs else fn(op)
+    rule.__name__, rule.__doc__ = fn.__name__, fn.__doc__
+    return rule
+
+
+def _only_tvm(fn):
+    """A TVM-lowering constraint, for ops imported through TVM only (the others run the kernel)."""
+    def rule(op):
+        return fn(op) if "relax_function" in op.attrs else (True, "")
+    rule.__name__ = fn.__name__
+    rule.__doc__ = f"Imported through TVM: {fn.__doc__}"
+    return rule
 
 
 def __getattr__(name):
