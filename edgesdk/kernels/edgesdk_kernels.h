@@ -11,11 +11,16 @@
 
 #include "edgesdk_add.h"
 #include "edgesdk_arith.h"
+#include "edgesdk_broadcast_args.h"
 #include "edgesdk_concatenation.h"
 #include "edgesdk_conv2d.h"
 #include "edgesdk_depthwise_conv2d.h"
 #include "edgesdk_dequantize.h"
+#include "edgesdk_dynamic_update_slice.h"
+#include "edgesdk_fill.h"
 #include "edgesdk_fully_connected.h"
+#include "edgesdk_gather.h"
+#include "edgesdk_gather_axes.h"
 #include "edgesdk_hard_swish.h"
 #include "edgesdk_logistic.h"
 #include "edgesdk_lut.h"
@@ -27,5 +32,6 @@
 #include "edgesdk_relu.h"
 #include "edgesdk_reshape.h"
 #include "edgesdk_softmax.h"
+#include "edgesdk_space_to_batch.h"
 
 #endif /* EDGESDK_KERNELS_H */

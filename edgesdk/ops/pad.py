@@ -1,6 +1,8 @@
 """PAD and PADV2: constant padding before and after every dimension (PADV2 names the pad value).
 
-Build-time data: the paddings (a constant input) and the quantized pad value (the output zero point for PAD)."""
+Build-time data: the paddings (a constant input), the pad value (PADV2's constant value as stored, else the
+output zero point, 0 for unquantized tensors: LiteRT's and TFLite Micro's choice) and the movement as an
+AxisMap (edgesdk/ops/axis_map.py) for the kernels of other types than int8 and the build-time fold."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedOpError
+from .axis_map import AxisMap, numpy_scalar, padded
 from .base import OpDef, Operands, input_of, op_error
 from . import register
 
@@ -16,7 +19,8 @@ from . import register
 @dataclass(frozen=True)
 class PadData:
     pad_before: tuple
-    pad_value: int
+    pad_value: int | float  # the pad element, a number of the output's type
+    axes: AxisMap | None = None
 
 
 @register
@@ -48,7 +52,15 @@ class Pad(OpDef):
     def prepare(self, op, mode: str) -> PadData:
         y, value = op.outputs[0], input_of(op, 2)
         if value is not None and value.is_const:
-            pad_value = int(value.data.reshape(-1)[0])
+            pad_value = numpy_scalar(y, value.data.reshape(-1)[0])
         else:
-            pad_value = int(y.quant.zero_point[0]) if y.quant is not None else 0
-        return PadData(tuple(p[0] for p in op.attrs["paddings"]), pad_value)
+            pad_value = numpy_scalar(y, int(y.quant.zero_point[0]) if y.quant is not None else 0)
+        before = tuple(p[0] for p in op.attrs["paddings"])
+        after = tuple(p[1] for p in op.attrs["paddings"])
+        return PadData(before, pad_value, padded(op.inputs[0].shape, before, after, pad_value))
+
+    def fold(self, op):
+        x, value = op.inputs[0], input_of(op, 2)
+        if not x.is_const or (value is not None and not value.is_const):
+            return None
+        return [self.prepare(op, "ref").axes.apply(x.data)]
