@@ -557,3 +557,45 @@ def test_fallback_folds_follow_tflite_arithmetic():
     assert list(div[0]) == [-4, -4] and list(mod[0]) == [1, -1]
     big = t([1 << 30], "int32")
     assert fold_op(Op(0, "MUL", [big, t([4], "int32")], [out([1], "int32")], {"options": {}})) is None
+
+
+# -- firmware on the emulator ------------------------------------------------------------------------------------
+
+FIRMWARE_CASES = ("transpose_int64", "gather_bool", "mirror_pad_symmetric_float32", "pad_int16", "padv2_int32",
+                  "dynamic_update_slice_int64", "slice_dynamic_int16", "space_to_batch_nd_padded_float32",
+                  "strided_slice_bool", "split_v_int32", "unpack_int16", "pack_float32", "gather_nd_int64",
+                  "batch_to_space_nd_int16", "depth_to_space_float32", "fill_int32", "ss_new_axis")
+
+
+@pytest.mark.slow
+def test_family_firmware_bit_exact(tmp_path):
+    """A selection of the hand-made models in every element type, built into firmware (--target c) and run on the
+    emulator, output bytes against LiteRT's reference kernels; and the folding models end to end: the shape
+    chain (folded to RESHAPE + ADD) and a constant graph output written by its copy."""
+    from edgesdk.compiler import build
+    from edgesdk.reference import run_reference
+    from edgesdk.runner import run_inference
+
+    cases = {c.name: c for c in all_cases()}
+    models = [(name, cases[name].model, cases[name].make_inputs) for name in FIRMWARE_CASES]
+    models.append(("shape_chain", shape_chain_model(out_const=True),
+                   lambda seed: [values_of("int8", (2, 6, 4), np.random.default_rng(seed))]))
+    problems = []
+    for name, model, make_inputs in models:
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(model)
+        report = build(path, tmp_path / name, BuildOptions(target="c"))
+        if name == "shape_chain":
+            assert [op["type"] for op in report["ops"]] == ["RESHAPE", "ADD", "RESHAPE"], report["ops"]
+            assert report["folding"]["constant_outputs"] == ["dims"] and len(report["folding"]["folded_ops"]) == 9
+        for seed in range(2):
+            inputs = make_inputs(seed)
+            result = run_inference(tmp_path / name, inputs)
+            if result.exit_code != 0:
+                problems.append(f"{name}: exit {result.exit_code} {result.uart!r}")
+                continue
+            for k, (want, got) in enumerate(zip(run_reference(path, inputs, "ref"), result.outputs)):
+                differ = np.count_nonzero(np.asarray(want).reshape(-1).view(np.uint8) != got.reshape(-1).view(np.uint8))
+                if differ:
+                    problems.append(f"{name} seed {seed} output {k}: {differ} bytes differ")
+    assert not problems, "\n".join(problems)
