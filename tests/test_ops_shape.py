@@ -160,6 +160,12 @@ def family_cases(dtype) -> list:
     y = data(m, (4, 2, 2), dtype)
     m.op("GATHER", [x, idx], [y], "GatherOptions", Axis=-1)
     cases.append(Case(f"gather_const_{dtype}", m.build([x], [y]), [(dtype, (4, 3))]))
+    m = ModelBuilder()  # GATHER with int16 positions (LiteRT accepts them)
+    x = data(m, (6, 2), dtype)
+    idx = m.tensor((3,), "int16")
+    y = data(m, (3, 2), dtype)
+    m.op("GATHER", [x, idx], [y], "GatherOptions", Axis=0)
+    cases.append(Case(f"gather_idx16_{dtype}", m.build([x, idx], [y]), [(dtype, (6, 2)), ("int16", (3,), 0, 5)]))
     m = ModelBuilder()
     x = data(m, (3, 4, 2), dtype)
     idx = m.tensor((2, 2), "int32")
@@ -599,3 +605,29 @@ def test_family_firmware_bit_exact(tmp_path):
                 if differ:
                     problems.append(f"{name} seed {seed} output {k}: {differ} bytes differ")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["npu,c", "dsp,c"])
+def test_constant_int8_output_on_accelerators(tmp_path, target):
+    """The copy that writes a folded int8 graph output is a RESHAPE of a constant, which the NPU (a DMA from the
+    weights blob) and the DSP (a copy from its blob) take too."""
+    from edgesdk.compiler import build
+    from edgesdk.reference import run_reference
+    from edgesdk.runner import run_inference
+
+    m = ModelBuilder()
+    x, y = data(m, (1, 8), "int8"), data(m, (1, 8), "int8")
+    m.op("RELU", [x], [y])
+    z = data(m, (16,), "int8")
+    m.op("RESHAPE", [m.const(np.arange(-4, 12, dtype=np.int8).reshape(2, 8), "int8", scale=0.05, zero_point=-3),
+                     const(m, [16])], [z])
+    path = tmp_path / "const_out.tflite"
+    path.write_bytes(m.build([x], [y, z]))
+    report = build(path, tmp_path / "out", BuildOptions(target=target))
+    assert report["ops"][-1]["type"] == "RESHAPE" and report["ops"][-1]["target"] == target.split(",")[0]
+    inputs = [np.arange(-60, 68, 16, dtype=np.int8).reshape(1, 8)]
+    result = run_inference(tmp_path / "out", inputs)
+    assert result.exit_code == 0
+    for want, got in zip(run_reference(path, inputs, "ref"), result.outputs):
+        assert np.array_equal(np.asarray(want).reshape(-1), got.reshape(-1))
