@@ -494,10 +494,11 @@ def test_constant_graph_output_is_copied_into_its_slot(tmp_path):
 
 
 def test_corpus_folded_values_equal_the_references():
-    """Every corpus model with foldable ops: the folded constants equal the tensors both references compute."""
+    """Every corpus model with foldable ops (whether edgesdk runs the rest of it yet or not): the folded constants
+    equal the tensors both references compute."""
     checked = 0
     for entry in corpus.entries():
-        if corpus.expected_unsupported(entry):
+        if entry.get("stateful"):
             continue
         path = corpus.CORPUS / entry["file"]
         try:
@@ -521,7 +522,8 @@ def test_corpus_folded_values_equal_the_references():
                         assert np.array_equal(np.asarray(ref[t.id]).reshape(-1), values[t.id].reshape(-1)), \
                             f"{entry['file']} {mode}: {op.location}"
                         checked += 1
-    assert checked >= 6
+    print(f"{checked} folded tensors checked")
+    assert checked >= 12
 
 
 def test_large_results_are_not_folded(tmp_path):
