@@ -42,6 +42,6 @@ void edgesdk_dynamic_update_slice(const edgesdk_dynamic_update_slice_params *p, 
             rest /= p->update_shape[d];
             at += (begin[d] + i) * strides[d];
         }
-        memcpy(out + (size_t)at * (size_t)p->element_bytes, up + (size_t)r * row, row);
+        edgesdk_copy_bytes(out + (size_t)at * (size_t)p->element_bytes, up + (size_t)r * row, row);
     }
 }

@@ -16,7 +16,7 @@ void edgesdk_gather(const edgesdk_gather_params *p, const void *input, const voi
             for (int32_t i = 0; i < p->coords; i++) {
                 const int64_t index = edgesdk_read_index(indices, p->index_bytes, b * p->coords + i);
                 if (index >= 0 && index < p->axis_size) {
-                    memcpy(out, src + (size_t)index * inner, inner);
+                    edgesdk_copy_bytes(out, src + (size_t)index * inner, inner);
                 } else {
                     memset(out, 0, inner);
                 }
@@ -43,7 +43,7 @@ void edgesdk_gather_nd(const edgesdk_gather_nd_params *p, const void *input, con
             }
         }
         if (valid && from >= 0 && from < p->input_slices) {
-            memcpy(out, in + (size_t)from * slice, slice);
+            edgesdk_copy_bytes(out, in + (size_t)from * slice, slice);
         } else {
             memset(out, 0, slice);
         }

@@ -3,7 +3,7 @@
  *
  * Five nested loops over the outer output dimensions accumulate the input offset; a padded index fills its
  * whole block with the pad element at once. The innermost dimension is one memcpy when it steps by one
- * element without a table (a contiguous run), else an element loop.
+ * element without a table and spans at least 16 bytes, else an element loop (one per element size).
  */
 #include "edgesdk_gather_axes.h"
 
@@ -16,6 +16,48 @@ static inline int32_t axis_offset(const edgesdk_gather_axes_params *p, int d, in
     return p->table[d] ? p->table[d][i] : i * p->step[d];
 }
 
+/* The innermost dimension: a strided run (one loop per element size, no per-element dispatch) or a table. */
+static uint8_t *inner_row(const edgesdk_gather_axes_params *p, const uint8_t *row, uint8_t *out, int32_t n)
+{
+    const int32_t *table = p->table[D - 1];
+    const int32_t step = p->step[D - 1];
+    const int32_t eb = p->element_bytes;
+    if (table) {
+        for (int32_t i = 0; i < n; i++) {
+            edgesdk_copy_element(out, table[i] < 0 ? p->pad_value : row + table[i], eb);
+            out += eb;
+        }
+        return out;
+    }
+    switch (eb) {
+    case 1:
+        for (int32_t i = 0; i < n; i++) {
+            out[i] = row[i * step];
+        }
+        break;
+    case 2: {
+        uint16_t *o = (uint16_t *)(void *)out;
+        for (int32_t i = 0; i < n; i++) {
+            o[i] = *(const uint16_t *)(const void *)(row + i * step);
+        }
+        break;
+    }
+    case 4: {
+        uint32_t *o = (uint32_t *)(void *)out;
+        for (int32_t i = 0; i < n; i++) {
+            o[i] = *(const uint32_t *)(const void *)(row + i * step);
+        }
+        break;
+    }
+    default:
+        for (int32_t i = 0; i < n; i++) {
+            edgesdk_copy_element(out + (size_t)i * (size_t)eb, row + i * step, eb);
+        }
+        break;
+    }
+    return out + (size_t)n * (size_t)eb;
+}
+
 static void gather_axes(const edgesdk_gather_axes_params *p, const uint8_t *in, uint8_t *out)
 {
     const int32_t eb = p->element_bytes;
@@ -25,7 +67,8 @@ static void gather_axes(const edgesdk_gather_axes_params *p, const uint8_t *in, 
         block[d] = block[d + 1] * p->out_shape[d + 1];
     }
     const int32_t n5 = p->out_shape[D - 1];
-    const int inner_run = p->table[D - 1] == 0 && p->step[D - 1] == eb;
+    /* a contiguous innermost run: a block copy when it is long enough to beat the element loop */
+    const int inner_run = p->table[D - 1] == 0 && p->step[D - 1] == eb && n5 * eb >= 16;
     for (int32_t i0 = 0; i0 < p->out_shape[0]; i0++) {
         const int32_t t0 = axis_offset(p, 0, i0);
         if (p->table[0] && t0 < 0) {
@@ -67,21 +110,11 @@ static void gather_axes(const edgesdk_gather_axes_params *p, const uint8_t *in, 
                         }
                         const uint8_t *row = in + (o3 + t4);
                         if (inner_run) {
-                            memcpy(out, row, (size_t)n5 * (size_t)eb);
+                            edgesdk_copy_bytes(out, row, (size_t)n5 * (size_t)eb);
                             out += (size_t)n5 * (size_t)eb;
                             continue;
                         }
-                        const int32_t *table = p->table[D - 1];
-                        const int32_t step = p->step[D - 1];
-                        for (int32_t i5 = 0; i5 < n5; i5++) {
-                            const int32_t t5 = table ? table[i5] : i5 * step;
-                            if (table && t5 < 0) {
-                                edgesdk_copy_element(out, p->pad_value, eb);
-                            } else {
-                                edgesdk_copy_element(out, row + t5, eb);
-                            }
-                            out += eb;
-                        }
+                        out = inner_row(p, row, out, n5);
                     }
                 }
             }

@@ -14,8 +14,39 @@
 
 #define EDGESDK_SHAPE_MAX_DIMS 6
 
-/* One element of `element_bytes` bytes from `src` to `dst` (aligned: tensors start at multiples of their
- * element size and every offset here is a whole number of elements). */
+/* GCC turns copy loops into memcpy calls at -O2; the RISC-V picolibc's memcpy copies a byte at a time. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define EDGESDK_NO_MEMCPY_IDIOM __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define EDGESDK_NO_MEMCPY_IDIOM
+#endif
+
+/* `n` bytes from `src` to `dst` (not overlapping), a word at a time when both are 4-byte aligned (tensor
+ * slots and constant arrays are; the copies of data movement start at whole elements). */
+static inline EDGESDK_NO_MEMCPY_IDIOM void edgesdk_copy_bytes(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    if ((((uintptr_t)dst | (uintptr_t)src) & 3u) == 0) {
+        for (; n >= 16; n -= 16, dst += 16, src += 16) {
+            const uint32_t a = ((const uint32_t *)(const void *)src)[0];
+            const uint32_t b = ((const uint32_t *)(const void *)src)[1];
+            const uint32_t c = ((const uint32_t *)(const void *)src)[2];
+            const uint32_t d = ((const uint32_t *)(const void *)src)[3];
+            ((uint32_t *)(void *)dst)[0] = a;
+            ((uint32_t *)(void *)dst)[1] = b;
+            ((uint32_t *)(void *)dst)[2] = c;
+            ((uint32_t *)(void *)dst)[3] = d;
+        }
+        for (; n >= 4; n -= 4, dst += 4, src += 4) {
+            *(uint32_t *)(void *)dst = *(const uint32_t *)(const void *)src;
+        }
+    }
+    for (; n > 0; n--) {
+        *dst++ = *src++;
+    }
+}
+
+/* One element of `element_bytes` bytes (1, 2, 4 or 8) from `src` to `dst` (aligned: tensors start at multiples
+ * of their element size, at least 4 for 8-byte elements, and every offset here is a whole number of elements). */
 static inline void edgesdk_copy_element(uint8_t *dst, const uint8_t *src, int32_t element_bytes)
 {
     switch (element_bytes) {
@@ -28,8 +59,9 @@ static inline void edgesdk_copy_element(uint8_t *dst, const uint8_t *src, int32_
     case 4:
         *(uint32_t *)(void *)dst = *(const uint32_t *)(const void *)src;
         break;
-    default:
-        memcpy(dst, src, (size_t)element_bytes);
+    default: /* 8: two words (8-byte elements lie at least 4-byte aligned) */
+        ((uint32_t *)(void *)dst)[0] = ((const uint32_t *)(const void *)src)[0];
+        ((uint32_t *)(void *)dst)[1] = ((const uint32_t *)(const void *)src)[1];
         break;
     }
 }

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "edgesdk_shape.h"
+
 void edgesdk_space_to_batch(const edgesdk_space_to_batch_params *p, const void *input, void *output)
 {
     const uint8_t *in = (const uint8_t *)input;
@@ -21,8 +23,8 @@ void edgesdk_space_to_batch(const edgesdk_space_to_batch_params *p, const void *
                 if (h < 0 || h >= p->height || w < 0 || w >= p->width) {
                     memset(out, p->pad_byte, pixel);
                 } else {
-                    memcpy(out, in + (((size_t)n * (size_t)p->height + (size_t)h) * (size_t)p->width + (size_t)w) * pixel,
-                           pixel);
+                    edgesdk_copy_bytes(out, in + (((size_t)n * (size_t)p->height + (size_t)h) * (size_t)p->width + (size_t)w) * pixel,
+                                       pixel);
                 }
                 out += pixel;
             }
