@@ -633,3 +633,22 @@ def test_constant_int8_output_on_accelerators(tmp_path, target):
     assert result.exit_code == 0
     for want, got in zip(run_reference(path, inputs, "ref"), result.outputs):
         assert np.array_equal(np.asarray(want).reshape(-1), got.reshape(-1))
+
+
+@pytest.mark.parametrize("op_name, in_shape, param_shape, out_shape", [
+    ("TRANSPOSE", (2, 3), (2,), (3, 2)), ("PAD", (2, 3), (2, 2), (4, 5)), ("MIRROR_PAD", (2, 3), (2, 2), (3, 4)),
+    ("STRIDED_SLICE", (4,), (1,), (2,)), ("BROADCAST_TO", (3,), (2,), (2, 3)), ("REVERSE_V2", (2, 3), (1,), (2, 3))])
+def test_run_time_layout_parameters_are_refused_with_a_reason(tmp_path, op_name, in_shape, param_shape, out_shape):
+    """A permutation, paddings, begin/end, target shape or axis computed at run time (not folded) would make the
+    layout unknown at build time: the C target refuses the op and says so (exit 3), it never guesses."""
+    m = ModelBuilder()
+    x = data(m, in_shape, "int8")
+    params = [m.tensor(param_shape, "int32") for _ in range(3 if op_name == "STRIDED_SLICE" else 1)]
+    y = data(m, out_shape, "int8")
+    m.op(op_name, [x, *params], [y], "MirrorPadOptions" if op_name == "MIRROR_PAD" else None)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(m.build([x, *params], [y]))
+    graph = import_tflite(path)
+    fold_constants(graph)
+    with pytest.raises(UnsupportedOpError, match="computed at run time"):
+        partition(graph, ["c"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..emit import Emit, c_op, footprint
 from ..proof import prod, require
+from ....ops.pad import paddings_of
 from .shape_common import data_tensor_types, emit_gather_axes
 
 MAX_DIMS = 6
@@ -17,8 +18,8 @@ def pad6(values, fill) -> list:
 
 def pad_constant(op):
     """Paddings are constant; the pad value is PADV2's constant of the input's type, else the output zero point"""
-    if "paddings" not in op.attrs:
-        return False, "paddings are not constant"
+    if paddings_of(op) is None:
+        return False, "paddings are computed at run time"
     value = op.inputs[2] if len(op.inputs) > 2 else None
     if value is not None and not value.is_const:
         return False, "pad value is not constant"
