@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir.graph import Op, Tensor
+from ..ir.graph import DTYPE_BYTES, Op, Tensor
 from . import op_def
 from .base import op_error
 
@@ -87,6 +87,8 @@ def fold_op(op) -> list | None:
     """The op's output values when they are known at build time, else None."""
     if any(t.orig_dtype == "uint8" for t in op.inputs + op.outputs if t is not None):
         return None  # legalized uint8 data is shifted by -128: keep the reference's uint8 arithmetic at run time
+    if any(t.dtype not in DTYPE_BYTES for t in op.outputs):
+        return None  # a type edgesdk cannot hold as a constant (the partitioner reports the op)
     definition = op_def(op.type)
     values = definition.fold(op) if definition is not None else None
     if values is None and op.type in FALLBACK_FOLDS and all(t is not None and t.is_const for t in op.inputs):
@@ -153,6 +155,8 @@ def _int_binary(fn, float_ok: bool = False):
             if a.dtype != "float32" or b.dtype != "float32":
                 return None
             return [fn(a.data.astype(np.float32), b.data.astype(np.float32)).astype(np.float32)]
+        if a.dtype not in INT_TYPES or b.dtype not in INT_TYPES:
+            return None
         x, y = a.data.astype(object), b.data.astype(object)  # Python integers: no silent wrap-around
         try:
             result = np.asarray(fn(x, y), dtype=object)
