@@ -392,12 +392,17 @@ def cmd_inspect(args) -> int:
     if not args.model:
         raise UsageError("inspect needs a MODEL (or --list-ops).")
     from .importer.onnx_importer import import_model
+    from .ops.folding import fold_constants
     from .partition.partitioner import annotate
 
     graph = import_model(args.model)
+    folded = fold_constants(graph).folded  # as a build does: shape arithmetic on constants is evaluated here
     rejected = annotate(graph, targets)
     ops = [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason, "output": op.outputs[0].name}
            for op in graph.ops]
+    ops += [{"index": op.index, "type": op.type, "target": "folded", "output": op.outputs[0].name,
+             "reason": "evaluated at build time: its outputs are constants"} for op in folded]
+    ops.sort(key=lambda o: o["index"])
     if args.json:
         print(json.dumps({"ops": ops}, indent=2))
     else:

@@ -1,6 +1,6 @@
 """The compiler driver: one readable sequence of passes from a model file to firmware.
 
-    import -> partition -> plan memory -> generate executor -> render C -> cross-compile -> report
+    import -> fold constants -> partition -> plan memory -> generate executor -> render C -> cross-compile -> report
 
 Everything is written into a staging directory next to the output and renamed into place at the end, so a
 failed or interrupted build never leaves a half-written output directory behind; an existing output is
@@ -23,6 +23,7 @@ from .aot.memory_plan import plan_memory
 from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
+from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
 from .targets import parse_target_list
@@ -47,6 +48,7 @@ class BuildOptions:
     # replaces the cascade choice (`cascade` is then ignored); None: today's defaults.
     schedule: object = None
     tuning_log: str | None = None
+    fold_constants: bool = True  # evaluate shape arithmetic on constants at build time (edgesdk/ops/folding.py)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Compiled:
     plan: object
     executor: object
     schedule: object = None  # the edgesdk.tune.Schedule applied, None for a default build
+    folding: object = None  # the edgesdk.ops.folding.FoldReport of the constant folding pass
 
 
 def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True) -> Compiled:
@@ -72,6 +75,7 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     schedule = _requested_schedule(model_path, options, board, targets)
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
+    folding = fold_constants(graph) if options.fold_constants else FoldReport()
     budget = flash_budget(board.flash.size, board.name) if check_fit else nullcontext()
     with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
         if schedule is not None:
@@ -92,7 +96,7 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
         executor = build_executor(graph, regions, plan, options.rounding, board)
         if check_fit:
             check_flash_fits(executor, board)
-    return Compiled(board, targets, graph, regions, plan, executor, schedule)
+    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding)
 
 
 def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):
@@ -282,6 +286,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "regions": [_region_estimate_json(r, e) for r, e in zip(c.regions, ex.region_estimates)],
         },
         "target_reports": {name: get_target(name).report(ex) for name in used},
+        "folding": (c.folding or FoldReport()).to_json(),
         "io": {
             "inputs": [_io_json(t) for t in ex.inputs],
             "outputs": [_io_json(t) for t in ex.outputs],

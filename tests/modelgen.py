@@ -25,9 +25,14 @@ from tflite.TensorType import TensorType
 SAME, VALID = 0, 1
 ACTIVATION_CODES = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8,
-                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64, "bool": TensorType.BOOL}
+                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64,
+                "bool": TensorType.BOOL}
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
                "int32": np.int32, "int64": np.int64, "bool": np.bool_}
+
+
+# Opcode versions where LiteRT registers no version 1 (its op resolver refuses the model otherwise).
+OPCODE_VERSIONS = {"BROADCAST_TO": 2}
 
 
 def _module(name: str):
@@ -172,7 +177,7 @@ class ModelBuilder:
         mod.OperatorCodeStart(b)
         mod.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
         mod.OperatorCodeAddBuiltinCode(b, code)
-        mod.OperatorCodeAddVersion(b, 1)
+        mod.OperatorCodeAddVersion(b, OPCODE_VERSIONS.get(name, 1))
         return mod.OperatorCodeEnd(b)
 
     def _operator(self, b, op, opcode_index):
@@ -180,9 +185,11 @@ class ModelBuilder:
         if op["options"]:
             mod = _module(op["options"])
             prefix = op["options"]
+            vectors = {field: self._int_vector(b, getattr(mod, f"{prefix}Start{field}Vector"), value)
+                       for field, value in op["fields"].items() if isinstance(value, (list, tuple))}
             getattr(mod, f"{prefix}Start")(b)
             for field, value in op["fields"].items():
-                getattr(mod, f"{prefix}Add{field}")(b, value)
+                getattr(mod, f"{prefix}Add{field}")(b, vectors.get(field, value))
             options = getattr(mod, f"{prefix}End")(b)
         mod = _module("Operator")
         in_vec = self._int_vector(b, mod.OperatorStartInputsVector, op["inputs"])
@@ -410,7 +417,7 @@ def single_op_suite(seed: int = 0) -> list:
     """[(name, .tflite bytes)]: every op of the C target in int8 (and uint8 where TFLite has it)."""
     rng = np.random.default_rng(seed)
     return (_suite_binary(rng) + _suite_pooling_and_shapes(rng) + _suite_activations(rng) + _suite_quantization(rng)
-            + _suite_convolutions(rng) + _suite_layer_ops(rng) + _suite_elementwise(rng))
+            + _suite_convolutions(rng) + _suite_layer_ops(rng) + _suite_elementwise(rng) + _suite_data_movement(rng))
 
 
 def _suite_binary(rng) -> list:
@@ -455,6 +462,77 @@ def _suite_pooling_and_shapes(rng) -> list:
         ("reshape", reshape_model((1, 4, 4, 2), (1, 32), _q(rng))),
     ]
     return models
+
+
+def shape_op_model(op_name, inputs, outputs, consts=(), options=None, order=None, **fields):
+    """One op over int8 data tensors (`inputs`: shapes of the model inputs, `outputs`: output shapes or
+    (shape, dtype)) and constant parameters (`consts`: (values, dtype)); `order` places the operands (indices
+    into inputs + consts) when the data is not first."""
+    m = ModelBuilder()
+    q = (0.05, -3)
+    xs = [m.tensor(shape, "int8", *q) for shape in inputs]
+    cs = [m.const(np.asarray(v), dtype, **({"scale": q[0], "zero_point": q[1]} if dtype == "int8" else {}))
+          for v, dtype in consts]
+    ys = [m.tensor(o[0], o[1]) if isinstance(o[1], str) else m.tensor(o, "int8", *q) for o in outputs]
+    operands = xs + cs
+    m.op(op_name, [operands[k] for k in order] if order else operands, ys, options, **fields)
+    return m.build(xs, ys)
+
+
+def _suite_data_movement(rng) -> list:
+    """The data movement and shape family (int8; tests/test_ops_shape.py has every type): constant parameters,
+    so that any input values are valid."""
+    i32 = "int32"
+    m = ModelBuilder()  # SHAPE of the input (folded at build time into a constant graph output) beside a copy
+    x = m.tensor((2, 3, 5), "int8", 0.05, -3)
+    shape = m.tensor((3,), "int32")
+    m.op("SHAPE", [x], [shape], "ShapeOptions", OutType=2)
+    flat = m.tensor((6, 5), "int8", 0.05, -3)
+    m.op("RESHAPE", [x, m.const(np.asarray([6, 5]), "int32")], [flat])
+    shape_model = m.build([x], [shape, flat])
+    m = ModelBuilder()  # BROADCAST_ARGS of constants beside a copy
+    x = m.tensor((4,), "int8", 0.05, -3)
+    y = m.tensor((4,), "int8", 0.05, -3)
+    m.op("RESHAPE", [x, m.const(np.asarray([4]), "int32")], [y])
+    shape = m.tensor((3,), "int32")
+    m.op("BROADCAST_ARGS", [m.const(np.asarray([2, 1, 3]), "int32"), m.const(np.asarray([4, 1]), "int32")], [shape])
+    broadcast_args_model = m.build([x], [y, shape])
+    return [
+        ("transpose", shape_op_model("TRANSPOSE", [(2, 3, 4)], [(4, 2, 3)], [([2, 0, 1], i32)])),
+        ("slice", shape_op_model("SLICE", [(3, 6, 4)], [(2, 3, 4)], [([1, 2, 0], i32), ([2, 3, -1], i32)])),
+        ("strided_slice", shape_op_model("STRIDED_SLICE", [(4, 7, 3)], [(2, 3)],
+                                         [([3, 6, 1], i32), ([0, 0, 2], i32), ([-2, -2, 1], i32)],
+                                         "StridedSliceOptions", ShrinkAxisMask=4)),
+        ("reverse_v2", shape_op_model("REVERSE_V2", [(3, 4, 2)], [(3, 4, 2)], [([0, 1], i32)])),
+        ("split", shape_op_model("SPLIT", [(2, 6)], [(2, 2)] * 3, [(np.int32(1), i32)], "SplitOptions",
+                                 order=[1, 0], NumSplits=3)),
+        ("split_v", shape_op_model("SPLIT_V", [(5, 2)], [(1, 2), (4, 2)], [([1, -1], i32), (np.int32(0), i32)],
+                                   "SplitVOptions", NumSplits=2)),
+        ("unpack", shape_op_model("UNPACK", [(3, 2, 4)], [(3, 4)] * 2, (), "UnpackOptions", Num=2, Axis=1)),
+        ("pack", shape_op_model("PACK", [(2, 3)] * 3, [(2, 3, 3)], (), "PackOptions", ValuesCount=3, Axis=-1)),
+        ("gather", shape_op_model("GATHER", [(5, 3)], [(2, 2, 3)], [([[4, 0], [2, 2]], i32)], "GatherOptions")),
+        ("gather_nd", shape_op_model("GATHER_ND", [(3, 4, 2)], [(3, 2)], [([[0, 3], [2, 1], [1, 1]], i32)])),
+        ("embedding_lookup", shape_op_model("EMBEDDING_LOOKUP", [(6, 3)], [(4, 3)], [([5, 0, 5, 2], i32)],
+                                            order=[1, 0])),
+        ("expand_dims", shape_op_model("EXPAND_DIMS", [(3, 4)], [(3, 4, 1)], [(np.int32(-1), i32)])),
+        ("squeeze", shape_op_model("SQUEEZE", [(1, 3, 1, 4)], [(3, 4)], (), "SqueezeOptions", SqueezeDims=[])),
+        ("broadcast_to", shape_op_model("BROADCAST_TO", [(2, 1, 3)], [(2, 4, 3)], [([2, 4, 3], i32)])),
+        ("mirror_pad", shape_op_model("MIRROR_PAD", [(3, 4)], [(5, 9)], [([[1, 1], [3, 2]], i32)],
+                                      "MirrorPadOptions", Mode=0)),
+        ("depth_to_space", shape_op_model("DEPTH_TO_SPACE", [(1, 2, 2, 12)], [(1, 4, 4, 3)], (),
+                                          "DepthToSpaceOptions", BlockSize=2)),
+        ("space_to_depth", shape_op_model("SPACE_TO_DEPTH", [(1, 6, 3, 2)], [(1, 2, 1, 18)], (),
+                                          "SpaceToDepthOptions", BlockSize=3)),
+        ("batch_to_space_nd", shape_op_model("BATCH_TO_SPACE_ND", [(4, 3, 2, 2)], [(1, 5, 4, 2)],
+                                             [([2, 2], i32), ([[0, 1], [0, 0]], i32)])),
+        ("space_to_batch_nd", shape_op_model("SPACE_TO_BATCH_ND", [(1, 4, 6, 2)], [(6, 2, 2, 2)],
+                                             [([2, 3], i32), ([[0, 0], [0, 0]], i32)])),
+        ("fill", shape_op_model("FILL", [()], [(2, 5)], [([2, 5], i32)], order=[1, 0])),
+        ("dynamic_update_slice", shape_op_model("DYNAMIC_UPDATE_SLICE", [(4, 5), (2, 2)], [(4, 5)],
+                                                [([3, 1], i32)])),
+        ("shape", shape_model),
+        ("broadcast_args", broadcast_args_model),
+    ]
 
 
 def _suite_activations(rng) -> list:

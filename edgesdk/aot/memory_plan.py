@@ -2,7 +2,7 @@
 
 Liveness is measured in execution steps (op positions). Two buffers may share bytes only if their live
 ranges do not overlap, with one exception: in-place execution (below). An op's inputs and outputs are live
-at the op's step. RESHAPE outputs alias their input (same bytes, new shape); a host op's scratch is a buffer
+at the op's step. RESHAPE, EXPAND_DIMS and SQUEEZE outputs alias their input (same bytes, new shape); a host op's scratch is a buffer
 live during its op only.
 
 In-place execution. When an op's input dies at that op, its output may overlap it, provided the op never
@@ -61,7 +61,7 @@ import numpy as np
 
 from ..ir.graph import DTYPE_BYTES, Graph
 
-ALIAS_OPS = {"RESHAPE"}  # outputs share their input's bytes
+ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}  # outputs share their input's bytes (same bytes, new shape)
 EXACT_INPLACE_OPS = {"ADD", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1"}
 RASTER_INPLACE_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"}
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)

@@ -237,25 +237,6 @@ def reshape_same_size(op):
     return ok, f"{list(x.shape)} {x.dtype} -> {list(y.shape)} {y.dtype}"
 
 
-def pad_constant_zero_point(op):
-    """Padding is constant and pads with the output zero point (PAD), or a constant pad value (PADV2)"""
-    y = op.outputs[0]
-    if "paddings" not in op.attrs:
-        return False, "paddings are not constant"
-    if len(op.inputs) > 2 and op.inputs[2] is not None and not op.inputs[2].is_const:
-        return False, "pad value is not constant"
-    return _per_tensor(y), "output is not per-tensor quantized"
-
-
-def concatenation_shared_quantization(op):
-    """Every input shares the output's scale and zero point, and there is no fused activation"""
-    y = op.outputs[0]
-    bad = [t.name for t in op.inputs if t is not None and not _same_quant(t, y)]
-    if op.attrs.get("activation", "NONE") != "NONE":
-        return False, f"fused activation {op.attrs['activation']}"
-    return not bad, f"{', '.join(bad)} quantized differently from the output" if bad else ""
-
-
 def mean_constant_axes(op):
     """Axes are constant and the input is int8"""
     x = op.inputs[0]
