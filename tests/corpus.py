@@ -25,8 +25,6 @@ NOT_YET = {
     "ABS": ALL,
     "ADD": NOT_INT16_FLOAT,
     "ADD_N": ALL,
-    "ARG_MAX": ALL,
-    "ARG_MIN": ALL,
     "ASSIGN_VARIABLE": ALL,
     "AVERAGE_POOL_2D": NOT_INT16_FLOAT,
     "BATCH_MATMUL": ALL,
@@ -72,7 +70,6 @@ NOT_YET = {
     "LOG_SOFTMAX": ALL,
     "MAXIMUM": ALL,
     "MAX_POOL_2D": NOT_INT16_FLOAT,
-    "MEAN": NOT_INT16_FLOAT,
     "MINIMUM": ALL,
     "MIRROR_PAD": ALL,
     "MUL": NOT_INT16_FLOAT,
@@ -83,10 +80,6 @@ NOT_YET = {
     "PADV2": NOT_INT16_FLOAT,
     "PRELU": ALL,
     "QUANTIZE": NOT_INT16_FLOAT,
-    "REDUCE_ALL": ALL,
-    "REDUCE_ANY": ALL,
-    "REDUCE_MAX": ALL,
-    "REDUCE_MIN": ALL,
     "RELU": NOT_INT16_FLOAT,
     "RELU6": NOT_INT16_FLOAT,
     "RELU_N1_TO_1": NOT_INT16_FLOAT,
@@ -110,7 +103,6 @@ NOT_YET = {
     "SQUARED_DIFFERENCE": ALL,
     "STRIDED_SLICE": ALL,
     "SUB": ALL,
-    "SUM": ALL,
     "TANH": NOT_INT16_FLOAT,
     "TRANSPOSE": ALL,
     "TRANSPOSE_CONV": ALL,
@@ -119,6 +111,14 @@ NOT_YET = {
     "WHILE": ALL,
     "ZEROS_LIKE": ALL,
 }
+
+# Reference results that are not defined, per (op type, model mode, rounding mode): models with such an op are
+# checked against the other reference only (docs/rounding.md says what edgesdk computes instead).
+REFERENCE_DEFECTS = {
+    ("SUM", "int16", "ref"): "LiteRT's reference SUM reads int16 tensors as uint8 bytes and never writes half "
+                             "of the output bytes (they keep whatever the arena held)",
+}
+
 
 def entries() -> list:
     return json.loads(MANIFEST.read_text())["models"]
@@ -134,5 +134,8 @@ def expected_unsupported(entry) -> str | None:
 
 
 def reference_ok(entry, mode: str) -> bool:
-    """Whether the reference of rounding mode `mode` (LiteRT's reference kernels / TFLite Micro) runs it."""
+    """Whether the reference of rounding mode `mode` (LiteRT's reference kernels / TFLite Micro) runs it, with a
+    defined result."""
+    if any((op, entry["mode"], mode) in REFERENCE_DEFECTS for op in entry["ops"]):
+        return False
     return entry["litert_ref" if mode == "ref" else "tflm"] == "ok"

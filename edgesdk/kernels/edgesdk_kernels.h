@@ -10,6 +10,7 @@
 #define EDGESDK_KERNELS_H
 
 #include "edgesdk_add.h"
+#include "edgesdk_arg_min_max.h"
 #include "edgesdk_arith.h"
 #include "edgesdk_concatenation.h"
 #include "edgesdk_conv2d.h"
@@ -24,6 +25,7 @@
 #include "edgesdk_pad.h"
 #include "edgesdk_pool2d.h"
 #include "edgesdk_quantize.h"
+#include "edgesdk_reduce.h"
 #include "edgesdk_relu.h"
 #include "edgesdk_reshape.h"
 #include "edgesdk_softmax.h"

@@ -256,12 +256,6 @@ def concatenation_shared_quantization(op):
     return not bad, f"{', '.join(bad)} quantized differently from the output" if bad else ""
 
 
-def mean_constant_axes(op):
-    """Axes are constant and the input is int8"""
-    x = op.inputs[0]
-    return "axes" in op.attrs and x.dtype == "int8", f"input {x.dtype}, axes {op.attrs.get('axes')}"
-
-
 def c_support() -> TargetSupport:
     """The C target's op table: each op module's constraints (edgesdk/targets/c/ops/), plus the long-tail ops
     TVM lowers to C (tvm_lowered.py)."""
