@@ -90,7 +90,6 @@ NOT_YET = {
     "SIMPLE_RNN": ALL,
     "SIN": ALL,
     "SLICE": ALL,
-    "SOFTMAX": NOT_INT16_FLOAT,
     "SPACE_TO_BATCH_ND": ALL,
     "SPACE_TO_DEPTH": ALL,
     "SPLIT": ALL,

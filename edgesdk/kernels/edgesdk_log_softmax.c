@@ -3,6 +3,8 @@
  */
 #include "edgesdk_log_softmax.h"
 
+#include <float.h>
+
 #include "edgesdk_fixedpoint.h"
 #include "edgesdk_reduce_libm.h"
 
@@ -148,7 +150,7 @@ void edgesdk_log_softmax_f32(const edgesdk_log_softmax_params *p, const float *i
     for (int32_t r = 0; r < p->rows; r++) {
         const float *in = input + r * p->depth;
         float *out = output + r * p->depth;
-        float max = -3.40282347e+38f; /* numeric_limits<float>::lowest() */
+        float max = -FLT_MAX; /* numeric_limits<float>::lowest() */
         for (int32_t c = 0; c < p->depth; c++) {
             max = max < in[c] ? in[c] : max; /* std::max(max, x) */
         }
