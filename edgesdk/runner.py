@@ -12,7 +12,8 @@ import numpy as np
 from .board import load_board
 from .errors import EmulatorError, UsageError
 
-NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "float32": np.float32}
+NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+                "float32": np.float32, "bool": np.bool_}
 
 
 @dataclass
@@ -56,6 +57,8 @@ def random_inputs(report: dict, seed: int) -> list:
         dtype = NUMPY_DTYPES[spec["dtype"]]
         if spec["dtype"] == "float32":
             result.append(rng.uniform(-1.0, 1.0, spec["shape"]).astype(np.float32))
+        elif spec["dtype"] == "bool":
+            result.append(rng.integers(0, 2, spec["shape"]).astype(np.bool_))
         else:
             info = np.iinfo(dtype)
             result.append(rng.integers(info.min, info.max + 1, spec["shape"], dtype=dtype))

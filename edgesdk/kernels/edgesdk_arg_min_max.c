@@ -3,8 +3,9 @@
  */
 #include "edgesdk_arg_min_max.h"
 
-static int32_t arg_s8(const int8_t *x, int32_t n, int32_t stride, int is_max)
+static int32_t arg_s8(const int8_t *x, int32_t n, int32_t stride, int is_max, int nan_aware)
 {
+    (void)nan_aware;
     int8_t best = x[0];
     int32_t index = 0;
     for (int32_t i = 1; i < n; i++) {
@@ -22,13 +23,14 @@ static int is_nan(float v)
     return v != v;
 }
 
-static int32_t arg_f32(const float *x, int32_t n, int32_t stride, int is_max)
+static int32_t arg_f32(const float *x, int32_t n, int32_t stride, int is_max, int nan_aware)
 {
     float best = x[0];
     int32_t index = 0;
     for (int32_t i = 1; i < n; i++) {
         const float v = x[i * stride];
-        if (!is_nan(v) && (is_nan(best) || (is_max ? v > best : v < best))) {
+        const int better = is_max ? v > best : v < best;
+        if (nan_aware ? !is_nan(v) && (is_nan(best) || better) : better) {
             best = v;
             index = i;
         }
@@ -42,7 +44,7 @@ static int32_t arg_f32(const float *x, int32_t n, int32_t stride, int is_max)
         for (int32_t o = 0; o < p->outer; o++) {                                                   \
             for (int32_t i = 0; i < p->inner; i++) {                                               \
                 const in_t *x = input + o * p->axis_size * p->inner + i;                           \
-                output[o * p->inner + i] = (out_t)fn(x, p->axis_size, p->inner, is_max);           \
+                output[o * p->inner + i] = (out_t)fn(x, p->axis_size, p->inner, is_max, p->nan_aware);       \
             }                                                                                      \
         }                                                                                          \
     }

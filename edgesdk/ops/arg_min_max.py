@@ -1,7 +1,8 @@
 """ARG_MAX and ARG_MIN along one constant axis, int32 or int64 indices.
 
 Build-time data: the input split around the axis (outer x axis x inner). Ties give the first index (both
-references compare strictly); a float NaN never wins unless every value is NaN (index 0)."""
+references compare strictly). NaN (float32): LiteRT 2.3 compares NaN-aware (a NaN never replaces a number, a number
+always replaces a NaN; all NaN gives 0); TFLite Micro compares plainly, so a leading NaN keeps index 0."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class ArgMinMaxData:
     outer: int  # product of the dims before the axis
     axis_size: int
     inner: int  # product of the dims after it
+    nan_aware: bool
 
 
 class ArgMinMax(OpDef):
@@ -50,7 +52,8 @@ class ArgMinMax(OpDef):
 
     def prepare(self, op, mode: str) -> ArgMinMaxData:
         shape, axis = op.inputs[0].shape, op.attrs["axis"]
-        return ArgMinMaxData(axis, math.prod(shape[:axis]), int(shape[axis]), math.prod(shape[axis + 1:]))
+        return ArgMinMaxData(axis, math.prod(shape[:axis]), int(shape[axis]), math.prod(shape[axis + 1:]),
+                             nan_aware=str(mode) != "tflm")
 
 
 @register

@@ -27,7 +27,8 @@ def arg_not_empty(op):
       headers=("edgesdk_arg_min_max.h",), sources=("edgesdk_arg_min_max.c",))
 def emit_arg_min_max(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
-    params = e.params("edgesdk_arg_min_max_params", {"outer": d.outer, "axis_size": d.axis_size, "inner": d.inner})
+    params = e.params("edgesdk_arg_min_max_params", {"outer": d.outer, "axis_size": d.axis_size, "inner": d.inner,
+                                                     "nan_aware": int(d.nan_aware)})
     kernel = f"edgesdk_{e.op.type.lower()}_{IN_SUFFIX[x.dtype]}_{OUT_SUFFIX[y.dtype]}"
     e.call(kernel, params, e.tensor(x), e.arena(y))
     e.layer.note = f"along axis {d.axis}"
