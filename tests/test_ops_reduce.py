@@ -78,7 +78,8 @@ def _cases() -> list:
             modes = ("tflm",) if op == "SUM" else ("ref",) if op.startswith("REDUCE") else ("ref", "tflm")
             add(f"{op.lower()}_int16_{len(shape)}d", mg.reduce_model(op, shape, axes, keep, qin, qout, dtype="int16"),
                 inputs, modes)
-            q8out = q8 if op.startswith("REDUCE") else (float(np.float32(rng.uniform(0.02, 0.5))), int(rng.integers(-20, 20)))
+            q8out = q8 if op.startswith("REDUCE") else (float(np.float32(rng.uniform(0.02, 0.5))),
+                                                        int(rng.integers(-20, 20)))
             add(f"{op.lower()}_int8_{len(shape)}d", mg.reduce_model(op, shape, axes, keep, q8, q8out),
                 [[_ints(shape, np.int8, rng)], [np.full(shape, -128, np.int8)], [np.full(shape, 127, np.int8)]])
     # bool ANY/ALL (TFLite Micro has no REDUCE_ANY)
@@ -98,9 +99,10 @@ def _cases() -> list:
                     [np.full(shape, np.nan, np.float32)], [_float_inputs(shape, rng)]]
             for out in ("int32", "int64"):
                 modes = ("ref", "tflm") if out == "int32" else ("ref",)
-                add(f"{op.lower()}_float_{len(shape)}d_axis{axis}_{out}", mg.arg_min_max_model(op, shape, axis, dtype="float32",
-                                                                                  output_type=out), ties, modes)
-                add(f"{op.lower()}_int8_{len(shape)}d_axis{axis}_{out}", mg.arg_min_max_model(op, shape, axis, q8, output_type=out),
+                add(f"{op.lower()}_float_{len(shape)}d_axis{axis}_{out}",
+                    mg.arg_min_max_model(op, shape, axis, dtype="float32", output_type=out), ties, modes)
+                add(f"{op.lower()}_int8_{len(shape)}d_axis{axis}_{out}",
+                    mg.arg_min_max_model(op, shape, axis, q8, output_type=out),
                     [[rng.integers(-3, 3, shape).astype(np.int8)], [_ints(shape, np.int8, rng)],
                      [np.full(shape, 127, np.int8)]], modes)
     # CUMSUM

@@ -31,9 +31,11 @@ class Cumsum(OpDef):
     def attributes(self, op, options: dict) -> dict:
         x, a = op.inputs[0], input_of(op, 1)
         if not a.is_const:
-            raise UnsupportedOpError(f"CUMSUM at {op.location} has a non-constant axis; only a constant axis is supported.")
+            raise UnsupportedOpError(f"CUMSUM at {op.location} has a non-constant axis; only a constant axis is "
+                                     "supported.")
         if a.dtype != "int32" or a.data.size != 1:
-            raise op_error(op, f"has an axis tensor of type {a.dtype} with {a.data.size} values (TFLite takes one int32)")
+            raise op_error(op, f"has an axis tensor of type {a.dtype} with {a.data.size} values (TFLite takes one "
+                               "int32)")
         if not x.shape:
             raise op_error(op, "sums a scalar (it needs at least one dimension)")
         return {"axis": normalized_axis(op, int(a.data.reshape(-1)[0]), len(x.shape)),

@@ -40,7 +40,8 @@ def mean_multiplier(x, y, count: int) -> tuple:
 
 def sum_multiplier(x, y) -> tuple:
     """PrepareMeanOrSum: QuantizeMultiplier(double(input_scale) / double(output_scale)), in both references."""
-    return quant.quantize_multiplier(quant.effective_scale(float(x.quant.scale[0]), denominator=float(y.quant.scale[0])))
+    real = quant.effective_scale(float(x.quant.scale[0]), denominator=float(y.quant.scale[0]))
+    return quant.quantize_multiplier(real)
 
 
 def reduction_axes(op) -> tuple:

@@ -47,4 +47,5 @@ def arg_footprint(in_bytes: int, out_bytes: int):
 for _op in ("max", "min"):
     for _in, _in_ctype in (("s8", "int8_t"), ("f32", "float")):
         for _out, _out_ctype in (("i32", "int32_t"), ("i64", "int64_t")):
-            footprint(f"edgesdk_arg_{_op}_{_in}_{_out}")(arg_footprint(C_TYPE_BYTES[_in_ctype], C_TYPE_BYTES[_out_ctype]))
+            rule = arg_footprint(C_TYPE_BYTES[_in_ctype], C_TYPE_BYTES[_out_ctype])
+            footprint(f"edgesdk_arg_{_op}_{_in}_{_out}")(rule)

@@ -41,7 +41,7 @@ def softmax_positive_beta(op):
 
 
 def softmax_input_scale_in_range(op):
-    """int8: beta * input scale is at least 2^-27 (the fixed-point input rescaling shifts by log2(beta * scale * 2^26)); int16: beta * input scale * 6553.5 is in [2^-32, 2^30)"""
+    """int8: beta * input scale >= 2^-27 (the input rescaling shifts by log2(beta * scale * 2^26)); int16: beta * scale * 6553.5 in [2^-32, 2^30)"""
     # int8: PreprocessSoftmaxScaling scales input differences into Q5.26 by beta * input_scale * 2^26, and
     # CalculateInputRadius shifts left by the exponent of that product: negative (undefined in TFLite) below
     # 2^-27. Such a softmax sees every int8 difference as ~0; re-quantize its input with a realistic range.
@@ -55,7 +55,8 @@ def softmax_input_scale_in_range(op):
                                                        for mode in ("ref", "tflm")))
         return ok, f"beta {beta:g} * input scale {x.quant.scale0:.3g} is out of range: {_REQUANTIZE_INPUT}"
     multiplier, shift = softmax_input_rescale(x.quant.scale0, beta)
-    return multiplier > 0 and shift >= 0, f"beta {beta:g} * input scale {x.quant.scale0:.3g} < 2^-27: {_REQUANTIZE_INPUT}"
+    return (multiplier > 0 and shift >= 0,
+            f"beta {beta:g} * input scale {x.quant.scale0:.3g} < 2^-27: {_REQUANTIZE_INPUT}")
 
 
 def softmax_not_empty(op):
@@ -94,7 +95,8 @@ def softmax_footprint(element_bytes: int):
         checks = positive(p, "rows", "depth")
         if "exp_table" in p.fields:
             checks += require(-31 <= p["input_shift"] <= 30, f"input_shift {p['input_shift']} outside [-31, 30]")
-            tables = [(p["exp_table"], 2 * 513, "exp_table[513]"), (p["reciprocal_table"], 2 * 513, "reciprocal_table[513]")]
+            tables = [(p["exp_table"], 2 * 513, "exp_table[513]"),
+                      (p["reciprocal_table"], 2 * 513, "reciprocal_table[513]")]
         else:
             tables = []
         return checks or tables + [(x, size, "input"), (y, size, "output")]
