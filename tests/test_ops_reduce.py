@@ -394,3 +394,30 @@ def test_firmware_bit_exact(models, tmp_path, name):
                 if differ:
                     problems.append(f"{mode} inputs {k}: {differ} bytes differ")
     assert not problems, "\n".join(problems)
+
+
+def test_constant_integer_reductions_fold_like_tflite():
+    """fold: int32 sums wrap, MEAN truncates the int64 sum toward zero, ARG_MIN takes the first index."""
+    from edgesdk.ir.graph import Op, Tensor
+    from edgesdk.ops import op_def
+
+    def tensor(i, shape, dtype, data=None):
+        t = Tensor(i, f"t{i}", tuple(shape), dtype)
+        if data is not None:
+            t.data = np.asarray(data, dtype=dtype)
+        return t
+
+    x = tensor(0, (2, 3), "int32", [[1, -7, 3], [4, 5, 2**31 - 1]])
+    axes = tensor(1, (1,), "int32", [1])
+    expected = {"SUM": [-3, -(2**31) + 8], "MEAN": [-1, 715827885], "REDUCE_MAX": [3, 2**31 - 1],
+                "REDUCE_MIN": [-7, 4]}
+    for op_type, want in expected.items():
+        op = Op(0, op_type, [x, axes], [tensor(2, (2,), "int32")], {"axes": (1,), "keep_dims": False})
+        assert op_def(op_type).fold(op)[0].tolist() == want, op_type
+    ties = tensor(3, (2, 3), "int32", [[2, 1, 1], [0, 0, 0]])
+    op = Op(0, "ARG_MIN", [ties, tensor(4, (), "int32", 1)], [tensor(5, (2,), "int64")], {"axis": 1})
+    assert op_def("ARG_MIN").fold(op)[0].tolist() == [1, 0]
+    quantized = tensor(6, (2, 3), "int8", [[1, 2, 3], [4, 5, 6]])
+    quantized.quant = object()  # quantized data is not shape arithmetic: never folded
+    op = Op(0, "SUM", [quantized, axes], [tensor(7, (2,), "int8")], {"axes": (1,), "keep_dims": False})
+    assert op_def("SUM").fold(op) is None

@@ -9,12 +9,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import UnsupportedOpError
 from .base import OpDef, Operands, input_of, normalized_axis, op_error
 from . import register
-
-OUTPUT_TYPES = {2: "int32", 4: "int64"}  # TensorType codes of ArgMaxOptions.output_type
-
 
 @dataclass(frozen=True)
 class ArgMinMaxData:
@@ -36,8 +35,7 @@ class ArgMinMax(OpDef):
         if a.dtype not in ("int32", "int64") or a.data.size != 1:
             raise op_error(op, f"has an axis tensor of type {a.dtype} with {a.data.size} values (TFLite takes one "
                                "int32 or int64 value)")
-        return {"axis": normalized_axis(op, int(a.data.reshape(-1)[0]), len(x.shape)),
-                "output_type": OUTPUT_TYPES.get(int(options.get("output_type", 4)), "int64")}
+        return {"axis": normalized_axis(op, int(a.data.reshape(-1)[0]), len(x.shape))}
 
     def check(self, op) -> None:
         x, y = op.inputs[0], op.outputs[0]
@@ -49,6 +47,14 @@ class ArgMinMax(OpDef):
                                f"not {list(expected)}")
         if y.dtype not in ("int32", "int64"):
             raise op_error(op, f"writes {y.dtype} indices (TFLite writes int32 or int64)")
+
+    def fold(self, op) -> list | None:
+        """ARG_MAX/ARG_MIN of constant integer data (the first index of the extreme value, as TFLite)."""
+        x, y = op.inputs[0], op.outputs[0]
+        if not x.is_const or x.dtype not in ("int8", "int16", "int32", "int64", "bool") or x.data.size == 0:
+            return None
+        fn = np.argmax if op.type == "ARG_MAX" else np.argmin
+        return [fn(x.data, axis=op.attrs["axis"]).astype(y.dtype).reshape(y.shape)]
 
     def prepare(self, op, mode: str) -> ArgMinMaxData:
         shape, axis = op.inputs[0].shape, op.attrs["axis"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import UnsupportedOpError
 from ..ir import quant
 from .base import OpDef, Operands, input_of, op_error, rounding_of
@@ -90,6 +92,31 @@ class Reduction(OpDef):
 
     def prepare(self, op, mode: str) -> ReduceData:
         return self.reduce_data(op)
+
+    def fold(self, op) -> list | None:
+        """Integer and bool reductions of constant, unquantized data (shape arithmetic), as TFLite computes them:
+        sums wrap, MEAN divides the int64 sum truncating toward zero."""
+        x, y = op.inputs[0], op.outputs[0]
+        if not x.is_const or x.quant is not None or x.dtype not in ("int32", "int64", "bool"):
+            return None
+        axes = op.attrs["axes"]
+        data = x.data
+        if op.type in ("REDUCE_ANY", "REDUCE_ALL"):
+            reduced = (np.any if op.type == "REDUCE_ANY" else np.all)(data, axis=axes)
+        elif op.type in ("REDUCE_MAX", "REDUCE_MIN"):
+            if data.size == 0:
+                return None
+            reduced = (np.max if op.type == "REDUCE_MAX" else np.min)(data, axis=axes)
+        elif op.type in ("SUM", "MEAN"):
+            total = data.astype(np.int64).sum(axis=axes, dtype=np.int64)
+            if op.type == "MEAN":
+                count = max(math.prod(int(x.shape[d]) for d in axes), 1)
+                total = np.vectorize(lambda s: int(s) // count if s >= 0 else -((-int(s)) // count),
+                                     otypes=[np.int64])(total)
+            reduced = total
+        else:
+            return None
+        return [np.asarray(reduced).astype(data.dtype).reshape(y.shape)]
 
 
 @register
