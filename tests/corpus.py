@@ -23,12 +23,9 @@ NOT_INT16_FLOAT = {"int16": "int16 kernel not implemented yet (issue 10)", "int1
 # One line per op type: remove an op's line (or narrow its modes) when edgesdk runs it.
 NOT_YET = {
     "ABS": ALL,
-    "ARG_MAX": ALL,
-    "ARG_MIN": ALL,
     "CAST": ALL,
     "CEIL": ALL,
     "COS": ALL,
-    "CUMSUM": ALL,
     "DEQUANTIZE": NOT_INT16_FLOAT,
     "ELU": ALL,
     "EXP": ALL,
@@ -36,19 +33,12 @@ NOT_YET = {
     "GRU": ALL,
     "HARD_SWISH": NOT_INT16_FLOAT,
     "IF": ALL,
-    "L2_NORMALIZATION": ALL,
     "LEAKY_RELU": ALL,
     "LOG": ALL,
     "LOGISTIC": NOT_INT16_FLOAT,
-    "LOG_SOFTMAX": ALL,
-    "MEAN": NOT_INT16_FLOAT,
     "NEG": ALL,
     "PADV2": {"int16": "the converter gives int16 PADV2 a float32 pad value, which both references reject"},
     "QUANTIZE": NOT_INT16_FLOAT,
-    "REDUCE_ALL": ALL,
-    "REDUCE_ANY": ALL,
-    "REDUCE_MAX": ALL,
-    "REDUCE_MIN": ALL,
     "RELU": NOT_INT16_FLOAT,
     "RELU6": NOT_INT16_FLOAT,
     "RELU_N1_TO_1": NOT_INT16_FLOAT,
@@ -56,10 +46,8 @@ NOT_YET = {
     "RSQRT": ALL,
     "SIMPLE_RNN": ALL,
     "SIN": ALL,
-    "SOFTMAX": NOT_INT16_FLOAT,
     "SQRT": ALL,
     "SQUARE": ALL,
-    "SUM": ALL,
     "TANH": NOT_INT16_FLOAT,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": ALL,
     "WHILE": ALL,
@@ -70,6 +58,13 @@ NOT_YET = {
 NOT_SUPPORTED_MODELS = {
     "fill_dims_input_float32.tflite": "FILL's dims are a model input: its output shape is dynamic, and edgesdk "
                                       "compiles static shapes only",
+}
+
+# Reference results that are not defined, per (op type, model mode, rounding mode): models with such an op are
+# checked against the other reference only (docs/rounding.md says what edgesdk computes instead).
+REFERENCE_DEFECTS = {
+    ("SUM", "int16", "ref"): "LiteRT's reference SUM reads int16 tensors as uint8 bytes and never writes half "
+                             "of the output bytes (they keep whatever the arena held)",
 }
 
 
@@ -90,5 +85,8 @@ def expected_unsupported(entry, op_types=None) -> str | None:
 
 
 def reference_ok(entry, mode: str) -> bool:
-    """Whether the reference of rounding mode `mode` (LiteRT's reference kernels / TFLite Micro) runs it."""
+    """Whether the reference of rounding mode `mode` (LiteRT's reference kernels / TFLite Micro) runs it, with a
+    defined result."""
+    if any((op, entry["mode"], mode) in REFERENCE_DEFECTS for op in entry["ops"]):
+        return False
     return entry["litert_ref" if mode == "ref" else "tflm"] == "ok"

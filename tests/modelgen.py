@@ -417,7 +417,8 @@ def single_op_suite(seed: int = 0) -> list:
     """[(name, .tflite bytes)]: every op of the C target in int8 (and uint8 where TFLite has it)."""
     rng = np.random.default_rng(seed)
     return (_suite_binary(rng) + _suite_pooling_and_shapes(rng) + _suite_activations(rng) + _suite_quantization(rng)
-            + _suite_convolutions(rng) + _suite_layer_ops(rng) + _suite_elementwise(rng) + _suite_data_movement(rng))
+            + _suite_convolutions(rng) + _suite_layer_ops(rng) + _suite_elementwise(rng) + _suite_data_movement(rng)
+            + _suite_reduce(rng))
 
 
 def _suite_binary(rng) -> list:
@@ -698,3 +699,77 @@ def _suite_elementwise(rng) -> list:
     m.op("SELECT", [row, b, a], [first])  # a condition vector along the first dimension
     models.append(("select_v1_litert_only", m.build([a, b, u, v], [chosen, first])))
     return models
+# -- reductions and normalizations (SUM, REDUCE_*, ARG_*, CUMSUM, L2_NORMALIZATION, LOG_SOFTMAX, SOFTMAX) ---------
+
+REDUCER_OPTIONS = {"MEAN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_MAX": "ReducerOptions",
+                   "REDUCE_MIN": "ReducerOptions", "REDUCE_ANY": "ReducerOptions", "REDUCE_ALL": "ReducerOptions",
+                   "REDUCE_PROD": "ReducerOptions"}
+
+
+def reduced_shape(shape, axes, keep_dims) -> list:
+    rank = len(shape)
+    axes_n = {(ax + rank) % rank for ax in axes} if rank else set()
+    return ([1 if i in axes_n else d for i, d in enumerate(shape)] if keep_dims else
+            [d for i, d in enumerate(shape) if i not in axes_n])
+
+
+def reduce_model(op_name, shape, axes, keep_dims, q_in=None, q_out=None, dtype="int8", out_shape=None):
+    """MEAN, SUM, REDUCE_MAX/MIN/ANY/ALL over constant `axes` (q_in/q_out None for float32 and bool)."""
+    m = ModelBuilder()
+    x = m.tensor(shape, dtype, *(q_in or (None, None)))
+    a = m.const(np.asarray(axes, np.int32), "int32")
+    y = m.tensor(reduced_shape(shape, axes, keep_dims) if out_shape is None else out_shape, dtype,
+                 *(q_out or q_in or (None, None)))
+    m.op(op_name, [x, a], [y], REDUCER_OPTIONS[op_name], KeepDims=bool(keep_dims))
+    return m.build([x], [y])
+
+
+def arg_min_max_model(op_name, shape, axis, q_in=None, dtype="int8", output_type="int32"):
+    m = ModelBuilder()
+    x = m.tensor(shape, dtype, *(q_in or (None, None)))
+    a = m.const(np.asarray([axis], np.int32), "int32")
+    rank = len(shape)
+    y = m.tensor([d for i, d in enumerate(shape) if i != (axis + rank) % rank], output_type)
+    options = "ArgMaxOptions" if op_name == "ARG_MAX" else "ArgMinOptions"
+    m.op(op_name, [x, a], [y], options, OutputType=TENSOR_TYPES[output_type])
+    return m.build([x], [y])
+
+
+def cumsum_model(shape, axis, exclusive=False, reverse=False, dtype="float32"):
+    m = ModelBuilder()
+    x = m.tensor(shape, dtype)
+    a = m.const(np.asarray(axis, np.int32), "int32")
+    y = m.tensor(shape, dtype)
+    m.op("CUMSUM", [x, a], [y], "CumsumOptions", Exclusive=bool(exclusive), Reverse=bool(reverse))
+    return m.build([x], [y])
+
+
+def _suite_reduce(rng) -> list:
+    f32 = dict(dtype="float32")
+    q = _q(rng)
+    return [
+        ("sum_hw", reduce_model("SUM", (1, 4, 5, 3), [1, 2], True, _q(rng, 0.01, 0.05), _q(rng, 0.2, 1.0))),
+        ("sum_float_all", reduce_model("SUM", (3, 4), [0, 1], False, **f32)),
+        ("mean_float_last", reduce_model("MEAN", (2, 3, 7), [-1], False, **f32)),
+        ("reduce_max_mid", reduce_model("REDUCE_MAX", (2, 5, 3), [1], False, q, q)),
+        ("reduce_min_all_keep", reduce_model("REDUCE_MIN", (2, 3, 4), [0, 1, 2], True, q, q)),
+        ("reduce_max_float", reduce_model("REDUCE_MAX", (4, 6), [0], True, **f32)),
+        ("reduce_all_bool", reduce_model("REDUCE_ALL", (3, 2, 2), [1, 2], False, dtype="bool")),
+        ("reduce_any_bool", reduce_model("REDUCE_ANY", (3, 4), [0], False, dtype="bool")),
+        ("arg_max_last", arg_min_max_model("ARG_MAX", (3, 9), -1, _q(rng))),
+        ("arg_min_axis0", arg_min_max_model("ARG_MIN", (5, 4), 0, _q(rng))),
+        ("arg_max_float", arg_min_max_model("ARG_MAX", (2, 3, 4), 1, dtype="float32")),
+        ("cumsum_exclusive_reverse", cumsum_model((3, 5, 2), 1, exclusive=True, reverse=True)),
+        ("l2_normalization", unary_model("L2_NORMALIZATION", (2, 3, 8), _q(rng, 0.01, 0.1), (1 / 128, 0),
+                                         options="L2NormOptions", FusedActivationFunction=0)),
+        ("l2_normalization_float", unary_model("L2_NORMALIZATION", (3, 5), None, None, dtype="float32",
+                                               options="L2NormOptions", FusedActivationFunction=0)),
+        ("log_softmax", unary_model("LOG_SOFTMAX", (2, 10), _q(rng, 0.02, 0.3), (16 / 256, 127),
+                                    options="LogSoftmaxOptions")),
+        ("log_softmax_float", unary_model("LOG_SOFTMAX", (3, 7), None, None, dtype="float32",
+                                          options="LogSoftmaxOptions")),
+        ("softmax_int16", unary_model("SOFTMAX", (3, 11), (float(np.float32(rng.uniform(1e-4, 1e-3))), 0),
+                                      (1 / 32768, 0), dtype="int16", options="SoftmaxOptions", Beta=1.0)),
+        ("softmax_float", unary_model("SOFTMAX", (2, 9), None, None, dtype="float32", options="SoftmaxOptions",
+                                      Beta=0.7)),
+    ]

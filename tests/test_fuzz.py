@@ -119,13 +119,17 @@ def test_mutator_survives_many_generations(seeds):
 
 
 def test_mutations_cover_the_hostile_field_kinds(seeds):
+    """Within a bounded number of mutants (the seed corpus grows with every op family, so how soon a kind shows
+    up varies), the mutator reaches every kind of hostile field."""
+    wanted = {"tensor.shape", "tensor.buffer", "operator.inputs", "quant.scale", "quant.zero_point",
+              "options.field", "tensor.name", "operator.opcode_index", "quant.quantized_dimension"}
     kinds = set()
     mutator = Mutator(seeds, random.Random(1))
-    for _ in range(600):
+    for _ in range(5000):
         kinds.update(step.split("@")[0].strip() for step in mutator.mutant()[1].split(": ", 1)[1].split("; "))
-    for wanted in ("tensor.shape", "tensor.buffer", "operator.inputs", "quant.scale", "quant.zero_point",
-                   "options.field", "tensor.name", "operator.opcode_index", "quant.quantized_dimension"):
-        assert wanted in kinds, sorted(kinds)
+        if wanted <= kinds and any(k.startswith("truncated") for k in kinds) and any("bit flips" in k for k in kinds):
+            break
+    assert wanted <= kinds, sorted(wanted - kinds)
     assert any(k.startswith("truncated") for k in kinds) and any("bit flips" in k for k in kinds)
 
 

@@ -6,7 +6,10 @@
  */
 #include "edgesdk_softmax.h"
 
+#include <float.h>
+
 #include "edgesdk_fixedpoint.h"
+#include "edgesdk_reduce_libm.h"
 
 #define SCALED_DIFF_INTEGER_BITS 5
 #define ACCUMULATION_INTEGER_BITS 12
@@ -71,5 +74,71 @@ void edgesdk_softmax_s8(const edgesdk_softmax_params *p, const int8_t *input, in
 {
     for (int32_t r = 0; r < p->rows; r++) {
         softmax_row(p, input + r * p->depth, output + r * p->depth);
+    }
+}
+
+/* TFLite's LUTLookup for int16: 512 intervals indexed by the top 9 bits, interpolated with the low 7. */
+static inline int16_t table_lookup_s16(int16_t value, const int16_t *table)
+{
+    const int32_t index = 256 + (value >> 7);
+    const int32_t offset = value & 0x7f;
+    const int32_t base = table[index];
+    const int16_t slope = (int16_t)(table[index + 1] - table[index]);
+    const int32_t delta = (slope * offset + 64) >> 7;
+    return (int16_t)(base + delta);
+}
+
+static void softmax_row_s16(const edgesdk_softmax16_params *p, const int16_t *in, int16_t *out)
+{
+    int16_t max = INT16_MIN;
+    for (int32_t c = 0; c < p->depth; c++) {
+        max = in[c] > max ? in[c] : max;
+    }
+    /* exp of each difference, cached in the output as TFLite does, and their sum (Q16.15) */
+    int32_t sum_of_exps = 0;
+    for (int32_t c = 0; c < p->depth; c++) {
+        const int32_t scaled = edgesdk_requantize(in[c] - max, p->input_multiplier, p->input_shift, p->rounding);
+        const int32_t centered = edgesdk_clamp_i32(scaled + 32767, INT16_MIN, INT16_MAX); /* [-65535, 0] -> int16 */
+        out[c] = table_lookup_s16((int16_t)centered, p->exp_table);
+        sum_of_exps += out[c];
+    }
+    /* 1 / sum: the sum normalized to [1, 2) in Q1.15, re-centered to int16, through the 1/(1 + x) table */
+    const int headroom_plus_one = count_leading_zeros((uint32_t)sum_of_exps);
+    const int32_t shifted_sum = (int32_t)((((int64_t)sum_of_exps << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+    const int32_t centered_sum = edgesdk_clamp_i32(shifted_sum - ((1 << 15) + (1 << 16)), INT16_MIN, INT16_MAX);
+    const int16_t reciprocal = table_lookup_s16((int16_t)centered_sum, p->reciprocal_table);
+    const int right_shift = 31 - headroom_plus_one;
+    const int64_t round = (int64_t)1 << (right_shift - 1);
+    for (int32_t c = 0; c < p->depth; c++) {
+        const int32_t result = (int32_t)(((int64_t)out[c] * reciprocal + round) >> right_shift);
+        out[c] = (int16_t)edgesdk_clamp_i32(result, 0, INT16_MAX);
+    }
+}
+
+void edgesdk_softmax_s16(const edgesdk_softmax16_params *p, const int16_t *input, int16_t *output)
+{
+    for (int32_t r = 0; r < p->rows; r++) {
+        softmax_row_s16(p, input + r * p->depth, output + r * p->depth);
+    }
+}
+
+void edgesdk_softmax_f32(const edgesdk_softmax_f32_params *p, const float *input, float *output)
+{
+    for (int32_t r = 0; r < p->rows; r++) {
+        const float *in = input + r * p->depth;
+        float *out = output + r * p->depth;
+        float max = -FLT_MAX; /* numeric_limits<float>::lowest() */
+        for (int32_t c = 0; c < p->depth; c++) {
+            max = max < in[c] ? in[c] : max; /* std::max(max, x) */
+        }
+        float sum = 0.0f;
+        for (int32_t c = 0; c < p->depth; c++) {
+            const float e = edgesdk_expf((in[c] - max) * p->beta);
+            out[c] = e;
+            sum += e;
+        }
+        for (int32_t c = 0; c < p->depth; c++) {
+            out[c] = out[c] / sum;
+        }
     }
 }

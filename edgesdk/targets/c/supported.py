@@ -237,10 +237,6 @@ def reshape_same_size(op):
     return ok, f"{list(x.shape)} {x.dtype} -> {list(y.shape)} {y.dtype}"
 
 
-def mean_constant_axes(op):
-    """Axes are constant and the input is int8"""
-    x = op.inputs[0]
-    return "axes" in op.attrs and x.dtype == "int8", f"input {x.dtype}, axes {op.attrs.get('axes')}"
 
 
 def c_support() -> TargetSupport:

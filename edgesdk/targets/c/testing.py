@@ -217,7 +217,7 @@ def random_model_inputs(model, seed: int) -> list:
     data = Path(model).read_bytes() if not isinstance(model, (bytes, bytearray)) else bytes(model)
     sg = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0)
     rng = np.random.default_rng(seed)
-    types = {0: np.float32, 9: np.int8, 3: np.uint8, 2: np.int32, 7: np.int16}
+    types = {0: np.float32, 9: np.int8, 3: np.uint8, 2: np.int32, 7: np.int16, 4: np.int64, 6: np.bool_}
     result = []
     for i in range(sg.InputsLength()):
         t = sg.Tensors(sg.Inputs(i))
@@ -225,6 +225,8 @@ def random_model_inputs(model, seed: int) -> list:
         dtype = types[t.Type()]
         if dtype == np.float32:
             result.append(rng.normal(0.0, 2.0, shape).astype(np.float32))
+        elif dtype == np.bool_:
+            result.append(rng.integers(0, 2, shape).astype(np.bool_))
         else:
             info = np.iinfo(dtype)
             result.append(rng.integers(info.min, info.max + 1, shape, dtype=np.int64).astype(dtype))
