@@ -342,9 +342,10 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
         assert code in UNREACHABLE or code in MODELS
 
 
-def test_the_issue_model_builds_on_the_c_target_or_not_at_all(tmp_path):
-    """The item 8 model: MAX_POOL_2D 8 -> 4 channels. No target takes it now (neither the NPU nor the C target's
-    pool_shapes rule), so `edgesdk build` ends with exit code 3 instead of firmware that always fails."""
-    op, path = _op(_pool_channels_differ(), tmp_path)
+def test_the_issue_model_is_refused_when_partitioning(tmp_path):
+    """The item 8 model: AVERAGE_POOL_2D from 8 to 4 channels. No target takes it now (neither the NPU nor the
+    C target's pool_shapes rule), so `edgesdk build` ends with exit code 3 instead of firmware that always
+    stops with BAD_SHAPE."""
+    _, path = _op(_pool_channels_differ(), tmp_path)
     with pytest.raises(UnsupportedOpError, match="constraint_pool_shapes"):
         compile_model(path, BuildOptions(target="npu,c"))
