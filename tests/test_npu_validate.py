@@ -345,7 +345,7 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
         assert code in UNREACHABLE or code in MODELS
 
 
-def test_the_issue_model_builds_on_the_c_target_or_not_at_all(tmp_path):
+def test_the_issue_model_is_refused_before_codegen(tmp_path):
     """The item 8 model: a pool 8 -> 4 channels. The op layer refuses it as a malformed model (exit code 2) before
     any target sees it, instead of firmware that always fails."""
     path = tmp_path / "m.tflite"
