@@ -66,6 +66,13 @@ def test_supported_and_not_yet_supported_models_are_as_listed():
 def _mismatches(entry, graph, mode: str, library) -> list:
     problems = []
     path = corpus.CORPUS / entry["file"]
+    if graph.state:  # stateful: the cases as one sequence of inferences, the state carried from step to step
+        steps = [corpus.case_inputs(entry, case, 0) for case in corpus.CASES]
+        refs = testing.reference_tensor_sequence(path, steps, mode)
+        for op, diff, count in testing.compare_ops_sequence(graph, refs, mode, library):
+            problems.append(f"{entry['file']} [{mode} sequence {'/'.join(corpus.CASES)}] {op.location}: {count} values "
+                            f"differ (max {diff})")
+        return problems
     for case in corpus.CASES:
         inputs = corpus.case_inputs(entry, case, 0)
         ref = testing.reference_tensors(path, inputs, mode)
@@ -79,7 +86,7 @@ def _mismatches(entry, graph, mode: str, library) -> list:
 def test_corpus_host_bit_exact(op_type, mode):
     selected = []
     for entry in BY_OP[op_type]:
-        if corpus.expected_unsupported(entry) or not corpus.reference_ok(entry, mode) or entry.get("stateful"):
+        if corpus.expected_unsupported(entry) or not corpus.reference_ok(entry, mode):
             continue
         graph, refusal = _compiles_on_c(entry)
         if graph is not None:
