@@ -18,6 +18,7 @@
 #include "edgesdk_fully_connected.h"
 #include "edgesdk_hard_swish.h"
 #include "edgesdk_logistic.h"
+#include "edgesdk_lstm.h"
 #include "edgesdk_lut.h"
 #include "edgesdk_mean.h"
 #include "edgesdk_mul.h"
@@ -27,5 +28,6 @@
 #include "edgesdk_relu.h"
 #include "edgesdk_reshape.h"
 #include "edgesdk_softmax.h"
+#include "edgesdk_svdf.h"
 
 #endif /* EDGESDK_KERNELS_H */
