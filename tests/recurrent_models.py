@@ -54,8 +54,8 @@ def lstm_model(seed: int, batches: int = 1, steps: int = 5, n_input: int = 4, n_
         for k in range(8):
             cols = n_input if k < 4 else n_cell
             w_scale = _log_uniform(rng, *weight_scale)
-            weights.append(m.const(rng.integers(-weight_range, weight_range + 1, (n_cell, cols)).astype(np.int8), "int8",
-                                   scale=w_scale, zero_point=0))
+            values = rng.integers(-weight_range, weight_range + 1, (n_cell, cols)).astype(np.int8)
+            weights.append(m.const(values, "int8", scale=w_scale, zero_point=0))
         for k in range(4):
             w_scale = m.tensors[weights[k]]["scale"]
             b_scale = _f32(x_q[0] * w_scale)
@@ -102,8 +102,6 @@ def single_op_from_model(path, op_index: int) -> bytes:
     inputs = [add(t) for t in op.inputs]
     outputs = [add(t) for t in op.outputs]
     intermediates = [add(t) for t in op.intermediates]
-    from tflite.BuiltinOptions import BuiltinOptions  # noqa: F401  (the options tables below are tflite.*)
-
     if op.type == "UNIDIRECTIONAL_SEQUENCE_LSTM":
         m.op(op.type, inputs, outputs, "UnidirectionalSequenceLSTMOptions", intermediates=intermediates,
              FusedActivationFunction=ACTIVATIONS[op.attrs["activation"]], CellClip=op.attrs["cell_clip"],

@@ -34,7 +34,8 @@ from modelgen import ModelBuilder
 needs_toolchain = pytest.mark.skipif(shutil.which("riscv64-unknown-elf-gcc") is None,
                                      reason="RISC-V cross compiler not installed")
 BOTH = ("ref", "tflm")
-LSTM_CORPUS = [e for e in corpus.entries() if e["op"] == "UNIDIRECTIONAL_SEQUENCE_LSTM" and e["mode"] == "int8"]
+LSTM_CORPUS = [e for e in corpus.entries()
+               if e["op"] == "UNIDIRECTIONAL_SEQUENCE_LSTM" and e["mode"] in ("int8", "float32")]
 
 
 def _write(tmp_path, name: str, data: bytes):
@@ -78,7 +79,9 @@ def host_mismatches(path, mode: str, graph=None, seed: int = 0, count: int = 6) 
 @pytest.mark.parametrize("entry", LSTM_CORPUS, ids=lambda e: e["file"])
 def test_corpus_lstm_ops_bit_exact_over_a_sequence(entry, mode):
     """The converter-made LSTMs, their LSTM ops only (the corpus models also need STRIDED_SLICE, which the C target
-    gets in another branch): the corpus cases as one sequence, state carried."""
+    gets in another branch): the corpus cases as one sequence, state carried. Float32: TFLite Micro only."""
+    if entry["mode"] == "float32" and mode == "ref":
+        pytest.skip("float32 LSTM: --rounding tflm only (docs/rounding.md)")
     path = corpus.CORPUS / entry["file"]
     graph = import_tflite(path)
     lstm = Graph(graph.name, graph.tensors, [op for op in graph.ops if op.type == "UNIDIRECTIONAL_SEQUENCE_LSTM"],
@@ -108,6 +111,65 @@ LSTM_VARIANTS = {
 def test_lstm_int8_bit_exact_over_a_sequence(tmp_path, variant, mode):
     path = _write(tmp_path, variant, rm.lstm_model(**LSTM_VARIANTS[variant]))
     assert not host_mismatches(path, mode)
+
+
+FLOAT_LSTM_VARIANTS = {
+    "keras_like": dict(seed=31, dtype="float32"),
+    "batch2_clip": dict(seed=32, dtype="float32", batches=2, steps=4, n_input=5, n_cell=7, cell_clip=0.5),
+    "time_major_no_clip": dict(seed=33, dtype="float32", time_major=True, batches=3, cell_clip=0.0),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(FLOAT_LSTM_VARIANTS))
+def test_lstm_float32_bit_exact_with_tflite_micro(tmp_path, variant):
+    path = _write(tmp_path, variant, rm.lstm_model(**FLOAT_LSTM_VARIANTS[variant]))
+    assert not host_mismatches(path, "tflm")
+
+
+def test_lstm_float32_under_rounding_ref_is_refused_with_the_reason(tmp_path):
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    path = _write(tmp_path, "float_ref", rm.lstm_model(31, dtype="float32"))
+    with pytest.raises(UnsupportedOpError, match="--rounding tflm"):
+        compile_model(path, BuildOptions(target="c", rounding="ref"))
+    compile_model(path, BuildOptions(target="c", rounding="tflm"))
+
+
+def _host_has_glibc_fma_expf() -> bool:
+    import platform
+
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return platform.machine() == "x86_64" and platform.libc_ver()[0] == "glibc" and " fma " in flags.replace("\n", " ")
+
+
+@pytest.mark.skipif(not _host_has_glibc_fma_expf(), reason="the reference is glibc's x86-64 expf on an FMA CPU")
+def test_libm_equals_the_host_glibc_that_tflite_micro_calls():
+    """edgesdk_expf/edgesdk_tanhf equal the host's expf/tanhf (what TFLite Micro's float kernels call) on a spread of
+    every float's bit patterns and around the special ranges; edgesdk_fma equals the hardware FMA."""
+    import ctypes
+
+    lib = testing.kernels_library()
+    libm = ctypes.CDLL("libm.so.6")
+    for fn in (lib.edgesdk_expf, lib.edgesdk_tanhf, libm.expf, libm.tanhf):
+        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    for fn in (lib.edgesdk_fma, libm.fma):
+        fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double] * 3
+    rng = np.random.default_rng(0)
+    patterns = np.concatenate([np.arange(0, 1 << 32, 65537, dtype=np.uint64).astype(np.uint32),
+                               rng.integers(0, 1 << 32, 20000, dtype=np.uint64).astype(np.uint32)])
+    near = np.concatenate([np.float32(v) + np.arange(-300, 300, dtype=np.float32) * np.float32(1e-5)
+                           for v in (88.0, 88.72, -87.3, -103.28, -103.97, 22.0, 1.0, -9.0, 16.62, 0.3466)])
+    values = np.concatenate([patterns.view(np.float32), near.astype(np.float32)])
+    for name, mine, theirs in (("expf", lib.edgesdk_expf, libm.expf), ("tanhf", lib.edgesdk_tanhf, libm.tanhf)):
+        bad = [float(x) for x in values if np.float32(mine(x)).tobytes() != np.float32(theirs(x)).tobytes()
+               and not (np.isnan(mine(x)) and np.isnan(theirs(x)))]
+        assert not bad, f"{name} differs from the host's at {bad[:5]}"
+    a, b, c = (rng.normal(0, 1, 20000) * np.exp2(rng.integers(-60, 60, 20000)) for _ in range(3))
+    c[::3] = -a[::3] * b[::3]  # cancellation
+    assert all(lib.edgesdk_fma(x, y, z) == libm.fma(x, y, z) for x, y, z in zip(a, b, c))
 
 
 def test_lstm_without_the_hidden_intermediate_runs_on_tflite_micro(tmp_path):
@@ -364,6 +426,8 @@ FIRMWARE_MODELS = {
     "svdf_int16_state": (lambda: rm.svdf_model(**SVDF_VARIANTS["int16_state_zero_point"][0]), BOTH),
     "svdf_int8_state": (lambda: rm.svdf_model(**SVDF_VARIANTS["int8_state"][0]), ("tflm",)),
     "svdf_float": (lambda: rm.svdf_model(**SVDF_VARIANTS["float_relu1_rank5"][0]), BOTH),
+    "lstm_float32": (lambda: rm.single_op_from_model(corpus.CORPUS / "lstm_classifier_float32.tflite", 0), ("tflm",)),
+    "lstm_float32_batch2": (lambda: rm.lstm_model(**FLOAT_LSTM_VARIANTS["batch2_clip"]), ("tflm",)),
 }
 FIRMWARE_CASES = [(name, mode) for name, (_, modes) in sorted(FIRMWARE_MODELS.items()) for mode in modes]
 

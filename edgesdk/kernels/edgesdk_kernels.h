@@ -18,6 +18,7 @@
 #include "edgesdk_fully_connected.h"
 #include "edgesdk_hard_swish.h"
 #include "edgesdk_logistic.h"
+#include "edgesdk_libm.h"
 #include "edgesdk_lstm.h"
 #include "edgesdk_lut.h"
 #include "edgesdk_mean.h"

@@ -7,8 +7,14 @@
  *
  * (+) is LiteRT's sat16(recurrent + saturated input sum) or TFLite Micro's sat16(sat16(input) + sat16(recurrent)).
  */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off") /* the float LSTM rounds every product and sum, as the reference */
+#endif
+
+#include <float.h>
 #include <string.h>
 
+#include "edgesdk_libm.h"
 #include "edgesdk_lstm.h"
 #include "edgesdk_recurrent.h"
 
@@ -85,6 +91,74 @@ void edgesdk_lstm_s8(const edgesdk_lstm_s8_params *p, const int8_t *input, int8_
             const int32_t row = p->time_major ? t * p->batches + b : b * p->steps + t;
             lstm_step(p, input + row * p->n_input, output_state + b * p->n_cell, cell_state + b * p->n_cell,
                       output + row * p->n_cell);
+        }
+    }
+}
+
+/* -- float (TFLite Micro) ---------------------------------------------------------------------------------- */
+
+/* ActivationFunctionWithMinMax(x, lowest, max): std::min(std::max(x, lowest), max). */
+static float clamp_f32(float x)
+{
+    const float m = x < -FLT_MAX ? -FLT_MAX : x;
+    return FLT_MAX < m ? FLT_MAX : m;
+}
+
+static float dot_f32(const float *a, const float *w, int32_t n)
+{
+    float total = 0.0f;
+    for (int32_t k = 0; k < n; k++) {
+        total += a[k] * w[k];
+    }
+    return total;
+}
+
+static float sigmoid_f32(float x)
+{
+    if (x > 16.619047164916992188f) {
+        return 1.0f;
+    }
+    if (x < -9.0f) {
+        return edgesdk_expf(x);
+    }
+    return 1.0f / (1.0f + edgesdk_expf(-x));
+}
+
+static float gate_f32(const edgesdk_lstm_f32_params *p, const edgesdk_lstm_gate_f32 *g, int32_t j, const float *x,
+                      const float *h)
+{
+    const float from_input = clamp_f32(dot_f32(x, g->input_weights + j * p->n_input, p->n_input) + g->bias[j]);
+    const float from_state = clamp_f32(dot_f32(h, g->recurrent_weights + j * p->n_cell, p->n_cell) + 0.0f);
+    return from_input + from_state;
+}
+
+static void lstm_step_f32(const edgesdk_lstm_f32_params *p, const float *x, float *h, float *c, float *y)
+{
+    for (int32_t j = 0; j < p->n_cell; j++) {
+        const float forget_gate = sigmoid_f32(gate_f32(p, &p->gate[1], j, x, h));
+        const float input_gate = sigmoid_f32(gate_f32(p, &p->gate[0], j, x, h));
+        const float cell_gate = edgesdk_tanhf(gate_f32(p, &p->gate[2], j, x, h));
+        float cell = clamp_f32(forget_gate * c[j]);
+        cell = cell + clamp_f32(input_gate * cell_gate);
+        if (p->cell_clip > 0.0f) { /* std::max(std::min(clip, v), -clip) */
+            const float m = cell < p->cell_clip ? cell : p->cell_clip;
+            cell = m < -p->cell_clip ? -p->cell_clip : m;
+        }
+        c[j] = cell;
+        const float output_gate = sigmoid_f32(gate_f32(p, &p->gate[3], j, x, h));
+        y[j] = clamp_f32(edgesdk_tanhf(cell) * output_gate);
+    }
+    memcpy(h, y, (size_t)p->n_cell * sizeof(float));
+}
+
+void edgesdk_lstm_f32(const edgesdk_lstm_f32_params *p, const float *input, float *output_state, float *cell_state,
+                      float *output)
+{
+    for (int32_t b = 0; b < p->batches; b++) {
+        for (int32_t t = 0; t < p->steps; t++) {
+            const int32_t row = p->time_major ? t * p->batches + b : b * p->steps + t;
+            lstm_step_f32(p, input + row * p->n_input, output_state + b * p->n_cell, cell_state + b * p->n_cell,
+                          output + row * p->n_cell);
         }
     }
 }

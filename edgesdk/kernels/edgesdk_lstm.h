@@ -55,4 +55,25 @@ typedef struct {
 void edgesdk_lstm_s8(const edgesdk_lstm_s8_params *p, const int8_t *input, int8_t *output_state, int16_t *cell_state,
                      int8_t *output);
 
+typedef struct {
+    const float *input_weights;     /* [n_cell][n_input] */
+    const float *recurrent_weights; /* [n_cell][n_cell] */
+    const float *bias;              /* [n_cell] */
+} edgesdk_lstm_gate_f32;
+
+typedef struct {
+    int32_t batches;
+    int32_t steps;
+    int32_t n_input;
+    int32_t n_cell;
+    int32_t time_major;
+    float cell_clip; /* 0: none */
+    edgesdk_lstm_gate_f32 gate[EDGESDK_LSTM_GATES];
+} edgesdk_lstm_f32_params;
+
+/* TFLite Micro's float LSTM: sequential float sums, its reference sigmoid (1 / (1 + expf(-x)) with cut-offs) and
+ * tanhf, where expf and tanhf are glibc's (edgesdk_libm.h), as TFLite Micro gets them on an x86-64 host. */
+void edgesdk_lstm_f32(const edgesdk_lstm_f32_params *p, const float *input, float *output_state, float *cell_state,
+                      float *output);
+
 #endif /* EDGESDK_LSTM_H */

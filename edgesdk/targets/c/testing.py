@@ -291,7 +291,8 @@ def _difference(got, want):
     if got.dtype == np.float32:
         if got.tobytes() == want.astype(np.float32).tobytes():
             return None
-        return float(np.max(np.abs(got - want))), int(np.sum(got.view(np.uint32) != want.astype(np.float32).view(np.uint32)))
+        differ = got.view(np.uint32) != want.astype(np.float32).view(np.uint32)
+        return float(np.max(np.abs(got - want))), int(np.sum(differ))
     delta = np.abs(got.astype(np.int64) - want.astype(np.int64))
     count = int(np.count_nonzero(delta))
     return (int(delta.max(initial=0)), count) if count else None

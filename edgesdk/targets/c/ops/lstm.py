@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....errors import UnsupportedOpError
 from ....ops.lstm import (BIASES, CELL_STATE, GATES, INPUT, INPUT_WEIGHTS, OUTPUT_STATE, RECURRENT_WEIGHTS,
                           cell_scale_power, variant_inputs)
 from ..emit import Emit, c_op, footprint
@@ -25,9 +26,15 @@ def lstm_standard_variant(op):
 
 
 def lstm_types(op):
-    """int8 input, weights and hidden state with int32 biases and an int16 cell state"""
+    """int8 input, weights and hidden state with int32 biases and an int16 cell state; or all float32
+
+    A float32 LSTM builds with --rounding tflm only: LiteRT's float LSTM (ruy's CPU-dependent GEMM kernels, Eigen's
+    vectorized sigmoid/tanh) is not reproduced."""
     x, y, h, c = op.inputs[INPUT], op.outputs[0], op.inputs[OUTPUT_STATE], op.inputs[CELL_STATE]
     weights, biases = _present(op, WEIGHTS), _present(op, BIASES.values())
+    if x.dtype == "float32":
+        bad = [t.name for t in [y, h, c, *weights, *biases] if t.dtype != "float32"]
+        return not bad, f"float32 input but {', '.join(bad)} not float32" if bad else ""
     expected = [(x, "int8"), (y, "int8"), (h, "int8"), (c, "int16")] + [(w, "int8") for w in weights] + [
         (b, "int32") for b in biases]
     bad = [f"{t.name} ({t.dtype}, not {want})" for t, want in expected if t.dtype != want]
@@ -62,35 +69,31 @@ def lstm_cell_scale(op):
     return exact and -15 <= power <= -9, f"cell state scale {float(c.quant.scale[0])!r}"
 
 
-def lstm_hidden_quantization(op):
-    """Integer LSTM: the output shares the output state's quantization (the kernel copies one to the other)"""
-    y, h = op.outputs[0], op.inputs[OUTPUT_STATE]
-    if op.inputs[INPUT].dtype == "float32" or y.quant is None or h.quant is None:
-        return True, ""
-    same = float(y.quant.scale[0]) == float(h.quant.scale[0]) and int(y.quant.zero_point[0]) == int(h.quant.zero_point[0])
-    return same, f"output {y.quant.scale0}/{y.quant.zp0}, output state {h.quant.scale0}/{h.quant.zp0}"
+LSTM_CONSTRAINTS = [lstm_standard_variant, lstm_types, lstm_quantization, lstm_cell_activation, lstm_cell_scale]
 
 
-LSTM_CONSTRAINTS = [lstm_standard_variant, lstm_types, lstm_quantization, lstm_cell_activation, lstm_cell_scale,
-                    lstm_hidden_quantization]
-
-
-@c_op("UNIDIRECTIONAL_SEQUENCE_LSTM", constraints=LSTM_CONSTRAINTS, headers=("edgesdk_lstm.h",),
-      sources=("edgesdk_lstm.c",))
+@c_op("UNIDIRECTIONAL_SEQUENCE_LSTM", constraints=LSTM_CONSTRAINTS, headers=("edgesdk_lstm.h", "edgesdk_libm.h"),
+      sources=("edgesdk_lstm.c", "edgesdk_libm.c"))
 def emit_lstm(e: Emit):
     op, d = e.op, e.data
     x, y, h, c = op.inputs[INPUT], op.outputs[0], op.inputs[OUTPUT_STATE], op.inputs[CELL_STATE]
     fields = {"batches": d.batches, "steps": d.steps, "n_input": d.n_input, "n_cell": d.n_cell,
               "time_major": int(d.time_major)}
     if d.kind == "float32":
-        fields.update(tflm=int(d.arithmetic == "tflm"), cell_clip=float(np.float32(d.cell_clip)))
+        if d.arithmetic != "tflm":
+            raise UnsupportedOpError(
+                f"{op.type} at {op.location} is a float32 LSTM, which edgesdk reproduces for TFLite Micro only: build "
+                "with --rounding tflm. LiteRT's float LSTM runs ruy's GEMM kernels (chosen at run time by the host "
+                "CPU: fused multiply-adds with AVX2) and Eigen's vectorized sigmoid/tanh approximations, which "
+                "edgesdk does not emulate (docs/rounding.md, 'Recurrent ops').")
+        fields["cell_clip"] = float(np.float32(d.cell_clip))
         for gate in GATES:
             wx, wh, b = op.inputs[INPUT_WEIGHTS[gate]], op.inputs[RECURRENT_WEIGHTS[gate]], op.inputs[BIASES[gate]]
             fields.setdefault("gate", []).append({"input_weights": e.tensor(wx), "recurrent_weights": e.tensor(wh),
                                                   "bias": e.tensor(b)})
         params = e.params("edgesdk_lstm_f32_params", fields)
         e.call("edgesdk_lstm_f32", params, e.tensor(x), e.arena(h), e.arena(c), e.arena(y))
-        e.layer.note = f"float32, {d.steps} steps x {d.n_cell} cells, {'TFLite Micro' if d.arithmetic == 'tflm' else 'LiteRT'} order"
+        e.layer.note = f"float32, {d.steps} steps x {d.n_cell} cells, TFLite Micro arithmetic"
         return e.layer
     gates = []
     for gate, g in zip(GATES, d.gates):
@@ -143,3 +146,22 @@ def lstm_s8_footprint(call, op) -> list:
     return checks + accesses + [(x, rows * n_in, "input"), (h, batches * n_cell, "output state (read and written)"),
                                 (c, 2 * batches * n_cell, "cell state (read and written)"),
                                 (y, rows * n_cell, "output")]
+
+
+@footprint("edgesdk_lstm_f32")
+def lstm_f32_footprint(call, op) -> list:
+    p, x, h, c, y = call.args
+    checks = positive(p, "batches", "steps", "n_input", "n_cell")
+    if checks:
+        return checks
+    n_in, n_cell, rows, batches = p["n_input"], p["n_cell"], p["batches"] * p["steps"], p["batches"]
+    checks += require(len(p["gate"]) == 4, "an LSTM has four gates")
+    accesses = []
+    for k, g in enumerate(p["gate"]):
+        accesses += [(g["input_weights"], 4 * n_cell * n_in, f"gate {k} input weights"),
+                     (g["recurrent_weights"], 4 * n_cell * n_cell, f"gate {k} recurrent weights"),
+                     (g["bias"], 4 * n_cell, f"gate {k} bias")]
+    return checks + accesses + [(x, 4 * rows * n_in, "input"),
+                                (h, 4 * batches * n_cell, "output state (read and written)"),
+                                (c, 4 * batches * n_cell, "cell state (read and written)"),
+                                (y, 4 * rows * n_cell, "output")]
