@@ -113,10 +113,7 @@ NOT_YET = {
     "TANH": NOT_INT16_FLOAT,
     "TRANSPOSE": ALL,
     "TRANSPOSE_CONV": ALL,
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": {"float32": "float32 LSTM: --rounding tflm only (LiteRT's ruy/Eigen float LSTM is "
-                                                "not reproduced; tests/test_ops_recurrent.py checks it against TFLite "
-                                                "Micro)",
-                                     "int16": "no 16x8 LSTM kernel (the converter makes none)",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": {"int16": "no 16x8 LSTM kernel (the converter makes none)",
                                      "int16_fio": "no 16x8 LSTM kernel (the converter makes none)"},
     "UNPACK": ALL,
     "WHILE": ALL,
