@@ -30,7 +30,6 @@ class MemoryRegion:
     base: int
     size: int
     kind: str  # "rom" (flash: code, weights, command tables) or "ram"
-    bytes_per_npu_cycle: float
 
     @property
     def end(self) -> int:
@@ -67,10 +66,6 @@ class Board:
     @property
     def sram(self) -> MemoryRegion:
         return self.memories["sram"]
-
-    @property
-    def npu(self) -> Peripheral | None:
-        return next((p for p in self.peripherals.values() if p.type.startswith("edgesdk-npu")), None)
 
     def peripheral_of_type(self, type_name: str) -> Peripheral:
         for p in self.peripherals.values():
@@ -161,7 +156,7 @@ def load_board(name_or_path: str) -> Board:
     raw = check_board_json(path)
     try:
         memories = {
-            name: MemoryRegion(name, _int(m["base"]), _int(m["size"]), m["kind"], float(m["bytes_per_npu_cycle"]))
+            name: MemoryRegion(name, _int(m["base"]), _int(m["size"]), m["kind"])
             for name, m in raw["memory"].items()
         }
         peripherals = {

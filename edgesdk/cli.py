@@ -200,9 +200,11 @@ def build_summary(report: dict, out_dir) -> str:
     lines += partition_table(report["ops"])
     mem = report["memory"]
     lines += ["", f"memory: SRAM arena {mem['sram_peak_bytes']} B (+ stack {mem['stack_bytes']} B), "
-                  f"flash {mem['flash_bytes']} B (weights {mem['weights_bytes']} B, NPU tables {mem['npu_table_bytes']} B)"]
-    est = report["estimate"]
-    lines.append(f"estimate: {est['npu_cycles']} NPU cycles in {len(est['npu_tables'])} command table(s)")
+                  f"flash {mem['flash_bytes']} B (constants {mem['weights_bytes']} B)"]
+    from .targets import get_target
+
+    for name, section in report.get("target_reports", {}).items():
+        lines += get_target(name).summary(section)
     if report.get("tuning"):
         lines.append(f"schedule: from tuning log {report['tuning']['log'] or '(given directly)'}")
     t = report["timing"]
@@ -308,8 +310,12 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
     """Byte comparison of every step's outputs with the reference interpreter run on the same sequence."""
     from .reference import run_reference_sequence
 
-    mode = report["rounding"]
-    expected = run_reference_sequence(build_dir / "model.tflite", steps, mode, "edgesdk run --check")
+    mode = report["rounding"]  # checked by load_report: 'ref' or 'tflm'
+    model = build_dir / "model.tflite"
+    if not model.is_file():
+        raise UsageError(f"{model} is missing, so --check has no model to run the reference on; rebuild with "
+                         "'edgesdk build'.")
+    expected = run_reference_sequence(model, steps, mode, "edgesdk run --check")
     mismatches = [0] * len(report["io"]["outputs"])
     first_bad_step = None
     for step, (want_all, got_all) in enumerate(zip(expected, step_outputs)):

@@ -336,6 +336,62 @@ def reshape_model(shape, new_shape, q, dtype="int8"):
     return m.build([x], [y])
 
 
+def transpose_conv_model(in_shape, weights, bias, q_in, w_scales, q_out, stride=(2, 2), padding=SAME,
+                         out_hw=None, dtype="int8", bias_dtype=None, bias_type=None, activation=None):
+    """TRANSPOSE_CONV (inputs: output shape, OHWI weights, input, optional bias); out_hw defaults to
+    what the converter makes (SAME: in * stride, VALID: (in - 1) * stride + filter)."""
+    fh, fw = weights.shape[1:3]
+    if out_hw is None:
+        out_hw = tuple(n * s if padding == SAME else (n - 1) * s + f
+                       for n, s, f in zip(in_shape[1:3], stride, (fh, fw)))
+    out_shape = (in_shape[0], *out_hw, weights.shape[0])
+    m = ModelBuilder()
+    shape = m.const(np.asarray(out_shape, np.int32), "int32")
+    w = m.const(weights, "int8", scale=w_scales, zero_point=0, axis=0)
+    x = m.tensor(in_shape, dtype, *q_in)
+    inputs = [shape, w, x]
+    if bias is not None:
+        bias_dtype = bias_dtype or ("int32" if dtype == "int8" else "int64")
+        inputs.append(m.const(np.asarray(bias), bias_dtype, scale=np.float32(q_in[0]) * np.asarray(w_scales, np.float32),
+                              zero_point=0, axis=0))
+    y = m.tensor(out_shape, dtype, *q_out)
+    fields = dict(Padding=padding, StrideH=stride[0], StrideW=stride[1])
+    if activation is not None:
+        fields["FusedActivationFunction"] = ACTIVATION_CODES[activation]
+    if bias_type is not None:
+        fields["QuantizedBiasType"] = bias_type
+    m.op("TRANSPOSE_CONV", inputs, [y], "TransposeConvOptions", **fields)
+    return m.build([x], [y])
+
+
+def batch_matmul_model(a_shape, b_shape, dtype="int8", qa=None, qb=None, qy=None, adj_x=False, adj_y=False,
+                       b_const=None):
+    """BATCH_MATMUL of two inputs (or an input and a constant rhs `b_const`)."""
+    rows = a_shape[-1] if adj_x else a_shape[-2]
+    cols = b_shape[-2] if adj_y else b_shape[-1]
+    batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    m = ModelBuilder()
+    a = m.tensor(a_shape, dtype, *(qa or (None, None)))
+    if b_const is None:
+        b = m.tensor(b_shape, dtype, *(qb or (None, None)))
+    else:
+        b = m.const(np.asarray(b_const).reshape(b_shape), dtype, **({} if qb is None else dict(scale=qb[0],
+                                                                                          zero_point=qb[1])))
+    y = m.tensor((*batch, rows, cols), dtype, *(qy or (None, None)))
+    m.op("BATCH_MATMUL", [a, b], [y], "BatchMatMulOptions", AdjX=adj_x, AdjY=adj_y)
+    return m.build([a] if b_const is not None else [a, b], [y])
+
+
+def resize_model(op_name, in_shape, out_hw, dtype="int8", q=None, align_corners=False, half_pixel=False):
+    m = ModelBuilder()
+    x = m.tensor(in_shape, dtype, *(q or (None, None)))
+    size = m.const(np.asarray(out_hw, np.int32), "int32")
+    y = m.tensor((in_shape[0], *out_hw, in_shape[3]), dtype, *(q or (None, None)))
+    options = "ResizeBilinearOptions" if op_name == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
+    m.op(op_name, [x, size], [y], options, AlignCorners=align_corners, HalfPixelCenters=half_pixel)
+    return m.build([x], [y])
+
+
 def _conv_out_shape(shape, filter_hw, stride, dilation, padding, out_c):
     dims = []
     for i in range(2):
@@ -364,7 +420,7 @@ def single_op_suite(seed: int = 0) -> list:
     """[(name, .tflite bytes)]: every op of the C target in int8 (and uint8 where TFLite has it)."""
     rng = np.random.default_rng(seed)
     return (_suite_binary(rng) + _suite_pooling_and_shapes(rng) + _suite_activations(rng) + _suite_quantization(rng)
-            + _suite_convolutions(rng))
+            + _suite_convolutions(rng) + _suite_layer_ops(rng))
 
 
 def _suite_binary(rng) -> list:
@@ -393,6 +449,7 @@ def _suite_pooling_and_shapes(rng) -> list:
         ("max_pool_same_relu6", pool_model("MAX_POOL_2D", (1, 7, 6, 3), (2, 3), (2, 2), SAME, q, activation="RELU6")),
         ("avg_pool_same", pool_model("AVERAGE_POOL_2D", (1, 7, 7, 4), (3, 3), (2, 2), SAME, _q(rng))),
         ("avg_pool_uint8_same", pool_model("AVERAGE_POOL_2D", (1, 7, 5, 3), (3, 3), (2, 2), SAME, _q(rng, **u8), **u8)),
+        ("l2_pool_float_same", pool_model("L2_POOL_2D", (1, 7, 7, 3), (3, 3), (2, 2), SAME, (None, None), dtype="float32")),
         ("pad_hw", pad_model((1, 5, 4, 3), [(0, 0), (1, 2), (2, 1), (0, 0)], q)),
         ("pad_channels", pad_model((2, 3, 3, 2), [(1, 0), (0, 0), (0, 1), (3, 2)], q)),
         ("pad_2d", pad_model((3, 7), [(1, 1), (0, 4)], q)),
@@ -480,4 +537,19 @@ def _suite_convolutions(rng) -> list:
         ("fc_no_bias", fully_connected_model(1, fw, None, x_q, 0.01, out_q)),
         ("fc_uint8", fully_connected_model(2, fw_u8, fb, _q(rng, **u8), 0.01, _q(rng, 0.05, 0.3, **u8),
                                            w_zero_point=fw_u8_zp, **u8)),
+    ]
+
+
+def _suite_layer_ops(rng) -> list:
+    """TRANSPOSE_CONV, BATCH_MATMUL and the resizes in int8 (tests/test_ops_conv.py covers their other types)."""
+    w = _weights(rng, (3, 3, 3, 4))
+    return [
+        ("transpose_conv_same", transpose_conv_model((1, 4, 3, 4), w, rng.integers(-500, 500, 3), _q(rng),
+                                                     [0.01, 0.02, 0.015], _q(rng))),
+        ("batch_matmul_adj_y", batch_matmul_model((2, 3, 5), (2, 4, 5), qa=_q(rng), qb=_q(rng), qy=_q(rng, 0.2, 1.0),
+                                                  adj_y=True)),
+        ("resize_bilinear_half_pixel", resize_model("RESIZE_BILINEAR", (1, 3, 4, 2), (7, 9), q=_q(rng),
+                                                    half_pixel=True)),
+        ("resize_nearest_align", resize_model("RESIZE_NEAREST_NEIGHBOR", (1, 5, 2, 3), (3, 7), q=_q(rng),
+                                              align_corners=True)),
     ]

@@ -345,12 +345,12 @@ def test_estimate_before_and_after_codegen(kws_dsp):
         assert after.cycles <= before.cycles <= after.cycles + copies * (R.NODE_OVERHEAD_CYCLES + 1000)
 
 
-from edgesdk.verify import _Proof  # noqa: E402  (the proof object Target.verify is given)
+from edgesdk.verify import Proof  # noqa: E402  (the proof object Target.verify is given)
 
 
 def test_verify_accepts_the_build_and_rejects_a_tampered_blob(kws_dsp):
     target = get_target("dsp")
-    proof = _Proof()
+    proof = Proof()
     target.verify(kws_dsp, proof)
     assert proof.failures == []
     graph = kws_dsp.executor.target_data["dsp"][0]

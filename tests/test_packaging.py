@@ -82,8 +82,9 @@ def fake_build(tmp_path):
     """Enough of a build for the commands to get as far as their optional imports."""
     out = tmp_path / "out"
     out.mkdir()
-    (out / "report.json").write_text(json.dumps({"board": "riscv-npu", "rounding": "ref",
-                                                 "io": {"inputs": [], "outputs": []}}))
+    slot = {"name": "x", "dtype": "int8", "shape": [1, 4], "bytes": 4, "arena_offset": 0}
+    (out / "report.json").write_text(json.dumps({"board": "riscv-npu", "rounding": "ref", "memory": {"arena_bytes": 16},
+                                                 "io": {"inputs": [slot], "outputs": [slot]}}))
     return out
 
 

@@ -9,12 +9,15 @@
 #include "board.h"
 #include "edgesdk_console.h"
 #include "model.h"
-#include "npu_driver.h"
-/* The DSP runtime is part of the firmware when the board has a DSP-1 (edgesdk/targets/dsp). */
-#if defined(__has_include)
-#if __has_include("edgesdk_dsp_runtime.h")
-#include "edgesdk_dsp_runtime.h"
-#endif
+/* Generated with the model: each target of the build says what it prints about a failed run (a hand-written
+ * model directory may leave it out). */
+#if defined(__has_include) && __has_include("edgesdk_harness_targets.h")
+#include "edgesdk_harness_targets.h"
+#else
+static inline void edgesdk_harness_target_failure(int32_t status)
+{
+    (void)status;
+}
 #endif
 
 /* A HIL build (edgesdk hil) puts this generated header into its sources to select the options of
@@ -107,31 +110,13 @@ int main(void)
     }
     edgesdk_console_puts("edgesdk: run failed status=");
     edgesdk_console_put_int(status);
-    if (status == EDGESDK_NPU_ERR_STATUS) {
-        /* The emulator and the HIL suites parse these two fields (docs/npu-datasheet.md lists the codes). */
-        uint32_t npu_status = edgesdk_npu_last_status();
-        edgesdk_console_puts(" npu_error=");
-        edgesdk_console_put_int((int32_t)((npu_status & EDGESDK_NPU_STATUS_ERROR_CODE_MASK) >> EDGESDK_NPU_STATUS_ERROR_CODE_SHIFT));
-        edgesdk_console_puts(" npu_command=");
-        edgesdk_console_put_int((int32_t)edgesdk_npu_last_error_command());
-    }
-#ifdef EDGESDK_DSP_ERR_DEVICE
-    if (status == EDGESDK_DSP_ERR_DEVICE) {
-        /* Like the NPU's fields: the DSP's error code (docs/dsp-datasheet.md) and the node it stopped at. */
-        uint32_t dsp_status = edgesdk_dsp_last_status();
-        edgesdk_console_puts(" dsp_error=");
-        edgesdk_console_put_int((int32_t)((dsp_status & EDGESDK_DSP_STATUS_ERROR_CODE_MASK) >> EDGESDK_DSP_STATUS_ERROR_CODE_SHIFT));
-        edgesdk_console_puts(" dsp_node=");
-        edgesdk_console_put_int((int32_t)edgesdk_dsp_last_node());
-    }
-#endif
+    edgesdk_harness_target_failure(status); /* e.g. the NPU's error code and failing command */
 #ifdef EDGESDK_ERR_ARENA_CORRUPT
     if (status == EDGESDK_ERR_ARENA_CORRUPT) {
         edgesdk_console_puts(" (arena corrupt: a guard word around the activation arena was overwritten)");
     }
 #endif
     edgesdk_console_putc('\n');
-    /* Exit code = -status (1 NPU error, 2 NPU timeout, 3 no NPU, 5 arena corrupt); startup keeps the low
-     * 16 bits. */
+    /* Exit code = -status (a target's error code, 5 arena corrupt); startup keeps the low 16 bits. */
     return status < 0 ? (int)-status : (int)status;
 }

@@ -51,7 +51,7 @@ def _environment() -> jinja2.Environment:
 
 
 def render_board_files(board: Board, out_dir) -> None:
-    """Write out_dir/board.h, out_dir/link.ld and the drivers of the board's peripherals (targets/<name>/)."""
+    """Write out_dir/board.h and out_dir/link.ld (the targets' drivers come with the build's targets)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     env = _environment()
@@ -71,7 +71,3 @@ def render_board_files(board: Board, out_dir) -> None:
     for name in ("board.h", "link.ld"):
         text = env.get_template(f"{name}.j2").render(**context)
         (out / name).write_text(text)
-    # The drivers of the board's peripherals (targets that drive them: the NPU's HAL, ...).
-    from .target_sources import copy_target_sources
-
-    copy_target_sources([], board, out)

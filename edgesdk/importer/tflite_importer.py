@@ -212,11 +212,11 @@ class _Importer:
             start, size = int(buffer.Offset()), int(buffer.Size())
             if start + size > len(self.buf):
                 raise self.fail(f"tensor {index} '{name}' data lies outside the file (truncated?)")
-            raw = self.buf[start:start + size]
+            raw = memoryview(self.buf)[start:start + size]  # views, not copies: the one copy is made below
         elif buffer.DataLength() == 0:
             return None
         else:
-            raw = buffer.DataAsNumpy().tobytes()
+            raw = memoryview(buffer.DataAsNumpy())
         if dtype not in NUMPY_TYPES:
             raise self.fail(f"tensor {index} '{name}' is constant data of an unsupported type")
         expected = count * np.dtype(NUMPY_TYPES[dtype]).itemsize

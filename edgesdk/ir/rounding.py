@@ -57,6 +57,8 @@ def requant_rounding(op, mode: str) -> str:
 CONSTANT_DIFFERENCES = {
     "MUL": "LiteRT multiplies/divides the float32 scales in float32; TFLite Micro in double",
     "RELU": "LiteRT divides input_scale / output_scale in float32; TFLite Micro in double",
+    "BATCH_MATMUL": "LiteRT multiplies s_lhs * s_rhs in float32 (GetQuantizedConvolutionMultipler without bias); "
+                    "TFLite Micro in double",
     "RELU6": "TFLite Micro only clamps the input bytes to [zp, zp + round(6 / scale)] of the input "
              "quantization; LiteRT requantizes to the output quantization then clamps",
 }

@@ -10,6 +10,7 @@
 #define EDGESDK_KERNELS_H
 
 #include "edgesdk_add.h"
+#include "edgesdk_batch_matmul.h"
 #include "edgesdk_arith.h"
 #include "edgesdk_concatenation.h"
 #include "edgesdk_conv2d.h"
@@ -28,7 +29,9 @@
 #include "edgesdk_quantize.h"
 #include "edgesdk_relu.h"
 #include "edgesdk_reshape.h"
+#include "edgesdk_resize.h"
 #include "edgesdk_softmax.h"
 #include "edgesdk_svdf.h"
+#include "edgesdk_transpose_conv.h"
 
 #endif /* EDGESDK_KERNELS_H */

@@ -82,7 +82,7 @@ def verify_host_layers(compiled, layers: list, proof) -> None:
         proof.fail(f"{len(layers)} host layers were generated for the {len(host_ops)} layers on the C target")
     _check_round_trip(compiled.executor, layers, proof)
     for layer in layers:
-        proof.host_layers += 1
+        proof.count("host_layers")
         for call in layer.calls:
             _check_call(layer.op, step_of[layer.op], call, plan, proof)
 
@@ -122,7 +122,7 @@ def _check_call(op, step: int, call, plan, proof) -> None:
         arg = arg.arg if isinstance(arg, Cast) else arg
         for pointer in (arg.items if isinstance(arg, PointerList) else (arg,)):
             if isinstance(pointer, Arena):
-                proof.arena_pointers += 1
+                proof.count("arena_pointers")
                 if not 0 <= pointer.offset < plan.arena_bytes:
                     proof.fail(f"{where}: pointer edgesdk_arena + {pointer.offset} is outside the arena")
     try:
