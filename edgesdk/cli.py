@@ -173,6 +173,8 @@ def cmd_build(args) -> int:
                            compile_firmware=not args.no_firmware, werror=args.werror,
                            cascade=not args.no_cascade, tuning_log=args.tuning_log)
     report = build(args.model, args.output, options)
+    for warning in report.get("warnings", []):
+        print(f"edgesdk: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

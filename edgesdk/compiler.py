@@ -292,6 +292,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "outputs": [_io_json(t) for t in ex.outputs],
         },
         "timing": timing,
+        "warnings": list(getattr(c.graph, "warnings", [])),
         **({"tuning": _tuning_json(c)} if c.schedule is not None else {}),
     }
 

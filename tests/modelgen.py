@@ -46,22 +46,26 @@ class ModelBuilder:
         self.tensors = []  # dicts: shape, dtype, scale, zero_point, axis, data, name
         self.ops = []  # dicts: name, inputs, outputs, options (class name), fields
 
-    def tensor(self, shape, dtype, scale=None, zero_point=None, axis=0, data=None, name=None) -> int:
-        """Add a tensor; `scale`/`zero_point` may be scalars or per-channel sequences. Returns its index."""
+    def tensor(self, shape, dtype, scale=None, zero_point=None, axis=0, data=None, name=None,
+               variable=False) -> int:
+        """Add a tensor; `scale`/`zero_point` may be scalars or per-channel sequences; `variable` marks TFLite
+        variable tensors (a recurrent op's state, kept between inferences). Returns its index."""
         if data is not None:
             data = np.asarray(data, dtype=NUMPY_TYPES[dtype]).reshape(shape)
         self.tensors.append(dict(shape=tuple(int(d) for d in shape), dtype=dtype, scale=scale,
                                  zero_point=zero_point, axis=axis, data=data,
-                                 name=name or f"t{len(self.tensors)}"))
+                                 name=name or f"t{len(self.tensors)}", variable=variable))
         return len(self.tensors) - 1
 
     def const(self, array, dtype, **quant) -> int:
         array = np.asarray(array)
         return self.tensor(array.shape, dtype, data=array, **quant)
 
-    def op(self, name: str, inputs, outputs, options: str | None = None, **fields) -> int:
-        """Add a builtin op; `options` names its options table (e.g. "Conv2DOptions"), `fields` its values."""
-        self.ops.append(dict(name=name, inputs=list(inputs), outputs=list(outputs), options=options, fields=fields))
+    def op(self, name: str, inputs, outputs, options: str | None = None, intermediates=(), **fields) -> int:
+        """Add a builtin op; `options` names its options table (e.g. "Conv2DOptions"), `fields` its values;
+        `intermediates` are the op's quantization-only intermediate tensors (recurrent ops)."""
+        self.ops.append(dict(name=name, inputs=list(inputs), outputs=list(outputs), options=options, fields=fields,
+                             intermediates=list(intermediates)))
         return len(self.ops) - 1
 
     # -- serialization ------------------------------------------------------------------------------
@@ -166,6 +170,8 @@ class ModelBuilder:
         mod.TensorAddType(b, TENSOR_TYPES[t["dtype"]])
         mod.TensorAddBuffer(b, buffer_index)
         mod.TensorAddName(b, name)
+        if t.get("variable"):
+            mod.TensorAddIsVariable(b, True)
         if quant is not None:
             mod.TensorAddQuantization(b, quant)
         return mod.TensorEnd(b)
@@ -194,10 +200,14 @@ class ModelBuilder:
         mod = _module("Operator")
         in_vec = self._int_vector(b, mod.OperatorStartInputsVector, op["inputs"])
         out_vec = self._int_vector(b, mod.OperatorStartOutputsVector, op["outputs"])
+        mid_vec = self._int_vector(b, mod.OperatorStartIntermediatesVector, op["intermediates"]) if op.get(
+            "intermediates") else None
         mod.OperatorStart(b)
         mod.OperatorAddOpcodeIndex(b, opcode_index)
         mod.OperatorAddInputs(b, in_vec)
         mod.OperatorAddOutputs(b, out_vec)
+        if mid_vec is not None:
+            mod.OperatorAddIntermediates(b, mid_vec)
         if options is not None:
             mod.OperatorAddBuiltinOptionsType(b, getattr(BuiltinOptions, op["options"]))
             mod.OperatorAddBuiltinOptions(b, options)

@@ -39,6 +39,8 @@ TENSOR_TYPES = {
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32,
                "int64": np.int64, "bool": np.bool_}
 
+# UNIDIRECTIONAL_SEQUENCE_LSTM inputs that are biases (the four gates' and the projection's).
+LSTM_BIAS_INPUTS = (12, 13, 14, 15, 17)
 # Largest tensor the importer accepts: far above any MCU's memory, small enough to never exhaust the host.
 MAX_TENSOR_ELEMENTS = 1 << 28
 MAX_RANK = 6
@@ -81,6 +83,8 @@ class _Importer:
         self.model = tflite.Model.GetRootAsModel(buf, 0)
         self.tensors: dict[int, Tensor] = {}
         self.intermediate_ids: set = set()
+        self.warnings: list = []  # what the build prints and records in report.json (a file one reference refuses)
+        self.axis_beyond_rank: dict = {}  # tensor index -> the ModelError text, unless only LSTM biases use it
 
     def fail(self, what: str) -> ModelError:
         return ModelError(f"{self.path}: {what}. The model file is inconsistent; re-export it with the TFLite converter.")
@@ -110,6 +114,7 @@ class _Importer:
                                     f"{', '.join(sorted(d for d in DTYPE_BYTES if d != 'resource'))})")
         description = (model.Description() or b"").decode("utf-8", "replace")
         graph = Graph(self.path.stem, tensors, ops, inputs, outputs, description)
+        graph.warnings = list(self.warnings)
         lower_resource_variables(graph, self)
         _check_topological(graph, self)
         _legalize_uint8(graph)
@@ -123,6 +128,7 @@ class _Importer:
                             f"{self.model.SubgraphsLength()} subgraphs")
         sg = self.model.Subgraphs(index)
         outer, self.tensors = self.tensors, {}
+        outer_beyond, self.axis_beyond_rank = self.axis_beyond_rank, {}
         try:
             self.intermediate_ids = _intermediate_tensor_ids(sg)
             for i in range(self.count(sg.TensorsLength(), "tensors")):
@@ -130,9 +136,11 @@ class _Importer:
             ops = [self.read_op(sg, i) for i in range(self.count(sg.OperatorsLength(), "operators"))]
             inputs = [self.tensor_ref(sg.Inputs(i), "subgraph input") for i in range(sg.InputsLength())]
             outputs = [self.tensor_ref(sg.Outputs(i), "subgraph output") for i in range(sg.OutputsLength())]
+            self.check_axis_beyond_rank(ops, inputs + outputs)
             return list(self.tensors.values()), ops, inputs, outputs
         finally:
             self.tensors = outer
+            self.axis_beyond_rank = outer_beyond
 
     # -- tensors ---------------------------------------------------------------------------------
     def tensor_ref(self, index: int, what: str) -> Tensor:
@@ -184,7 +192,13 @@ class _Importer:
             raise self.fail(f"tensor {index} '{name}' has a quantization scale outside [2^-60, 2^60] "
                             f"({float(scale.min()):.3g}..{float(scale.max()):.3g}); its arithmetic would overflow")
         if scale.size > 1 and not (0 <= axis < len(shape) and shape[axis] == scale.size):
-            raise self.fail(f"tensor {index} '{name}' has {scale.size} per-channel scales that do not match axis {axis} of shape {list(shape)}")
+            problem = f"tensor {index} '{name}' has {scale.size} per-channel scales that do not match axis {axis} of shape {list(shape)}"
+            if not (len(shape) == 1 and axis >= len(shape) and scale.size == shape[0]):
+                raise self.fail(problem)
+            # A 1-D tensor with one scale per element but a quantized dimension beyond its rank: what some
+            # converters write for an LSTM's gate biases. LiteRT refuses the file, TFLite Micro runs it (its LSTM
+            # never reads a bias scale). Accepted with a warning if LSTM biases are its only use (check_axis_beyond_rank).
+            self.axis_beyond_rank[index] = problem
         return QuantParams(scale, zp, axis)
 
     def read_buffer(self, t, index: int, name: str, dtype: str, shape: tuple, count: int) -> np.ndarray | None:
@@ -209,6 +223,27 @@ class _Importer:
         if len(raw) != expected:
             raise self.fail(f"tensor {index} '{name}' holds {len(raw)} bytes of data but its shape {list(shape)} needs {expected}")
         return np.frombuffer(raw, dtype=NUMPY_TYPES[dtype]).reshape(shape).copy()
+
+    def check_axis_beyond_rank(self, ops, io) -> None:
+        """The per-channel quantization whose axis lies beyond the tensor's rank is accepted only on LSTM biases
+        (whose scales no integer LSTM kernel reads): anywhere else it is the inconsistent file it looks like."""
+        accepted: dict = {}
+        for index, problem in sorted(self.axis_beyond_rank.items()):
+            tensor = self.tensors[index]
+            uses = [(op, k) for op in ops for k, t in enumerate(op.inputs) if t is tensor]
+            if tensor in io or not uses or any(op.type != "UNIDIRECTIONAL_SEQUENCE_LSTM" or k not in LSTM_BIAS_INPUTS
+                                               for op, k in uses):
+                raise self.fail(problem)
+            for op, _ in uses:
+                accepted.setdefault(op.index, []).append(tensor)
+        for op_index, tensors in sorted(accepted.items()):
+            t = tensors[0]
+            names = ", ".join(f"'{x.name}'" for x in tensors)
+            self.warnings.append(
+                f"{self.path.name}: operator #{op_index} (UNIDIRECTIONAL_SEQUENCE_LSTM): bias tensor(s) {names} are "
+                f"quantized per channel along axis {t.quant.axis}, beyond their rank {len(t.shape)}. LiteRT refuses "
+                "this file; TFLite Micro runs it, and so does edgesdk (the integer LSTM never reads a bias scale): check "
+                "the build against TFLite Micro (--rounding tflm). docs/rounding.md, 'Recurrent ops'.")
 
     # -- operators -------------------------------------------------------------------------------
     def read_op(self, sg, i: int):

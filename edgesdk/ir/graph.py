@@ -98,6 +98,7 @@ class Graph:
     inputs: list  # list[Tensor]
     outputs: list  # list[Tensor]
     description: str = ""
+    warnings: list = field(default_factory=list)  # about the file (printed by the build, in report.json)
 
     def producers(self) -> dict:
         return {t: op for op in self.ops for t in op.outputs}

@@ -154,39 +154,66 @@ def reference_tensors(model, inputs: list, mode: str = "ref") -> dict:
 
     `model` is a path or the .tflite bytes; `inputs` are the model inputs in order (model dtypes).
     """
+    return reference_tensor_sequence(model, [inputs], mode)[0]
+
+
+def reference_tensor_sequence(model, steps: list, mode: str = "ref") -> list:
+    """reference_tensors for a sequence of inferences in one interpreter (a stateful model carries its state from
+    step to step): one {tensor index: array} per step, each taken right after that step's invoke."""
+    import tflite
+
     data = Path(model).read_bytes() if not isinstance(model, (bytes, bytearray)) else bytes(model)
+    # Only the model's own tensors: the interpreter appends tensors of its own (other subgraphs, kernel temporaries)
+    # whose indices the importer and folding reuse for the tensors they create.
+    subgraph = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0)
+    count = subgraph.TensorsLength()
+    # Resource handles hold no data (TFLite Micro crashes reading one).
+    resources = {i for i in range(count) if subgraph.Tensors(i).Type() == tflite.TensorType.RESOURCE}
+    results = []
     if mode == "ref":
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
         it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
                          experimental_preserve_all_tensors=True)
         it.allocate_tensors()
-        for detail, x in zip(it.get_input_details(), inputs):
-            it.set_tensor(detail["index"], x)
-        it.invoke()
-        result = {}
-        for detail in it.get_tensor_details():
-            try:
-                result[detail["index"]] = it.get_tensor(detail["index"]).copy()
-            except ValueError:  # tensors without data (e.g. optional inputs)
-                pass
-        return result
+        for inputs in steps:
+            for detail, x in zip(it.get_input_details(), inputs):
+                it.set_tensor(detail["index"], x)
+            it.invoke()
+            result = {}
+            for detail in it.get_tensor_details():
+                if detail["index"] >= count or detail["index"] in resources:
+                    continue
+                try:
+                    result[detail["index"]] = it.get_tensor(detail["index"]).copy()
+                except ValueError:  # tensors without data (e.g. optional inputs)
+                    pass
+            results.append(result)
+        return results
     from tflite_micro.python.tflite_micro import runtime
 
     it = runtime.Interpreter.from_bytes(data, arena_size=max(len(data) * 4, 1 << 20),
                                         intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
-    for i, x in enumerate(inputs):
-        it.set_input(x, i)
-    it.invoke()
-    result = {}
-    import tflite
+    for inputs in steps:
+        for i, x in enumerate(inputs):
+            it.set_input(x, i)
+        it.invoke()
+        result = {}
+        for index in (i for i in range(count) if i not in resources):
+            t = it.GetTensor(index, 0)
+            if t and t.get("tensor_data") is not None:
+                result[index] = np.asarray(t["tensor_data"]).reshape(t["shape"]).copy()
+        results.append(result)
+    return results
 
-    count = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0).TensorsLength()
-    for index in range(count):
-        t = it.GetTensor(index, 0)
-        if t and t.get("tensor_data") is not None:
-            result[index] = np.asarray(t["tensor_data"]).reshape(t["shape"]).copy()
-    return result
+
+def reset_value(tensor) -> np.ndarray:
+    """A persistent tensor's value after the model's reset (edgesdk_default_reset): its initial value, or TFLite's
+    reset fill (the zero point of an int8 tensor, else 0)."""
+    if tensor.initial is not None:
+        return np.asarray(tensor.initial).reshape(tensor.shape)
+    fill = int(tensor.quant.zero_point[0]) if tensor.dtype == "int8" and tensor.quant is not None else 0
+    return np.full(tensor.shape, fill, dtype=NUMPY_TYPES[tensor.dtype])
 
 
 def ir_value(tensor, graph, ref: dict):
@@ -234,27 +261,47 @@ def random_model_inputs(model, seed: int) -> list:
 
 
 def compare_ops(graph, ref: dict, mode: str = "ref", library: OpLibrary | None = None) -> list:
-    """Run every op of `graph` on the reference's own inputs; list (op, max |diff|, mismatches) that differ."""
+    """Run every op of `graph` on the reference's own inputs; list (op, max |diff|, mismatches) that differ.
+    State (persistent tensors) starts from its reset value, as in a fresh interpreter."""
+    return compare_ops_sequence(graph, [ref], mode, library)
+
+
+def compare_ops_sequence(graph, refs: list, mode: str = "ref", library: OpLibrary | None = None) -> list:
+    """compare_ops over a sequence of inferences (`refs`: reference_tensor_sequence). The ops read the model's state
+    (persistent tensors) as edgesdk keeps it -- its reset value, then whatever the ops wrote -- and the state after
+    each step is compared with the reference's too."""
     library = library or OpLibrary(graph.ops, mode)
+    state = {t: reset_value(t) for t in graph.state}
     failures = []
-    for op in graph.ops:
-        inputs = {t: ir_value(t, graph, ref) for t in op.inputs if t is not None and not t.is_const}
-        if any(v is None for v in inputs.values()):
-            continue
-        outputs = library.run(op, inputs)
-        for tensor, got in zip(op.outputs, outputs):
-            want = ir_value(tensor, graph, ref)
-            if want is None:
+    for ref in refs:
+        for op in graph.ops:
+            inputs = {}
+            for t in op.inputs:
+                if t is not None and not t.is_const:
+                    inputs[t] = state[t] if t in state else ir_value(t, graph, ref)
+            if any(v is None for v in inputs.values()):
                 continue
-            want = np.asarray(want).reshape(got.shape)
-            if got.dtype == np.float32:
-                same = got.tobytes() == want.astype(np.float32).tobytes()
-                diff = float(np.max(np.abs(got - want))) if not same else 0.0
-                count = int(np.sum(got != want))
-            else:
-                delta = np.abs(got.astype(np.int32) - want.astype(np.int32))
-                diff, count = int(delta.max(initial=0)), int(np.count_nonzero(delta))
-                same = count == 0
-            if not same:
-                failures.append((op, diff, count))
+            outputs = library.run(op, inputs)
+            written = [t for t in op.inputs + op.outputs if t is not None and t in state]
+            for t in written:
+                state[t] = library.read(t)
+            for tensor, got in list(zip(op.outputs, outputs)) + [(t, state[t]) for t in written if t in op.inputs]:
+                want = ir_value(tensor, graph, ref)
+                if want is None:
+                    continue
+                failure = _difference(got, np.asarray(want).reshape(got.shape))
+                if failure is not None:
+                    failures.append((op, *failure))
     return failures
+
+
+def _difference(got, want):
+    """(max |diff|, mismatches) when the bytes differ, else None."""
+    if got.dtype == np.float32:
+        if got.tobytes() == want.astype(np.float32).tobytes():
+            return None
+        differ = got.view(np.uint32) != want.astype(np.float32).view(np.uint32)
+        return float(np.max(np.abs(got - want))), int(np.sum(differ))
+    delta = np.abs(got.astype(np.int64) - want.astype(np.int64))
+    count = int(np.count_nonzero(delta))
+    return (int(delta.max(initial=0)), count) if count else None
