@@ -1,4 +1,4 @@
-"""Command line: edgesdk build | run | inspect | tune | hil | flash.
+"""Command line: edgesdk build | export | run | inspect | tune | hil | flash.
 
 User errors (EdgesdkError) print one paragraph and exit with the error's code; anything else is an internal
 error: one paragraph asking for a bug report (the traceback only with EDGESDK_DEBUG=1).
@@ -101,8 +101,19 @@ def make_parser() -> argparse.ArgumentParser:
                    help="never run NPU layer chains in row stripes (cascading), even where it shrinks the arena")
     b.add_argument("--tuning-log", metavar="LOG.json",
                    help="apply the schedule 'edgesdk tune' wrote (same model, board, targets and rounding)")
+    b.add_argument("--export", action="store_true",
+                   help="also write OUT/export/<model>/ and <model>.tar: the model as a static library for your own "
+                        "firmware (sources, Makefile, CMakeLists.txt, metadata.json)")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
+
+    e = sub.add_parser("export", help="write OUT/export/: an existing build's model as a static library for your "
+                                      "own firmware")
+    e.add_argument("build_dir", help="output directory of 'edgesdk build'")
+    e.add_argument("--no-measure", action="store_true",
+                   help="do not compile the library to measure its code size and stack (faster; needs no toolchain)")
+    e.add_argument("--json", action="store_true", help="print metadata.json instead of the summary")
+    e.set_defaults(func=cmd_export)
 
     t = sub.add_parser("tune", help="search per-layer schedules (cost models + emulator), write a tuning log")
     t.add_argument("model", help="the .tflite model")
@@ -171,7 +182,7 @@ def cmd_build(args) -> int:
                          "in stripes. Drop one of them.")
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
                            compile_firmware=not args.no_firmware, werror=args.werror,
-                           cascade=not args.no_cascade, tuning_log=args.tuning_log)
+                           cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export)
     report = build(args.model, args.output, options)
     for warning in report.get("warnings", []):
         print(f"edgesdk: warning: {warning}", file=sys.stderr)
@@ -179,7 +190,34 @@ def cmd_build(args) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(build_summary(report, args.output))
+        if report.get("export"):
+            print(export_summary(Path(args.output) / report["export"]["dir"], Path(args.output) / report["export"]["tar"],
+                                 json.loads((Path(args.output) / report["export"]["dir"] / "metadata.json").read_text())))
     return 0
+
+
+def cmd_export(args) -> int:
+    from .export import export_build
+
+    result = export_build(args.build_dir, measure=not args.no_measure)
+    print(json.dumps(result.metadata, indent=2) if args.json else export_summary(result.dir, result.tar, result.metadata))
+    return 0
+
+
+def export_summary(folder: Path, tar: Path, metadata: dict) -> str:
+    memory = metadata["memory"]
+    lines = [f"export: {folder}/ and {tar} (lib{metadata['library']['name']}.a: make -C {folder}, or its CMakeLists.txt)",
+             f"  arena {memory['arena']['bytes']} B (+ {memory['arena']['guard_bytes']} B guards, .noinit), "
+             f"constants {memory['constants']['bytes']} B"]
+    sizes, stack = memory["library"], memory["stack"]
+    if "flash_bytes" in sizes:
+        lines.append(f"  linked: {sizes['flash_bytes']} B flash (text {sizes['text']}, rodata {sizes['rodata']}, data "
+                     f"{sizes['data']}), {sizes['ram_bytes']} B RAM (bss {sizes['bss']}, noinit {sizes['noinit']}); "
+                     + (f"stack {stack['bytes']} B" if stack.get("bytes") is not None
+                        else f"stack unknown ({stack.get('reason')})"))
+    else:
+        lines.append(f"  code size and stack not measured: {sizes.get('reason')}")
+    return "\n".join(lines)
 
 
 def cmd_tune(args) -> int:

@@ -49,6 +49,9 @@ class BuildOptions:
     schedule: object = None
     tuning_log: str | None = None
     fold_constants: bool = True  # evaluate shape arithmetic on constants at build time (edgesdk/ops/folding.py)
+    # Also write OUT/export/<model>/ and its .tar: the model as a static library for the user's own firmware
+    # (edgesdk/export); report.json's `export` says where.
+    export: bool = False
 
 
 @dataclass
@@ -206,6 +209,11 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         report["memory"]["timeline_png"] = _write_memory_timeline(stage, compiled, report)
         report["verified"] = safety
         report["memory"]["arena_guard_bytes"] = 2 * ARENA_GUARD_BYTES_PER_SIDE  # around the arena, not in arena_bytes
+        if options.export:
+            from .export import write_export
+
+            result = write_export(stage, report, stage / "export", board=compiled.board)
+            report["export"] = result.summary(stage)
         (stage / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
@@ -271,6 +279,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "flash_bytes": sections.get("flash_bytes", 0),
             "sections": sections,
             "weights_bytes": constant_bytes(ex),
+            "constants_bytes": generated_flash_bytes(ex),  # weights + the targets' own data (tables, graphs)
             "blobs": {b.name: len(b.data) for b in ex.blobs.values()},
             "state_bytes": sum(t.nbytes for t in ex.state),
             "buffers": [{"name": b.name, "offset": b.offset, "size": b.size, "first_step": b.first,

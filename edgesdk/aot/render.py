@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import jinja2
@@ -64,6 +65,7 @@ def _with_safe_text(model: ExecutorModel) -> ExecutorModel:
         consts=[dataclasses.replace(c, comment=comment_text(c.comment)) for c in model.consts],
         inputs=[dataclasses.replace(t, model_name=comment_text(t.model_name)) for t in model.inputs],
         outputs=[dataclasses.replace(t, model_name=comment_text(t.model_name)) for t in model.outputs],
+        state=[dataclasses.replace(s, name=comment_text(s.name)) for s in model.state],
         blobs={name: dataclasses.replace(b, labels=[(offset, size, comment_text(label)) for offset, size, label in b.labels])
                for name, b in model.blobs.items()})
 
@@ -76,6 +78,21 @@ def _targets_of(model: ExecutorModel) -> list:
     return [get_target(name) for name in names]
 
 
+def api_targets(model: ExecutorModel) -> list:
+    """What model.h says about the targets whose code the model contains: name, peripheral types, and the error
+    codes their code makes edgesdk_default_run() return (Target.error_codes), checked and made comment-safe."""
+    result = []
+    for target in _targets_of(model):
+        codes = []
+        for name, value, meaning in target.error_codes:
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", str(name)) or not isinstance(value, int) or value >= 0:
+                raise ValueError(f"target '{target.name}' declares error code {name!r} = {value!r}: the name must be "
+                                 "upper-case letters, digits and '_', the value a negative int")
+            codes.append((name, value, comment_text(meaning)))
+        result.append({"name": target.name, "peripheral_types": list(target.peripheral_types), "error_codes": codes})
+    return result
+
+
 def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str) -> list:
     """Write model.h/.c, model_data.h/.c and the files each target renders (Target.render_sources); return the
     paths."""
@@ -84,7 +101,7 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
     common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": comment_text(board),
               "rounding": rounding, "ctypes": C_TYPES, "guard_bytes_per_side": ARENA_GUARD_BYTES_PER_SIDE}
     files = {
-        "model.h": env.get_template("model.h.j2").render(**common),
+        "model.h": env.get_template("model.h.j2").render(**common, targets=api_targets(model)),
         "model.c": env.get_template("model.c.j2").render(**common, steps=model.steps),
         "model_data.h": env.get_template("model_data.h.j2").render(**common),
         "model_data.c": env.get_template("model_data.c.j2").render(

@@ -28,6 +28,8 @@ target provides, and which step of the flow uses it:
                                                         the summary lines the CLI prints for them
     harness_failure    test harness (main.c)            C statements printing its unit's error details
                                                         when a run fails (the runner parses them)
+    error_codes        model.h, export metadata.json    the nonzero statuses its code makes
+                                                        edgesdk_default_run() return, and what each means
     boards_dirs        board lookup                     extra boards (board.json + .repl) it ships
 
 What the context gives `generate` (edgesdk.aot.executor.CodegenContext): arena offsets, constant arrays, named
@@ -213,6 +215,13 @@ class Target:
         return ""
 
     harness_includes: tuple = ()
+
+    # The statuses its generated code can make edgesdk_default_run() return, as (name, value, meaning): model.h
+    # defines EDGESDK_ERR_<name> for each (so a caller can test for it by name) and the export's metadata.json
+    # lists them. Values are negative and should not collide with another target's or the core's (-5, arena
+    # corrupt). A target that returns its driver's codes without listing them here is documented in model.h
+    # only as "a negative code from target <name>'s driver".
+    error_codes: tuple = ()
 
     def describe_failure(self, uart: str) -> str | None:
         """A sentence explaining what harness_failure printed in `uart` (None when it printed nothing)."""

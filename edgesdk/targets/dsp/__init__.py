@@ -42,6 +42,17 @@ class DspTarget(Target):
     name = "dsp"
     description = "the DSP-1 vector DSP: one serialized subgraph per region, interpreted by a host runtime"
     peripheral_types = (DSP_TYPE,)
+    # edgesdk_dsp_run()'s results (runtime/edgesdk_dsp_runtime.h), which the generated code returns unchanged.
+    error_codes = (
+        ("DSP_DEVICE", -16, "the DSP stopped with an error: edgesdk_dsp_last_status() and edgesdk_dsp_last_node() "
+                            "(edgesdk_dsp_runtime.h) say which and where"),
+        ("DSP_TIMEOUT", -17, "the DSP did not report DONE or ERROR within EDGESDK_DSP_POLL_LIMIT polls; the runtime "
+                             "reset it"),
+        ("DSP_ID", -18, "no DSP-1 with a supported version answers at BOARD_DSP0_BASE"),
+        ("DSP_BLOB", -19, "a serialized subgraph's header is wrong (magic, version, sizes): corrupt flash"),
+        ("DSP_TABLE", -20, "a serialized subgraph refers outside itself: corrupt flash"),
+        ("DSP_TENSOR", -21, "a serialized subgraph's tensor lies outside the arena: corrupt flash"),
+    )
 
     @property
     def support(self):

@@ -35,6 +35,14 @@ class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
     peripheral_types = (NPU_TYPE,)
+    # edgesdk_npu_run()'s results (edgesdk/hal/npu_driver.h), which the generated code returns unchanged.
+    error_codes = (
+        ("NPU", -1, "the NPU stopped with an error: edgesdk_npu_last_status() (bits 15:8, the NPU error code of "
+                    "docs/npu-datasheet.md) and edgesdk_npu_last_error_command() (npu_driver.h) say which and where"),
+        ("NPU_TIMEOUT", -2, "the NPU did not report DONE or ERROR within EDGESDK_NPU_POLL_LIMIT polls; the driver "
+                            "reset it"),
+        ("NPU_ID", -3, "no NPU-1 with a supported command-table version answers at BOARD_NPU0_BASE"),
+    )
 
     @property
     def support(self):
