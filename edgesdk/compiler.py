@@ -84,8 +84,8 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
             plan = plan_memory(graph, scratch)
             if options.cascade:
                 plan = choose_cascades(graph, regions, scratch, plan, options.rounding, board)
-        if check_fit:
-            check_sram_fits(plan.arena_bytes, board)
+        if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
+            check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
         executor = build_executor(graph, regions, plan, options.rounding, board)
         if check_fit:
             check_flash_fits(executor, board)
@@ -103,14 +103,23 @@ def _requested_schedule(model_path, options: BuildOptions, board: Board, targets
     return schedule_from_log(options.tuning_log, model_path, board.name, targets, options.rounding)
 
 
-def check_sram_fits(arena_bytes: int, board: Board) -> None:
-    need = arena_bytes + board.stack_bytes + SRAM_RESERVE_BYTES
+def check_sram_fits(arena_bytes: int, board: Board, reserve: int = SRAM_RESERVE_BYTES) -> None:
+    """MemoryFitError unless arena + stack + `reserve` (an estimate of the firmware's own .data/.bss) fit the
+    board's SRAM. With reserve 0 (a firmware build, whose linker then gives the exact verdict, see
+    firmware_build.build.memory_fit_message), only what surely cannot fit is refused, with its lower bound."""
+    need = arena_bytes + board.stack_bytes + reserve
     if need > board.sram.size:
+        parts = f"activation arena {arena_bytes} + stack {board.stack_bytes}"
+        if reserve:
+            parts += f" + {reserve} reserved for the firmware's .data/.bss, an estimate"
+        else:
+            parts += ", before the firmware's own .data and .bss"
+        at_least = "" if reserve else " at least"
         raise MemoryFitError(
-            f"The model does not fit board '{board.name}': it needs {need} bytes of SRAM (activation arena "
-            f"{arena_bytes} + stack {board.stack_bytes} + {SRAM_RESERVE_BYTES} reserved) but the board has "
-            f"{board.sram.size}: over by {need - board.sram.size} bytes. Use a smaller input resolution or model, "
-            "or a board with more SRAM."
+            f"The model does not fit board '{board.name}': it needs{at_least} {need} bytes of SRAM ({parts}) "
+            f"but the board has {board.sram.size}: "
+            f"over by{at_least} {need - board.sram.size} bytes. Use a smaller input resolution or model, or a board "
+            "with more SRAM."
         )
 
 
@@ -129,10 +138,11 @@ def constant_bytes(executor) -> int:
 
 def check_flash_fits(executor, board: Board) -> None:
     data = generated_flash_bytes(executor)
-    if data > board.flash.size:
+    room = board.image_flash_bytes  # from the reset address on (a bootloader may own the flash below it)
+    if data > room:
         raise MemoryFitError(
             f"The model does not fit board '{board.name}': its weights and command tables take {data} bytes of "
-            f"flash but the board has {board.flash.size}: over by {data - board.flash.size} bytes (before code). "
+            f"flash but the board has {room} for the firmware: over by {data - room} bytes (before code). "
             "Use a smaller model or a board with more flash."
         )
 
@@ -196,8 +206,9 @@ def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
     shutil.rmtree(build_dir)
     sizes = section_sizes(elf)
     flash_used = sizes.get("flash_bytes", 0)
-    if flash_used > board.flash.size:
-        raise MemoryFitError(f"The firmware needs {flash_used} bytes of flash, the board has {board.flash.size}: over by {flash_used - board.flash.size} bytes.")
+    if flash_used > board.image_flash_bytes:
+        raise MemoryFitError(f"The firmware needs {flash_used} bytes of flash, the board has {board.image_flash_bytes} "
+                             f"for it: over by {flash_used - board.image_flash_bytes} bytes.")
     return sizes
 
 
