@@ -161,6 +161,9 @@ def make_parser() -> argparse.ArgumentParser:
     f.add_argument("--probe", required=True, choices=["openocd", "gdb", "emulator"],
                    help="OpenOCD with the board's config, a GDB server, or the built-in emulator's flash")
     f.add_argument("--gdb-server", help="HOST:PORT of the GDB server (--probe gdb; default from board.json)")
+    f.add_argument("--no-reset", action="store_true",
+                   help="--probe gdb: send none of board.json's reset commands (for a GDB server without them, such "
+                        "as QEMU's -gdb); GDB detaches after loading and the core runs the firmware from its entry")
     f.set_defaults(func=cmd_flash)
     return p
 
@@ -461,7 +464,7 @@ def cmd_hil(args) -> int:
 def cmd_flash(args) -> int:
     from .flash import flash
 
-    result = flash(args.build_dir, args.probe, args.gdb_server)
+    result = flash(args.build_dir, args.probe, args.gdb_server, reset=not args.no_reset)
     if result.command:
         print("$ " + " ".join(result.command))
     print(f"flashed {result.bytes_written} bytes with {result.probe}" + (", verified" if result.verified else ""))
