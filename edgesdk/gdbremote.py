@@ -60,7 +60,10 @@ class GdbRemote:
             match = re.search(rb"\$([^#]*)#[0-9a-fA-F]{2}", self.buffer)
             if match:
                 self.buffer = self.buffer[match.end():]
-                self.sock.sendall(b"+")
+                try:
+                    self.sock.sendall(b"+")
+                except OSError:
+                    pass  # the server is gone (QEMU exits right after its W reply); the reply is still valid
                 return match.group(1)
             left = self.deadline - time.monotonic()
             if left <= 0:

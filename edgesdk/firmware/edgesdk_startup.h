@@ -31,7 +31,7 @@ __attribute__((noreturn)) void edgesdk_exit(int code);
  * .resc) may hook it. */
 __attribute__((noinline, noreturn, used)) void edgesdk_board_exit(uint32_t status);
 
-/* Sleep forever (wfi in a loop; no interrupt is enabled). */
-__attribute__((noreturn)) void edgesdk_halt(void);
+/* Sleep forever (wfi in a loop; no interrupt is enabled). Not inlined: a debugger finds the stopped core here. */
+__attribute__((noinline, noreturn, used)) void edgesdk_halt(void);
 
 #endif /* EDGESDK_STARTUP_H */
