@@ -356,6 +356,14 @@ def _wait_for_port(port: int, timeout_s: float = 20.0) -> None:
     raise AssertionError(f"QEMU's GDB server did not open port {port}")
 
 
+def test_emulator_flash_keeps_the_bootloaders_flash_erased_and_boots_at_0x20010000(hello, board):
+    from edgesdk.flash import ERASED_BYTE, flash_emulator
+
+    result = flash_emulator(hello)
+    assert result.exit_code == 0 and "edgesdk: run ok" in result.output
+    assert set(result.flash_contents[:board.reset_address - board.flash.base]) == {ERASED_BYTE}
+
+
 def test_no_reset_is_for_gdb_only(hello):
     with pytest.raises(UsageError, match="--no-reset applies to --probe gdb only"):
         from edgesdk.flash import flash
