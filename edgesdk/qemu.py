@@ -132,6 +132,10 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
     def decode(raw_list):
         return [np.frombuffer(raw, NUMPY_DTYPES[s["dtype"]]).reshape(s["shape"]).copy() for raw, s in zip(raw_list, out_specs)]
 
+    if len(outcome["step_reads"]) < len(steps):  # it ended inside an inference (a trap, a stack overflow)
+        raise EmulatorError(f"The firmware ended with exit code {outcome['exit_code']} on QEMU before finishing "
+                            f"inference {len(outcome['step_reads']) + 1} of {len(steps)}. UART output: "
+                            f"{uart.strip()[-400:]!r}")
     step_outputs = [decode(r) for r in outcome["step_reads"]]
     marks = outcome["marks"]
     step_instructions = [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]

@@ -201,6 +201,16 @@ def test_qemu_stops_a_hung_firmware_at_the_time_limit(tmp_path, hello):
     assert _no_qemu_left(hung)
 
 
+@needs_qemu
+def test_qemu_reports_a_firmware_that_ends_inside_the_inference(tmp_path, hello):
+    broken = tmp_path / "broken"
+    shutil.copytree(hello, broken, ignore=shutil.ignore_patterns("run", "hil"))
+    _patch_elf(broken / "firmware.elf", elf_symbol(broken / "firmware.elf", "edgesdk_default_run"), 0x00000000)
+    with pytest.raises(EmulatorError, match=r"exit code 254 on QEMU before finishing inference 1 of 1.*"
+                                            r"trap mcause=0x00000002"):
+        run_qemu_sequence(broken, [random_inputs(load_report(broken), 0)], timeout_s=QEMU_TIMEOUT_S)
+
+
 def _patch_elf(elf: Path, address: int, word: int) -> None:
     from elftools.elf.elffile import ELFFile
 
