@@ -58,6 +58,7 @@ class Board:
     peripherals: dict  # name -> Peripheral
     stack_bytes: int
     toolchain: dict
+    qemu: dict = field(default_factory=dict)  # board.json "qemu": how stock QEMU boots the board (edgesdk/qemu.py)
 
     @property
     def flash(self) -> MemoryRegion:
@@ -67,11 +68,49 @@ class Board:
     def sram(self) -> MemoryRegion:
         return self.memories["sram"]
 
+    @property
+    def reset_address(self) -> int:
+        """Where the core starts the firmware after reset (cpu.reset_address, default the start of flash): link.ld
+        puts _start and the whole image there."""
+        value = self.cpu.get("reset_address")
+        return self.flash.base if value is None else _int(value)
+
+    @property
+    def image_flash_bytes(self) -> int:
+        """Flash the firmware image may use: from the reset address to the end of flash (a bootloader may own
+        the flash below it, as on the HiFive1 Rev B)."""
+        return self.flash.end - self.reset_address
+
     def peripheral_of_type(self, type_name: str) -> Peripheral:
         for p in self.peripherals.values():
             if p.type == type_name:
                 return p
         raise KeyError(type_name)
+
+
+# Peripheral types edgesdk's firmware (edgesdk/firmware/console.c, startup.c) can use as its console and to exit.
+CONSOLE_TYPES = ("ns16550", "sifive_uart")
+EXIT_DEVICE_TYPES = ("sifive_test",)
+SEMIHOSTING = "semihosting"
+
+
+def console_uart(board: Board) -> Peripheral:
+    """The UART the firmware prints on: `uart0` if its type is one the firmware drives (CONSOLE_TYPES), else the
+    first such peripheral. UsageError if the board has none."""
+    uarts = [p for p in board.peripherals.values() if p.type in CONSOLE_TYPES]
+    if not uarts:
+        raise UsageError(f"Board {board.name} ({board.path}) has no UART edgesdk's firmware can print on: it needs a "
+                         f"peripheral of type {' or '.join(CONSOLE_TYPES)} (docs/porting-a-new-board.md).")
+    return next((p for p in uarts if p.name == "uart0"), uarts[0])
+
+
+def exit_method(board: Board) -> tuple:
+    """How the firmware ends a run: ("sifive_test", peripheral) through QEMU's test/exit device when the board has
+    one, else ("semihosting", None): a RISC-V semihosting SYS_EXIT_EXTENDED call, which QEMU (-semihosting-config
+    enable=on), the built-in emulator and a debugger with semihosting answer, and which on a board without one
+    traps into the firmware's handler, which stops the core."""
+    device = next((p for p in board.peripherals.values() if p.type in EXIT_DEVICE_TYPES), None)
+    return (device.type, device) if device is not None else (SEMIHOSTING, None)
 
 
 def board_dirs() -> list:
@@ -164,7 +203,11 @@ def load_board(name_or_path: str) -> Board:
                              {k: v for k, v in p.items() if k not in ("type", "base", "size")})
             for name, p in raw["peripherals"].items()
         }
-        return Board(raw["name"], path, raw.get("description", ""), raw["cpu"], memories, peripherals,
-                     int(raw["stack_bytes"]), raw["toolchain"])
+        board = Board(raw["name"], path, raw.get("description", ""), raw["cpu"], memories, peripherals,
+                      int(raw["stack_bytes"]), raw["toolchain"], raw.get("qemu", {}))
     except (KeyError, ValueError, TypeError) as exc:
         raise UsageError(f"Board description {path} is malformed ({exc!r}); compare it with edgesdk/boards/riscv-npu/board.json.") from None
+    if not board.flash.contains(board.reset_address, 2):
+        raise UsageError(f"Board description {path}: cpu.reset_address {board.reset_address:#x} is not inside "
+                         f"memory.flash ({board.flash.base:#x}+{board.flash.size:#x}); the firmware is linked there.")
+    return board

@@ -130,8 +130,11 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print the log instead of the summary")
     t.set_defaults(func=cmd_tune)
 
-    r = sub.add_parser("run", help="run a build on the built-in emulator")
+    r = sub.add_parser("run", help="run a build on the built-in emulator (or on QEMU)")
     r.add_argument("build_dir", help="output directory of 'edgesdk build'")
+    r.add_argument("--emulator", default="builtin", choices=["builtin", "qemu"],
+                   help="the built-in emulator (default), or stock QEMU with the board's machine (board.json "
+                        "\"qemu\"; CPU-only builds)")
     r.add_argument("--input", action="append", default=[], help=".npy input (repeat per model input, in order)")
     r.add_argument("--random-input", type=int, metavar="SEED", help="use seeded random inputs instead of --input")
     r.add_argument("--output-dir", help="where to write output_0.npy, ... (default BUILD_DIR/run)")
@@ -169,6 +172,9 @@ def make_parser() -> argparse.ArgumentParser:
     f.add_argument("--probe", required=True, choices=["openocd", "gdb", "emulator"],
                    help="OpenOCD with the board's config, a GDB server, or the built-in emulator's flash")
     f.add_argument("--gdb-server", help="HOST:PORT of the GDB server (--probe gdb; default from board.json)")
+    f.add_argument("--no-reset", action="store_true",
+                   help="--probe gdb: send none of board.json's reset commands (for a GDB server without them, such "
+                        "as QEMU's -gdb); GDB detaches after loading and the core runs the firmware from its entry")
     f.set_defaults(func=cmd_flash)
     return p
 
@@ -274,7 +280,7 @@ def cmd_run(args) -> int:
         steps = [random_inputs(report, args.random_input + k) for k in range(args.steps)]
     else:
         steps = split_steps([load_npy(p) for p in args.input], args.steps)
-    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout)
+    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout, emulator=args.emulator)
     out_dir = Path(args.output_dir) if args.output_dir else Path(args.build_dir) / "run"
     out_dir.mkdir(parents=True, exist_ok=True)
     step_outputs = result.step_outputs or [result.outputs]
@@ -299,6 +305,7 @@ def cmd_run(args) -> int:
         "npu_cycles": result.npu_cycles,
         "peripherals": result.peripheral_stats,
         "exit_code": result.exit_code,
+        "emulator": args.emulator,
     }
     if check is not None:
         summary["reference"] = check
@@ -377,7 +384,10 @@ def run_summary(summary: dict, result) -> str:
         lines.append(f"output {k} '{o['name']}' {o['dtype']}{o['shape']}: [{shown}] -> {o['path']}")
     inf = summary["inference_instructions"]
     lines.append(f"cpu instructions: {summary['cpu_instructions']} total" + (f", {inf} in the inference" if inf is not None else ""))
-    lines.append(f"npu cycles: {summary['npu_cycles']}")
+    if summary["npu_cycles"] is not None:  # None: the machine has no NPU (a board without one, or QEMU)
+        lines.append(f"npu cycles: {summary['npu_cycles']}")
+    if summary.get("emulator", "builtin") != "builtin":
+        lines.append(f"emulator: {summary['emulator']}")
     for name, counters in sorted(summary.get("peripherals", {}).items()):
         lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
     if summary.get("steps", 1) > 1:
@@ -503,7 +513,7 @@ def cmd_hil(args) -> int:
 def cmd_flash(args) -> int:
     from .flash import flash
 
-    result = flash(args.build_dir, args.probe, args.gdb_server)
+    result = flash(args.build_dir, args.probe, args.gdb_server, reset=not args.no_reset)
     if result.command:
         print("$ " + " ".join(result.command))
     print(f"flashed {result.bytes_written} bytes with {result.probe}" + (", verified" if result.verified else ""))

@@ -79,13 +79,13 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
     folding = fold_constants(graph) if options.fold_constants else FoldReport()
-    budget = flash_budget(board.flash.size, board.name) if check_fit else nullcontext()
+    budget = flash_budget(board.image_flash_bytes, board.name) if check_fit else nullcontext()
     with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
         if schedule is not None:
             schedule.check_graph(graph)
         regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
         if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
-            check_sram_fits(sram_lower_bound(graph, regions), board, at_least=True)
+            check_sram_fits(sram_lower_bound(graph, regions), board, 0, at_least=True)
             check_flash_lower_bound(regions, board)
         scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
         if schedule is not None:  # the schedule's cascade groups, as given: no search
@@ -94,8 +94,8 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
             plan = plan_memory(graph, scratch)
             if options.cascade:
                 plan = choose_cascades(graph, regions, scratch, plan, options.rounding, board)
-        if check_fit:
-            check_sram_fits(plan.arena_bytes, board)
+        if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
+            check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
         executor = build_executor(graph, regions, plan, options.rounding, board)
         if check_fit:
             check_flash_fits(executor, board)
@@ -133,22 +133,32 @@ def flash_lower_bound(regions) -> int:
 
 def check_flash_lower_bound(regions, board: Board) -> None:
     data = flash_lower_bound(regions)
-    if data > board.flash.size:
+    if data > board.image_flash_bytes:
         raise MemoryFitError(
             f"The model does not fit board '{board.name}': its weights take at least {data} bytes of flash but the "
-            f"board has {board.flash.size}: over by {data - board.flash.size} bytes (before code). Use a smaller "
+            f"board has {board.image_flash_bytes} for the firmware: over by {data - board.image_flash_bytes} bytes (before "
+            "code). Use a smaller "
             "model or a board with more flash.")
 
 
-def check_sram_fits(arena_bytes: int, board: Board, at_least: bool = False) -> None:
-    need = arena_bytes + board.stack_bytes + SRAM_RESERVE_BYTES
+def check_sram_fits(arena_bytes: int, board: Board, reserve: int = SRAM_RESERVE_BYTES, at_least: bool = False) -> None:
+    """MemoryFitError unless arena + stack + `reserve` (an estimate of the firmware's own .data/.bss) fit the
+    board's SRAM (`at_least`: `arena_bytes` is only a lower bound). With reserve 0 (a firmware build, whose
+    linker then gives the exact verdict, see firmware_build.build.memory_fit_message), only what surely cannot
+    fit is refused, with its lower bound."""
+    need = arena_bytes + board.stack_bytes + reserve
     if need > board.sram.size:
+        parts = f"activation arena {'at least ' if at_least else ''}{arena_bytes} + stack {board.stack_bytes}"
+        if reserve:
+            parts += f" + {reserve} reserved for the firmware's .data/.bss, an estimate"
+        else:
+            parts += ", before the firmware's own .data and .bss"
+        at_least = " at least" if at_least or not reserve else ""
         raise MemoryFitError(
-            f"The model does not fit board '{board.name}': it needs {'at least ' if at_least else ''}{need} bytes of "
-            f"SRAM (activation arena {arena_bytes} + stack {board.stack_bytes} + {SRAM_RESERVE_BYTES} reserved) "
-            "but the board has "
-            f"{board.sram.size}: over by {need - board.sram.size} bytes. Use a smaller input resolution or model, "
-            "or a board with more SRAM."
+            f"The model does not fit board '{board.name}': it needs{at_least} {need} bytes of SRAM ({parts}) "
+            f"but the board has {board.sram.size}: "
+            f"over by{at_least} {need - board.sram.size} bytes. Use a smaller input resolution or model, or a board "
+            "with more SRAM."
         )
 
 
@@ -167,10 +177,11 @@ def constant_bytes(executor) -> int:
 
 def check_flash_fits(executor, board: Board) -> None:
     data = generated_flash_bytes(executor)
-    if data > board.flash.size:
+    room = board.image_flash_bytes  # from the reset address on (a bootloader may own the flash below it)
+    if data > room:
         raise MemoryFitError(
             f"The model does not fit board '{board.name}': its weights and command tables take {data} bytes of "
-            f"flash but the board has {board.flash.size}: over by {data - board.flash.size} bytes (before code). "
+            f"flash but the board has {room} for the firmware: over by {data - room} bytes (before code). "
             "Use a smaller model or a board with more flash."
         )
 
@@ -239,8 +250,9 @@ def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
     shutil.rmtree(build_dir)
     sizes = section_sizes(elf)
     flash_used = sizes.get("flash_bytes", 0)
-    if flash_used > board.flash.size:
-        raise MemoryFitError(f"The firmware needs {flash_used} bytes of flash, the board has {board.flash.size}: over by {flash_used - board.flash.size} bytes.")
+    if flash_used > board.image_flash_bytes:
+        raise MemoryFitError(f"The firmware needs {flash_used} bytes of flash, the board has {board.image_flash_bytes} "
+                             f"for it: over by {flash_used - board.image_flash_bytes} bytes.")
     return sizes
 
 

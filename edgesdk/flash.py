@@ -3,7 +3,9 @@
 * openocd   OpenOCD programs the flash with the board's OpenOCD config (board.json "flashing"), verifies
             it and resets the board:  openocd -f <board>/openocd.cfg -c "program firmware.elf verify reset exit"
 * gdb       GDB loads firmware.elf through a running GDB server (a probe's, or OpenOCD's on port 3333) and
-            verifies it with compare-sections; the board's reset commands run before and after.
+            verifies it with compare-sections; the board's reset commands run before and after. With
+            reset=False (--no-reset, for a server without them, such as QEMU's) none are sent and GDB detaches
+            after verifying, so the core runs the firmware from its entry point, where `load` set the PC.
 * emulator  the built-in emulator plays the board: its flash is erased, programmed with the ELF's loadable
             segments (what OpenOCD's `program` writes) and read back, then the core boots from the board's
             reset address (board.json "flashing").
@@ -57,7 +59,7 @@ class FlashSettings:
         return cls(board, board.path.parent / raw["openocd_config"], raw.get("openocd_package", "openocd"),
                    tuple(raw.get("gdb", ["gdb-multiarch"])), raw.get("gdb_package", "gdb-multiarch"),
                    raw.get("gdb_server", "localhost:3333"), tuple(raw.get("gdb_before_load", [])),
-                   tuple(raw.get("gdb_after_load", [])), int(raw.get("reset_address", hex(board.flash.base)), 0))
+                   tuple(raw.get("gdb_after_load", [])), int(raw.get("reset_address", hex(board.reset_address)), 0))
 
 
 @dataclass
@@ -193,9 +195,15 @@ def find_gdb(settings: FlashSettings) -> str:
                          f"{settings.gdb_package}")
 
 
-def flash_gdb(build_dir, server: str | None = None, before=None, after=None) -> FlashResult:
+# --no-reset: no reset commands; detaching lets the core run from the PC `load` set (the ELF's entry point).
+NO_RESET_BEFORE, NO_RESET_AFTER = (), ("detach",)
+
+
+def flash_gdb(build_dir, server: str | None = None, before=None, after=None, reset: bool = True) -> FlashResult:
     board, elf, _ = _build_files(build_dir)
     settings = FlashSettings.of(board)
+    if not reset:
+        before, after = NO_RESET_BEFORE, NO_RESET_AFTER
     gdb = find_gdb(settings)
     server = server or settings.gdb_server
     with tempfile.TemporaryDirectory(prefix="edgesdk-flash-") as tmp:
@@ -261,11 +269,13 @@ def _boot(machine, reset_address: int, timeout_s: float) -> tuple:
 
 # ---- Entry point --------------------------------------------------------------------------------------
 
-def flash(build_dir, probe: str, gdb_server: str | None = None) -> FlashResult:
+def flash(build_dir, probe: str, gdb_server: str | None = None, reset: bool = True) -> FlashResult:
     if probe not in PROBES:
         raise UsageError(f"--probe must be one of {', '.join(PROBES)}, not '{probe}'.")
+    if not reset and probe != "gdb":
+        raise UsageError("--no-reset applies to --probe gdb only (a GDB server without reset commands).")
     if probe == "openocd":
         return flash_openocd(build_dir)
     if probe == "gdb":
-        return flash_gdb(build_dir, gdb_server)
+        return flash_gdb(build_dir, gdb_server, reset=reset)
     return flash_emulator(build_dir)

@@ -148,11 +148,17 @@ def run_inference(build_dir, inputs: list, timeout_s: float = 120.0) -> Inferenc
     return run_sequence(build_dir, [inputs], timeout_s)
 
 
-def run_sequence(build_dir, steps: list, timeout_s: float = 120.0) -> InferenceResult:
+EMULATORS = ("builtin", "qemu")
+
+
+def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str = "builtin") -> InferenceResult:
     """Inferences on `steps` (per step, one array per model input) in one boot: a stateful model carries its
-    state from one step to the next. The result's `outputs` are the last step's, `step_outputs` all of them."""
+    state from one step to the next. The result's `outputs` are the last step's, `step_outputs` all of them.
+    `emulator`: the built-in emulator, or stock QEMU with the board's machine (edgesdk/qemu.py)."""
     from .emulator import run_elf
 
+    if emulator not in EMULATORS:
+        raise UsageError(f"--emulator must be one of {', '.join(EMULATORS)}, not '{emulator}'.")
     build_dir = Path(build_dir)
     report = load_report(build_dir)
     specs = report["io"]["inputs"]
@@ -162,6 +168,10 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0) -> InferenceR
         if len(inputs) != len(specs):
             names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
             raise UsageError(f"The model takes {len(specs)} input(s) ({names}); {len(inputs)} given.")
+    if emulator == "qemu":
+        from .qemu import run_qemu_sequence
+
+        return run_qemu_sequence(build_dir, steps, timeout_s)
     elf = build_dir / "firmware.elf"
     if not elf.is_file():
         raise UsageError(f"{elf} is missing; rebuild with 'edgesdk build'.")

@@ -95,6 +95,6 @@ def test_run_without_build_dir(tmp_path):
 
 def test_unknown_board_and_target(tmp_path):
     proc = edgesdk("build", model_path("hello_world"), "--board", "no-such-board", "-o", tmp_path / "o")
-    assert proc.returncode == 7 and "Available boards: riscv-npu" in proc.stderr
+    assert proc.returncode == 7 and "Available boards: hifive1-revb, riscv-npu" in proc.stderr
     proc = edgesdk("build", model_path("hello_world"), "--target", "gpu,c", "-o", tmp_path / "o")
     assert proc.returncode == 7 and "Unknown target 'gpu'" in proc.stderr

@@ -96,7 +96,8 @@ def test_link_ld_follows_a_modified_board(tmp_path, board):
                                  memories={**board.memories, "sram": dataclasses.replace(board.sram, size=1 << 20)})
     render_board_files(bigger, tmp_path)
     text = (tmp_path / "link.ld").read_text()
-    assert "LENGTH = 1048576" in text and "__stack - 16384" in text
+    # The linker's sram region ends where the stack begins (its overflow message is then the exact shortfall).
+    assert "LENGTH = 1032192" in text and "ORIGIN(sram) + 1048576" in text and "__stack - 16384" in text
     assert board_h_macros(tmp_path / "board.h")["BOARD_STACK_BYTES"] == 16384
 
 
@@ -139,8 +140,11 @@ def test_sram_overflow_is_a_memory_fit_error(workspace, board):
     def huge_arena(text):
         return text.replace("edgesdk_arena[32]", f"edgesdk_arena[{board.sram.size}]")
 
-    with pytest.raises(MemoryFitError, match="does not fit"):
+    with pytest.raises(MemoryFitError, match="does not fit") as info:
         build_variant(workspace, board, "huge", huge_arena)
+    # The exact shortfall: the arena alone is the size of SRAM, so everything else (.data, .bss, the stack) is missing.
+    short = int(re.search(r"SRAM is (\d+) bytes short", str(info.value)).group(1))
+    assert board.stack_bytes < short < board.stack_bytes + 4096
 
 
 def test_compile_error_shows_compiler_message(workspace, board):

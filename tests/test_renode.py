@@ -310,3 +310,127 @@ def test_csharp_peripheral_errors_irq_reset_and_exit_device(tmp_path):
                    "INFO firmware exited with code 0.",
                    "ERROR firmware asked for a reset, which the riscv-npu platform does not support.",
                    "INFO firmware exited with code 42.", "end"]
+
+
+# ---- hifive1-revb: the FE310 platform ------------------------------------------------------------------
+
+HIFIVE1_DIR = BOARDS_DIR / "hifive1-revb"
+FIXTURES_DIR = BOARDS_DIR.parents[1] / "tests" / "fixtures"
+
+# Renode's FE310 platform, as renode/renode platforms/cpus/sifive-fe310.repl (commit 06854d4, 2026-08) has it:
+# entry -> (type, address, attributes the edgesdk file keeps, connections). Our names for its entries in the
+# second column where they differ (board.json's flash/sram; gpio0 for its gpioInputs).
+RENODE_FE310 = {
+    "dtim": ("sram", "Memory.MappedMemory", 0x80000000, {"size": 0x4000}, []),
+    "qspi0Xip": ("flash", "Memory.MappedMemory", 0x20000000, {}, []),  # Renode maps the whole 512 MiB window
+    "uart0": ("uart0", "UART.SiFive_UART", 0x10013000, {}, [Connection("IRQ", "plic", (3,))]),
+    "gpioInputs": ("gpio0", "GPIOPort.SiFive_GPIO", 0x10012000, {},
+                   [Connection(tuple(range(32)), "plic", tuple(range(8, 40)))]),
+    "cpu": ("cpu", "CPU.RiscV32", None, {"cpuType": "rv32imac_zicsr_zifencei",
+                                         "privilegedArchitecture": Enum("PrivilegedArchitecture.Priv1_10"),
+                                         "timeProvider": Reference("clint")}, []),
+    "plic": ("plic", "IRQControllers.PlatformLevelInterruptController", 0x0C000000,
+             {"numberOfSources": 52, "numberOfContexts": 1}, [Connection((0,), "cpu", (11,))]),
+    "clint": ("clint", "IRQControllers.CoreLevelInterruptor", 0x02000000, {"frequency": 62000000},
+              [Connection((0, 1), "cpu", (3, 7))]),
+}
+# scripts/single-node/sifive_fe310.resc: `cpu PerformanceInMips 320`. renode-infrastructure: SiFive_UART.Size is
+# 0x100, SiFive_GPIO.Size 0x1000 (src/Emulator/Peripherals/Peripherals/{UART/SiFive_UART,GPIOPort/SiFive_GPIO}.cs).
+RENODE_FE310_MIPS = 320
+RENODE_MODEL_SIZES = {"UART.SiFive_UART": 0x100, "GPIOPort.SiFive_GPIO": 0x1000}
+
+
+@pytest.fixture(scope="module")
+def hifive1():
+    return load_board("hifive1-revb")
+
+
+@pytest.fixture(scope="module")
+def hifive1_repl(hifive1):
+    return read_repl(repl_path(hifive1))
+
+
+def test_hifive1_repl_and_board_json_agree(hifive1, hifive1_repl):
+    assert check_against_board(hifive1_repl, hifive1) == []
+    assert cpu_timing(hifive1_repl).instructions_per_second == hifive1.cpu["clock_hz"] == RENODE_FE310_MIPS * 1_000_000
+    assert parse_repl(format_repl(hifive1_repl)).entries == hifive1_repl.entries
+
+
+def test_hifive1_repl_follows_renodes_fe310_platform(hifive1_repl):
+    for renode_name, (ours, kind, address, attributes, connections) in RENODE_FE310.items():
+        entry = hifive1_repl[ours]
+        assert (entry.type, entry.address) == (kind, address), renode_name
+        assert {k: entry.attributes[k] for k in attributes} == attributes, renode_name
+        assert entry.connections == connections, renode_name
+    # Nothing beyond Renode's entries (it also has maskRom, otp and uart1, which edgesdk firmware never uses).
+    assert set(hifive1_repl.entries) == {v[0] for v in RENODE_FE310.values()}
+    assert hifive1_repl["flash"].attributes["size"] == 4 << 20  # the board's chip inside Renode's XIP window
+
+
+def test_hifive1_peripheral_sizes_are_renodes(hifive1):
+    from edgesdk.renode.platform import KNOWN_SIZES
+
+    for renode_type, size in RENODE_MODEL_SIZES.items():
+        assert KNOWN_SIZES[renode_type] == size
+    assert hifive1.peripherals["uart0"].size == RENODE_MODEL_SIZES["UART.SiFive_UART"]
+    assert hifive1.peripherals["gpio0"].size == RENODE_MODEL_SIZES["GPIOPort.SiFive_GPIO"]
+
+
+def test_hifive1_drift_is_reported(hifive1):
+    text = repl_path(hifive1).read_text()
+    for old, new, complaint in [
+        ("    size: 0x4000\n", "    size: 0x8000\n", "memory 'sram' is at 0x80000000+0x8000 in the .repl"),
+        ("uart0: UART.SiFive_UART @ sysbus 0x10013000", "uart0: UART.SiFive_UART @ sysbus 0x10023000",
+         "peripheral 'uart0' is at 0x10023000+0x100"),
+        ("uart0: UART.SiFive_UART", "uart0: UART.NS16550", "board.json type 'sifive_uart' needs UART.SiFive_UART"),
+        ("    PerformanceInMips: 320", "    PerformanceInMips: 16", "PerformanceInMips 16"),
+    ]:
+        assert old in text
+        problems = check_against_board(parse_repl(text.replace(old, new, 1)), hifive1)
+        assert any(complaint in p for p in problems), problems
+
+
+def test_hifive1_emulator_machine_comes_from_the_repl(hifive1):
+    emulated = emulator_board(hifive1)
+    assert emulated.memories == hifive1.memories
+    assert {n: (p.type, p.base, p.size) for n, p in emulated.peripherals.items()} == \
+        {"uart0": ("sifive_uart", 0x10013000, 0x100), "gpio0": ("sifive_gpio", 0x10012000, 0x1000)}
+
+
+def test_hifive1_resc_loads_the_platform_the_firmware_and_reports_the_exit(hifive1):
+    text = resc_path(hifive1).read_text()
+    assert "machine LoadPlatformDescription $ORIGIN/hifive1-revb.repl" in text
+    assert "sysbus LoadELF $elf" in text and "$elf?=@firmware.elf" in text and "showAnalyzer uart0" in text
+    assert not re.search(r"^include", text, re.MULTILINE)  # no C# peripheral: all Renode's own models
+    # No semihosting in Renode's RISC-V cores: a hook on the exit function logs what the exit device would, with
+    # the status the firmware passes in a0 (x10), and pauses like EdgesdkSiFiveTestFinisher.cs.
+    hook = re.search(r'^cpu AddHook `sysbus GetSymbolAddress "(\w+)"` "(.+)"$', text, re.MULTILINE)
+    assert hook and hook[1] == "edgesdk_board_exit"
+    assert "firmware exited with code {0}." in hook[2] and "cpu.GetRegister(10).RawValue" in hook[2]
+    assert "machine.PauseAndRequestEmulationPause()" in hook[2]
+    finisher = (BOARDS_DIR.parent / "renode" / "EdgesdkSiFiveTestFinisher.cs").read_text()
+    assert '"firmware exited with code {0}."' in finisher and "PauseAndRequestEmulationPause()" in finisher
+    startup = (BOARDS_DIR.parent / "firmware" / "startup.c").read_text()
+    assert "void edgesdk_board_exit(uint32_t status)" in startup  # a0 = the status, as the hook reads it
+
+
+def test_builtin_monitor_takes_only_the_exit_hook(tmp_path):
+    from edgesdk.board import load_board as _load
+    from edgesdk.firmware_build import build_firmware, render_board_files
+    from edgesdk.hil.emulation import Emulation, Monitor, RenodeError
+
+    board = _load("hifive1-revb")
+    gen = tmp_path / "src"
+    gen.mkdir()
+    shutil.copy(FIXTURES_DIR / "fake_model" / "model.h", gen)
+    (gen / "model.c").write_text((FIXTURES_DIR / "fake_model" / "model.c").read_text().replace(
+        '#include "board.h"', '#include "board.h"\n#define BOARD_NPU0_BASE 0x40000000u', 1))
+    render_board_files(board, gen)
+    elf = build_firmware(gen, tmp_path / "out", board)
+    monitor = Monitor(Emulation())
+    monitor.execute(f"$elf=@{elf}")
+    monitor.execute(f"include @{resc_path(board)}")  # the hook line included
+    address = monitor.execute('sysbus GetSymbolAddress "edgesdk_halt"').strip()
+    with pytest.raises(RenodeError, match="accepts only the exit hook on edgesdk_board_exit"):
+        monitor.execute(f'cpu AddHook {address} "cpu.Log(LogLevel.Info, 1)"')
+    monitor.emulation.close()

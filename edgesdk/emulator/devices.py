@@ -69,3 +69,38 @@ class MappedDevice:
             kind = "rejected" if isinstance(exc, DeviceFault) else f"failed ({type(exc).__name__})"
             self.fault = f"peripheral {self.name}: the {access} {kind}: {exc}"
         self._stop()
+
+
+class RegisterFile:
+    """A bank of 32-bit registers that read back what was written (reset value 0): the built-in model of a board
+    peripheral the firmware only configures, such as the HiFive1's GPIO (edgesdk/firmware/console.c routes the UART
+    pins through it). Accesses must be aligned and at most 32 bits wide, as on the SiFive peripheral bus."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.registers: dict = {}
+
+    def attach(self, bus) -> None:
+        self.bus = bus
+
+    def _check(self, offset: int, size: int) -> int:
+        if size > 4 or offset % size or offset + size > self.size:
+            raise DeviceFault(f"{size}-byte access at offset {offset:#x} (registers are 32-bit, aligned)")
+        return offset & ~3
+
+    def read(self, offset: int, size: int) -> int:
+        word = self.registers.get(self._check(offset, size), 0)
+        return (word >> (8 * (offset & 3))) & ((1 << (8 * size)) - 1)
+
+    def write(self, offset: int, size: int, value: int) -> None:
+        base = self._check(offset, size)
+        shift, mask = 8 * (offset & 3), ((1 << (8 * size)) - 1) << (8 * (offset & 3))
+        self.registers[base] = (self.registers.get(base, 0) & ~mask) | ((value << shift) & mask)
+
+    def stats(self) -> dict:
+        return {}
+
+
+# Board peripherals the built-in emulator models in Python, by board.json type (the UARTs, the exit device and
+# the NPU are native: edgesdk/emulator/csrc/emu_glue.c).
+BOARD_DEVICES = {"sifive_gpio": lambda periph: RegisterFile(periph.size)}

@@ -152,6 +152,7 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "emu_set_uart_reg_shift": (None, [c.c_void_p, c.c_uint32]),
         "emu_prepare_resume": (None, [c.c_void_p, c.c_uint64]),
         "emu_settle_exit": (None, [c.c_void_p, c.c_uint64]),
+        "emu_exit_at": (None, [c.c_void_p, c.c_int32, c.c_uint64]),
         "emu_attach_npu": (None, [c.c_void_p, c.c_void_p]),
         "emu_set_npu_accounting": (None, [c.c_void_p, c.c_uint32, c.c_uint32, c.POINTER(c.c_uint32), c.c_uint32]),
         "emu_npu_perf_total": (c.c_uint64, [c.c_void_p, c.c_uint32]),
@@ -318,7 +319,8 @@ class Machine:
         self.elf_path = Path(elf_path)
         self.elf = _read_elf(elf_path)
         self.npu_spec = npu if npu is not None else _native_npu_spec(self.board)
-        self.devices: list = []  # MappedDevice: Python peripheral models of target plugins
+        self.devices: list = []  # MappedDevice: Python peripheral models of target plugins (and board devices)
+        self._board_devices: set = set()  # names of the board's own Python devices (devices.BOARD_DEVICES)
         self.lib = native_library(self.npu_spec)
         self.flash = np.zeros(board.flash.size, dtype=np.uint8)
         self.sram = np.full(board.sram.size, SRAM_FILL_BYTE, dtype=np.uint8)
@@ -360,6 +362,7 @@ class Machine:
 
     def _map_peripherals(self) -> None:
         devices = {"ns16550": ("emu_uart_read", "emu_uart_write"),
+                   "sifive_uart": ("emu_sifive_uart_read", "emu_sifive_uart_write"),
                    "sifive_test": ("emu_exit_read", "emu_exit_write")}
         native, _model = native_peripheral(self.board)
         for periph in self.board.peripherals.values():
@@ -385,10 +388,13 @@ class Machine:
         """A target plugin's Python model of `periph` (edgesdk/emulator/devices.py); a peripheral no
         installed target models stays unmapped, so accesses fault naming it."""
         from ..targets import peripheral_model
-        from .devices import GuestBus, MappedDevice
+        from .devices import BOARD_DEVICES, GuestBus, MappedDevice
 
         model = peripheral_model(periph.type)
         device = model.create(periph, self.board) if model is not None else None
+        if device is None and periph.type in BOARD_DEVICES:  # a board peripheral the firmware only configures
+            device = BOARD_DEVICES[periph.type](periph)
+            self._board_devices.add(periph.name)
         if device is None:
             return
         bus = GuestBus([("flash", self.board.flash.base, self.flash, False),
@@ -405,7 +411,7 @@ class Machine:
 
     def peripheral_stats(self) -> dict:
         """Counters of the Python peripheral models (e.g. the DSP's cycles), by peripheral name."""
-        return {d.name: dict(d.device.stats()) for d in self.devices}
+        return {d.name: dict(d.device.stats()) for d in self.devices if d.name not in self._board_devices}
 
     def _attach_npu(self) -> None:
         """Bind the NPU model's bus to guest memory and let the glue sum its counters over runs."""
@@ -523,7 +529,10 @@ class Machine:
         try:
             self.uc.emu_start(pc, NO_UNTIL_ADDRESS)
         except unicorn.UcError as exc:
-            raise self._fault_error(exc) from None
+            if not self._semihosting_exit(exc):
+                raise self._fault_error(exc) from None
+            self._exited = True
+            return True
         faults = [d.fault for d in self.devices if d.fault]
         if faults:
             raise EmulatorError(f"The firmware stopped near {self._where(self.pc())}: {faults[0]}.{self._uart_tail()}")
@@ -542,6 +551,34 @@ class Machine:
 
     def pc(self) -> int:
         return self.uc.reg_read(rv.UC_RISCV_REG_PC)
+
+    def _semihosting_exit(self, exc: unicorn.UcError) -> bool:
+        """True if the CPU stopped at a RISC-V semihosting call (an ebreak between `slli zero, zero, 0x1f` and
+        `srai zero, zero, 7`, which Unicorn cannot execute) that ends the run: SYS_EXIT (a1 = reason) or
+        SYS_EXIT_EXTENDED (a1 -> {reason, code}), answered as QEMU does (exit code 0 / the code for
+        ADP_Stopped_ApplicationExit, else 1). Other calls are refused: edgesdk firmware makes none."""
+        if exc.errno != unicorn.UC_ERR_INSN_INVALID:
+            return False
+        pc = self.pc()
+        words = self._host_view(pc - 4, 12)
+        if words is None or struct.unpack("<III", words.tobytes()) != SEMIHOSTING_SEQUENCE:
+            return False
+        op, arg = self.uc.reg_read(rv.UC_RISCV_REG_A0), self.uc.reg_read(rv.UC_RISCV_REG_A1)
+        if op == SEMIHOSTING_SYS_EXIT:
+            code = 0 if arg == SEMIHOSTING_APPLICATION_EXIT else 1
+        elif op == SEMIHOSTING_SYS_EXIT_EXTENDED:
+            block = self._host_view(arg, 8)
+            if block is None:
+                raise EmulatorError(f"The firmware's semihosting SYS_EXIT_EXTENDED at {self._where(pc)} points a1 "
+                                    f"at {arg:#010x}, outside flash and SRAM.{self._uart_tail()}")
+            reason, code = struct.unpack("<Ii", block.tobytes())
+            code = code if reason == SEMIHOSTING_APPLICATION_EXIT else 1
+        else:
+            raise EmulatorError(f"The firmware made semihosting call {op:#x} at {self._where(pc)}; the built-in "
+                                "emulator answers SYS_EXIT (0x18) and SYS_EXIT_EXTENDED (0x20) only, the calls "
+                                f"edgesdk's firmware makes.{self._uart_tail()}")
+        self.lib.emu_exit_at(self.state, code, pc)
+        return True
 
     # -- results --
 
@@ -740,6 +777,10 @@ class Machine:
 
 
 STEPS_SYMBOL = "edgesdk_harness_extra_steps"
+# RISC-V semihosting: slli zero, zero, 0x1f; ebreak; srai zero, zero, 7 (uncompressed), a0 = call, a1 = argument.
+SEMIHOSTING_SEQUENCE = (0x01F01013, 0x00100073, 0x40705013)
+SEMIHOSTING_SYS_EXIT, SEMIHOSTING_SYS_EXIT_EXTENDED = 0x18, 0x20
+SEMIHOSTING_APPLICATION_EXIT = 0x20026  # ADP_Stopped_ApplicationExit
 
 
 def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_instructions: int | None = None,

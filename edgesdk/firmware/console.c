@@ -1,12 +1,17 @@
-/* Polled output on the ns16550 UART described by board.json (uart0).
+/* Polled output on the board's console UART (board.h BOARD_CONSOLE_*, chosen from board.json by its type):
  *
- * The UART is left at its reset/bootloader configuration: QEMU and the edgesdk emulator need no setup,
- * and on a real board the boot ROM or debugger normally configures the baud rate.
+ *   ns16550      (riscv-npu, QEMU virt): left at its reset/bootloader configuration; QEMU and the edgesdk
+ *                emulator need no setup, and on a real board the boot ROM or debugger sets the baud rate.
+ *   sifive_uart  (HiFive1 Rev B, QEMU sifive_e): edgesdk_console_init() routes the TX/RX pins to the UART
+ *                (GPIO hardware I/O function 0) and sets the divisor when board.json gives them, and enables
+ *                the transmitter, which is off after reset (Renode's model, like the chip, drops bytes then).
  */
 #include <stdio.h>
 
 #include "board.h"
 #include "edgesdk_console.h"
+
+#if defined(BOARD_CONSOLE_NS16550)
 
 #define UART_THR 0u         /* transmit holding register (write) */
 #define UART_LSR 5u         /* line status register */
@@ -14,7 +19,7 @@
 
 static volatile uint8_t *uart_reg(unsigned index)
 {
-    return (volatile uint8_t *)(uintptr_t)(BOARD_UART0_BASE + (index << BOARD_UART0_REG_SHIFT));
+    return (volatile uint8_t *)(uintptr_t)(BOARD_CONSOLE_BASE + (index << BOARD_CONSOLE_REG_SHIFT));
 }
 
 void edgesdk_console_putc(char c)
@@ -23,6 +28,47 @@ void edgesdk_console_putc(char c)
     }
     *uart_reg(UART_THR) = (uint8_t)c;
 }
+
+#elif defined(BOARD_CONSOLE_SIFIVE_UART)
+
+#define SIFIVE_UART_TXDATA 0x00u      /* write: the byte to send; read: bit 31 = FIFO full */
+#define SIFIVE_UART_TXCTRL 0x08u      /* bit 0 = TXEN */
+#define SIFIVE_UART_DIV 0x18u         /* baud = input clock / (div + 1) */
+#define SIFIVE_UART_TXDATA_FULL 0x80000000u
+#define SIFIVE_UART_TXCTRL_TXEN 0x1u
+#define SIFIVE_GPIO_IOF_EN 0x38u      /* 1: the pin is driven by its hardware I/O function */
+#define SIFIVE_GPIO_IOF_SEL 0x3cu     /* 0: function 0 (UART0 on the FE310) */
+
+static volatile uint32_t *uart_reg(uint32_t offset)
+{
+    return (volatile uint32_t *)(uintptr_t)(BOARD_CONSOLE_BASE + offset);
+}
+
+void edgesdk_console_init(void)
+{
+#ifdef BOARD_CONSOLE_IOF_GPIO_BASE
+    volatile uint32_t *iof_sel = (volatile uint32_t *)(uintptr_t)(BOARD_CONSOLE_IOF_GPIO_BASE + SIFIVE_GPIO_IOF_SEL);
+    volatile uint32_t *iof_en = (volatile uint32_t *)(uintptr_t)(BOARD_CONSOLE_IOF_GPIO_BASE + SIFIVE_GPIO_IOF_EN);
+    *iof_sel &= ~BOARD_CONSOLE_IOF_MASK;
+    *iof_en |= BOARD_CONSOLE_IOF_MASK;
+#endif
+#if defined(BOARD_CONSOLE_BAUD) && defined(BOARD_CONSOLE_CLOCK_HZ)
+    /* Nearest divisor: baud = clock / (div + 1). */
+    *uart_reg(SIFIVE_UART_DIV) = (BOARD_CONSOLE_CLOCK_HZ + BOARD_CONSOLE_BAUD / 2u) / BOARD_CONSOLE_BAUD - 1u;
+#endif
+    *uart_reg(SIFIVE_UART_TXCTRL) = SIFIVE_UART_TXCTRL_TXEN; /* one stop bit, no TX watermark interrupt */
+}
+
+void edgesdk_console_putc(char c)
+{
+    while ((*uart_reg(SIFIVE_UART_TXDATA) & SIFIVE_UART_TXDATA_FULL) != 0u) {
+    }
+    *uart_reg(SIFIVE_UART_TXDATA) = (uint8_t)c;
+}
+
+#else
+#error "board.h names no console UART driver (BOARD_CONSOLE_NS16550 or BOARD_CONSOLE_SIFIVE_UART); regenerate it with edgesdk"
+#endif
 
 void edgesdk_console_puts(const char *text)
 {

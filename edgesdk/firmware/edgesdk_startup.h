@@ -2,6 +2,8 @@
 #ifndef EDGESDK_STARTUP_H
 #define EDGESDK_STARTUP_H
 
+#include <stdint.h>
+
 /* Exit code after an unexpected trap (illegal instruction, bus fault, ...) on a core that takes traps
  * (QEMU, real silicon). The edgesdk emulator reports such faults itself, with the faulting PC. */
 #define EDGESDK_EXIT_TRAP 254
@@ -19,9 +21,17 @@
 /* 1 if every guard word still holds the pattern. */
 int edgesdk_stack_guard_intact(void);
 
-/* Stop the board with `code` (0 = success) through the sifive_test exit device:
- * 0x5555 for success, (code << 16) | 0x3333 otherwise. On a board without such a device the write is
- * harmless and the core then sleeps forever. */
+/* Stop the board with `code` (0 = success): its low 16 bits (1 if they are 0 for a non-zero code) go to
+ * edgesdk_board_exit. */
 __attribute__((noreturn)) void edgesdk_exit(int code);
+
+/* Report `status` (0 = success) and stop, the board's way (board.h BOARD_EXIT_*): the sifive_test exit device
+ * (0x5555 for success, (status << 16) | 0x3333 otherwise) or a semihosting SYS_EXIT_EXTENDED call with exit
+ * code `status`; then edgesdk_halt(). Entered with the status in a0: a debugger or Renode (the HiFive1's
+ * .resc) may hook it. */
+__attribute__((noinline, noreturn, used)) void edgesdk_board_exit(uint32_t status);
+
+/* Sleep forever (wfi in a loop; no interrupt is enabled). Not inlined: a debugger finds the stopped core here. */
+__attribute__((noinline, noreturn, used)) void edgesdk_halt(void);
 
 #endif /* EDGESDK_STARTUP_H */

@@ -5,6 +5,12 @@
  * and exits with its return value (or EDGESDK_EXIT_STACK_OVERFLOW if the stack guard was overwritten).
  * .noinit (the model arena) is deliberately left alone: the emulator writes the model inputs there before
  * the core starts.
+ *
+ * The exit (edgesdk_board_exit) depends on the board (board.h BOARD_EXIT_*): the sifive_test exit device
+ * (riscv-npu, QEMU virt), or on a board without one (HiFive1 Rev B, QEMU sifive_e) a RISC-V semihosting
+ * SYS_EXIT_EXTENDED call, which QEMU with -semihosting-config enable=on, the built-in emulator and a
+ * debugger with semihosting answer. Without a debugger, a real core takes the semihosting ebreak as a
+ * breakpoint exception: edgesdk_trap recognizes it and stops the core quietly, its output already sent.
  */
 #include <stdint.h>
 #include <string.h>
@@ -22,6 +28,14 @@ extern void (*__init_array_end[])(void);
 
 #define SIFIVE_TEST_PASS 0x5555u
 #define SIFIVE_TEST_FAIL 0x3333u
+
+#define SEMIHOSTING_SYS_EXIT_EXTENDED 0x20u
+#define SEMIHOSTING_ADP_STOPPED_APPLICATION_EXIT 0x20026u
+#define MCAUSE_BREAKPOINT 3u
+
+/* The instruction that ends the run (the exit-device store or the semihosting ebreak), a label inside
+ * edgesdk_board_exit: the emulators count instructions up to it, QEMU runs break there. */
+extern const char edgesdk_exit_instruction[];
 
 int main(void);
 __attribute__((noreturn)) void edgesdk_reset(void);
@@ -66,6 +80,7 @@ int edgesdk_stack_guard_intact(void)
 
 void edgesdk_reset(void)
 {
+    edgesdk_console_init();
     memcpy(__data_start, __data_source, (size_t)(__data_end - __data_start));
     memset(__bss_start, 0, (size_t)(__bss_end - __bss_start));
     stack_guard_fill(); /* reset() itself runs at the top of the stack, far above the guard */
@@ -82,16 +97,53 @@ void edgesdk_reset(void)
 
 void edgesdk_exit(int code)
 {
-    volatile uint32_t *finisher = (volatile uint32_t *)(uintptr_t)BOARD_EXIT_BASE;
     uint32_t code16 = (uint32_t)code & 0xffffu;
 
     if (code != 0 && code16 == 0) {
         code16 = 1; /* keep failures visible when the low 16 bits happen to be zero */
     }
-    *finisher = code == 0 ? SIFIVE_TEST_PASS : (code16 << 16) | SIFIVE_TEST_FAIL;
+    edgesdk_board_exit(code16);
+}
+
+__attribute__((noreturn)) void edgesdk_halt(void)
+{
     for (;;) {
         __asm__ volatile("wfi");
     }
+}
+
+void edgesdk_board_exit(uint32_t status)
+{
+#if defined(BOARD_EXIT_SIFIVE_TEST)
+    uint32_t command = status == 0u ? SIFIVE_TEST_PASS : (status << 16) | SIFIVE_TEST_FAIL;
+    __asm__ volatile(".globl edgesdk_exit_instruction\n"
+                     "edgesdk_exit_instruction:\n"
+                     "sw %0, 0(%1)\n"
+                     :
+                     : "r"(command), "r"((uintptr_t)BOARD_EXIT_DEVICE_BASE)
+                     : "memory");
+#elif defined(BOARD_EXIT_SEMIHOSTING)
+    /* SYS_EXIT_EXTENDED: a1 points to {reason, exit code}; a 32-bit core's plain SYS_EXIT cannot pass a code.
+     * The call is the RISC-V semihosting sequence: slli/ebreak/srai, uncompressed, on one page (aligned). */
+    uint32_t block[2] = {SEMIHOSTING_ADP_STOPPED_APPLICATION_EXIT, status}; /* in memory: "memory" below */
+    register uint32_t a0 __asm__("a0") = SEMIHOSTING_SYS_EXIT_EXTENDED;
+    register uint32_t *a1 __asm__("a1") = block;
+    __asm__ volatile(".option push\n"
+                     ".option norvc\n"
+                     ".balign 16\n"
+                     "slli zero, zero, 0x1f\n"
+                     ".globl edgesdk_exit_instruction\n"
+                     "edgesdk_exit_instruction:\n"
+                     "ebreak\n"
+                     "srai zero, zero, 7\n"
+                     ".option pop\n"
+                     : "+r"(a0)
+                     : "r"(a1)
+                     : "memory");
+#else
+#error "board.h names no exit method (BOARD_EXIT_SIFIVE_TEST or BOARD_EXIT_SEMIHOSTING); regenerate it with edgesdk"
+#endif
+    edgesdk_halt();
 }
 
 /* picolibc's exit() and abort() end here. */
@@ -124,6 +176,9 @@ static uint32_t read_mtval(void)
 /* Any trap is fatal: no interrupts are enabled, so it is an exception. Report it and stop. */
 __attribute__((aligned(4), noreturn)) void edgesdk_trap(void)
 {
+    if (read_mcause() == MCAUSE_BREAKPOINT && read_mepc() == (uint32_t)(uintptr_t)edgesdk_exit_instruction) {
+        edgesdk_halt(); /* the semihosting exit with nobody to answer it (a board without a debugger): stop */
+    }
     edgesdk_console_puts("edgesdk: trap mcause=");
     edgesdk_console_put_hex(read_mcause());
     edgesdk_console_puts(" mepc=");

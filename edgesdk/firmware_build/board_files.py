@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 
 from ..aot.render import comment_text
-from ..board import Board
+from ..board import SEMIHOSTING, Board, console_uart, exit_method
 from ..errors import UsageError
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -45,6 +45,37 @@ def _peripherals(board: Board) -> list[dict]:
     return result
 
 
+def _console(board: Board) -> dict:
+    """The console UART (edgesdk/firmware/console.c) as board.h macros: which driver, where, and for a SiFive UART
+    the line settings and the GPIO pins it is routed to (its hardware I/O function), when board.json gives them."""
+    uart = console_uart(board)
+    props = uart.props
+    console = {"name": uart.name, "base": uart.base, "driver": _macro_name(uart.type, "peripheral type", board),
+               "defines": []}
+    if uart.type == "ns16550":
+        console["defines"].append(("REG_SHIFT", f"{int(props.get('reg_shift', 0))}u"))
+    if "baud" in props and "clock_hz" in props:
+        console["defines"] += [("BAUD", f"{int(props['baud'])}u"), ("CLOCK_HZ", f"{int(props['clock_hz'])}u")]
+    if "iof_gpio" in props:
+        gpio = board.peripherals.get(str(props["iof_gpio"]))
+        if gpio is None or gpio.type != "sifive_gpio":
+            raise UsageError(f"Board {board.name}: {uart.name}.iof_gpio names '{props['iof_gpio']}', which is not a "
+                             f"sifive_gpio peripheral of {board.path}.")
+        pins = [int(props[k]) for k in ("tx_pin", "rx_pin") if k in props]
+        if not pins or any(not 0 <= pin < 32 for pin in pins):
+            raise UsageError(f"Board {board.name}: {uart.name} with iof_gpio needs tx_pin (and rx_pin) from 0 to 31.")
+        mask = sum(1 << pin for pin in pins)
+        console["defines"] += [("IOF_GPIO_BASE", f"0x{gpio.base:08x}u"), ("IOF_MASK", f"0x{mask:08x}u")]
+    return console
+
+
+def _exit(board: Board) -> dict:
+    method, device = exit_method(board)
+    if method == SEMIHOSTING:
+        return {"method": "SEMIHOSTING", "name": None, "base": None}
+    return {"method": _macro_name(method, "peripheral type", board), "name": device.name, "base": device.base}
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
@@ -67,6 +98,10 @@ def render_board_files(board: Board, out_dir) -> None:
         "peripherals": _peripherals(board),
         "flash": board.flash,
         "sram": board.sram,
+        "reset_address": board.reset_address,
+        "image_flash_bytes": board.image_flash_bytes,
+        "console": _console(board),
+        "exit": _exit(board),
     }
     for name in ("board.h", "link.ld"):
         text = env.get_template(f"{name}.j2").render(**context)

@@ -84,10 +84,31 @@ def _run(cmd: list, what: str, board: Board, env=None) -> None:
         raise EnvironmentFailure(f"Firmware {what} failed: {refused} (the compiler could not write its files). "
                                  "Free space or use a writable location (-o, $TMPDIR), then build again.")
     if re.search(r"will not fit in region|region `\w+' overflowed|does not fit SRAM", output):
-        raise MemoryFitError(
-            f"The firmware does not fit the memory of board {board.name} (flash {board.flash.size} B, SRAM "
-            f"{board.sram.size} B with a {board.stack_bytes} B stack). Linker says:\n{_compiler_errors(output)}")
+        raise MemoryFitError(memory_fit_message(output, board))
     raise ToolchainError(f"Firmware {what} failed ({' '.join(map(str, cmd))}):\n{_compiler_errors(output)}")
+
+
+def memory_fit_message(output: str, board: Board) -> str:
+    """The linker's verdict on a firmware too large for the board, with exactly how many bytes are missing
+    (link.ld ends its sram region where the stack begins, so "region `sram' overflowed by N bytes" is the
+    shortfall of .data + .bss + the arena against SRAM minus the stack)."""
+    overflows = {name: int(n) for name, n in re.findall(r"region `(\w+)' overflowed by (\d+) bytes?", output)}
+    parts = []
+    if "sram" in overflows:
+        parts.append(f"SRAM is {overflows['sram']} bytes short: .data, .bss and the activation arena need "
+                     f"{board.sram.size - board.stack_bytes + overflows['sram']} bytes beside the {board.stack_bytes}-byte "
+                     f"stack, and the board has {board.sram.size} bytes of SRAM")
+    if "flash" in overflows:
+        parts.append(f"flash is {overflows['flash']} bytes short: the image needs "
+                     f"{board.image_flash_bytes + overflows['flash']} bytes from {board.reset_address:#x} and the "
+                     f"board has {board.image_flash_bytes}")
+    if parts:
+        return (f"The model does not fit board '{board.name}': {'; '.join(parts)}. Use a smaller model or input, a "
+                "smaller stack (stack_bytes in board.json) if the firmware's measured stack use allows it, or a "
+                "board with more memory.")
+    return (f"The firmware does not fit the memory of board {board.name} (flash {board.image_flash_bytes} B from "
+            f"{board.reset_address:#x}, SRAM {board.sram.size} B with a {board.stack_bytes} B stack). Linker says:\n"
+            f"{_compiler_errors(output)}")
 
 
 def build_firmware(gen_dir, out_dir, board: Board, werror: bool = False, build_dir=None) -> Path:

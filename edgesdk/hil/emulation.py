@@ -27,14 +27,18 @@ from pathlib import Path
 
 from ..board import PACKAGE_DIR, load_board
 from ..errors import EdgesdkError
-from ..renode.platform import CPU_TYPE, EXIT_TYPE, MEMORY_TYPE, NPU_TYPE, UART_TYPE, cpu_timing, platform_board
+from ..renode.platform import (CPU_TYPE, EXIT_TYPE, MEMORY_TYPE, NPU_TYPE, SIFIVE_GPIO_TYPE, SIFIVE_UART_TYPE, UART_TYPE,
+                               cpu_timing, platform_board)
 from ..renode.repl import read_repl
 
 # Instructions per emulation slice between checks of the testers (0.1 virtual s at 200 MIPS, ~50 ms here).
 SLICE_INSTRUCTIONS = 20_000_000
 # Renode types the built-in emulator builds a machine from; the interrupt controllers are accepted but
 # not modelled (edgesdk firmware polls and never enables interrupts).
-MODELLED_TYPES = {MEMORY_TYPE, UART_TYPE, CPU_TYPE, EXIT_TYPE, NPU_TYPE}
+MODELLED_TYPES = {MEMORY_TYPE, UART_TYPE, SIFIVE_UART_TYPE, SIFIVE_GPIO_TYPE, CPU_TYPE, EXIT_TYPE, NPU_TYPE}
+# The one CPU hook the built-in emulator accepts: Renode's stand-in for the semihosting exit on a board without an
+# exit device (boards/hifive1-revb/hifive1-revb.resc), which the emulator answers itself (it logs the same line).
+EXIT_HOOK_SYMBOL = "edgesdk_board_exit"
 ACCEPTED_PREFIXES = ("IRQControllers.",)
 # Types defined by edgesdk's C# peripherals: usable only after `include @...cs` of their file, as in Renode.
 CSHARP_TYPES = {EXIT_TYPE, NPU_TYPE}
@@ -241,8 +245,9 @@ class Monitor:
 
     COMMANDS = ("$var=value", "$var?=value", "set", "include/i", "using", "mach create/set", "machine "
                 "LoadPlatformDescription", "sysbus LoadELF", "sysbus Write{Byte,Word,DoubleWord}",
-                "sysbus Read{Byte,Word,DoubleWord}", "showAnalyzer", "macro", "runMacro", "start/s", "pause/p",
-                "<exit device> ExitCode")
+                "sysbus Read{Byte,Word,DoubleWord}", "sysbus GetSymbolAddress", "`command` substitution",
+                f"cpu AddHook <{EXIT_HOOK_SYMBOL}> SCRIPT", "showAnalyzer", "macro", "runMacro", "start/s",
+                "pause/p", "<exit device> ExitCode")
 
     def __init__(self, emulation: Emulation):
         self.emulation = emulation
@@ -289,13 +294,15 @@ class Monitor:
             if operator == "=" or name not in self.emulation.variables:
                 self.emulation.variables[name] = self._expand(_tokens(value), origin)[0]
             return ""
+        # `command`: run it and put its output in its place (Renode's monitor does the same).
+        command = re.sub(r"`([^`]*)`", lambda m: self.execute(m.group(1), machine, origin).strip(), command)
         words = self._expand(_tokens(command), origin)
         verb, args = words[0], words[1:]
         handler = {
             "include": self._include, "i": self._include, "using": _ignore, "mach": self._mach,
             "machine": self._machine, "sysbus": self._sysbus, "showAnalyzer": self._show_analyzer,
             "runMacro": self._run_macro, "start": self._start, "s": self._start, "pause": self._pause,
-            "p": self._pause, "set": self._set,
+            "p": self._pause, "set": self._set, "cpu": self._cpu, "sysbus.cpu": self._cpu,
         }.get(verb)
         if handler is None:
             handler = self._peripheral(verb, machine)
@@ -364,6 +371,12 @@ class Monitor:
         if method == "LoadELF":
             target.load_elf(_path(params, "LoadELF"))
             return ""
+        if method == "GetSymbolAddress" and len(params) == 1:
+            target._require_elf("sysbus GetSymbolAddress")
+            address = target.machine.elf.symbols.get(params[0])
+            if address is None:
+                raise RenodeError(f"sysbus GetSymbolAddress: no symbol {params[0]} in the loaded ELF.")
+            return f"0x{address:X}\n"
         widths = {"Byte": 1, "Word": 2, "DoubleWord": 4}
         access = re.fullmatch(r"(Read|Write)(Byte|Word|DoubleWord)", method)
         if access:
@@ -376,6 +389,21 @@ class Monitor:
                 return f"0x{value:0{2 * width}X}\n"
         raise RenodeError(f"sysbus {' '.join(args)}: supported are LoadELF @file, Write{{Byte,Word,DoubleWord}} "
                           "ADDRESS VALUE and Read{Byte,Word,DoubleWord} ADDRESS.")
+
+    def _cpu(self, args: list, machine) -> str:
+        """`cpu AddHook ADDRESS SCRIPT`: accepted for the exit hook of a board without an exit device (at
+        edgesdk_board_exit), which the built-in emulator answers itself: its semihosting exit logs
+        "firmware exited with code N." and stops, as the hook's Python does in Renode. Other hooks would need
+        Renode's Python API, so they are refused."""
+        target = self.emulation.machine(machine)
+        if len(args) == 3 and args[0] == "AddHook":
+            target._require_elf("cpu AddHook")
+            if _number(args[1]) == target.machine.elf.symbols.get(EXIT_HOOK_SYMBOL):
+                return ""
+            raise RenodeError(f"cpu AddHook {args[1]}: the built-in emulator runs no Renode Python hooks; it accepts "
+                              f"only the exit hook on {EXIT_HOOK_SYMBOL}, whose exit it reports itself.")
+        raise RenodeError(f"cpu {' '.join(args[:1])}: the built-in emulator supports only "
+                          f"'cpu AddHook <{EXIT_HOOK_SYMBOL} address> SCRIPT'.")
 
     def _show_analyzer(self, args: list, machine) -> str:
         target = self.emulation.machine(machine)

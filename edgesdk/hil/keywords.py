@@ -24,7 +24,10 @@ from pathlib import Path
 from robot.api.deco import keyword, library
 from robot.utils import DotDict
 
+from ..renode.platform import SIFIVE_UART_TYPE, UART_TYPE
 from .emulation import Emulation, Monitor, RenodeError
+
+UART_TYPES = (UART_TYPE, SIFIVE_UART_TYPE)  # the UARTs the built-in emulator models (their output is one buffer)
 
 DEFAULT_UART_TIMEOUT = 8.0  # renode-keywords.robot's ${DEFAULT_UART_TIMEOUT}
 
@@ -157,7 +160,7 @@ class RenodeKeywords:
                                binaryMode: bool = False) -> int:
         target = self.emulation.machine(machine)
         name = uart.removeprefix("sysbus.")
-        if target.repl is None or name not in target.repl.entries or target.repl[name].type != "UART.NS16550":
+        if target.repl is None or name not in target.repl.entries or target.repl[name].type not in UART_TYPES:
             raise RenodeError(f"Peripheral for machine {target.name} not found or of wrong type: {uart}")
         if any(t.machine is target and t.uart == name for t in self.testers.values()):
             raise RenodeError(f"Terminal tester for peripheral {uart} in machine {target.name} already exists")

@@ -11,6 +11,8 @@ Renode types <-> board.json peripheral types:
     Memory.MappedMemory            memory.<name>            base, size
     UART.NS16550                   ns16550                  base; size 0x100 (fixed by Renode's model);
                                                             wideRegisters false/true = reg_shift 0/2
+    UART.SiFive_UART               sifive_uart              base; size 0x100 (fixed by Renode's model)
+    GPIOPort.SiFive_GPIO           sifive_gpio              base; size 0x1000 (fixed by Renode's model)
     Edgesdk.SiFiveTestFinisher     sifive_test              <base, +size>   (edgesdk/renode/*.cs)
     Edgesdk.Npu1                   edgesdk-npu1             <base, +size>, IRQ -> plic@irq, and the
                                                             flash/SRAM windows and bandwidths it may master
@@ -31,10 +33,14 @@ from .repl import Repl, ReplEntry, read_repl
 
 MEMORY_TYPE = "Memory.MappedMemory"
 UART_TYPE = "UART.NS16550"
+SIFIVE_UART_TYPE = "UART.SiFive_UART"
+SIFIVE_GPIO_TYPE = "GPIOPort.SiFive_GPIO"
 EXIT_TYPE = "Edgesdk.SiFiveTestFinisher"
 NPU_TYPE = "Edgesdk.Npu1"
 CPU_TYPE = "CPU.RiscV32"
 NS16550_SIZE = 0x100  # NS16550.Size in Renode's model
+# Renode models whose size is fixed (IKnownSize.Size in renode-infrastructure), registered at a bare address.
+KNOWN_SIZES = {UART_TYPE: NS16550_SIZE, SIFIVE_UART_TYPE: 0x100, SIFIVE_GPIO_TYPE: 0x1000}
 DEFAULT_PERFORMANCE_IN_MIPS = 100  # Renode's default for a CPU without PerformanceInMips
 BANDWIDTH_SCALE = 256  # the NPU model's bytes_per_cycle_x256
 DEFAULT_BYTES_PER_CYCLE_X256 = 8 * 256  # the NPU datasheet's default bandwidth
@@ -43,7 +49,8 @@ RENODE_ONLY_TYPE_PREFIXES = ("CPU.", "IRQControllers.")
 
 # Renode type -> board.json peripheral type, for the peripherals both describe. Targets add theirs
 # (Target.peripherals(): the NPU's Edgesdk.Npu1, the DSP's, a vendor plugin's).
-PERIPHERAL_TYPES = {UART_TYPE: "ns16550", EXIT_TYPE: "sifive_test", NPU_TYPE: "edgesdk-npu1"}
+PERIPHERAL_TYPES = {UART_TYPE: "ns16550", SIFIVE_UART_TYPE: "sifive_uart", SIFIVE_GPIO_TYPE: "sifive_gpio",
+                    EXIT_TYPE: "sifive_test", NPU_TYPE: "edgesdk-npu1"}
 
 
 def peripheral_types() -> dict:
@@ -108,8 +115,9 @@ def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
         return None
     props = {}
     size = entry.size
+    if entry.type in KNOWN_SIZES:
+        size = KNOWN_SIZES[entry.type]
     if entry.type == UART_TYPE:
-        size = NS16550_SIZE
         props["reg_shift"] = 2 if entry.attributes.get("wideRegisters") is True else 0
     if entry.type == NPU_TYPE:
         irqs = [n for c in entry.connections for n in c.inputs if c.source in ("IRQ", None)]
@@ -272,7 +280,7 @@ def scaffold_repl(board: Board) -> Repl:
         renode_type = next((t for t, kind in peripheral_types().items() if kind == periph.type), None)
         if renode_type is None:
             continue
-        entry = ReplEntry(periph.name, renode_type, "sysbus", periph.base, None if renode_type == UART_TYPE else periph.size)
+        entry = ReplEntry(periph.name, renode_type, "sysbus", periph.base, None if renode_type in KNOWN_SIZES else periph.size)
         if renode_type == UART_TYPE:
             entry.attributes["wideRegisters"] = periph.props.get("reg_shift", 0) == 2
         if renode_type == NPU_TYPE:

@@ -189,6 +189,29 @@ void emu_settle_exit(emu_state_t *state, uint64_t pc)
     }
 }
 
+/* An exit the emulator detected outside the glue (a semihosting call): the run ends with `code`, and the
+ * instruction at `pc`, which made the call and stopped the CPU before executing, counts as executed (as the
+ * exit-device store does). Its block may or may not have been counted: Unicorn ends a block before an
+ * instruction it cannot translate, so the stop may come on a block boundary. */
+void emu_exit_at(emu_state_t *state, int32_t code, uint64_t pc)
+{
+    uint64_t start = state->last_block_address;
+    uint64_t end = start + state->last_block_size;
+    state->exit_code = code;
+    if (state->stop_reason == EMU_RUNNING || state->stop_reason == EMU_STOP_LIMIT) {
+        state->stop_reason = EMU_STOP_EXIT;
+    }
+    if (state->last_block_size != 0u && pc >= start && pc < end) {
+        emu_settle_exit(state, pc);
+    } else {
+        const uint8_t *insn = host_pointer(state, pc, 2, 0);
+        state->instructions += 1u;
+        state->last_block_address = pc;
+        state->last_block_size = insn != NULL && (insn[0] & 3u) != 3u ? 2u : 4u;
+        state->last_block_was_mark = 0;
+    }
+}
+
 /* ---- ns16550 UART: transmit only --------------------------------------------------------------------- */
 
 uint64_t emu_uart_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
@@ -212,6 +235,29 @@ void emu_uart_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t valu
     } else {
         ++state->uart_dropped;
     }
+}
+
+/* ---- SiFive UART (sifive_uart): transmit only ------------------------------------------------------ */
+
+#define SIFIVE_UART_TXDATA 0x00u
+
+/* txdata reads 0 (FIFO never full), rxdata 0 (no data but not flagged empty: the firmware never reads it). */
+uint64_t emu_sifive_uart_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
+{
+    (void)uc;
+    (void)offset;
+    (void)size;
+    (void)user_data;
+    return 0u;
+}
+
+void emu_sifive_uart_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
+{
+    (void)size;
+    if (offset == SIFIVE_UART_TXDATA) {
+        emu_uart_write(uc, 0u, 1u, value, user_data); /* the ns16550's THR with reg_shift 0: the same buffer */
+    }
+    /* txctrl, div, the interrupt and receive registers: nothing to model */
 }
 
 /* ---- sifive_test exit device ------------------------------------------------------------------------- */

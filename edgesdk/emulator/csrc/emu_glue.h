@@ -52,11 +52,15 @@ uint64_t emu_npu_starts(const emu_state_t *state);
 void emu_prepare_resume(emu_state_t *state, uint64_t pc);
 /* Call after the exit device stopped the CPU at `pc` (the store): makes the total exact. */
 void emu_settle_exit(emu_state_t *state, uint64_t pc);
+/* An exit found outside the glue (semihosting): exit code `code`, the call at `pc` counted as executed. */
+void emu_exit_at(emu_state_t *state, int32_t code, uint64_t pc);
 
 /* Unicorn callbacks (registered by address through ctypes). */
 void emu_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_data);
 uint64_t emu_uart_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data);
 void emu_uart_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data);
+uint64_t emu_sifive_uart_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data);
+void emu_sifive_uart_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data);
 uint64_t emu_exit_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data);
 void emu_exit_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data);
 uint64_t emu_npu_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data);

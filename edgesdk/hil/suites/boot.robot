@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation     Boot and banner: the HIL firmware of an edgesdk build boots on riscv-npu, prints its
+Documentation     Boot and banner: the HIL firmware of an edgesdk build boots on its board, prints its
 ...               banner and exits cleanly.
 ...
 ...               Prepare and run:  edgesdk hil OUT [--emulator renode]
