@@ -271,12 +271,25 @@ def c_support() -> TargetSupport:
         from .tvm_lowered import LONG_TAIL_SUPPORT
 
         ops = {op_type: entry.constraints for op_type, entry in sorted(c_ops().items())}
-        ops.update(LONG_TAIL_SUPPORT)
+        for op_type, tvm_rules in LONG_TAIL_SUPPORT.items():
+            # an op type with a hand-written kernel and a TVM lowering: TFLite ops take the kernel (TFLite's
+            # integer semantics), ops imported through TVM their Relax subgraph (codegen.emit_layer)
+            ops[op_type] = ([_for_path(fn, tvm=False) for fn in ops[op_type]] + [_for_path(fn, tvm=True) for fn in tvm_rules]
+                            if op_type in ops else tvm_rules)
         _SUPPORT = TargetSupport(name="c", generic=[rank_at_most_6], ops=ops)
     return _SUPPORT
 
 
 _SUPPORT = None
+
+
+def _for_path(rule, tvm: bool):
+    """`rule`, applied only to ops imported through TVM (tvm=True) or only to the others."""
+    def check(op):
+        return rule(op) if ("relax_function" in op.attrs) == tvm else (True, "")
+    check.__name__ = rule.__name__
+    check.__doc__ = ("Imported through TVM: " if tvm else "") + (rule.__doc__ or rule.__name__).strip()
+    return check
 
 
 def __getattr__(name):
