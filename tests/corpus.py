@@ -20,6 +20,7 @@ ALL_MODES = ("int8", "int16", "float32", "int8_fio", "int16_fio")
 ALL = {m: "not implemented yet (issue 10)" for m in ALL_MODES}
 NOT_INT16_FLOAT = {"int16": "int16 kernel not implemented yet (issue 10)", "int16_fio": "int16 kernel not implemented yet",
                    "float32": "float32 kernel not implemented yet"}
+NOT_FLOAT = {"float32": "float32 kernel not implemented yet"}
 # One line per op type: remove an op's line (or narrow its modes) when edgesdk runs it.
 NOT_YET = {
     "ABS": ALL,
@@ -68,7 +69,7 @@ NOT_YET = {
     "LOGICAL_AND": ALL,
     "LOGICAL_NOT": ALL,
     "LOGICAL_OR": ALL,
-    "LOGISTIC": NOT_INT16_FLOAT,
+    "LOGISTIC": NOT_FLOAT,
     "LOG_SOFTMAX": ALL,
     "MAXIMUM": ALL,
     "MAX_POOL_2D": NOT_INT16_FLOAT,
@@ -87,9 +88,6 @@ NOT_YET = {
     "REDUCE_ANY": ALL,
     "REDUCE_MAX": ALL,
     "REDUCE_MIN": ALL,
-    "RELU": NOT_INT16_FLOAT,
-    "RELU6": NOT_INT16_FLOAT,
-    "RELU_N1_TO_1": NOT_INT16_FLOAT,
     "RESIZE_BILINEAR": ALL,
     "RESIZE_NEAREST_NEIGHBOR": ALL,
     "REVERSE_V2": ALL,
@@ -111,7 +109,7 @@ NOT_YET = {
     "STRIDED_SLICE": ALL,
     "SUB": ALL,
     "SUM": ALL,
-    "TANH": NOT_INT16_FLOAT,
+    "TANH": NOT_FLOAT,
     "TRANSPOSE": ALL,
     "TRANSPOSE_CONV": ALL,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": ALL,
