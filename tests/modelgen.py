@@ -25,9 +25,9 @@ from tflite.TensorType import TensorType
 SAME, VALID = 0, 1
 ACTIVATION_CODES = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8,
-                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64}
+                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64, "bool": TensorType.BOOL}
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
-               "int32": np.int32, "int64": np.int64}
+               "int32": np.int32, "int64": np.int64, "bool": np.bool_}
 
 
 def _module(name: str):
@@ -354,7 +354,7 @@ def single_op_suite(seed: int = 0) -> list:
     """[(name, .tflite bytes)]: every op of the C target in int8 (and uint8 where TFLite has it)."""
     rng = np.random.default_rng(seed)
     return (_suite_binary(rng) + _suite_pooling_and_shapes(rng) + _suite_activations(rng) + _suite_quantization(rng)
-            + _suite_convolutions(rng))
+            + _suite_convolutions(rng) + _suite_unary(rng))
 
 
 def _suite_binary(rng) -> list:
@@ -471,3 +471,34 @@ def _suite_convolutions(rng) -> list:
         ("fc_uint8", fully_connected_model(2, fw_u8, fb, _q(rng, **u8), 0.01, _q(rng, 0.05, 0.3, **u8),
                                            w_zero_point=fw_u8_zp, **u8)),
     ]
+
+
+def _suite_unary(rng) -> list:
+    """Single-input elementwise ops. Names: "litert_only" models TFLite Micro cannot run (no such kernel or
+    dtype), "tflm_only" ones LiteRT's reference resolver lacks (tests/test_kernels.py filters on them)."""
+    f32 = dict(dtype="float32")
+    floor_zp = (float(np.float32(rng.uniform(0.01, 0.05))), -128)  # inputs >= the zero point: real values >= 0
+    models = [
+        ("abs_rescale", unary_model("ABS", (1, 64), _q(rng), _q(rng))),
+        ("abs_float", unary_model("ABS", (2, 9), None, None, **f32)),
+        ("neg_float", unary_model("NEG", (2, 9), None, None, **f32)),
+        ("neg_int32_litert_only", unary_model("NEG", (7,), None, None, dtype="int32")),
+        ("square_float", unary_model("SQUARE", (3, 5), None, None, **f32)),
+        ("sqrt_float", unary_model("SQRT", (3, 5), None, None, **f32)),
+        ("rsqrt_float", unary_model("RSQRT", (3, 5), None, None, **f32)),
+        ("floor_float", unary_model("FLOOR", (3, 5), None, None, **f32)),
+        ("ceil_float_tflm_only", unary_model("CEIL", (3, 5), None, None, **f32)),
+        ("round_float_tflm_only", unary_model("ROUND", (3, 5), None, None, **f32)),
+        ("rsqrt_int8", unary_model("RSQRT", (1, 64), floor_zp, _q(rng, 0.01, 0.1))),
+        ("sqrt_int8_litert_only", unary_model("SQRT", (1, 64), floor_zp, _q(rng, 0.005, 0.02))),
+        ("exp_int8_litert_only", unary_model("EXP", (1, 64), _q(rng, 0.01, 0.03), _q(rng, 0.01, 0.1))),
+        ("log_int8_litert_only", unary_model("LOG", (1, 64), floor_zp, _q(rng, 0.01, 0.05))),
+        ("elu_int8_tflm_only", unary_model("ELU", (1, 64), _q(rng), _q(rng))),
+        ("leaky_relu", unary_model("LEAKY_RELU", (1, 64), _q(rng), _q(rng), options="LeakyReluOptions", Alpha=0.2)),
+        ("leaky_relu_float", unary_model("LEAKY_RELU", (2, 9), None, None, options="LeakyReluOptions", Alpha=0.1, **f32)),
+        ("relu_float", unary_model("RELU", (2, 9), None, None, **f32)),
+        ("zeros_like_float", unary_model("ZEROS_LIKE", (2, 5), None, None, **f32)),
+        ("cast_float_int32", unary_model("CAST", (2, 5), None, None, out_dtype="int32", **f32)),
+        ("cast_int8_float", unary_model("CAST", (2, 5), None, None, dtype="int8", out_dtype="float32")),
+    ]
+    return models

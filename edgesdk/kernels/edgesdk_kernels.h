@@ -27,5 +27,6 @@
 #include "edgesdk_relu.h"
 #include "edgesdk_reshape.h"
 #include "edgesdk_softmax.h"
+#include "edgesdk_unary.h"
 
 #endif /* EDGESDK_KERNELS_H */

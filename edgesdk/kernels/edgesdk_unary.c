@@ -1,0 +1,431 @@
+/*
+ * edgesdk_unary.c - single-input elementwise kernels, bit-exact with TFLite's reference kernels (LiteRT's
+ * tflite/kernels/elementwise.cc, activations.cc, cast.cc, floor.cc, ceil.cc, round.cc, neg.cc, zeros_like.cc
+ * and TFLite Micro's counterparts; docs/rounding.md says where the two differ).
+ */
+#include "edgesdk_unary.h"
+
+#include "edgesdk_arith.h"
+
+/* -- ABS --------------------------------------------------------------------------------------------------- */
+
+static inline int32_t abs_quantized(const edgesdk_abs_params *p, int32_t x, int32_t lo, int32_t hi)
+{
+    int32_t value = x - p->input_zero_point;
+    value = value < 0 ? -value : value; /* |x - zp| <= 65535: no overflow */
+    const int32_t scaled = p->needs_rescale ? edgesdk_requantize(value, p->multiplier, p->shift, p->rounding) : value;
+    /* int32 wrap-around of the zero-point addition, as on x86 (only reachable with absurd scales) */
+    return edgesdk_clamp_i32((int32_t)((uint32_t)scaled + (uint32_t)p->output_zero_point), lo, hi);
+}
+
+void edgesdk_abs_s8(const edgesdk_abs_params *p, const int8_t *input, int8_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = (int8_t)abs_quantized(p, input[i], INT8_MIN, INT8_MAX);
+    }
+}
+
+void edgesdk_abs_s16(const edgesdk_abs_params *p, const int16_t *input, int16_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = (int16_t)abs_quantized(p, input[i], INT16_MIN, INT16_MAX);
+    }
+}
+
+void edgesdk_abs_i32(const edgesdk_unary_params *p, const int32_t *input, int32_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const uint32_t x = (uint32_t)input[i];
+        /* std::abs(INT32_MIN) is INT32_MIN on x86: negate in unsigned arithmetic, then reinterpret */
+        const uint32_t magnitude = input[i] < 0 ? 0u - x : x;
+        memcpy(&output[i], &magnitude, sizeof magnitude);
+    }
+}
+
+void edgesdk_abs_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = edgesdk_f32_from_bits(edgesdk_f32_bits(input[i]) & 0x7fffffffu); /* NaN too (fabsf) */
+    }
+}
+
+/* -- NEG --------------------------------------------------------------------------------------------------- */
+
+void edgesdk_neg_i32(const edgesdk_unary_params *p, const int32_t *input, int32_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const uint32_t negated = 0u - (uint32_t)input[i]; /* -INT32_MIN wraps to INT32_MIN, as on x86 */
+        memcpy(&output[i], &negated, sizeof negated);
+    }
+}
+
+void edgesdk_neg_i64(const edgesdk_unary_params *p, const int64_t *input, int64_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const uint64_t negated = 0u - (uint64_t)input[i];
+        memcpy(&output[i], &negated, sizeof negated);
+    }
+}
+
+void edgesdk_neg_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = edgesdk_f32_from_bits(edgesdk_f32_bits(input[i]) ^ 0x80000000u); /* NaN's sign too */
+    }
+}
+
+/* -- SQUARE, SQRT, RSQRT ----------------------------------------------------------------------------------- */
+
+void edgesdk_square_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const float x = input[i];
+        output[i] = edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : x * x;
+    }
+}
+
+/* floor(sqrt(n)) and whether it is exact, for n < 2^50 (bit by bit, no multiplication). */
+static uint32_t isqrt_u64(uint64_t n, int *exact)
+{
+    uint64_t root = 0;
+    uint64_t bit = (uint64_t)1 << 50;
+    while (bit > n) {
+        bit >>= 2;
+    }
+    while (bit != 0) {
+        if (n >= root + bit) {
+            n -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    *exact = n == 0;
+    return (uint32_t)root;
+}
+
+/* Correctly rounded float32 square root (IEEE 754, round to nearest even), with x86's NaN results. */
+float edgesdk_sqrtf(float x)
+{
+    const uint32_t u = edgesdk_f32_bits(x);
+    if (edgesdk_f32_isnan(x)) {
+        return edgesdk_f32_quiet(x);
+    }
+    if ((u & 0x7fffffffu) == 0 || u == 0x7f800000u) {
+        return x; /* +-0, +inf */
+    }
+    if (u & 0x80000000u) {
+        return edgesdk_f32_default_nan();
+    }
+    int32_t e = (int32_t)(u >> 23);
+    uint32_t m = u & 0x7fffffu;
+    if (e == 0) { /* subnormal: normalize the significand to [2^23, 2^24) */
+        e = 1;
+        while ((m & 0x800000u) == 0) {
+            m <<= 1;
+            e--;
+        }
+    } else {
+        m |= 0x800000u;
+    }
+    /* x = m * 2^(e - 150); make the exponent even, then take sqrt(m << s) with a 25-bit result. */
+    int32_t exponent = e - 150;
+    if (exponent & 1) {
+        m <<= 1;
+        exponent -= 1;
+    }
+    const int s = m < (1u << 24) ? 26 : 24; /* m << s in [2^48, 2^50) */
+    int exact;
+    const uint32_t root = isqrt_u64((uint64_t)m << s, &exact); /* [2^24, 2^25) */
+    uint32_t mantissa = root >> 1;
+    const int round_bit = (int)(root & 1u);
+    if (round_bit && (!exact || (mantissa & 1u))) {
+        mantissa++;
+    }
+    int32_t result_exponent = (exponent - s) / 2 + 1; /* sqrt(x) = (root / 2) * 2^result_exponent */
+    if (mantissa == (1u << 24)) {
+        mantissa >>= 1;
+        result_exponent++;
+    }
+    const uint32_t biased = (uint32_t)(result_exponent + 23 + 127);
+    return edgesdk_f32_from_bits((biased << 23) | (mantissa & 0x7fffffu));
+}
+
+void edgesdk_sqrt_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = edgesdk_sqrtf(input[i]);
+    }
+}
+
+void edgesdk_rsqrt_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const float root = edgesdk_sqrtf(input[i]);
+        output[i] = edgesdk_f32_isnan(root) ? root : 1.0f / root; /* 1 / NaN keeps the NaN on x86 */
+    }
+}
+
+/* static_cast<int>(float) for the values SQRT produces (non-negative, or NaN): truncation; x86 turns NaN and
+ * out-of-range values into INT32_MIN. */
+static int32_t trunc_f32_to_i32(float r)
+{
+    if (!(r > -2147483648.0f && r < 2147483648.0f)) {
+        return INT32_MIN;
+    }
+    return (int32_t)r;
+}
+
+void edgesdk_sqrt_s16(const edgesdk_sqrt_q_params *p, const int16_t *input, int16_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        /* LiteRT fails the invocation on a negative input; edgesdk gives the output zero point there. */
+        float dequantized = p->input_scale * (float)((int32_t)input[i] - p->input_zero_point);
+        if (dequantized < 0.0f) {
+            dequantized = 0.0f;
+        }
+        const int32_t q = trunc_f32_to_i32(edgesdk_sqrtf(dequantized) / p->output_scale);
+        const int32_t shifted = (int32_t)((uint32_t)q + (uint32_t)p->output_zero_point);
+        output[i] = (int16_t)edgesdk_clamp_i32(shifted, INT16_MIN, INT16_MAX);
+    }
+}
+
+/* -- FLOOR, CEIL, ROUND ------------------------------------------------------------------------------------ */
+
+/* Round toward -inf (up = 0) or +inf (up = 1) by clearing fraction bits; SSE4.1 roundss semantics. */
+static float round_toward(float x, int up)
+{
+    uint32_t u = edgesdk_f32_bits(x);
+    const int32_t e = (int32_t)((u >> 23) & 0xffu) - 127;
+    const int negative = (u >> 31) != 0;
+    if (e >= 23) {
+        return edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : x; /* integral, inf or NaN */
+    }
+    if (e < 0) { /* |x| < 1 */
+        if ((u & 0x7fffffffu) == 0) {
+            return x;
+        }
+        if (up) {
+            return negative ? edgesdk_f32_from_bits(0x80000000u) : 1.0f;
+        }
+        return negative ? -1.0f : 0.0f;
+    }
+    const uint32_t fraction = 0x7fffffu >> e;
+    if ((u & fraction) == 0) {
+        return x;
+    }
+    if (negative != up) { /* away from zero: add one unit of the integer part before truncating */
+        u += 0x800000u >> e;
+    }
+    return edgesdk_f32_from_bits(u & ~fraction);
+}
+
+void edgesdk_floor_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = round_toward(input[i], 0);
+    }
+}
+
+void edgesdk_ceil_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = round_toward(input[i], 1);
+    }
+}
+
+/* TFLite's RoundToNearest: floor, then up when the fraction is above one half or exactly one half with an
+ * odd floor (halves to even), in float32 arithmetic as the reference does it. */
+void edgesdk_round_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const float x = input[i];
+        if (edgesdk_f32_isnan(x)) {
+            output[i] = edgesdk_f32_quiet(x);
+            continue;
+        }
+        const float floor_value = round_toward(x, 0);
+        const float diff = x - floor_value; /* NaN for +-inf: neither branch below, inf + 1 = inf */
+        if (diff < 0.5f || (diff == 0.5f && ((int32_t)floor_value % 2) == 0)) {
+            output[i] = floor_value;
+        } else {
+            output[i] = floor_value + 1.0f;
+        }
+    }
+}
+
+/* -- LEAKY_RELU -------------------------------------------------------------------------------------------- */
+
+static inline int32_t leaky_relu_quantized(const edgesdk_leaky_relu_params *p, int32_t x, int32_t lo, int32_t hi)
+{
+    const int32_t value = x - p->input_zero_point;
+    int32_t result = p->output_zero_point;
+    if (value >= 0) {
+        result += edgesdk_requantize(value, p->identity_multiplier, p->identity_shift, p->rounding);
+    } else {
+        const int32_t scaled = edgesdk_requantize(value, p->alpha_multiplier, p->alpha_shift, p->rounding);
+        result += p->alpha_negative ? -scaled : scaled;
+    }
+    return edgesdk_clamp_i32(result, lo, hi);
+}
+
+void edgesdk_leaky_relu_s8(const edgesdk_leaky_relu_params *p, const int8_t *input, int8_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = (int8_t)leaky_relu_quantized(p, input[i], INT8_MIN, INT8_MAX);
+    }
+}
+
+void edgesdk_leaky_relu_s16(const edgesdk_leaky_relu_params *p, const int16_t *input, int16_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = (int16_t)leaky_relu_quantized(p, input[i], INT16_MIN, INT16_MAX);
+    }
+}
+
+void edgesdk_leaky_relu_f32(const edgesdk_leaky_relu_f32_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const float x = input[i];
+        if (edgesdk_f32_isnan(x)) {
+            output[i] = edgesdk_f32_quiet(x);
+        } else {
+            output[i] = x > 0.0f ? x : x * p->alpha;
+        }
+    }
+}
+
+/* -- int16 table lookup ------------------------------------------------------------------------------------ */
+
+/* TFLite LUTLookup for int16: the top 9 bits pick an entry, the low 7 interpolate towards the next one. The
+ * int16 differences and sums wrap as in TFLite (two's complement conversions). */
+static inline int16_t lut16_lookup(int16_t value, const int16_t *table)
+{
+    const int32_t index = 256 + ((int32_t)value >> 7); /* 0..511 */
+    const int32_t offset = (int32_t)value & 0x7f;
+    const int32_t base = table[index];
+    const int16_t slope = (int16_t)(uint16_t)(uint32_t)(table[index + 1] - table[index]);
+    const int32_t delta = ((int32_t)slope * offset + 64) >> 7;
+    return (int16_t)(uint16_t)(uint32_t)(base + delta);
+}
+
+void edgesdk_lut_s16(const edgesdk_lut16_params *p, const int16_t *input, int16_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        output[i] = lut16_lookup(input[i], p->table);
+    }
+}
+
+/* -- ZEROS_LIKE -------------------------------------------------------------------------------------------- */
+
+void edgesdk_zeros(const edgesdk_zeros_params *p, void *output)
+{
+    uint8_t *bytes = output;
+    for (int32_t i = 0; i < p->bytes; i++) {
+        bytes[i] = 0;
+    }
+}
+
+/* -- CAST -------------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int is_float;
+    float f;
+    int64_t i;
+} cast_value;
+
+static cast_value cast_read(int32_t type, const void *data, int32_t k)
+{
+    cast_value v = {0, 0.0f, 0};
+    switch (type) {
+    case EDGESDK_TYPE_FLOAT32:
+        v.is_float = 1;
+        v.f = ((const float *)data)[k];
+        break;
+    case EDGESDK_TYPE_INT8:
+        v.i = ((const int8_t *)data)[k];
+        break;
+    case EDGESDK_TYPE_UINT8:
+        v.i = ((const uint8_t *)data)[k];
+        break;
+    case EDGESDK_TYPE_BOOL:
+        v.i = ((const uint8_t *)data)[k] != 0;
+        break;
+    case EDGESDK_TYPE_INT16:
+        v.i = ((const int16_t *)data)[k];
+        break;
+    case EDGESDK_TYPE_INT32:
+        v.i = ((const int32_t *)data)[k];
+        break;
+    default:
+        v.i = ((const int64_t *)data)[k];
+        break;
+    }
+    return v;
+}
+
+/* float -> integer: truncation toward zero, saturated to [lo, hi] (LiteRT's SafeCast; TFLite Micro saturates
+ * too); NaN -> hi or 0. */
+static int64_t cast_float_to_int(float f, int64_t lo, int64_t hi, int nan_to_max)
+{
+    if (edgesdk_f32_isnan(f)) {
+        return nan_to_max ? hi : 0;
+    }
+    if (f >= 9223372036854775808.0f) {
+        return hi;
+    }
+    if (f <= -9223372036854775808.0f) {
+        return lo;
+    }
+    const int64_t t = (int64_t)f;
+    return t < lo ? lo : (t > hi ? hi : t);
+}
+
+static void cast_write(const edgesdk_cast_params *p, void *data, int32_t k, cast_value v)
+{
+    static const int64_t lo[] = {0, INT8_MIN, 0, INT16_MIN, INT32_MIN, INT64_MIN, 0};
+    static const int64_t hi[] = {0, INT8_MAX, UINT8_MAX, INT16_MAX, INT32_MAX, INT64_MAX, 1};
+    const int32_t type = p->to_type;
+    if (type == EDGESDK_TYPE_FLOAT32) {
+        ((float *)data)[k] = v.is_float ? v.f : (float)v.i; /* int -> float rounds to nearest even */
+        return;
+    }
+    if (type == EDGESDK_TYPE_BOOL) {
+        ((uint8_t *)data)[k] = (uint8_t)(v.is_float ? v.f != 0.0f || edgesdk_f32_isnan(v.f) : v.i != 0);
+        return;
+    }
+    /* integers wrap (two's complement truncation), floats saturate */
+    const uint64_t bits = v.is_float ? (uint64_t)cast_float_to_int(v.f, lo[type], hi[type], p->nan_to_max)
+                                     : (uint64_t)v.i;
+    switch (type) {
+    case EDGESDK_TYPE_INT8: {
+        const uint8_t b = (uint8_t)bits;
+        memcpy((int8_t *)data + k, &b, 1);
+        break;
+    }
+    case EDGESDK_TYPE_UINT8:
+        ((uint8_t *)data)[k] = (uint8_t)bits;
+        break;
+    case EDGESDK_TYPE_INT16: {
+        const uint16_t b = (uint16_t)bits;
+        memcpy((int16_t *)data + k, &b, 2);
+        break;
+    }
+    case EDGESDK_TYPE_INT32: {
+        const uint32_t b = (uint32_t)bits;
+        memcpy((int32_t *)data + k, &b, 4);
+        break;
+    }
+    default:
+        memcpy((int64_t *)data + k, &bits, 8);
+        break;
+    }
+}
+
+void edgesdk_cast(const edgesdk_cast_params *p, const void *input, void *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        cast_write(p, output, i, cast_read(p->from_type, input, i));
+    }
+}
