@@ -193,14 +193,14 @@ void edgesdk_sqrt_s16(const edgesdk_sqrt_q_params *p, const int16_t *input, int1
 
 /* -- FLOOR, CEIL, ROUND ------------------------------------------------------------------------------------ */
 
-/* Round toward -inf (up = 0) or +inf (up = 1) by clearing fraction bits; SSE4.1 roundss semantics. */
+/* Round toward -inf (up = 0) or +inf (up = 1) by clearing fraction bits (exact; a NaN is returned as is). */
 static float round_toward(float x, int up)
 {
     uint32_t u = edgesdk_f32_bits(x);
     const int32_t e = (int32_t)((u >> 23) & 0xffu) - 127;
     const int negative = (u >> 31) != 0;
     if (e >= 23) {
-        return edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : x; /* integral, inf or NaN */
+        return x; /* integral, inf or NaN */
     }
     if (e < 0) { /* |x| < 1 */
         if ((u & 0x7fffffffu) == 0) {
@@ -221,17 +221,22 @@ static float round_toward(float x, int up)
     return edgesdk_f32_from_bits(u & ~fraction);
 }
 
-void edgesdk_floor_f32(const edgesdk_unary_params *p, const float *input, float *output)
+static inline float floor_or_ceil(const edgesdk_floor_params *p, float x, int up)
+{
+    return p->quiet_nan && edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : round_toward(x, up);
+}
+
+void edgesdk_floor_f32(const edgesdk_floor_params *p, const float *input, float *output)
 {
     for (int32_t i = 0; i < p->size; i++) {
-        output[i] = round_toward(input[i], 0);
+        output[i] = floor_or_ceil(p, input[i], 0);
     }
 }
 
-void edgesdk_ceil_f32(const edgesdk_unary_params *p, const float *input, float *output)
+void edgesdk_ceil_f32(const edgesdk_floor_params *p, const float *input, float *output)
 {
     for (int32_t i = 0; i < p->size; i++) {
-        output[i] = round_toward(input[i], 1);
+        output[i] = floor_or_ceil(p, input[i], 1);
     }
 }
 

@@ -55,6 +55,13 @@ typedef struct {
     int32_t size;
 } edgesdk_unary_params;
 
+/* FLOOR, CEIL: what a NaN input becomes. glibc's floorf/ceilf (LiteRT) quiet a signalling NaN, TFLite
+ * Micro's returns it unchanged. */
+typedef struct {
+    int32_t size;
+    int32_t quiet_nan;
+} edgesdk_floor_params;
+
 /* ABS on quantized tensors: |x - zp_in|, rescaled by s_in / s_out when the scales differ. */
 typedef struct {
     int32_t size;
@@ -133,8 +140,8 @@ void edgesdk_sqrt_f32(const edgesdk_unary_params *p, const float *input, float *
 void edgesdk_rsqrt_f32(const edgesdk_unary_params *p, const float *input, float *output);
 void edgesdk_sqrt_s16(const edgesdk_sqrt_q_params *p, const int16_t *input, int16_t *output);
 
-void edgesdk_floor_f32(const edgesdk_unary_params *p, const float *input, float *output);
-void edgesdk_ceil_f32(const edgesdk_unary_params *p, const float *input, float *output);
+void edgesdk_floor_f32(const edgesdk_floor_params *p, const float *input, float *output);
+void edgesdk_ceil_f32(const edgesdk_floor_params *p, const float *input, float *output);
 void edgesdk_round_f32(const edgesdk_unary_params *p, const float *input, float *output);
 
 void edgesdk_leaky_relu_s8(const edgesdk_leaky_relu_params *p, const int8_t *input, int8_t *output);

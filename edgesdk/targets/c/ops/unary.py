@@ -157,6 +157,10 @@ def emit_neg(e: Emit):
 @c_op("SQUARE", "FLOOR", "CEIL", "ROUND", constraints=[float32_tensors], **UNARY_FILES)
 def emit_float_only(e: Emit):
     x, y = _io(e.op)
+    if e.op.type in ("FLOOR", "CEIL"):
+        # a signalling NaN: glibc's floorf/ceilf (LiteRT) quiet it, TFLite Micro returns it unchanged
+        params = e.params("edgesdk_floor_params", {"size": x.num_elements, "quiet_nan": int(e.mode != "tflm")})
+        return e.call(FLOAT_KERNELS[e.op.type], params, e.tensor(x), e.arena(y))
     return e.call(FLOAT_KERNELS[e.op.type], _size_params(e), e.tensor(x), e.arena(y))
 
 
