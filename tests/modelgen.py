@@ -501,4 +501,7 @@ def _suite_unary(rng) -> list:
         ("cast_float_int32", unary_model("CAST", (2, 5), None, None, out_dtype="int32", **f32)),
         ("cast_int8_float", unary_model("CAST", (2, 5), None, None, dtype="int8", out_dtype="float32")),
     ]
+    for op in ("EXP", "LOG", "SIN", "COS", "TANH", "LOGISTIC", "HARD_SWISH"):
+        models.append((f"{op.lower()}_float", unary_model(op, (3, 7), None, None, **f32)))
+    models.append(("elu_float_tflm_only", unary_model("ELU", (3, 7), None, None, **f32)))
     return models

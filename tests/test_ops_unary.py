@@ -8,6 +8,8 @@ quantizations TFLite refuses a clear refusal.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from edgesdk.partition.partitioner import partition
 from edgesdk.targets.c import testing
 
 BOTH, REF, TFLM = ("ref", "tflm"), ("ref",), ("tflm",)
+KERNELS = testing.KERNELS_DIR
 INT8_ALL = np.arange(-128, 128, dtype=np.int8)
 INT16_ALL = np.arange(-32768, 32768, dtype=np.int16)
 
@@ -135,11 +138,19 @@ def quantize_cases(rng) -> list:
 
 FLOAT_OPS = (("ABS", BOTH), ("NEG", BOTH), ("SQUARE", BOTH), ("SQRT", BOTH), ("RSQRT", BOTH), ("FLOOR", BOTH),
              ("CEIL", TFLM), ("ROUND", TFLM), ("RELU", BOTH), ("RELU6", BOTH), ("RELU_N1_TO_1", REF),
-             ("ZEROS_LIKE", BOTH))
+             ("ZEROS_LIKE", BOTH), ("EXP", BOTH), ("LOG", BOTH), ("SIN", BOTH), ("COS", BOTH), ("ELU", TFLM),
+             ("TANH", BOTH), ("LOGISTIC", BOTH), ("HARD_SWISH", BOTH))
 
 
 def float_cases(rng) -> list:
     x = float_specials(rng)
+    # the inputs where glibc's fused expf/sinf/cosf differ from the unfused algorithms (the exception tables),
+    # and dense ranges around the functions' thresholds
+    with open(KERNELS / "edgesdk_mathf_exceptions.h") as f:
+        exceptions = [int(v, 16) for v in re.findall(r"\{0x([0-9a-f]+)u, 0x", f.read())]
+    dense = [np.linspace(lo, hi, 256, dtype=np.float32) for lo, hi in ((-0.5, 0.5), (-12, 12), (-110, 95), (85, 90),
+                                                                       (-105, -100), (115, 125), (0.9, 1.1))]
+    x = np.concatenate([x, np.array(exceptions, np.uint32).view(np.float32), *dense]).astype(np.float32)
     cases = [_unary(f"{op.lower()}_float", op, x, None, None, "float32", modes) for op, modes in FLOAT_OPS]
     for alpha in (0.2, -1.5, 0.0):
         cases.append(_unary(f"leaky_relu_float_{alpha}", "LEAKY_RELU", x, None, None, "float32",
@@ -250,7 +261,7 @@ def test_leaky_relu_with_a_nan_alpha_is_a_model_error(tmp_path):
     (mg.unary_model("LOGISTIC", (8,), (1e-3, 0), (1e-3, 0), dtype="int16"), "int16_sigmoid_quantization"),
     (mg.unary_model("TANH", (8,), (30.0, 0), (2.0 ** -15, 0), dtype="int16"), "int16_sigmoid_quantization"),
     (mg.unary_model("QUANTIZE", (8,), (1e-3, 3), (2e-3, 0), dtype="int16"), "quantize_types"),
-    (mg.unary_model("EXP", (8,), (1e-3, 1), (1e-3, 0), dtype="int16"), "table_ops_quantized"),
+    (mg.unary_model("EXP", (8,), (1e-3, 1), (1e-3, 0), dtype="int16"), "table_ops_types"),
     (mg.unary_model("RELU_N1_TO_1", (8,), (1e-3, 0), (1e-3, 0), dtype="int16"), "relu_types"),
     (mg.unary_model("CAST", (8,), None, None, dtype="uint8", out_dtype="int32"), "cast_types"),
 ])
@@ -259,3 +270,74 @@ def test_quantizations_tflite_refuses_are_refused(tmp_path, data, rule):
     with pytest.raises(UnsupportedOpError) as info:
         partition(graph, ["c"])
     assert rule in str(info.value)
+
+
+# -- the float32 libm functions against the host's glibc --------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["expf", "logf", "sinf", "cosf", "expm1f", "tanhf"])
+def test_mathf_equals_glibc_on_random_inputs(name):
+    """edgesdk's float32 expf/logf/sinf/cosf/expm1f/tanhf (edgesdk_mathf.c, what the firmware runs) return
+    glibc's bits on random bit patterns and on dense ranges; tests/glibc_mathf_scan.py checks all 2^32."""
+    import ctypes
+    import ctypes.util
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    kernels = testing.kernels_library()
+    ref, mine = getattr(libm, name), getattr(kernels, f"edgesdk_{name}")
+    for f in (ref, mine):
+        f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float]
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.integers(0, 1 << 32, 40000, dtype=np.uint64).astype(np.uint32).view(np.float32),
+                        rng.uniform(-120, 120, 20000).astype(np.float32),
+                        rng.uniform(-1, 1, 20000).astype(np.float32)])
+    bits = lambda v: int(np.float32(v).view(np.uint32))  # noqa: E731
+    bad = [hex(int(v.view(np.uint32))) for v in x if bits(ref(float(v))) != bits(mine(float(v)))]
+    assert not bad, f"{name}: {len(bad)} inputs differ, e.g. {bad[:5]}"
+
+
+# -- firmware: the float32 kernels on the emulator (soft-float RISC-V) ----------------------------------------------
+
+FIRMWARE_FLOAT_OPS = ("EXP", "LOG", "SIN", "COS", "TANH", "LOGISTIC", "SQRT", "RSQRT", "SQUARE", "FLOOR", "HARD_SWISH",
+                      "ABS", "NEG", "RELU6")
+
+
+def _multi_output_model(ops, n, dtype="float32"):
+    """One input feeding each op of `ops`; every op's result is a model output."""
+    m = mg.ModelBuilder()
+    x = m.tensor((n,), dtype)
+    outputs = []
+    for op in ops:
+        y = m.tensor((n,), dtype)
+        m.op(op, [x], [y])
+        outputs.append(y)
+    return m.build([x], outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["ref", "tflm"])
+def test_float_kernels_in_firmware_equal_the_references(tmp_path, mode):
+    """The soft-float firmware computes the references' (x86 glibc) bits: special values, random bit patterns,
+    the FMA exception inputs and dense ranges, for the float32 ops of the family in one model."""
+    from edgesdk.compiler import BuildOptions, build
+    from edgesdk.reference import run_reference
+    from edgesdk.runner import run_inference
+
+    rng = np.random.default_rng(11)
+    with open(KERNELS / "edgesdk_mathf_exceptions.h") as f:
+        exceptions = [int(v, 16) for v in re.findall(r"\{0x([0-9a-f]+)u, 0x", f.read())]
+    x = np.concatenate([float_specials(rng, 1024), np.array(exceptions, np.uint32).view(np.float32),
+                        np.linspace(-110, 120, 1024, dtype=np.float32)]).astype(np.float32)
+    path = tmp_path / "float_ops.tflite"
+    path.write_bytes(_multi_output_model(FIRMWARE_FLOAT_OPS, x.size))
+    out = tmp_path / "fw"
+    build(path, out, BuildOptions(target="c", rounding=mode))
+    result = run_inference(out, [x])
+    assert result.exit_code == 0
+    expected = run_reference(path, [x], mode)
+    problems = []
+    for op, want, got in zip(FIRMWARE_FLOAT_OPS, expected, result.outputs):
+        differ = np.nonzero(np.asarray(want).reshape(-1).view(np.uint32) != np.asarray(got).reshape(-1).view(np.uint32))[0]
+        if differ.size:
+            i = differ[0]
+            problems.append(f"{op}: {differ.size} values differ, e.g. x={x[i]!r} ({hex(x.view(np.uint32)[i])})")
+    assert not problems, "\n".join(problems)

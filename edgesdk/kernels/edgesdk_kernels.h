@@ -19,6 +19,7 @@
 #include "edgesdk_hard_swish.h"
 #include "edgesdk_logistic.h"
 #include "edgesdk_lut.h"
+#include "edgesdk_mathf.h"
 #include "edgesdk_mean.h"
 #include "edgesdk_mul.h"
 #include "edgesdk_pad.h"

@@ -301,6 +301,27 @@ void edgesdk_leaky_relu_f32(const edgesdk_leaky_relu_f32_params *p, const float 
     }
 }
 
+/* -- HARD_SWISH (float32) --------------------------------------------------------------------------------- */
+
+void edgesdk_hard_swish_f32(const edgesdk_unary_params *p, const float *input, float *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const float x = input[i];
+        if (edgesdk_f32_isnan(x)) {
+            output[i] = edgesdk_f32_quiet(x);
+            continue;
+        }
+        const float shifted = x + 3.0f;
+        float relu6 = 0.0f < shifted ? shifted : 0.0f; /* std::max(0, x + 3) */
+        relu6 = relu6 < 6.0f ? relu6 : 6.0f;           /* std::min(6, ...) */
+        if (relu6 == 0.0f && (edgesdk_f32_bits(x) & 0x7fffffffu) == 0x7f800000u) {
+            output[i] = edgesdk_f32_default_nan(); /* -inf * 0 */
+            continue;
+        }
+        output[i] = x * relu6 / 6.0f;
+    }
+}
+
 /* -- int16 table lookup ------------------------------------------------------------------------------------ */
 
 /* TFLite LUTLookup for int16: the top 9 bits pick an entry, the low 7 interpolate towards the next one. The

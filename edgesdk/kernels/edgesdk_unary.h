@@ -148,6 +148,9 @@ void edgesdk_leaky_relu_s8(const edgesdk_leaky_relu_params *p, const int8_t *inp
 void edgesdk_leaky_relu_s16(const edgesdk_leaky_relu_params *p, const int16_t *input, int16_t *output);
 void edgesdk_leaky_relu_f32(const edgesdk_leaky_relu_f32_params *p, const float *input, float *output);
 
+/* TFLite's reference HardSwish<float>: x * min(6, max(0, x + 3)) / 6 */
+void edgesdk_hard_swish_f32(const edgesdk_unary_params *p, const float *input, float *output);
+
 void edgesdk_lut_s16(const edgesdk_lut16_params *p, const int16_t *input, int16_t *output);
 
 void edgesdk_zeros(const edgesdk_zeros_params *p, void *output);

@@ -7,6 +7,7 @@ from ....ops.sigmoid import checked_log2
 from .. import supported as rules
 from ..emit import Emit, c_op, footprint
 from .elementwise import sized
+from .unary import MATHF_FILES, mathf_call
 
 SIGMOID_KERNELS = {"LOGISTIC": "edgesdk_logistic_s8", "TANH": "edgesdk_tanh_s8"}
 SIGMOID16_KERNELS = {"LOGISTIC": "edgesdk_logistic_s16", "TANH": "edgesdk_tanh_s16"}
@@ -23,15 +24,17 @@ def _per_tensor_int16(op) -> bool:
 
 
 def _int8_rule(rule):
-    """An int8 rule that holds trivially for the int16 version of the op (checked by its own rules)."""
+    """An int8 rule that holds trivially for the int16 and float32 versions of the op (checked by their own rules)."""
     def check(op):
-        return (True, "") if _is_int16(op) else rule(op)
+        return (True, "") if op.inputs[0].dtype in ("int16", "float32") else rule(op)
     check.__name__, check.__doc__ = rule.__name__, f"int8: {rule.__doc__.strip()}"
     return check
 
 
 def int8_or_int16_sigmoid(op):
-    """Input and output are int8, or int16 (zero points 0), quantized per tensor"""
+    """Input and output are float32, or int8, or int16 (zero points 0), quantized per tensor"""
+    if op.inputs[0].dtype == "float32" and op.outputs[0].dtype == "float32":
+        return True, ""
     if _is_int16(op):
         ok = _per_tensor_int16(op) and op.inputs[0].quant.zp0 == 0 and op.outputs[0].quant.zp0 == 0
         return ok, "int16 tensors must be per-tensor quantized with zero point 0"
@@ -52,18 +55,22 @@ def int16_sigmoid_quantization(op):
     return multiplier <= INT16_SIGMOID_MAX_MULTIPLIER, f"input scale {op.inputs[0].quant.scale0:g} is too large"
 
 
-SIGMOID_FILES = ("edgesdk_logistic.h", "edgesdk_lut.h")
+SIGMOID_FILES = ("edgesdk_logistic.h", "edgesdk_lut.h", *MATHF_FILES["headers"])
+SIGMOID_SOURCES = ("edgesdk_lut.c", "edgesdk_sigmoid16.c", *MATHF_FILES["sources"])
 
 
 @c_op("LOGISTIC", constraints=[int8_or_int16_sigmoid, _int8_rule(rules.logistic_output_quantization),
                                _int8_rule(rules.sigmoid_input_scale_in_range), int16_sigmoid_quantization],
-      headers=SIGMOID_FILES, sources=("edgesdk_logistic.c", "edgesdk_lut.c", "edgesdk_sigmoid16.c"))
+      headers=SIGMOID_FILES, sources=("edgesdk_logistic.c", *SIGMOID_SOURCES))
 @c_op("TANH", constraints=[int8_or_int16_sigmoid, _int8_rule(rules.tanh_output_quantization),
                            _int8_rule(rules.sigmoid_input_scale_in_range), int16_sigmoid_quantization],
-      headers=SIGMOID_FILES, sources=("edgesdk_tanh.c", "edgesdk_lut.c", "edgesdk_sigmoid16.c"))
+      headers=SIGMOID_FILES, sources=("edgesdk_tanh.c", *SIGMOID_SOURCES))
 def emit_sigmoid_like(e: Emit):
-    """A table (LiteRT) or gemmlowp fixed point (TFLite Micro); int16: the interpolated sigmoid table (both)."""
+    """A table (LiteRT) or gemmlowp fixed point (TFLite Micro); int16: the interpolated sigmoid table (both);
+    float32: glibc's expf/tanhf algorithms (edgesdk_mathf.c)."""
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
+    if x.dtype == "float32":
+        return mathf_call(e)
     if x.dtype == "int16":
         fields = {"size": x.num_elements, "input_multiplier": d.int16_multiplier,
                   "input_left_shift": d.int16_left_shift}
@@ -86,10 +93,21 @@ def emit_sigmoid_like(e: Emit):
     return e.layer
 
 
-@c_op("HARD_SWISH", constraints=[rules.int8_quantized_activations, rules.hard_swish_output_range],
-      headers=("edgesdk_hard_swish.h",), sources=("edgesdk_hard_swish.c",))
+def hard_swish_types(op):
+    """float32, or int8 quantized per tensor"""
+    x, y = op.inputs[0], op.outputs[0]
+    if x.dtype == "float32" and y.dtype == "float32":
+        return True, ""
+    return rules.int8_quantized_activations(op)
+
+
+@c_op("HARD_SWISH", constraints=[hard_swish_types, _int8_rule(rules.hard_swish_output_range)],
+      headers=("edgesdk_hard_swish.h", "edgesdk_unary.h"), sources=("edgesdk_hard_swish.c", "edgesdk_unary.c"))
 def emit_hard_swish(e: Emit):
     x, y, d = e.op.inputs[0], e.op.outputs[0], e.data
+    if x.dtype == "float32":
+        params = e.params("edgesdk_unary_params", {"size": x.num_elements})
+        return e.call("edgesdk_hard_swish_f32", params, e.tensor(x), e.arena(y))
     if d.output_multiplier_exponent > 0:
         raise UnsupportedOpError(
             f"HARD_SWISH at {e.op.location} has an output scale below input_scale/128; TFLite rejects it too. "

@@ -11,6 +11,12 @@ from .elementwise import sized
 
 UNARY_FILES = dict(headers=("edgesdk_unary.h",), sources=("edgesdk_unary.c",))
 TABLE_FILES = dict(headers=("edgesdk_unary.h", "edgesdk_lut.h"), sources=("edgesdk_unary.c", "edgesdk_lut.c"))
+# float32 transcendental functions: glibc's algorithms (edgesdk_mathf.c) beside the tables
+MATHF_FILES = dict(headers=("edgesdk_unary.h", "edgesdk_lut.h", "edgesdk_mathf.h", "edgesdk_mathf_exceptions.h"),
+                   sources=("edgesdk_unary.c", "edgesdk_lut.c", "edgesdk_mathf.c"))
+MATHF_KERNELS = {"EXP": "edgesdk_exp_f32", "LOG": "edgesdk_log_f32", "SIN": "edgesdk_sin_f32",
+                 "COS": "edgesdk_cos_f32", "ELU": "edgesdk_elu_f32", "TANH": "edgesdk_tanh_f32",
+                 "LOGISTIC": "edgesdk_logistic_f32"}
 INT16_TABLE_ENTRIES = 513
 
 
@@ -75,14 +81,24 @@ def float32_or_int8_int16(op):
     return _quantized_ok(op)
 
 
-def table_ops_quantized(op):
-    """int8, or int16 with zero points 0, quantized per tensor, the same type in and out (float32 not yet)"""
-    return _quantized_ok(op)
+def table_ops_types(op):
+    """float32, or int8/int16 quantized per tensor (int16: zero points 0), the same type in and out"""
+    return float32_or_int8_int16(op)
 
 
 def elu_types(op):
-    """int8 quantized per tensor (float32 not yet)"""
+    """float32, or int8 quantized per tensor"""
+    if _float32(op):
+        return True, ""
     return _quantized_ok(op, dtypes=("int8",))
+
+
+def mathf_call(e: Emit):
+    """A float32 transcendental kernel (edgesdk_mathf.c)."""
+    x, y = _io(e.op)
+    e.call(MATHF_KERNELS[e.op.type], _size_params(e), e.tensor(x), e.arena(y))
+    e.layer.note = "glibc's float32 algorithm"
+    return e.layer
 
 
 def leaky_relu_types(op):
@@ -186,14 +202,19 @@ def emit_rsqrt(e: Emit):
     return _table_call(e, "table lookup")
 
 
-@c_op("EXP", "LOG", constraints=[table_ops_quantized], **TABLE_FILES)
+@c_op("EXP", "LOG", constraints=[table_ops_types], **MATHF_FILES)
 def emit_exp_log(e: Emit):
-    return _table_call(e, "table lookup")
+    return mathf_call(e) if _float32(e.op) else _table_call(e, "table lookup")
 
 
-@c_op("ELU", constraints=[elu_types], **TABLE_FILES)
+@c_op("ELU", constraints=[elu_types], **MATHF_FILES)
 def emit_elu(e: Emit):
-    return _table_call(e, "table lookup")
+    return mathf_call(e) if _float32(e.op) else _table_call(e, "table lookup")
+
+
+@c_op("SIN", "COS", constraints=[float32_tensors], **MATHF_FILES)
+def emit_sin_cos(e: Emit):
+    return mathf_call(e)
 
 
 @c_op("LEAKY_RELU", constraints=[leaky_relu_types], **UNARY_FILES)
@@ -236,7 +257,8 @@ for _kernel, (_in, _out) in {
         "edgesdk_square_f32": (4, 4), "edgesdk_sqrt_f32": (4, 4), "edgesdk_rsqrt_f32": (4, 4),
         "edgesdk_sqrt_s16": (2, 2), "edgesdk_floor_f32": (4, 4), "edgesdk_ceil_f32": (4, 4),
         "edgesdk_round_f32": (4, 4), "edgesdk_leaky_relu_s8": (1, 1), "edgesdk_leaky_relu_s16": (2, 2),
-        "edgesdk_leaky_relu_f32": (4, 4)}.items():
+        "edgesdk_leaky_relu_f32": (4, 4), "edgesdk_hard_swish_f32": (4, 4),
+        **{kernel: (4, 4) for kernel in MATHF_KERNELS.values()}}.items():
     footprint(_kernel)(sized(_in, _out))
 
 
