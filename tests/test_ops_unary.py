@@ -334,6 +334,7 @@ def test_float_kernels_in_firmware_equal_the_references(tmp_path, mode):
     result = run_inference(out, [x])
     assert result.exit_code == 0
     expected = run_reference(path, [x], mode)
+    assert len(expected) == len(result.outputs) == len(FIRMWARE_FLOAT_OPS)
     problems = []
     for op, want, got in zip(FIRMWARE_FLOAT_OPS, expected, result.outputs):
         differ = np.nonzero(np.asarray(want).reshape(-1).view(np.uint32) != np.asarray(got).reshape(-1).view(np.uint32))[0]
