@@ -128,6 +128,10 @@ def quantize_cases(rng) -> list:
             else:
                 x = np.concatenate([np.arange(-70000, 70000, 7), [2 ** 31 - 1, -2 ** 31, 10 ** 9, -10 ** 9]]).astype(np.int32)
             cases.append(_unary(f"requantize_{src}_{dst}_{k}", "QUANTIZE", x, in_q, out_q, src, modes, out_dtype=dst))
+        # uint8 -> int16 (LiteRT only): the importer shifts uint8 to int8, the requantization is int8 -> int16
+        cases.append(_unary(f"requantize_uint8_int16_{k}", "QUANTIZE", np.arange(256, dtype=np.uint8),
+                            _q(rng, 0.005, 0.1, zp_range=(0, 256)), _q(rng, 1e-4, 1e-2, zp_range=(-300, 300)), "uint8",
+                            REF, out_dtype="int16"))
         cases.append(_unary(f"dequantize_int16_{k}", "DEQUANTIZE", INT16_ALL, _q(rng, 1e-5, 1e-2, zp=False),
                             None, "int16", out_dtype="float32"))
         # LiteRT's DEQUANTIZE requires int16 zero point 0; TFLite Micro takes any
