@@ -346,3 +346,19 @@ def test_float_kernels_in_firmware_equal_the_references(tmp_path, mode):
             i = differ[0]
             problems.append(f"{op}: {differ.size} values differ, e.g. x={x[i]!r} ({hex(x.view(np.uint32)[i])})")
     assert not problems, "\n".join(problems)
+
+
+def test_expf_table_holds_correctly_rounded_powers_of_two():
+    """edgesdk_mathf.c's expf table: bits(2^(i/32)) - (i << 47), each power correctly rounded to double."""
+    import struct
+    from decimal import Decimal, getcontext
+    from fractions import Fraction
+
+    getcontext().prec = 60
+    source = (KERNELS / "edgesdk_mathf.c").read_text()
+    body = source.split("expf_tab[EXPF_N] = {")[1].split("};")[0]
+    table = [int(v, 16) for v in re.findall(r"0x([0-9a-f]{16})u", body)]
+    assert len(table) == 32
+    for i, entry in enumerate(table):
+        power = float(Fraction(Decimal(2) ** (Decimal(i) / 32)))  # float(Fraction) rounds correctly
+        assert struct.unpack("<Q", struct.pack("<d", power))[0] - (i << 47) == entry
