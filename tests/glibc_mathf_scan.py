@@ -4,6 +4,7 @@ edgesdk/kernels/edgesdk_mathf_exceptions.h.
 
     python3 tests/glibc_mathf_scan.py            # scan, print the differences per function
     python3 tests/glibc_mathf_scan.py --write    # and regenerate the exception tables
+    python3 tests/glibc_mathf_scan.py --picolibc # how often picolibc's functions (RISC-V, emulated) differ
 
 Not a test (it takes minutes on one core): the source of the exception tables. glibc chooses the fused
 multiply-add variants of expf/logf/sinf/cosf on CPUs with FMA; the exceptions are where fusing changes the
@@ -114,12 +115,94 @@ def header(results: dict) -> str:
     return "\n".join(lines)
 
 
+PICOLIBC_C = r"""
+#include <math.h>
+#include <stdint.h>
+#define N 4096
+volatile float in[N];
+volatile float out[6][N];
+void _start(void) __attribute__((naked, section(".text.start")));
+int main(void);
+void _start(void)
+{
+    __asm__ volatile(".option push\n.option norelax\nla gp, __global_pointer$\n.option pop\n"
+                     "li sp, 0x80100000\nli tp, 0x80180000\ncall main\nebreak\n");
+}
+int main(void)
+{
+    for (int i = 0; i < N; i++) {
+        float x = in[i];
+        out[0][i] = expf(x); out[1][i] = logf(x); out[2][i] = sinf(x);
+        out[3][i] = cosf(x); out[4][i] = expm1f(x); out[5][i] = tanhf(x);
+    }
+    return 0;
+}
+"""
+PICOLIBC_LD = """ENTRY(_start)
+MEMORY { RAM (rwx) : ORIGIN = 0x80000000, LENGTH = 1M }
+SECTIONS {
+  .text : { KEEP(*(.text.start)) *(.text*) *(.rodata*) *(.srodata*) } > RAM
+  .data : { *(.data*) *(.sdata*) *(.sbss*) *(.bss*) *(COMMON) } > RAM
+  __global_pointer$ = .;
+}
+"""
+
+
+def picolibc_differences(tmp: Path, n: int = 4096) -> None:
+    """Run picolibc's float functions in Unicorn on n inputs per range; count results that differ from glibc."""
+    import ctypes
+    import ctypes.util
+
+    import numpy as np
+    from unicorn import UC_ARCH_RISCV, UC_MODE_RISCV32, Uc, UcError
+
+    (tmp / "p.c").write_text(PICOLIBC_C)
+    (tmp / "p.ld").write_text(PICOLIBC_LD)
+    elf = tmp / "p.elf"
+    subprocess.run(["riscv64-unknown-elf-gcc", "-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs", "-O2",
+                    "-nostartfiles", "-Wl,--no-warn-rwx-segments", "-T", str(tmp / "p.ld"), str(tmp / "p.c"),
+                    "-o", str(elf), "-lm"], check=True)
+    symbols = {}
+    for line in subprocess.run(["riscv64-unknown-elf-nm", str(elf)], capture_output=True, text=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            symbols[parts[2]] = int(parts[0], 16)
+    image = subprocess.run(["riscv64-unknown-elf-objcopy", "-O", "binary", str(elf), "/dev/stdout"],
+                           capture_output=True, check=True).stdout
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    rng = np.random.default_rng(1)
+    for label, x in (("uniform(-10, 10)", rng.uniform(-10, 10, n)), ("uniform(0, 100)", rng.uniform(0, 100, n)),
+                     ("normal(0, 2)", rng.normal(0, 2, n))):
+        x = x.astype(np.float32)
+        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV32)
+        uc.mem_map(0x80000000, 2 << 20)
+        uc.mem_write(0x80000000, image)
+        uc.mem_write(symbols["in"], x.tobytes())
+        try:
+            uc.emu_start(symbols["_start"], 0, count=4_000_000_000)
+        except UcError:  # the ebreak at the end
+            pass
+        got = np.frombuffer(uc.mem_read(symbols["out"], 6 * n * 4), np.float32).reshape(6, n)
+        counts = []
+        for k, name in enumerate(FUNCTIONS):
+            f = getattr(libm, name)
+            f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float]
+            want = np.array([f(float(v)) for v in x], np.float32)
+            counts.append(f"{name} {int(np.sum(want.view(np.uint32) != got[k].view(np.uint32)))}")
+        print(f"picolibc vs glibc, {label}: {', '.join(counts)} of {n} differ")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--only", nargs="*", default=FUNCTIONS)
     parser.add_argument("--step", type=int, default=1, help="scan every STEP-th input (a quick look)")
+    parser.add_argument("--picolibc", action="store_true", help="only compare picolibc's functions (emulated) with glibc")
     args = parser.parse_args()
+    if args.picolibc:
+        with tempfile.TemporaryDirectory() as tmp:
+            picolibc_differences(Path(tmp))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(Path(tmp))
         results = {}
