@@ -156,6 +156,11 @@ def float_cases(rng) -> list:
                                                                        (-105, -100), (115, 125), (0.9, 1.1))]
     x = np.concatenate([x, np.array(exceptions, np.uint32).view(np.float32), *dense]).astype(np.float32)
     cases = [_unary(f"{op.lower()}_float", op, x, None, None, "float32", modes) for op, modes in FLOAT_OPS]
+    ints = np.array([0, 1, -1, 7, -7, 2 ** 31 - 1, -2 ** 31, -2 ** 31 + 1, 123456789, -987654321], np.int32)
+    cases.append(_unary("abs_int32", "ABS", ints, None, None, "int32", REF))
+    cases.append(_unary("neg_int32", "NEG", ints, None, None, "int32", REF))
+    cases.append(_unary("neg_int64", "NEG", np.array([0, 1, -1, 2 ** 63 - 1, -2 ** 63, 2 ** 40], np.int64), None, None,
+                        "int64", REF))
     for alpha in (0.2, -1.5, 0.0):
         cases.append(_unary(f"leaky_relu_float_{alpha}", "LEAKY_RELU", x, None, None, "float32",
                             options="LeakyReluOptions", Alpha=alpha))

@@ -91,7 +91,7 @@ class Abs(_Elementwise):
 
 @register
 class FloatOnly(_Elementwise):
-    """Ops TFLite runs in float32 (NEG and ABS also on int32/int64): no build-time data."""
+    """Ops TFLite runs in float32 only (NEG also on int32/int64): no build-time data."""
 
     types = ("NEG", "SQUARE", "FLOOR", "CEIL", "ROUND", "SIN", "COS")
 
