@@ -367,3 +367,38 @@ def test_expf_table_holds_correctly_rounded_powers_of_two():
     for i, entry in enumerate(table):
         power = float(Fraction(Decimal(2) ** (Decimal(i) / 32)))  # float(Fraction) rounds correctly
         assert struct.unpack("<Q", struct.pack("<d", power))[0] - (i << 47) == entry
+
+
+EXTREME_SCALES = (2.0 ** -60, 2.0 ** -40, 1e-10, 2.0 ** -28, 1e-3, 2.0 ** 20, 2.0 ** 60)
+
+
+def test_extreme_scales_of_int16_and_table_ops_end_cleanly():
+    """int16 and table-built ops (not in the single-op suite the fuzz tests mutate) with scales at the ends of
+    the range: every build ends in 'ok' or a clear error in both roundings, never a traceback."""
+    from fuzz.harness import check_input
+
+    sym = (1e-3, 0)
+    models = {f"{op}_int16": mg.unary_model(op, (8,), sym, sym, dtype="int16")
+              for op in ("RELU", "RELU6", "ABS", "EXP", "LOG", "RSQRT", "SQRT")}
+    models.update({f"{op}_int16": mg.unary_model(op, (8,), sym, (2.0 ** -15, 0), dtype="int16")
+                   for op in ("LOGISTIC", "TANH")})
+    models["LEAKY_RELU_int16"] = mg.unary_model("LEAKY_RELU", (8,), sym, sym, dtype="int16",
+                                                options="LeakyReluOptions", Alpha=0.5)
+    models["ELU_int8"] = mg.unary_model("ELU", (8,), (0.1, 0), (0.1, 0))
+    models["QUANTIZE_f32_int16"] = mg.unary_model("QUANTIZE", (8,), None, sym, dtype="float32", out_dtype="int16")
+    models["QUANTIZE_int16_int8"] = mg.unary_model("QUANTIZE", (8,), sym, (0.1, 0), dtype="int16", out_dtype="int8")
+    models["DEQUANTIZE_int16"] = mg.unary_model("DEQUANTIZE", (8,), sym, None, dtype="int16", out_dtype="float32")
+    outcomes = {}
+    for name, data in models.items():
+        graph_scales = [s for s in (1e-3, 2.0 ** -15, 0.1)]
+        for old in graph_scales:
+            pattern = np.float32(old).tobytes()
+            if pattern not in data:
+                continue
+            for value in EXTREME_SCALES:
+                mutated = data.replace(pattern, np.float32(value).tobytes())
+                for rounding in ("ref", "tflm"):
+                    outcome = check_input(mutated, "npu,c", rounding, render=False)
+                    assert outcome.kind in ("ok", "error"), (name, old, value, rounding, outcome.detail[-800:])
+                    outcomes[outcome.kind] = outcomes.get(outcome.kind, 0) + 1
+    assert outcomes.get("ok", 0) > 0 and outcomes.get("error", 0) > 0, outcomes

@@ -43,6 +43,8 @@ def checked_log2(x: float) -> tuple:
 
     f32 = np.float32
     x_log2 = f32(logf(f32(x)) * f32(f32(1.0) / logf(f32(2.0))))
+    if not np.isfinite(x_log2):  # a zero, infinite or NaN scale: no power of two
+        return 0, False
     rounded = f32(_roundf(x_log2))
     return int(rounded), bool(abs(f32(x_log2 - rounded)) < f32(1e-3))
 

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ..ir import quant
-from .tables import _roundf, expf
+from .tables import expf
 
 _f32 = np.float32
 
@@ -56,6 +56,14 @@ def expm1f(x) -> np.float32:
     if "expm1f" in _LIBM:
         return _f32(_LIBM["expm1f"](float(x)))
     return _f32(math.expm1(float(x)))
+
+
+def _roundf(v) -> float:
+    """roundf: halves away from zero; infinities and NaN pass through (TfLiteRound on any float)."""
+    v = float(v)
+    if not math.isfinite(v):
+        return v
+    return math.copysign(math.floor(abs(v) + 0.5), v)
 
 
 def sqrtf(x) -> np.float32:
@@ -105,7 +113,10 @@ def lut_int16(transform, input_scale: float, input_zero_point: int, output_scale
         scaling_inv = f(f(65536) / f(output_max - output_min))
 
         def clamped(v) -> int:
-            return int(_clamp(f(v), f(-32768), f(32767)))
+            """static_cast<int16_t>(min(max(v, -32768), 32767)) on x86: a NaN survives the clamps and converts
+            through int32's INT32_MIN, whose low 16 bits are 0."""
+            v = _clamp(f(v), f(-32768), f(32767))
+            return 0 if math.isnan(v) else int(v)
 
         for i in range(512):
             x = f(input_min + f(f(i) * step))
