@@ -110,7 +110,7 @@ def npu_schedule(compiled) -> dict:
     memory = timing.MemoryMap.for_board(compiled.board)
     cycles = lower = 0
     tables = []
-    for table in compiled.executor.npu_tables:
+    for table in compiled.executor.target_data.get("npu", []):
         cost = timing.table_cost(table.commands, memory)
         cycles += cost.cycles
         lower += cost.lower_bound_cycles

@@ -1,4 +1,4 @@
-"""Board descriptions: `boards/<name>/board.json` is the single source of every board constant.
+"""Board descriptions: `edgesdk/boards/<name>/board.json` is the single source of every board constant.
 
 The compiler (memory limits, NPU clocks and bandwidths), the firmware build (toolchain flags, generated
 link.ld and board.h) and the emulator (memory map, peripherals) all read it through this module.
@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .resources import package_dir, package_path
 
-SDK_ROOT = Path(__file__).resolve().parent.parent
-BOARDS_DIR = SDK_ROOT / "boards"
+PACKAGE_DIR = package_dir()  # edgesdk/ (installed or in a checkout): its boards, firmware and HIL suites
+BOARDS_DIR = package_path("boards")
+SCHEMA_PATH = BOARDS_DIR / "board.schema.json"  # every board.json is checked against it (edgesdk/schema.py)
+MAX_REPORTED_PROBLEMS = 6
 
 
 def _int(value) -> int:
@@ -27,7 +30,6 @@ class MemoryRegion:
     base: int
     size: int
     kind: str  # "rom" (flash: code, weights, command tables) or "ram"
-    bytes_per_npu_cycle: float
 
     @property
     def end(self) -> int:
@@ -65,10 +67,6 @@ class Board:
     def sram(self) -> MemoryRegion:
         return self.memories["sram"]
 
-    @property
-    def npu(self) -> Peripheral | None:
-        return next((p for p in self.peripherals.values() if p.type.startswith("edgesdk-npu")), None)
-
     def peripheral_of_type(self, type_name: str) -> Peripheral:
         for p in self.peripherals.values():
             if p.type == type_name:
@@ -87,8 +85,61 @@ def available_boards() -> list[str]:
     return sorted({p.parent.name for d in board_dirs() for p in d.glob("*/board.json")})
 
 
+BUILD_BOARD_FILE = "board.json"  # OUT/board.json: the copy of the board description a build was made for
+
+
+def build_board(build_dir, report: dict) -> Board:
+    """The board a build was made for, for `edgesdk run`, `hil` and `flash`.
+
+    OUT/board.json (the copy `edgesdk build` recorded) is what the firmware was built from, so it decides.
+    Its companion files (the Renode platform .repl and script .resc, the OpenOCD config) live beside the
+    original board.json: when that file (report.json "board_file"), or the board of the same name edgesdk
+    or a plugin ships, still says the same, the board is loaded from there; otherwise from the copy (the
+    built-in emulator then runs from board.json alone, and what needs a companion file says so). A build
+    made before edgesdk recorded its board is looked up by name.
+    """
+    copy = Path(build_dir) / BUILD_BOARD_FILE
+    if not copy.is_file():
+        return load_board(report["board"])
+    recorded = _json_or_none(copy)
+    candidates = [Path(report["board_file"])] if report.get("board_file") else []
+    candidates += [d / str(report.get("board", "")) / "board.json" for d in board_dirs()]
+    for candidate in candidates:
+        if candidate.is_file() and candidate.resolve() != copy.resolve() and _json_or_none(candidate) == recorded:
+            return load_board(str(candidate))
+    return load_board(str(copy))
+
+
+def check_board_json(path: Path) -> dict:
+    """board.json's contents, checked against edgesdk/boards/board.schema.json; UsageError naming every bad
+    field (up to MAX_REPORTED_PROBLEMS) and what it allows."""
+    from .schema import load_schema, validate
+
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"Cannot read board description {path}: {exc}.") from None
+    except ValueError as exc:
+        raise UsageError(f"Board description {path} is not valid JSON ({exc}).") from None
+    problems = validate(raw, load_schema(str(SCHEMA_PATH)))
+    if problems:
+        shown = "; ".join(f"{where or 'the file'}: {message}" for where, message in problems[:MAX_REPORTED_PROBLEMS])
+        more = f" (and {len(problems) - MAX_REPORTED_PROBLEMS} more)" if len(problems) > MAX_REPORTED_PROBLEMS else ""
+        raise UsageError(f"Board description {path} is invalid: {shown}{more}. {SCHEMA_PATH} describes every "
+                         "field; edgesdk/boards/riscv-npu/board.json is a complete example.")
+    return raw
+
+
+def _json_or_none(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def load_board(name_or_path: str) -> Board:
-    """Load a board by name (boards/<name>/board.json) or by a path to a board.json or its folder."""
+    """Load a board by name (edgesdk/boards/<name>/board.json, or a plugin's) or by a path to a board.json or
+    its folder."""
     path = Path(name_or_path)
     if path.is_dir():
         path = path / "board.json"
@@ -102,10 +153,10 @@ def load_board(name_or_path: str) -> Board:
             f"Unknown board '{name_or_path}'. Available boards: {', '.join(available_boards()) or 'none'}. "
             "Pass a board name or the path to a board.json."
         )
+    raw = check_board_json(path)
     try:
-        raw = json.loads(path.read_text())
         memories = {
-            name: MemoryRegion(name, _int(m["base"]), _int(m["size"]), m["kind"], float(m["bytes_per_npu_cycle"]))
+            name: MemoryRegion(name, _int(m["base"]), _int(m["size"]), m["kind"])
             for name, m in raw["memory"].items()
         }
         peripherals = {
@@ -116,4 +167,4 @@ def load_board(name_or_path: str) -> Board:
         return Board(raw["name"], path, raw.get("description", ""), raw["cpu"], memories, peripherals,
                      int(raw["stack_bytes"]), raw["toolchain"])
     except (KeyError, ValueError, TypeError) as exc:
-        raise UsageError(f"Board description {path} is malformed ({exc!r}); compare it with boards/riscv-npu/board.json.") from None
+        raise UsageError(f"Board description {path} is malformed ({exc!r}); compare it with edgesdk/boards/riscv-npu/board.json.") from None

@@ -125,6 +125,9 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--random-input", type=int, metavar="SEED", help="use seeded random inputs instead of --input")
     r.add_argument("--output-dir", help="where to write output_0.npy, ... (default BUILD_DIR/run)")
     r.add_argument("--check", action="store_true", help="also run the reference interpreter and compare byte for byte")
+    r.add_argument("--steps", type=int, default=1, metavar="N",
+                   help="run N inferences in one boot (a stateful model carries its state); --input files then hold "
+                        "N inputs stacked along a new first axis, --random-input uses seeds SEED..SEED+N-1")
     r.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit in seconds (default 120)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=cmd_run)
@@ -141,7 +144,7 @@ def make_parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_inspect)
 
-    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (tests/hil) against a build")
+    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (edgesdk/hil/suites) against a build")
     h.add_argument("build_dir", help="output directory of 'edgesdk build'")
     h.add_argument("--emulator", default="builtin", choices=["builtin", "renode"],
                    help="built-in emulator with plain robot (default), or Renode with renode-test")
@@ -195,9 +198,11 @@ def build_summary(report: dict, out_dir) -> str:
     lines += partition_table(report["ops"])
     mem = report["memory"]
     lines += ["", f"memory: SRAM arena {mem['sram_peak_bytes']} B (+ stack {mem['stack_bytes']} B), "
-                  f"flash {mem['flash_bytes']} B (weights {mem['weights_bytes']} B, NPU tables {mem['npu_table_bytes']} B)"]
-    est = report["estimate"]
-    lines.append(f"estimate: {est['npu_cycles']} NPU cycles in {len(est['npu_tables'])} command table(s)")
+                  f"flash {mem['flash_bytes']} B (constants {mem['weights_bytes']} B)"]
+    from .targets import get_target
+
+    for name, section in report.get("target_reports", {}).items():
+        lines += get_target(name).summary(section)
     if report.get("tuning"):
         lines.append(f"schedule: from tuning log {report['tuning']['log'] or '(given directly)'}")
     t = report["timing"]
@@ -214,31 +219,43 @@ def partition_table(ops: list) -> list:
 
 # -- run --------------------------------------------------------------------------------------------
 def cmd_run(args) -> int:
-    from .runner import failure_message, load_report, random_inputs, run_inference
+    from .runner import failure_message, load_report, random_inputs, run_sequence
 
     report = load_report(Path(args.build_dir))
+    if args.check:  # before the emulator runs: without the reference interpreter, say which extra to install
+        from .reference import require_reference
+
+        require_reference(report["rounding"], "edgesdk run --check")
     if args.random_input is not None and args.input:
         raise UsageError("Give either --input files or --random-input, not both.")
-    inputs = random_inputs(report, args.random_input) if args.random_input is not None else [load_npy(p) for p in args.input]
-    result = run_inference(args.build_dir, inputs, timeout_s=args.timeout)
+    if args.steps < 1:
+        raise UsageError(f"--steps must be at least 1, not {args.steps}.")
+    if args.random_input is not None:
+        steps = [random_inputs(report, args.random_input + k) for k in range(args.steps)]
+    else:
+        steps = split_steps([load_npy(p) for p in args.input], args.steps)
+    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout)
     out_dir = Path(args.output_dir) if args.output_dir else Path(args.build_dir) / "run"
     out_dir.mkdir(parents=True, exist_ok=True)
+    step_outputs = result.step_outputs or [result.outputs]
     paths = []
-    for k, y in enumerate(result.outputs):
-        path = out_dir / f"output_{k}.npy"
-        save_npy(path, y)
+    for k in range(len(report["io"]["outputs"])):
+        path = out_dir / f"output_{k}.npy"  # with --steps N: all steps, stacked along a new first axis
+        save_npy(path, step_outputs[-1][k] if args.steps == 1 else np.stack([o[k] for o in step_outputs]))
         paths.append(str(path))
     if args.random_input is not None:
-        for k, x in enumerate(inputs):
-            save_npy(out_dir / f"input_{k}.npy", x)
+        for k in range(len(report["io"]["inputs"])):
+            save_npy(out_dir / f"input_{k}.npy", steps[0][k] if args.steps == 1 else np.stack([s[k] for s in steps]))
     check = None
     if args.check and result.exit_code == 0:
-        check = compare_with_reference(Path(args.build_dir), report, inputs, result.outputs)
+        check = compare_with_reference(Path(args.build_dir), report, steps, step_outputs)
     summary = {
         "outputs": [{"path": p, "name": s["name"], "dtype": s["dtype"], "shape": s["shape"], "values": y.reshape(-1).tolist()}
                     for p, s, y in zip(paths, report["io"]["outputs"], result.outputs)],
+        "steps": args.steps,
         "cpu_instructions": result.cpu_instructions,
         "inference_instructions": result.inference_instructions,
+        "step_instructions": result.step_instructions,
         "npu_cycles": result.npu_cycles,
         "peripherals": result.peripheral_stats,
         "exit_code": result.exit_code,
@@ -256,6 +273,17 @@ def cmd_run(args) -> int:
         print("edgesdk: error: the firmware's output differs from the reference (see above).", file=sys.stderr)
         return 8
     return 0
+
+
+def split_steps(inputs: list, steps: int) -> list:
+    """--input files for --steps N hold N inputs each, stacked along a new first axis."""
+    if steps == 1:
+        return [inputs]
+    for k, x in enumerate(inputs):
+        if x.ndim == 0 or x.shape[0] != steps:
+            raise UsageError(f"With --steps {steps}, each --input file holds {steps} inputs stacked along a new first "
+                             f"axis; input {k} has shape {list(x.shape)}.")
+    return [[x[s] for x in inputs] for s in range(steps)]
 
 
 def save_npy(path: Path, array: np.ndarray) -> None:
@@ -276,15 +304,29 @@ def load_npy(path: str) -> np.ndarray:
         raise UsageError(f"Cannot read input {path}: {exc}. Inputs must be .npy files (numpy.save).") from None
 
 
-def compare_with_reference(build_dir: Path, report: dict, inputs: list, outputs: list) -> dict:
-    from .reference import run_reference
+def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outputs: list) -> dict:
+    """Byte comparison of every step's outputs with the reference interpreter run on the same sequence."""
+    from .reference import run_reference_sequence
 
-    mode = report["rounding"]
-    expected = run_reference(build_dir / "model.tflite", inputs, mode)
-    mismatches = [int(np.count_nonzero(e.reshape(-1).view(np.uint8) != y.reshape(-1).view(np.uint8)))
-                  for e, y in zip(expected, outputs)]
+    mode = report["rounding"]  # checked by load_report: 'ref' or 'tflm'
+    model = build_dir / "model.tflite"
+    if not model.is_file():
+        raise UsageError(f"{model} is missing, so --check has no model to run the reference on; rebuild with "
+                         "'edgesdk build'.")
+    expected = run_reference_sequence(model, steps, mode, "edgesdk run --check")
+    mismatches = [0] * len(report["io"]["outputs"])
+    first_bad_step = None
+    for step, (want_all, got_all) in enumerate(zip(expected, step_outputs)):
+        for k, (e, y) in enumerate(zip(want_all, got_all)):
+            bad = int(np.count_nonzero(np.asarray(e).reshape(-1).view(np.uint8) != y.reshape(-1).view(np.uint8)))
+            mismatches[k] += bad
+            if bad and first_bad_step is None:
+                first_bad_step = step
     oracle = "LiteRT BUILTIN_REF" if mode == "ref" else "TFLite Micro"
-    return {"oracle": oracle, "bit_exact": not any(mismatches), "mismatched_bytes": mismatches}
+    result = {"oracle": oracle, "bit_exact": not any(mismatches), "mismatched_bytes": mismatches, "steps": len(steps)}
+    if first_bad_step is not None:
+        result["first_mismatch_step"] = first_bad_step
+    return result
 
 
 def run_summary(summary: dict, result) -> str:
@@ -298,10 +340,15 @@ def run_summary(summary: dict, result) -> str:
     lines.append(f"npu cycles: {summary['npu_cycles']}")
     for name, counters in sorted(summary.get("peripherals", {}).items()):
         lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
+    if summary.get("steps", 1) > 1:
+        lines.append(f"steps: {summary['steps']} inferences in one boot (outputs above: the last step's)")
     lines.append(f"exit code: {summary['exit_code']}")
     if "reference" in summary:
         ref = summary["reference"]
-        lines.append(f"reference ({ref['oracle']}): " + ("bit-exact" if ref["bit_exact"] else f"MISMATCH, differing bytes per output {ref['mismatched_bytes']}"))
+        where = f" (first at step {ref['first_mismatch_step']})" if "first_mismatch_step" in ref else ""
+        steps = f" over {ref['steps']} steps" if ref.get("steps", 1) > 1 else ""
+        lines.append(f"reference ({ref['oracle']}): " + ("bit-exact" + steps if ref["bit_exact"] else
+                                                         f"MISMATCH, differing bytes per output {ref['mismatched_bytes']}{steps}{where}"))
     return "\n".join(lines)
 
 
@@ -345,12 +392,17 @@ def cmd_inspect(args) -> int:
     if not args.model:
         raise UsageError("inspect needs a MODEL (or --list-ops).")
     from .importer.onnx_importer import import_model
+    from .ops.folding import fold_constants
     from .partition.partitioner import annotate
 
     graph = import_model(args.model)
+    folded = fold_constants(graph).folded  # as a build does: shape arithmetic on constants is evaluated here
     rejected = annotate(graph, targets)
     ops = [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason, "output": op.outputs[0].name}
            for op in graph.ops]
+    ops += [{"index": op.index, "type": op.type, "target": "folded", "output": op.outputs[0].name,
+             "reason": "evaluated at build time: its outputs are constants"} for op in folded]
+    ops.sort(key=lambda o: o["index"])
     if args.json:
         print(json.dumps({"ops": ops}, indent=2))
     else:
@@ -400,8 +452,10 @@ def cmd_hil(args) -> int:
     result = run_hil(args.build_dir, args.emulator, args.suite or None, inputs, args.random_input)
     print(result.output.rstrip())
     if not result.passed:
+        where = (f"details in {result.results_dir}" if result.results_dir.is_dir()
+                 else "Robot Framework wrote no results; its output is above")
         print(f"edgesdk: error: HIL suites failed on the {result.emulator} emulator (Robot exit code "
-              f"{result.returncode}); details in {result.results_dir}.", file=sys.stderr)
+              f"{result.returncode}); {where}.", file=sys.stderr)
         return 6
     return 0
 

@@ -1,6 +1,6 @@
 """The compiler driver: one readable sequence of passes from a model file to firmware.
 
-    import -> partition -> plan memory -> generate executor -> render C -> cross-compile -> report
+    import -> fold constants -> partition -> plan memory -> generate executor -> render C -> cross-compile -> report
 
 Everything is written into a staging directory next to the output and renamed into place at the end, so a
 failed or interrupted build never leaves a half-written output directory behind; an existing output is
@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aot.executor import build_executor, collect_scratch_sizes
+from .aot.executor import build_executor, collect_scratch_sizes, flash_budget
 from .aot.memory_plan import plan_memory
-from .board import Board, load_board
+from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
+from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
 from .targets import parse_target_list
@@ -48,6 +48,7 @@ class BuildOptions:
     # replaces the cascade choice (`cascade` is then ignored); None: today's defaults.
     schedule: object = None
     tuning_log: str | None = None
+    fold_constants: bool = True  # evaluate shape arithmetic on constants at build time (edgesdk/ops/folding.py)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Compiled:
     plan: object
     executor: object
     schedule: object = None  # the edgesdk.tune.Schedule applied, None for a default build
+    folding: object = None  # the edgesdk.ops.folding.FoldReport of the constant folding pass
 
 
 def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True) -> Compiled:
@@ -73,10 +75,15 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     schedule = _requested_schedule(model_path, options, board, targets)
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
-    with applying(schedule):  # per-layer switches for the code generators (edgesdk/tune/active.py)
+    folding = fold_constants(graph) if options.fold_constants else FoldReport()
+    budget = flash_budget(board.flash.size, board.name) if check_fit else nullcontext()
+    with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
         if schedule is not None:
             schedule.check_graph(graph)
         regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
+        if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
+            check_sram_fits(sram_lower_bound(graph, regions), board, at_least=True)
+            check_flash_lower_bound(regions, board)
         scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
         if schedule is not None:  # the schedule's cascade groups, as given: no search
             plan = plan_with_groups(graph, regions, scratch, schedule.cascade_specs())
@@ -89,7 +96,7 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
         executor = build_executor(graph, regions, plan, options.rounding, board)
         if check_fit:
             check_flash_fits(executor, board)
-    return Compiled(board, targets, graph, regions, plan, executor, schedule)
+    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding)
 
 
 def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):
@@ -103,24 +110,56 @@ def _requested_schedule(model_path, options: BuildOptions, board: Board, targets
     return schedule_from_log(options.tuning_log, model_path, board.name, targets, options.rounding)
 
 
-def check_sram_fits(arena_bytes: int, board: Board) -> None:
+def sram_lower_bound(graph, regions=()) -> int:
+    """Arena bytes any plan needs, from the graph alone: every model input is in the arena before the first op
+    (all of them at once), every model output after the last one, and every tensor a layer outside the NPU
+    reads or writes is whole while it runs (only NPU cascades keep tensors as stripes)."""
+    inputs = sum(t.nbytes for t in dict.fromkeys(graph.inputs) if not t.is_const)
+    tensors = [t for t in graph.outputs if not t.is_const]
+    tensors += [t for region in regions if region.target != "npu" for op in region.ops
+                for t in op.inputs + op.outputs if t is not None and not t.is_const]
+    return max([inputs] + [t.nbytes for t in tensors])
+
+
+def flash_lower_bound(regions) -> int:
+    """Flash the regions' code takes at least, from the graph alone (each target's Target.flash_lower_bound)."""
+    from .targets import get_target
+
+    return sum(get_target(region.target).flash_lower_bound(region) for region in regions)
+
+
+def check_flash_lower_bound(regions, board: Board) -> None:
+    data = flash_lower_bound(regions)
+    if data > board.flash.size:
+        raise MemoryFitError(
+            f"The model does not fit board '{board.name}': its weights take at least {data} bytes of flash but the "
+            f"board has {board.flash.size}: over by {data - board.flash.size} bytes (before code). Use a smaller "
+            "model or a board with more flash.")
+
+
+def check_sram_fits(arena_bytes: int, board: Board, at_least: bool = False) -> None:
     need = arena_bytes + board.stack_bytes + SRAM_RESERVE_BYTES
     if need > board.sram.size:
         raise MemoryFitError(
-            f"The model does not fit board '{board.name}': it needs {need} bytes of SRAM (activation arena "
-            f"{arena_bytes} + stack {board.stack_bytes} + {SRAM_RESERVE_BYTES} reserved) but the board has "
+            f"The model does not fit board '{board.name}': it needs {'at least ' if at_least else ''}{need} bytes of "
+            f"SRAM (activation arena {arena_bytes} + stack {board.stack_bytes} + {SRAM_RESERVE_BYTES} reserved) "
+            "but the board has "
             f"{board.sram.size}: over by {need - board.sram.size} bytes. Use a smaller input resolution or model, "
             "or a board with more SRAM."
         )
 
 
 def generated_flash_bytes(executor) -> int:
-    """Constant data of the build: const arrays, the weights blob, and each target's own data (tables, blobs)."""
+    """Constant data of the build: const arrays, blobs, and each target's own rendered data (tables, graphs)."""
     from .targets import get_target
 
     targets = dict.fromkeys(step.target for step in executor.steps)
-    return (sum(c.values.nbytes for c in executor.consts) + len(executor.npu_weights)
-            + sum(get_target(name).flash_bytes(executor) for name in targets))
+    return (constant_bytes(executor) + sum(get_target(name).flash_bytes(executor) for name in targets))
+
+
+def constant_bytes(executor) -> int:
+    """Const arrays and blobs: what the targets placed in flash through the context."""
+    return sum(c.values.nbytes for c in executor.consts) + sum(len(b.data) for b in executor.blobs.values())
 
 
 def check_flash_fits(executor, board: Board) -> None:
@@ -155,6 +194,8 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         render_board_files(compiled.board, src)
         copy_target_sources(compiled.targets, compiled.board, src, compiled.executor)
         shutil.copyfile(model_path, stage / model_file_name(model_path))
+        # The board description the firmware is built from: run, hil and flash use it (board.build_board).
+        shutil.copyfile(compiled.board.path, stage / BUILD_BOARD_FILE)
         firmware_s, sections = 0.0, {}
         if options.compile_firmware:
             t1 = time.perf_counter()
@@ -208,17 +249,20 @@ def _write_memory_timeline(stage: Path, c: Compiled, report: dict) -> str:
 
 
 def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:
+    from .targets import get_target
+
     ex, plan = c.executor, c.plan
-    npu_cycles = sum(t.cycles for t in ex.npu_tables)
     region_of = {op: i for i, r in enumerate(c.regions) for op in r.ops}
+    used = list(dict.fromkeys(r.target for r in c.regions))
     return {
         "model": str(model_path),
         "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
         "board": c.board.name,
+        "board_file": str(c.board.path.resolve()),  # copied to OUT/board.json
         "targets": c.targets,
         "rounding": options.rounding,
         "ops": [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason,
-                 "output": op.outputs[0].name, "region": region_of[op]} for op in c.graph.ops],
+                 "output": op.outputs[0].name if op.outputs else None, "region": region_of[op]} for op in c.graph.ops],
         "regions": [{"target": r.target, "ops": [op.index for op in r.ops]} for r in c.regions],
         "memory": {
             "sram_peak_bytes": plan.arena_bytes,
@@ -226,8 +270,9 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "stack_bytes": c.board.stack_bytes,
             "flash_bytes": sections.get("flash_bytes", 0),
             "sections": sections,
-            "weights_bytes": sum(x.values.nbytes for x in ex.consts) + len(ex.npu_weights),
-            "npu_table_bytes": sum(len(t.data) for t in ex.npu_tables),
+            "weights_bytes": constant_bytes(ex),
+            "blobs": {b.name: len(b.data) for b in ex.blobs.values()},
+            "state_bytes": sum(t.nbytes for t in ex.state),
             "buffers": [{"name": b.name, "offset": b.offset, "size": b.size, "first_step": b.first,
                          "last_step": b.last, "kind": b.kind} for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))],
             "lower_bound_bytes": plan.lower_bound,
@@ -239,10 +284,9 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         },
         "estimate": {
             "regions": [_region_estimate_json(r, e) for r, e in zip(c.regions, ex.region_estimates)],
-            "npu_cycles": npu_cycles,
-            "npu_tables": [{"symbol": t.symbol, "layers": [op.index for op in t.ops], "commands": len(t.commands),
-                            "bytes": len(t.data), "cycles": t.cycles} for t in ex.npu_tables],
         },
+        "target_reports": {name: get_target(name).report(ex) for name in used},
+        "folding": (c.folding or FoldReport()).to_json(),
         "io": {
             "inputs": [_io_json(t) for t in ex.inputs],
             "outputs": [_io_json(t) for t in ex.outputs],

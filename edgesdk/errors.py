@@ -48,6 +48,18 @@ class UsageError(EdgesdkError):
     exit_code = 7
 
 
+class MissingDependency(UsageError):
+    """An optional part of edgesdk is used without the pip extra that installs it; the message names the
+    extra (`pip install 'edgesdk[reference]'`)."""
+
+    def __init__(self, what: str, extra: str, module: str, detail: str = ""):
+        super().__init__(
+            f"{what} needs the Python package(s) of edgesdk's [{extra}] extra, which are not installed"
+            f"{f' ({detail})' if detail else ''}. Install them with: pip install 'edgesdk[{extra}]' (from a "
+            f"checkout: pip install -e '.[{extra}]', or ./scripts/setup.sh --extras {extra}).")
+        self.extra, self.module = extra, module
+
+
 class ProbeError(EdgesdkError):
     """`edgesdk flash`: no probe or GDB server to talk to, or the board refused the image (the message says which)."""
 

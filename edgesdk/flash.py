@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .board import Board, load_board
+from .board import Board, build_board
 from .errors import EdgesdkError, ProbeError, ToolchainError, UsageError  # noqa: F401 (ProbeError re-exported)
 
 PROBES = ("openocd", "gdb", "emulator")
@@ -53,7 +53,7 @@ class FlashSettings:
         raw = json.loads(board.path.read_text()).get("flashing")
         if raw is None:
             raise UsageError(f"Board {board.name} has no \"flashing\" section in {board.path}; add one (see "
-                             "boards/riscv-npu/board.json) to flash it.")
+                             "edgesdk/boards/riscv-npu/board.json) to flash it.")
         return cls(board, board.path.parent / raw["openocd_config"], raw.get("openocd_package", "openocd"),
                    tuple(raw.get("gdb", ["gdb-multiarch"])), raw.get("gdb_package", "gdb-multiarch"),
                    raw.get("gdb_server", "localhost:3333"), tuple(raw.get("gdb_before_load", [])),
@@ -121,7 +121,7 @@ def _build_files(build_dir) -> tuple:
         if not path.is_file():
             raise UsageError(f"{path} is missing: {build_dir} is not a firmware build. Run 'edgesdk build MODEL -o "
                              f"{build_dir}' first (without --no-firmware).")
-    board = load_board(json.loads(report.read_text())["board"])
+    board = build_board(build_dir, json.loads(report.read_text()))
     return board, elf, hex_file
 
 
@@ -134,6 +134,10 @@ def openocd_command(settings: FlashSettings, elf: Path, openocd: str = "openocd"
 def flash_openocd(build_dir) -> FlashResult:
     board, elf, _ = _build_files(build_dir)
     settings = FlashSettings.of(board)
+    if not settings.openocd_config.is_file():
+        raise UsageError(f"Board {board.name}'s OpenOCD config {settings.openocd_config} does not exist (board.json "
+                         "\"flashing\" names it, relative to board.json). Keep the board's folder as it was when you "
+                         "built, or fix the name.")
     openocd = shutil.which("openocd")
     if openocd is None:
         raise ToolchainError(f"OpenOCD is not installed, so the board cannot be programmed through a probe. Install it "

@@ -2,11 +2,13 @@
 
 The NPU model and the emulator's instruction-counting hook are C; they are built on first use into
 ~/.cache/edgesdk/hostlib (or $EDGESDK_CACHE), keyed by a hash of the sources and flags, so a fresh
-clone needs nothing but a host C compiler.
+clone needs nothing but a host C compiler. Each cached library is checked against the sha256 recorded beside
+it before it is handed out for loading; a damaged one is rebuilt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -35,8 +37,48 @@ def host_compiler() -> str:
     )
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def checksum_path(library: Path) -> Path:
+    """The sidecar holding the sha256 of a cached library's bytes, written after the library."""
+    return library.with_name(library.name + ".sha256")
+
+
+def _intact(library: Path) -> bool:
+    """The cached library is the one edgesdk wrote: its bytes hash to its sidecar's sha256 (a truncated,
+    damaged or foreign file -- or one without a sidecar -- is not)."""
+    try:
+        recorded = checksum_path(library).read_text().strip()
+        return len(recorded) == 64 and _sha256(library) == recorded
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def build_shared_library(name: str, sources: list, include_dirs: list = (), extra_flags: list = ()) -> Path:
-    """Compile `sources` into lib<name>-<hash>.so unless an identical build is cached; return its path."""
+    """Compile `sources` into lib<name>-<hash>.so unless an identical build is cached; return its path.
+
+    The cache is keyed by a hash of the compiler, flags and every source and header, and each library has a
+    sidecar with the sha256 of its bytes, written (atomically) after the library: a cached library is
+    returned only if its bytes match it, so the path returned is safe to load right away. A damaged one (a
+    build interrupted by a full disk, an edited file) is rebuilt, not loaded."""
     cc = host_compiler()
     flags = ["-O2", "-fPIC", "-shared", "-std=c11", "-Wall", "-Wextra", *extra_flags]
     digest = hashlib.sha256()
@@ -47,7 +89,7 @@ def build_shared_library(name: str, sources: list, include_dirs: list = (), extr
         digest.update(src.name.encode())
         digest.update(src.read_bytes())
     target = cache_dir() / f"lib{name}-{digest.hexdigest()[:16]}.so"
-    if target.exists():
+    if target.exists() and _intact(target):
         return target
     with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
         tmp_target = Path(tmp) / target.name
@@ -55,9 +97,16 @@ def build_shared_library(name: str, sources: list, include_dirs: list = (), extr
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise ToolchainError(f"Building host library {name} failed:\n{' '.join(cmd)}\n{proc.stderr.strip()}")
+        checksum = _sha256(tmp_target)
         os.replace(tmp_target, target)  # atomic: concurrent builders never see a half-written library
+        _write_atomically(checksum_path(target), checksum + "\n")  # after the library: it vouches for it
+    if not _intact(target):  # another process replaced it in between with a build of its own: take theirs
+        if not (target.exists() and _intact(target)):
+            raise ToolchainError(f"The host library {target} changed while it was being built and does not match "
+                                 f"its checksum; remove {cache_dir()} and try again.")
     return target
 
 
 def load_shared_library(name: str, sources: list, include_dirs: list = (), extra_flags: list = ()) -> ctypes.CDLL:
+    """Build (or find in the cache, verified) and load the library."""
     return ctypes.CDLL(str(build_shared_library(name, sources, include_dirs, extra_flags)))

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .board import load_board
+from .board import build_board
 from .errors import EmulatorError, UsageError
 
-NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "float32": np.float32}
+NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+                "float32": np.float32, "bool": np.bool_}  # bool: one byte, 0 or 1 (TFLite's layout)
 
 
 @dataclass
@@ -25,16 +25,92 @@ class InferenceResult:
     npu_stats: dict
     uart: str
     peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models (DSP, plugins): counters
+    step_outputs: list = field(default_factory=list)  # per inference of a sequence run: its outputs
+    step_instructions: list = field(default_factory=list)  # per inference: instructions between the marks
+
+
+ROUNDING_MODES = ("ref", "tflm")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
+MAX_ARENA_BYTES = (1 << 31) - 1
 
 
 def load_report(build_dir: Path) -> dict:
+    """report.json of a build directory, checked (check_report): nothing in it is trusted unchecked."""
     report_path = Path(build_dir) / "report.json"
     if not report_path.is_file():
         raise UsageError(f"{build_dir} is not an edgesdk build directory (no report.json). Run 'edgesdk build MODEL -o {build_dir}' first.")
     try:
-        return json.loads(report_path.read_text())
-    except json.JSONDecodeError as exc:
+        report = json.loads(report_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{report_path} is corrupt ({exc}); rebuild with 'edgesdk build'.") from None
+    check_report(report, report_path)
+    return report
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_report(report, report_path) -> None:
+    """The fields `edgesdk run`, `hil` and `flash` use, checked before anything is written into the emulated
+    board: a known board and rounding, at least one input and one output, and for each a name, a known
+    dtype, a shape of positive dimensions, a byte count equal to shape x element size and an arena slot
+    inside the arena (memory.arena_bytes, itself a valid size). A UsageError (exit code 7) names the first
+    problem: report.json is edgesdk's output, and a different one means it was edited or damaged."""
+    def bad(what: str) -> UsageError:
+        return UsageError(f"{report_path} is not a valid edgesdk build report: {what}. Rebuild with 'edgesdk build' "
+                          "(report.json must be the one the build wrote).")
+
+    if not isinstance(report, dict):
+        raise bad("it is not a JSON object")
+    if not isinstance(report.get("board"), str) or not report["board"]:
+        raise bad("'board' is not a board name")
+    if report.get("rounding") not in ROUNDING_MODES:
+        raise bad(f"'rounding' is {report.get('rounding')!r}, not one of {', '.join(ROUNDING_MODES)}")
+    memory = report.get("memory")
+    arena = memory.get("arena_bytes") if isinstance(memory, dict) else None
+    if not _is_int(arena) or not 0 < arena <= MAX_ARENA_BYTES:
+        raise bad(f"'memory.arena_bytes' is {arena!r}, not a positive arena size")
+    io = report.get("io")
+    if not isinstance(io, dict):
+        raise bad("'io' is missing")
+    for kind in ("inputs", "outputs"):
+        specs = io.get(kind)
+        if not isinstance(specs, list) or not specs:
+            raise bad(f"'io.{kind}' is {'empty' if specs == [] else 'not a list'} (a model has at least one)")
+        for index, spec in enumerate(specs):
+            where = f"io.{kind}[{index}]"
+            if not isinstance(spec, dict):
+                raise bad(f"{where} is not an object")
+            if not isinstance(spec.get("name"), str):
+                raise bad(f"{where}.name is not a string")
+            if spec.get("dtype") not in NUMPY_DTYPES:
+                raise bad(f"{where}.dtype is {spec.get('dtype')!r}, not one of {', '.join(NUMPY_DTYPES)}")
+            shape = spec.get("shape")
+            if not isinstance(shape, list) or not all(_is_int(d) and d >= 1 for d in shape):
+                raise bad(f"{where}.shape is {shape!r}, not a list of positive dimensions")
+            nbytes = int(np.prod(shape, dtype=object)) * np.dtype(NUMPY_DTYPES[spec["dtype"]]).itemsize
+            if spec.get("bytes") != nbytes or not _is_int(spec.get("bytes")):
+                raise bad(f"{where}.bytes is {spec.get('bytes')!r}, but shape {shape} of {spec['dtype']} is {nbytes} bytes")
+            offset = spec.get("arena_offset")
+            if not _is_int(offset) or offset < 0 or offset + nbytes > arena:
+                raise bad(f"{where}.arena_offset {offset!r} + {nbytes} bytes is not inside the arena of {arena} bytes")
+
+
+def check_firmware_arena(report: dict, elf) -> int:
+    """The arena's address, after checking report.json's arena against the firmware's: the ELF's arena block
+    (edgesdk_arena_block: guard bytes, the arena, guard bytes) must hold memory.arena_bytes between its
+    guards, so every slot check_report accepted lies inside the firmware's arena. Returns edgesdk_arena."""
+    from .emulator.machine import elf_symbol, elf_symbol_size
+
+    arena = elf_symbol(elf, "edgesdk_arena")
+    block, block_bytes = elf_symbol(elf, "edgesdk_arena_block"), elf_symbol_size(elf, "edgesdk_arena_block")
+    guard = arena - block
+    capacity = block_bytes - 2 * guard
+    if guard < 0 or capacity != report["memory"]["arena_bytes"]:
+        raise UsageError(
+            f"report.json says the arena has {report['memory']['arena_bytes']} bytes, but {elf} has an arena of "
+            f"{capacity} bytes: the report and the firmware are not from the same build. Rebuild with 'edgesdk build'.")
+    return arena
 
 
 def coerce_input(array: np.ndarray, spec: dict, index: int) -> np.ndarray:
@@ -56,53 +132,74 @@ def random_inputs(report: dict, seed: int) -> list:
         dtype = NUMPY_DTYPES[spec["dtype"]]
         if spec["dtype"] == "float32":
             result.append(rng.uniform(-1.0, 1.0, spec["shape"]).astype(np.float32))
+        elif spec["dtype"] == "bool":
+            result.append(rng.integers(0, 2, spec["shape"]).astype(np.bool_))
         else:
             info = np.iinfo(dtype)
             result.append(rng.integers(info.min, info.max + 1, spec["shape"], dtype=dtype))
     return result
 
 
+MAX_STEPS = 1000  # inferences of one sequence run (the emulator records two marks per inference)
+
+
 def run_inference(build_dir, inputs: list, timeout_s: float = 120.0) -> InferenceResult:
-    from .emulator import elf_symbol, run_elf
+    """One inference on `inputs` (one array per model input)."""
+    return run_sequence(build_dir, [inputs], timeout_s)
+
+
+def run_sequence(build_dir, steps: list, timeout_s: float = 120.0) -> InferenceResult:
+    """Inferences on `steps` (per step, one array per model input) in one boot: a stateful model carries its
+    state from one step to the next. The result's `outputs` are the last step's, `step_outputs` all of them."""
+    from .emulator import run_elf
 
     build_dir = Path(build_dir)
     report = load_report(build_dir)
     specs = report["io"]["inputs"]
-    if len(inputs) != len(specs):
-        names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
-        raise UsageError(f"The model takes {len(specs)} input(s) ({names}); {len(inputs)} given.")
+    if not 1 <= len(steps) <= MAX_STEPS:
+        raise UsageError(f"A run takes 1 to {MAX_STEPS} steps, not {len(steps)}.")
+    for inputs in steps:
+        if len(inputs) != len(specs):
+            names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
+            raise UsageError(f"The model takes {len(specs)} input(s) ({names}); {len(inputs)} given.")
     elf = build_dir / "firmware.elf"
     if not elf.is_file():
         raise UsageError(f"{elf} is missing; rebuild with 'edgesdk build'.")
-    board = load_board(report["board"])
-    arena = elf_symbol(elf, "edgesdk_arena")
-    writes = [(arena + s["arena_offset"], coerce_input(x, s, i).tobytes()) for i, (x, s) in enumerate(zip(inputs, specs))]
+    board = build_board(build_dir, report)
+    arena = check_firmware_arena(report, elf)
+    step_writes = [[(arena + s["arena_offset"], coerce_input(x, s, i).tobytes()) for i, (x, s) in enumerate(zip(inputs, specs))]
+                   for inputs in steps]
     out_specs = report["io"]["outputs"]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]
-    result = run_elf(elf, board, writes=writes, reads=reads, timeout_s=timeout_s)
-    outputs = [np.frombuffer(raw, NUMPY_DTYPES[s["dtype"]]).reshape(s["shape"]).copy() for raw, s in zip(result.reads, out_specs)]
-    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, result.inference_instructions,
-                           result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats))
+    if len(steps) == 1:  # the plain way: inputs in place before boot, outputs after exit
+        result = run_elf(elf, board, writes=step_writes[0], reads=reads, timeout_s=timeout_s)
+        step_reads, step_instructions = [result.reads], [result.inference_instructions]
+    else:
+        result = run_elf(elf, board, reads=reads, timeout_s=timeout_s, steps=step_writes)
+        step_reads, step_instructions = result.step_reads, result.step_instructions
+
+    def decode(raw_list):
+        return [np.frombuffer(raw, NUMPY_DTYPES[s["dtype"]]).reshape(s["shape"]).copy() for raw, s in zip(raw_list, out_specs)]
+
+    step_outputs = [decode(r) for r in step_reads]
+    outputs = step_outputs[-1] if step_outputs else decode(result.reads)
+    inference = step_instructions[0] if step_instructions else result.inference_instructions
+    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, inference,
+                           result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats),
+                           step_outputs, step_instructions)
 
 
 def failure_message(result: InferenceResult) -> str:
+    """What a failed run printed, with each installed target's reading of it (Target.describe_failure: e.g. the
+    NPU's error name and failing command)."""
+    from .targets import all_targets
+
     message = f"The firmware reported failure (exit code {result.exit_code}). UART output: {result.uart.strip()!r}."
-    npu = re.search(r"npu_error=(-?\d+) npu_command=(-?\d+)", result.uart)
-    if npu:
-        from .npu.registers import ERROR_NAMES
-
-        code, command = int(npu.group(1)), int(npu.group(2)) & 0xFFFFFFFF
-        name, meaning = ERROR_NAMES.get(code, (f"code {code}", "undocumented error code"))
-        where = "the table header" if command == 0xFFFFFFFF else f"command {command}"
-        message += f" The NPU stopped with error {name} ({meaning}) at {where} of its command table."
-    dsp = re.search(r"dsp_error=(-?\d+) dsp_node=(-?\d+)", result.uart)
-    if dsp:
-        from .targets.dsp.registers import ERROR_NAMES as DSP_ERROR_NAMES
-
-        code = int(dsp.group(1))
-        message += (f" The DSP stopped with error {DSP_ERROR_NAMES.get(code, f'code {code}')} at node "
-                    f"{dsp.group(2)} of its serialized subgraph (docs/dsp-datasheet.md lists the DSP error codes).")
-    return message + " docs/npu-datasheet.md lists the NPU error codes."
+    for target in all_targets():
+        text = target.describe_failure(result.uart)
+        if text:
+            message += " " + text
+    return message
 
 
 def check_succeeded(result: InferenceResult) -> None:

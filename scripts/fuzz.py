@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     parser.add_argument("--findings-dir", default="fuzz-findings", help="where findings are saved (default ./fuzz-findings)")
     parser.add_argument("--firmware-every", type=int, default=0, metavar="N",
                         help="build and emulate every Nth model that compiles (slow: ~5 s each)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="per-input limit in seconds (a hang)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="per-input budget in CPU seconds (a hang when used up; a 10x wall-clock backstop for blocked workers)")
     parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help="worker address-space limit")
     parser.add_argument("--only-shared-models", action="store_true", help="seed with ../shared/models only")
     parser.add_argument("--json", help="also write the summary as JSON to this file")

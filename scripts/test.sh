@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (unit tests + bit-exact end-to-end runs on every shared model).
+# Set up (the toolchain, and edgesdk with the [test,tvm] extras in .venv), then run the whole test suite
+# (unit tests + bit-exact end-to-end runs on every shared model) in that virtualenv. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
-exec python3 -m pytest -q -ra "$@"
+./scripts/setup.sh --extras test,tvm
+. scripts/venv.sh
+exec "$VENV_PYTHON" -m pytest -q -ra "$@"

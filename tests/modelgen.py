@@ -25,9 +25,14 @@ from tflite.TensorType import TensorType
 SAME, VALID = 0, 1
 ACTIVATION_CODES = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8,
-                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64, "bool": TensorType.BOOL}
+                "int16": TensorType.INT16, "int32": TensorType.INT32, "int64": TensorType.INT64,
+                "bool": TensorType.BOOL}
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
                "int32": np.int32, "int64": np.int64, "bool": np.bool_}
+
+
+# Opcode versions where LiteRT registers no version 1 (its op resolver refuses the model otherwise).
+OPCODE_VERSIONS = {"BROADCAST_TO": 2}
 
 
 def _module(name: str):
@@ -172,7 +177,7 @@ class ModelBuilder:
         mod.OperatorCodeStart(b)
         mod.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
         mod.OperatorCodeAddBuiltinCode(b, code)
-        mod.OperatorCodeAddVersion(b, 1)
+        mod.OperatorCodeAddVersion(b, OPCODE_VERSIONS.get(name, 1))
         return mod.OperatorCodeEnd(b)
 
     def _operator(self, b, op, opcode_index):
@@ -180,9 +185,11 @@ class ModelBuilder:
         if op["options"]:
             mod = _module(op["options"])
             prefix = op["options"]
+            vectors = {field: self._int_vector(b, getattr(mod, f"{prefix}Start{field}Vector"), value)
+                       for field, value in op["fields"].items() if isinstance(value, (list, tuple))}
             getattr(mod, f"{prefix}Start")(b)
             for field, value in op["fields"].items():
-                getattr(mod, f"{prefix}Add{field}")(b, value)
+                getattr(mod, f"{prefix}Add{field}")(b, vectors.get(field, value))
             options = getattr(mod, f"{prefix}End")(b)
         mod = _module("Operator")
         in_vec = self._int_vector(b, mod.OperatorStartInputsVector, op["inputs"])
@@ -326,6 +333,62 @@ def reshape_model(shape, new_shape, q, dtype="int8"):
     return m.build([x], [y])
 
 
+def transpose_conv_model(in_shape, weights, bias, q_in, w_scales, q_out, stride=(2, 2), padding=SAME,
+                         out_hw=None, dtype="int8", bias_dtype=None, bias_type=None, activation=None):
+    """TRANSPOSE_CONV (inputs: output shape, OHWI weights, input, optional bias); out_hw defaults to
+    what the converter makes (SAME: in * stride, VALID: (in - 1) * stride + filter)."""
+    fh, fw = weights.shape[1:3]
+    if out_hw is None:
+        out_hw = tuple(n * s if padding == SAME else (n - 1) * s + f
+                       for n, s, f in zip(in_shape[1:3], stride, (fh, fw)))
+    out_shape = (in_shape[0], *out_hw, weights.shape[0])
+    m = ModelBuilder()
+    shape = m.const(np.asarray(out_shape, np.int32), "int32")
+    w = m.const(weights, "int8", scale=w_scales, zero_point=0, axis=0)
+    x = m.tensor(in_shape, dtype, *q_in)
+    inputs = [shape, w, x]
+    if bias is not None:
+        bias_dtype = bias_dtype or ("int32" if dtype == "int8" else "int64")
+        inputs.append(m.const(np.asarray(bias), bias_dtype, scale=np.float32(q_in[0]) * np.asarray(w_scales, np.float32),
+                              zero_point=0, axis=0))
+    y = m.tensor(out_shape, dtype, *q_out)
+    fields = dict(Padding=padding, StrideH=stride[0], StrideW=stride[1])
+    if activation is not None:
+        fields["FusedActivationFunction"] = ACTIVATION_CODES[activation]
+    if bias_type is not None:
+        fields["QuantizedBiasType"] = bias_type
+    m.op("TRANSPOSE_CONV", inputs, [y], "TransposeConvOptions", **fields)
+    return m.build([x], [y])
+
+
+def batch_matmul_model(a_shape, b_shape, dtype="int8", qa=None, qb=None, qy=None, adj_x=False, adj_y=False,
+                       b_const=None):
+    """BATCH_MATMUL of two inputs (or an input and a constant rhs `b_const`)."""
+    rows = a_shape[-1] if adj_x else a_shape[-2]
+    cols = b_shape[-2] if adj_y else b_shape[-1]
+    batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    m = ModelBuilder()
+    a = m.tensor(a_shape, dtype, *(qa or (None, None)))
+    if b_const is None:
+        b = m.tensor(b_shape, dtype, *(qb or (None, None)))
+    else:
+        b = m.const(np.asarray(b_const).reshape(b_shape), dtype, **({} if qb is None else dict(scale=qb[0],
+                                                                                          zero_point=qb[1])))
+    y = m.tensor((*batch, rows, cols), dtype, *(qy or (None, None)))
+    m.op("BATCH_MATMUL", [a, b], [y], "BatchMatMulOptions", AdjX=adj_x, AdjY=adj_y)
+    return m.build([a] if b_const is not None else [a, b], [y])
+
+
+def resize_model(op_name, in_shape, out_hw, dtype="int8", q=None, align_corners=False, half_pixel=False):
+    m = ModelBuilder()
+    x = m.tensor(in_shape, dtype, *(q or (None, None)))
+    size = m.const(np.asarray(out_hw, np.int32), "int32")
+    y = m.tensor((in_shape[0], *out_hw, in_shape[3]), dtype, *(q or (None, None)))
+    options = "ResizeBilinearOptions" if op_name == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
+    m.op(op_name, [x, size], [y], options, AlignCorners=align_corners, HalfPixelCenters=half_pixel)
+    return m.build([x], [y])
+
+
 def _conv_out_shape(shape, filter_hw, stride, dilation, padding, out_c):
     dims = []
     for i in range(2):
@@ -354,7 +417,8 @@ def single_op_suite(seed: int = 0) -> list:
     """[(name, .tflite bytes)]: every op of the C target in int8 (and uint8 where TFLite has it)."""
     rng = np.random.default_rng(seed)
     return (_suite_binary(rng) + _suite_pooling_and_shapes(rng) + _suite_activations(rng) + _suite_quantization(rng)
-            + _suite_convolutions(rng) + _suite_unary(rng))
+            + _suite_convolutions(rng) + _suite_layer_ops(rng) + _suite_elementwise(rng) + _suite_data_movement(rng)
+            + _suite_unary(rng))
 
 
 def _suite_binary(rng) -> list:
@@ -383,6 +447,7 @@ def _suite_pooling_and_shapes(rng) -> list:
         ("max_pool_same_relu6", pool_model("MAX_POOL_2D", (1, 7, 6, 3), (2, 3), (2, 2), SAME, q, activation="RELU6")),
         ("avg_pool_same", pool_model("AVERAGE_POOL_2D", (1, 7, 7, 4), (3, 3), (2, 2), SAME, _q(rng))),
         ("avg_pool_uint8_same", pool_model("AVERAGE_POOL_2D", (1, 7, 5, 3), (3, 3), (2, 2), SAME, _q(rng, **u8), **u8)),
+        ("l2_pool_float_same", pool_model("L2_POOL_2D", (1, 7, 7, 3), (3, 3), (2, 2), SAME, (None, None), dtype="float32")),
         ("pad_hw", pad_model((1, 5, 4, 3), [(0, 0), (1, 2), (2, 1), (0, 0)], q)),
         ("pad_channels", pad_model((2, 3, 3, 2), [(1, 0), (0, 0), (0, 1), (3, 2)], q)),
         ("pad_2d", pad_model((3, 7), [(1, 1), (0, 4)], q)),
@@ -398,6 +463,77 @@ def _suite_pooling_and_shapes(rng) -> list:
         ("reshape", reshape_model((1, 4, 4, 2), (1, 32), _q(rng))),
     ]
     return models
+
+
+def shape_op_model(op_name, inputs, outputs, consts=(), options=None, order=None, **fields):
+    """One op over int8 data tensors (`inputs`: shapes of the model inputs, `outputs`: output shapes or
+    (shape, dtype)) and constant parameters (`consts`: (values, dtype)); `order` places the operands (indices
+    into inputs + consts) when the data is not first."""
+    m = ModelBuilder()
+    q = (0.05, -3)
+    xs = [m.tensor(shape, "int8", *q) for shape in inputs]
+    cs = [m.const(np.asarray(v), dtype, **({"scale": q[0], "zero_point": q[1]} if dtype == "int8" else {}))
+          for v, dtype in consts]
+    ys = [m.tensor(o[0], o[1]) if isinstance(o[1], str) else m.tensor(o, "int8", *q) for o in outputs]
+    operands = xs + cs
+    m.op(op_name, [operands[k] for k in order] if order else operands, ys, options, **fields)
+    return m.build(xs, ys)
+
+
+def _suite_data_movement(rng) -> list:
+    """The data movement and shape family (int8; tests/test_ops_shape.py has every type): constant parameters,
+    so that any input values are valid."""
+    i32 = "int32"
+    m = ModelBuilder()  # SHAPE of the input (folded at build time into a constant graph output) beside a copy
+    x = m.tensor((2, 3, 5), "int8", 0.05, -3)
+    shape = m.tensor((3,), "int32")
+    m.op("SHAPE", [x], [shape], "ShapeOptions", OutType=2)
+    flat = m.tensor((6, 5), "int8", 0.05, -3)
+    m.op("RESHAPE", [x, m.const(np.asarray([6, 5]), "int32")], [flat])
+    shape_model = m.build([x], [shape, flat])
+    m = ModelBuilder()  # BROADCAST_ARGS of constants beside a copy
+    x = m.tensor((4,), "int8", 0.05, -3)
+    y = m.tensor((4,), "int8", 0.05, -3)
+    m.op("RESHAPE", [x, m.const(np.asarray([4]), "int32")], [y])
+    shape = m.tensor((3,), "int32")
+    m.op("BROADCAST_ARGS", [m.const(np.asarray([2, 1, 3]), "int32"), m.const(np.asarray([4, 1]), "int32")], [shape])
+    broadcast_args_model = m.build([x], [y, shape])
+    return [
+        ("transpose", shape_op_model("TRANSPOSE", [(2, 3, 4)], [(4, 2, 3)], [([2, 0, 1], i32)])),
+        ("slice", shape_op_model("SLICE", [(3, 6, 4)], [(2, 3, 4)], [([1, 2, 0], i32), ([2, 3, -1], i32)])),
+        ("strided_slice", shape_op_model("STRIDED_SLICE", [(4, 7, 3)], [(2, 3)],
+                                         [([3, 6, 1], i32), ([0, 0, 2], i32), ([-2, -2, 1], i32)],
+                                         "StridedSliceOptions", ShrinkAxisMask=4)),
+        ("reverse_v2", shape_op_model("REVERSE_V2", [(3, 4, 2)], [(3, 4, 2)], [([0, 1], i32)])),
+        ("split", shape_op_model("SPLIT", [(2, 6)], [(2, 2)] * 3, [(np.int32(1), i32)], "SplitOptions",
+                                 order=[1, 0], NumSplits=3)),
+        ("split_v", shape_op_model("SPLIT_V", [(5, 2)], [(1, 2), (4, 2)], [([1, -1], i32), (np.int32(0), i32)],
+                                   "SplitVOptions", NumSplits=2)),
+        ("unpack", shape_op_model("UNPACK", [(3, 2, 4)], [(3, 4)] * 2, (), "UnpackOptions", Num=2, Axis=1)),
+        ("pack", shape_op_model("PACK", [(2, 3)] * 3, [(2, 3, 3)], (), "PackOptions", ValuesCount=3, Axis=-1)),
+        ("gather", shape_op_model("GATHER", [(5, 3)], [(2, 2, 3)], [([[4, 0], [2, 2]], i32)], "GatherOptions")),
+        ("gather_nd", shape_op_model("GATHER_ND", [(3, 4, 2)], [(3, 2)], [([[0, 3], [2, 1], [1, 1]], i32)])),
+        ("embedding_lookup", shape_op_model("EMBEDDING_LOOKUP", [(6, 3)], [(4, 3)], [([5, 0, 5, 2], i32)],
+                                            order=[1, 0])),
+        ("expand_dims", shape_op_model("EXPAND_DIMS", [(3, 4)], [(3, 4, 1)], [(np.int32(-1), i32)])),
+        ("squeeze", shape_op_model("SQUEEZE", [(1, 3, 1, 4)], [(3, 4)], (), "SqueezeOptions", SqueezeDims=[])),
+        ("broadcast_to", shape_op_model("BROADCAST_TO", [(2, 1, 3)], [(2, 4, 3)], [([2, 4, 3], i32)])),
+        ("mirror_pad", shape_op_model("MIRROR_PAD", [(3, 4)], [(5, 9)], [([[1, 1], [3, 2]], i32)],
+                                      "MirrorPadOptions", Mode=0)),
+        ("depth_to_space", shape_op_model("DEPTH_TO_SPACE", [(1, 2, 2, 12)], [(1, 4, 4, 3)], (),
+                                          "DepthToSpaceOptions", BlockSize=2)),
+        ("space_to_depth", shape_op_model("SPACE_TO_DEPTH", [(1, 6, 3, 2)], [(1, 2, 1, 18)], (),
+                                          "SpaceToDepthOptions", BlockSize=3)),
+        ("batch_to_space_nd", shape_op_model("BATCH_TO_SPACE_ND", [(4, 3, 2, 2)], [(1, 5, 4, 2)],
+                                             [([2, 2], i32), ([[0, 1], [0, 0]], i32)])),
+        ("space_to_batch_nd", shape_op_model("SPACE_TO_BATCH_ND", [(1, 4, 6, 2)], [(6, 2, 2, 2)],
+                                             [([2, 3], i32), ([[0, 0], [0, 0]], i32)])),
+        ("fill", shape_op_model("FILL", [()], [(2, 5)], [([2, 5], i32)], order=[1, 0])),
+        ("dynamic_update_slice", shape_op_model("DYNAMIC_UPDATE_SLICE", [(4, 5), (2, 2)], [(4, 5)],
+                                                [([3, 1], i32)])),
+        ("shape", shape_model),
+        ("broadcast_args", broadcast_args_model),
+    ]
 
 
 def _suite_activations(rng) -> list:
@@ -471,6 +607,98 @@ def _suite_convolutions(rng) -> list:
         ("fc_uint8", fully_connected_model(2, fw_u8, fb, _q(rng, **u8), 0.01, _q(rng, 0.05, 0.3, **u8),
                                            w_zero_point=fw_u8_zp, **u8)),
     ]
+
+
+def _suite_layer_ops(rng) -> list:
+    """TRANSPOSE_CONV, BATCH_MATMUL and the resizes in int8 (tests/test_ops_conv.py covers their other types)."""
+    w = _weights(rng, (3, 3, 3, 4))
+    return [
+        ("transpose_conv_same", transpose_conv_model((1, 4, 3, 4), w, rng.integers(-500, 500, 3), _q(rng),
+                                                     [0.01, 0.02, 0.015], _q(rng))),
+        ("batch_matmul_adj_y", batch_matmul_model((2, 3, 5), (2, 4, 5), qa=_q(rng), qb=_q(rng), qy=_q(rng, 0.2, 1.0),
+                                                  adj_y=True)),
+        ("resize_bilinear_half_pixel", resize_model("RESIZE_BILINEAR", (1, 3, 4, 2), (7, 9), q=_q(rng),
+                                                    half_pixel=True)),
+        ("resize_nearest_align", resize_model("RESIZE_NEAREST_NEIGHBOR", (1, 5, 2, 3), (3, 7), q=_q(rng),
+                                              align_corners=True)),
+    ]
+def _suite_elementwise(rng) -> list:
+    """The elementwise family: int8 SUB, MINIMUM/MAXIMUM, SQUARED_DIFFERENCE, DIV (a constant divisor away from its
+    zero point, which LiteRT refuses), PRELU, the comparisons feeding the logical ops and SELECT_V2; float32
+    arithmetic, FLOOR_DIV/FLOOR_MOD and ADD_N; SELECT (v1, LiteRT only). Model inputs are never bool (the bool
+    tensors come from comparisons inside the model)."""
+    models = [("sub_broadcast", binary_model("SUB", (1, 5, 4, 6), (1, 1, 4, 6), (1, 5, 4, 6),
+                                             _q(rng), _q(rng), _q(rng), "RELU"))]
+    q = _q(rng)
+    for op in ("MAXIMUM", "MINIMUM"):
+        m = ModelBuilder()
+        a, b, y = m.tensor((2, 3, 8), "int8", *q), m.tensor((3, 1), "int8", *q), m.tensor((2, 3, 8), "int8", *q)
+        m.op(op, [a, b], [y])
+        models.append((op.lower(), m.build([a, b], [y])))
+    qa, qb = _q(rng), _q(rng)
+    m = ModelBuilder()
+    a, b = m.tensor((4, 9), "int8", *qa), m.tensor((9,), "int8", *qb)
+    y = m.tensor((4, 9), "int8", float(np.float32((2 * max(qa[0], qb[0])) ** 2 * 40)), -100)
+    m.op("SQUARED_DIFFERENCE", [a, b], [y])
+    models.append(("squared_difference", m.build([a, b], [y])))
+    qa, qb, qy = _q(rng), _q(rng), _q(rng)
+    m = ModelBuilder()
+    a = m.tensor((3, 8), "int8", *qa)
+    divisor = rng.integers(-128, 128, (8,))
+    divisor[divisor == qb[1]] = qb[1] + (1 if qb[1] < 127 else -1)
+    b = m.const(divisor, "int8", scale=qb[0], zero_point=qb[1])
+    y = m.tensor((3, 8), "int8", *qy)
+    m.op("DIV", [a, b], [y], "DivOptions", FusedActivationFunction=0)
+    models.append(("div_const_divisor", m.build([a], [y])))
+    m = ModelBuilder()
+    x = m.tensor((1, 4, 4, 5), "int8", *_q(rng))
+    alpha = m.const(rng.integers(-128, 128, (1, 1, 5)), "int8", scale=0.01, zero_point=3)
+    y = m.tensor((1, 4, 4, 5), "int8", *_q(rng))
+    m.op("PRELU", [x, alpha], [y])
+    models.append(("prelu", m.build([x], [y])))
+
+    m = ModelBuilder()
+    a, b = m.tensor((3, 7), "int8", *q), m.tensor((7,), "int8", *_q(rng))
+    flags = {}
+    for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"):
+        flags[op] = m.tensor((3, 7), "bool")
+        m.op(op, [a, b], [flags[op]])
+    both, either, neither = (m.tensor((3, 7), "bool") for _ in range(3))
+    m.op("LOGICAL_AND", [flags["LESS_EQUAL"], flags["NOT_EQUAL"]], [both])
+    m.op("LOGICAL_OR", [flags["EQUAL"], flags["GREATER"]], [either])
+    m.op("LOGICAL_NOT", [flags["GREATER_EQUAL"]], [neither])
+    other = m.tensor((3, 7), "int8", *q)
+    chosen = m.tensor((3, 7), "int8", *q)
+    m.op("MAXIMUM", [a, a], [other])
+    m.op("SELECT_V2", [flags["LESS"], other, a], [chosen])
+    models.append(("compare_logical_select", m.build([a, b], [both, either, neither, chosen])))
+
+    m = ModelBuilder()
+    a, b, c = (m.tensor((2, 6), "float32") for _ in range(3))
+    outputs = []
+    for op, options in (("ADD", "AddOptions"), ("SUB", "SubOptions"), ("MUL", "MulOptions"), ("DIV", "DivOptions"),
+                        ("SQUARED_DIFFERENCE", None), ("FLOOR_DIV", None), ("FLOOR_MOD", None)):
+        y = m.tensor((2, 6), "float32")
+        m.op(op, [a, b], [y], options, **({"FusedActivationFunction": ACTIVATION_CODES["RELU6"]} if options else {}))
+        outputs.append(y)
+    y = m.tensor((2, 6), "float32")
+    m.op("ADD_N", [a, b, c], [y])
+    alpha = m.const(np.array([0.5, -0.25, 2.0, 0.0, 1.0, -3.0], np.float32), "float32")
+    z = m.tensor((2, 6), "float32")
+    m.op("PRELU", [a, alpha], [z])
+    models.append(("float_arithmetic", m.build([a, b, c], outputs + [y, z])))
+
+    m = ModelBuilder()
+    a, b = m.tensor((3, 4), "float32"), m.tensor((3, 4), "float32")
+    u, v = m.tensor((3,), "float32"), m.tensor((3,), "float32")
+    flag, row, chosen, first = (m.tensor((3, 4), "bool"), m.tensor((3,), "bool"), m.tensor((3, 4), "float32"),
+                                m.tensor((3, 4), "float32"))
+    m.op("GREATER", [a, b], [flag])
+    m.op("SELECT", [flag, a, b], [chosen])
+    m.op("LESS", [u, v], [row])
+    m.op("SELECT", [row, b, a], [first])  # a condition vector along the first dimension
+    models.append(("select_v1_litert_only", m.build([a, b, u, v], [chosen, first])))
+    return models
 
 
 def _suite_unary(rng) -> list:

@@ -270,9 +270,9 @@ def test_constraints_reject_what_tflite_rejects(tmp_path):
     assert not ok and why.startswith("softmax_output_quantization")
     concat = _model(tmp_path, mg.concatenation_model([(1, 2), (1, 3)], 1, [q, (0.2, 0)], q))
     ok, why = C_SUPPORT.check(concat.ops[0])
-    assert not ok and "concatenation_shared_quantization" in why
-    float_add = Op(0, "ADD", [Tensor(0, "a", (2,), "float32"), Tensor(1, "b", (2,), "float32")],
-                   [Tensor(2, "c", (2,), "float32")], {"activation": "NONE"})
-    ok, why = C_SUPPORT.check(float_add)
-    assert not ok and "int8_quantized_activations" in why
+    assert not ok and "concatenation_quantization" in why
+    int64_add = Op(0, "ADD", [Tensor(0, "a", (2,), "int64"), Tensor(1, "b", (2,), "int64")],
+                   [Tensor(2, "c", (2,), "int64")], {"activation": "NONE"})
+    ok, why = C_SUPPORT.check(int64_add)
+    assert not ok and "arithmetic_types" in why
     assert not C_SUPPORT.check(Op(0, "EMBEDDING_LOOKUP_SPARSE", [], []))[0]

@@ -22,6 +22,11 @@ from edgesdk.targets.npu import cascade
 from edgesdk.targets.npu.cascade import CascadeGroup, Shift, build_schedule, input_rows
 from modelgen import ACTIVATION_CODES, SAME, VALID, ModelBuilder
 
+from edgesdk.board import load_board as _load_board  # noqa: E402
+from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+
+BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
+
 
 # -- stripe geometry ------------------------------------------------------------------------------------------
 def _window_op(kernel, stride, pad, dilation, in_h):
@@ -250,9 +255,9 @@ def _run_npu(graph, regions, plan, board, inputs):
     for t, value in zip(graph.inputs, inputs):
         off = plan.offset(t)
         arena[off:off + t.nbytes] = value.astype(np.int8).tobytes()
-    for table in model.npu_tables:
-        result = run_table(table.data, {flash: bytearray(model.npu_weights) + bytearray(16), sram: arena},
-                           [flash, sram], read_only=[flash])
+    for table in model.target_data["npu"]:
+        result = run_table(table.data, {flash: bytearray(model.blobs["npu_weights"].data) + bytearray(16), sram: arena},
+                           [flash, sram], read_only=[flash], memory_classes=BOARD_CLASSES)
         assert result.ok, result
     return [np.frombuffer(bytes(arena[plan.offset(t):plan.offset(t) + t.nbytes]), np.int8).reshape(t.shape)
             for t in graph.outputs], model
@@ -275,7 +280,7 @@ def test_striped_tables_are_bit_exact_with_litert(chain, heights):
         plan = plan_memory(graph, cascades=[group])
         (got,), model = _run_npu(graph, regions, plan, board, inputs)
         assert np.array_equal(got, want), f"ops {chain}, stripe height {height}"
-        notes = [c.note for t in model.npu_tables for c in t.commands]
+        notes = [c.note for t in model.target_data["npu"] for c in t.commands]
         assert sum("rows" in n for n in notes) >= group.schedule().stripes  # it really ran in stripes
 
 

@@ -50,7 +50,7 @@ def test_unsupported_op_names_op_and_location(tmp_path):
 
 
 def test_model_too_large_for_board_says_by_how_much(tmp_path):
-    board = json.loads((REPO / "boards" / "riscv-npu" / "board.json").read_text())
+    board = json.loads((REPO / "edgesdk" / "boards" / "riscv-npu" / "board.json").read_text())
     board["name"] = "tiny-sram"
     board["memory"]["sram"]["size"] = 32768
     board_dir = tmp_path / "tiny-sram"

@@ -209,14 +209,14 @@ def test_a_failing_constraint_is_named(kws_dsp):
 
 def test_board_and_repl_declare_the_dsp_with_the_same_windows():
     board = load_board("riscv-npu")
-    repl = read_repl(REPO / "boards" / "riscv-npu" / "riscv-npu.repl")
+    repl = read_repl(REPO / "edgesdk" / "boards" / "riscv-npu" / "riscv-npu.repl")
     assert check_against_board(repl, board) == []
     periph = board.peripherals["dsp0"]
     assert periph.type == "edgesdk-dsp1" and int(periph.props["clock_hz"]) > 0
     attrs = repl.entries["dsp0"].attributes
     assert (attrs["flashBase"], attrs["flashSize"]) == (board.flash.base, board.flash.size)
     assert (attrs["sramBase"], attrs["sramSize"]) == (board.sram.base, board.sram.size)
-    assert "EdgesdkDsp1.cs" in (REPO / "boards" / "riscv-npu" / "riscv-npu.resc").read_text()
+    assert "EdgesdkDsp1.cs" in (REPO / "edgesdk" / "boards" / "riscv-npu" / "riscv-npu.resc").read_text()
 
 
 # -- the device model -----------------------------------------------------------------------------------------
@@ -345,12 +345,12 @@ def test_estimate_before_and_after_codegen(kws_dsp):
         assert after.cycles <= before.cycles <= after.cycles + copies * (R.NODE_OVERHEAD_CYCLES + 1000)
 
 
-from edgesdk.verify import _Proof  # noqa: E402  (the proof object Target.verify is given)
+from edgesdk.verify import Proof  # noqa: E402  (the proof object Target.verify is given)
 
 
 def test_verify_accepts_the_build_and_rejects_a_tampered_blob(kws_dsp):
     target = get_target("dsp")
-    proof = _Proof()
+    proof = Proof()
     target.verify(kws_dsp, proof)
     assert proof.failures == []
     graph = kws_dsp.executor.target_data["dsp"][0]

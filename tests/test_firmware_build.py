@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import stat
@@ -12,7 +13,8 @@ from types import SimpleNamespace
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from edgesdk.board import SDK_ROOT, load_board
+from edgesdk.board import BOARDS_DIR, load_board
+from edgesdk.firmware_build.build import CMAKE_PROJECT_DIR
 from edgesdk.errors import MemoryFitError, ToolchainError
 from edgesdk.firmware_build import build_firmware, flash_bytes, render_board_files, section_sizes
 
@@ -83,8 +85,8 @@ def test_board_h_comes_from_board_json(tmp_path, board):
     for periph in board.peripherals.values():
         assert macros[f"BOARD_{periph.name.upper()}_BASE"] == periph.base
         assert macros[f"BOARD_{periph.name.upper()}_SIZE"] == periph.size
-    assert macros["BOARD_NPU0_IRQ"] == board.npu.props["irq"]
-    assert macros["BOARD_NPU0_CLOCK_HZ"] == board.npu.props["clock_hz"]
+    assert macros["BOARD_NPU0_IRQ"] == board.peripherals["npu0"].props["irq"]
+    assert macros["BOARD_NPU0_CLOCK_HZ"] == board.peripherals["npu0"].props["clock_hz"]
 
 
 def test_link_ld_follows_a_modified_board(tmp_path, board):
@@ -177,13 +179,14 @@ def test_missing_picolibc_is_reported(tmp_path, board, monkeypatch):
 
 
 def test_documented_hand_build(tmp_path, board):
-    """The cmake commands in CMakeLists.txt's header comment work as written."""
-    header = (SDK_ROOT / "CMakeLists.txt").read_text().split("cmake_minimum_required")[0]
+    """The cmake commands in edgesdk/firmware/CMakeLists.txt's header comment work as written, from a
+    directory that is not the project's."""
+    header = (CMAKE_PROJECT_DIR / "CMakeLists.txt").read_text().split("cmake_minimum_required")[0]
     assert "-DEDGESDK_GEN_DIR=<OUT>/src" in header and "cmake --build <OUT>/build" in header
     gen = make_gen_dir(tmp_path / "src", board)
     build = tmp_path / "build"
-    subprocess.run(["cmake", "-S", str(SDK_ROOT), "-B", str(build), f"-DEDGESDK_GEN_DIR={gen}",
-                    f"-DEDGESDK_BOARD_JSON={SDK_ROOT / 'boards' / 'riscv-npu' / 'board.json'}"],
+    subprocess.run(["cmake", "-S", str(CMAKE_PROJECT_DIR), "-B", str(build), f"-DEDGESDK_GEN_DIR={gen}",
+                    f"-DEDGESDK_BOARD_JSON={BOARDS_DIR / 'riscv-npu' / 'board.json'}"], cwd=tmp_path,
                    check=True, capture_output=True)
     result = subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True, text=True)
     assert ".noinit" in result.stdout  # the size summary is printed
@@ -203,3 +206,32 @@ def test_out_src_holds_only_the_kernels_the_model_calls(tmp_path):
     assert not kernels & {"edgesdk_conv2d.c", "edgesdk_softmax.c", "edgesdk_add.c", "edgesdk_kernels.h"}
     model_c = (tmp_path / "fc" / "src" / "model.c").read_text()
     assert '#include "edgesdk_fully_connected.h"' in model_c and "edgesdk_conv2d.h" not in model_c
+
+
+@pytest.mark.skipif(shutil.which("ccache") is None or shutil.which("riscv64-unknown-elf-gcc") is None,
+                    reason="ccache or the RISC-V cross compiler is not installed")
+def test_a_second_build_reuses_every_object_and_gives_the_same_firmware(tmp_path, monkeypatch):
+    """Kernel objects are compiled once per machine (ccache, edgesdk/firmware_build/build.py) and reused by
+    builds into other directories; the firmware is byte for byte the one an uncached build makes."""
+    from conftest import model_path
+    from edgesdk.compiler import BuildOptions, build
+
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+
+    def stats() -> dict:
+        env = {**os.environ, "CCACHE_DIR": str(tmp_path / "cache" / "ccache")}
+        text = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True, env=env).stdout
+        return {k: int(v) for k, v in (line.split("\t") for line in text.splitlines() if "\t" in line)}
+
+    build(model_path("hello_world"), tmp_path / "a" / "out", BuildOptions(target="c"))
+    first = stats()
+    build(model_path("hello_world"), tmp_path / "b" / "c" / "out", BuildOptions(target="c"))
+    second = stats()
+    compiles = first["cache_miss"]
+    assert compiles > 0 and second["cache_miss"] == compiles  # no new compile ...
+    assert second["direct_cache_hit"] - first.get("direct_cache_hit", 0) == compiles  # ... every object reused
+    monkeypatch.setenv("EDGESDK_NO_CCACHE", "1")
+    build(model_path("hello_world"), tmp_path / "plain", BuildOptions(target="c"))
+    elf = (tmp_path / "a" / "out" / "firmware.elf").read_bytes()
+    assert (tmp_path / "b" / "c" / "out" / "firmware.elf").read_bytes() == elf
+    assert (tmp_path / "plain" / "firmware.elf").read_bytes() == elf

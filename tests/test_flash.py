@@ -13,13 +13,13 @@ import time
 import pytest
 
 from conftest import model_path
-from edgesdk.board import SDK_ROOT, load_board
+from edgesdk.board import BOARDS_DIR, load_board
 from edgesdk.cli import main as cli_main
 from edgesdk.errors import ToolchainError, UsageError
 from edgesdk.flash import (ERASED_BYTE, FlashSettings, ProbeError, elf_load_segments, flash, flash_emulator,
                            flash_gdb, flash_openocd, gdb_command, gdb_script, openocd_command, read_intel_hex)
 
-BOARD_DIR = SDK_ROOT / "boards" / "riscv-npu"
+BOARD_DIR = BOARDS_DIR / "riscv-npu"
 
 
 @pytest.fixture(scope="module")

@@ -32,10 +32,15 @@ def worker():
         yield w
 
 
+BOUNDED_INPUTS = 400
+
+
 def test_bounded_campaign_has_no_findings(seeds):
-    stats = fuzz(seeds, iterations=400, seconds=25, seed=BOUNDED_SEED)
+    """A fixed number of inputs (no time limit: how many run in N seconds depends on the machine's load),
+    so the same mutants, outcomes and corpus growth every time."""
+    stats = fuzz(seeds, iterations=BOUNDED_INPUTS, seed=BOUNDED_SEED)
     summary = stats.summary()
-    assert stats.inputs >= 100, summary  # the run did real work within its time budget
+    assert stats.inputs == BOUNDED_INPUTS, summary
     assert not stats.findings, [(f["kind"], f["mutation"], f["detail"][-600:]) for f in stats.findings]
     assert summary["crashes"] == summary["hangs"] == summary["memory_blowups"] == summary["unsafe"] == 0
     # The mutants reach many different checks, and some compile all the way through.
@@ -125,46 +130,38 @@ def test_mutations_cover_the_hostile_field_kinds(seeds):
 
 
 def test_supervisor_classifies_hangs_deaths_and_memory(monkeypatch):
+    """Classification, not speed: an endless loop is a hang because it uses up its CPU budget (counted by the
+    kernel, whatever the load), the other faults are recognised for what they are, and no wall-clock limit
+    decides anything here (the backstop is generous)."""
     monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST", "1")
-    with Worker(timeout_s=3, memory_mb=1024) as w:
-        assert w.run(b"selftest:hang", "c", "ref").kind == "hang"
+    with Worker(timeout_s=2, memory_mb=1024, wall_timeout_s=600) as w:
+        hang = w.run(b"selftest:hang", "c", "ref")
+        assert hang.kind == "hang" and "CPU seconds" in hang.detail, hang
         assert w.run(b"selftest:die", "c", "ref").kind == "crash"
         assert w.run(b"selftest:memory", "c", "ref").kind == "memory"
         assert w.run(b"not a model", "c", "ref").kind == "error"  # the worker was restarted and works
 
 
+def test_a_blocked_worker_is_stopped_by_the_wall_clock_backstop(monkeypatch):
+    """A worker that sleeps uses no CPU: the wall-clock backstop ends it (a sleeping input is a hang however
+    loaded the machine is, so the short backstop cannot misclassify anything here)."""
+    monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST", "1")
+    with Worker(timeout_s=2, memory_mb=1024, wall_timeout_s=2) as w:
+        blocked = w.run(b"selftest:block", "c", "ref")
+        assert blocked.kind == "hang" and "wall-clock" in blocked.detail, blocked
+
+
 def test_a_time_out_is_a_hang_only_when_it_repeats(monkeypatch, tmp_path):
-    """A worker starved by a loaded machine is not a hang: the campaign retries a time-out on a fresh worker
-    and counts the ones that do not repeat."""
+    """A time-out that a fresh worker does not repeat (as when a loaded machine starved the worker) is not a
+    hang: the campaign retries every time-out on a fresh worker and counts the ones that do not repeat."""
     from fuzz.harness import Stats, run_confirmed
 
     monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST", "1")
     monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST_MARK", str(tmp_path / "hung"))
     stats = Stats()
-    with Worker(timeout_s=3, memory_mb=1024) as w:
+    with Worker(timeout_s=2, memory_mb=1024, wall_timeout_s=600) as w:
         assert run_confirmed(w, stats, b"selftest:hang-once", "c", "ref").kind == "error"
         assert stats.timeouts_not_reproduced == 1 and (tmp_path / "hung").exists()
         assert run_confirmed(w, stats, b"selftest:hang", "c", "ref").kind == "hang"
         assert stats.timeouts_not_reproduced == 1
         assert stats.summary()["timeouts_not_reproduced"] == 1
-
-
-def test_check_input_classifies_tracebacks(monkeypatch, seeds):
-    import edgesdk.compiler
-
-    def broken(*_args, **_kwargs):
-        raise KeyError("a compiler bug")
-
-    monkeypatch.setattr(edgesdk.compiler, "compile_model", broken)
-    outcome = check_input(seeds["simple_add_model"])
-    assert outcome.kind == "crash" and "KeyError" in outcome.detail
-    assert Outcome("crash", outcome.detail).signature.startswith("crash:test_fuzz.py:")
-
-
-def test_injection_oracle(tmp_path):
-    (tmp_path / "ok.c").write_text("/* layer 0: ADD -> 'x*_ int injected_by_fuzz = 1; _*' */\nint x;\n")
-    assert find_injection(tmp_path) == ""
-    (tmp_path / "bad.c").write_text("/* layer 0: ADD -> 'x*/ int injected_by_fuzz = 1; /*' */\nint x;\n")
-    assert "outside a comment" in find_injection(tmp_path)
-    (tmp_path / "bad.c").write_text("/* name ??/ */\n")
-    assert "trigraph" in find_injection(tmp_path)

@@ -1,4 +1,4 @@
-"""Hardware-in-the-loop suites (tests/hil/*.robot) on the built-in emulator, as CI runs them: pytest invokes
+"""Hardware-in-the-loop suites (edgesdk/hil/suites/*.robot) on the built-in emulator, as CI runs them: pytest invokes
 plain `robot` through `edgesdk hil`, with edgesdk's implementation of Renode's keywords.
 
 Each model is compiled once (sources only) and its HIL firmware built once. The suites must also fail when
@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from conftest import SHARED_MODELS, model_path
+from edgesdk.board import PACKAGE_DIR
 from edgesdk.cli import main as cli_main
 from edgesdk.errors import ToolchainError
 from edgesdk.hil import SUITES_DIR, available_suites, run_hil
@@ -219,11 +220,11 @@ def test_normal_harness_has_no_hil_code(hil_build, tmp_path):
     hil = hil_build("kws")
     gcc = "riscv64-unknown-elf-gcc"
     flags = ["-march=rv32imac_zicsr", "-mabi=ilp32", "--specs=picolibc.specs", "-O2", "-Wall", "-Wextra", "-Werror",
-             f"-I{SUITES_DIR.parents[1] / 'firmware'}", f"-I{SUITES_DIR.parents[1] / 'edgesdk' / 'hal'}"]
+             f"-I{PACKAGE_DIR / 'firmware'}", f"-I{PACKAGE_DIR / 'hal'}"]
     symbols = {}
     for label, src in (("normal", hil.build_dir / "src"), ("hil", hil.hil_dir / "src")):
         obj = tmp_path / f"{label}.o"
-        subprocess.run([gcc, *flags, f"-I{src}", "-c", str(SUITES_DIR.parents[1] / "firmware" / "main.c"), "-o", str(obj)],
+        subprocess.run([gcc, *flags, f"-I{src}", "-c", str(PACKAGE_DIR / "firmware" / "main.c"), "-o", str(obj)],
                        check=True)
         symbols[label] = subprocess.run(["riscv64-unknown-elf-nm", str(obj)], capture_output=True, text=True,
                                         check=True).stdout

@@ -436,3 +436,137 @@ def test_build_report_links_the_memory_timeline_and_pools(tmp_path):
     assert memory["lower_bound_bytes"] <= memory["sram_peak_bytes"]
     assert {o["rule"] for o in memory["in_place"]} == {"raster"}
     assert memory["pools"]["flash"]["size"] > 0
+
+
+# -- placement at scale (issue 12, item 10) --------------------------------------------------------------------
+# The planner answers "lowest free offset" from an index of the placed buffers instead of asking every co-live
+# buffer (quadratic when many buffers live together, as the N inputs of a CONCATENATION). It must give exactly
+# the offsets the pairwise rule gives, and its work (interval probes and inserts, which plan.work counts) must
+# grow near-linearly with the graph.
+
+def _pairwise_forbidden(i, buffers, partners, offsets):
+    """The pairwise rule the index replaces: each placed co-live buffer forbids an open interval of offsets."""
+    size, intervals = buffers[i].size, []
+    for j, b in enumerate(buffers):
+        if j == i or offsets[j] is None or not (size and b.size and buffers[i].overlaps_in_time(b)):
+            continue
+        o, other = offsets[j], b.size
+        kind, distance = partners.get((i, j), ("disjoint", 0))
+        if kind == "disjoint":
+            intervals.append((o - size, o + other))
+        elif kind == "below":
+            intervals.append((o - distance, o + other))
+        elif kind == "above":
+            intervals.append((o - size, o + distance))
+        else:
+            intervals += [(o - size, o), (o, o + other)]
+    return intervals
+
+
+def _pairwise_place(order, buffers, overlaps, alignment):
+    index = {id(b): k for k, b in enumerate(buffers)}
+    permits = {(index[id(o.output)], index[id(o.input)]): o.distance for o in overlaps}
+    partners = {}
+    for (p, q), d in sorted(permits.items()):
+        if p != q and not (q < p and (q, p) in permits):
+            partners[(p, q)] = ("exact", None) if d is None else ("below", d)
+            partners[(q, p)] = ("exact", None) if d is None else ("above", d)
+    offsets, arena = [None] * len(buffers), 0
+    for i in order:
+        candidate = 0
+        for lo, hi in sorted(_pairwise_forbidden(i, buffers, partners, offsets)):
+            if candidate <= lo:
+                break
+            if candidate < hi:
+                candidate = -(-hi // alignment) * alignment
+        offsets[i] = candidate
+        arena = max(arena, candidate + buffers[i].size)
+    return offsets, -(-arena // alignment) * alignment
+
+
+def _random_buffers(rng):
+    """Buffers with random lifetimes and sizes, and in-place permissions between buffers born and dying at the
+    same step (more, and less structured, than graphs make: e.g. a buffer with several partners at once)."""
+    steps = rng.randint(1, 30)
+    buffers = []
+    for k in range(rng.randint(1, 40)):
+        first = rng.randint(-1, steps)
+        last = first if rng.random() < 0.3 else rng.randint(first, steps + 1)
+        size = rng.choice([0, 1, 3, 16, 17, 32, 48, 64, 100, 128]) if rng.random() < 0.9 else rng.randint(1, 500)
+        buffers.append(Buffer(f"b{k}", size, first, last))
+    overlaps = [Overlap(out, inp, None, out.first, None, None if rng.random() < 0.4 else rng.randint(0, 200), "test")
+                for out in buffers for inp in buffers
+                if out is not inp and out.first == inp.last and rng.random() < 0.5]
+    return buffers, overlaps
+
+
+def test_indexed_placement_equals_the_pairwise_rule():
+    """For every placement order the planner tries (and random ones), the occupancy index finds exactly the
+    offsets the pairwise rule finds: the arenas of every model stay what they were."""
+    import random
+
+    from edgesdk.aot.memory_plan import _Conflicts, _heuristic_orders, _place_order
+
+    rng = random.Random(12)
+    for case in range(400):
+        buffers, overlaps = _random_buffers(rng)
+        alignment = rng.choice([1, 4, 16, 16])
+        conflicts = _Conflicts(buffers, overlaps)
+        orders = list(_heuristic_orders(buffers).values())
+        for _ in range(2):
+            orders.append(rng.sample(range(len(buffers)), len(buffers)))
+        for order in orders:
+            assert _place_order(order, conflicts, alignment) == _pairwise_place(order, buffers, overlaps, alignment), \
+                (case, order)
+
+
+def test_co_live_overlaps_finds_every_pair():
+    import random
+
+    from edgesdk.aot.memory_plan import co_live_overlaps
+
+    rng = random.Random(7)
+    for case in range(300):
+        buffers, _ = _random_buffers(rng)
+        for b in buffers:
+            b.offset = rng.choice([0, 16, 32, 48, 100, 200])
+        want = [(i, j) for i in range(len(buffers)) for j in range(i + 1, len(buffers))
+                if buffers[i].size and buffers[j].size and buffers[i].overlaps_in_time(buffers[j])
+                and buffers[i].overlaps_in_space(buffers[j])]
+        assert co_live_overlaps(buffers) == want, case
+
+
+def _concat_branches_model(n: int) -> bytes:
+    """CONCATENATION of n branches (1x1 convolutions of one input, 1..7 channels of 3x3 pixels: buffer sizes
+    that are no multiples of the alignment); all n branch outputs are live together at the concatenation."""
+    import modelgen
+
+    rng = np.random.default_rng(0)
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 3, 3, 8), "int8", 0.05, 0)
+    outs = []
+    for k in range(n):
+        c = 1 + k % 7
+        w = m.const(rng.integers(-20, 20, (c, 1, 1, 8)), "int8", scale=0.02, zero_point=0)
+        b = m.const(np.zeros(c), "int32", scale=0.001, zero_point=0)
+        y = m.tensor((1, 3, 3, c), "int8", 0.1, 0)
+        m.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", Padding=modelgen.SAME, StrideH=1, StrideW=1,
+             DilationHFactor=1, DilationWFactor=1)
+        outs.append(y)
+    z = m.tensor((1, 3, 3, sum(1 + k % 7 for k in range(n))), "int8", 0.1, 0)
+    m.op("CONCATENATION", outs, [z], "ConcatenationOptions", Axis=3)
+    return m.build([x], [z])
+
+
+def test_planning_work_grows_near_linearly(tmp_path):
+    """Interval probes and inserts (placement, local search and verify_plan), counted, not timed: from 100 to
+    1000 branches the work grows like n log n (x15 for x10; the pairwise rule's grew x100)."""
+    work = {}
+    for n in (100, 300, 1000):
+        path = tmp_path / f"concat{n}.tflite"
+        path.write_bytes(_concat_branches_model(n))
+        plan = plan_memory(import_tflite(path))
+        assert plan.work["placements"] >= n and plan.arena_bytes >= plan.lower_bound
+        work[n] = plan.work["interval_probes"] + plan.work["interval_inserts"]
+    assert work[300] < 5 * work[100], work
+    assert work[1000] < 20 * work[100], work

@@ -27,7 +27,13 @@ from edgesdk.npu import timing as T
 from edgesdk.npu.model import run_table
 from edgesdk.partition.target import constraint_rule
 from edgesdk.targets.npu.codegen import lower_ops
+from edgesdk.aot.executor import Blob
 from edgesdk.targets.npu.supported import NPU_SUPPORT
+
+from edgesdk.board import load_board as _load_board  # noqa: E402
+from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+
+BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
 
 FLASH, SRAM = 0x20000000, 0x80000000
 NOT_FOR_NPU = {"SOFTMAX", "QUANTIZE", "DEQUANTIZE"}
@@ -41,7 +47,7 @@ class Ctx:
     """The codegen context as the compiler provides it: a weights blob, a (non-aliasing) arena plan."""
 
     def __init__(self, rounding=ref_rounding, aliases=None):
-        self.weights = bytearray()
+        self.weights_blob = Blob("npu_weights", "edgesdk_npu_weights")
         self.offsets = dict(aliases or {})
         self.arena_bytes = max([0] + [o + 16 for o in self.offsets.values()])
         self.rounding = rounding
@@ -52,11 +58,13 @@ class Ctx:
             self.arena_bytes += (t.nbytes + 15) // 16 * 16
         return self.offsets[t]
 
-    def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
-        self.weights += bytes(-len(self.weights) % align)
-        offset = len(self.weights)
-        self.weights += data
-        return offset
+    @property
+    def weights(self) -> bytearray:
+        return self.weights_blob.data
+
+    def blob(self, name: str):
+        assert name == "npu_weights"
+        return self.weights_blob
 
     def rounding_for(self, op) -> str:
         return self.rounding(op) if callable(self.rounding) else self.rounding
@@ -78,7 +86,7 @@ def run_region(ops, values: dict, rounding=ref_rounding):
         off = ctx.arena_offset(t)
         data = to_int8(v).tobytes()
         arena[off:off + len(data)] = data
-    result = run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM], read_only=[FLASH])
+    result = run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM], read_only=[FLASH], memory_classes=BOARD_CLASSES)
     outputs = {t: np.frombuffer(bytes(arena[ctx.offsets[t]:ctx.offsets[t] + t.nbytes]), np.int8).reshape(t.shape)
                for op in ops for t in op.outputs}
     return outputs, result, commands, ctx
@@ -260,7 +268,7 @@ def test_uint8_average_pool_uses_floor_rounding(tmp_path):
     arena = bytearray(ctx.arena_bytes)
     x = to_int8(get_tensor(op.inputs[0].id)).tobytes()
     arena[ctx.offsets[op.inputs[0]]:ctx.offsets[op.inputs[0]] + len(x)] = x
-    assert run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM]).ok
+    assert run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM], memory_classes=BOARD_CLASSES).ok
     y = op.outputs[0]
     got = np.frombuffer(bytes(arena[ctx.offsets[y]:ctx.offsets[y] + y.nbytes]), np.int8)
     assert np.any(got != to_int8(get_tensor(y.id)).reshape(-1))

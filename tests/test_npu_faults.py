@@ -45,7 +45,7 @@ class Firmware:
         self.inputs = [(arena + s["arena_offset"], x.tobytes())
                        for s, x in zip(self.report["io"]["inputs"], random_inputs(self.report, 0))]
         self.table_address = elf_symbol(self.elf, "edgesdk_npu_table_0")
-        size = self.report["estimate"]["npu_tables"][0]["bytes"]
+        size = self.report["target_reports"]["npu"]["tables"][0]["bytes"]
         machine = Machine(self.board, self.elf)
         self.table = machine.read(self.table_address, size)
         machine.close()

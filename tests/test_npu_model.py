@@ -18,6 +18,11 @@ from edgesdk.npu import registers as R
 from edgesdk.npu import timing as T
 from edgesdk.npu.model import BytearrayBus, NpuDevice, board_memory_classes, read_result, run_table
 
+from edgesdk.board import load_board as _load_board  # noqa: E402
+from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+
+BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
+
 REPO = Path(__file__).resolve().parents[1]
 FLASH, SRAM = 0x20000000, 0x80000000
 ROUNDINGS = {R.ROUNDING_DOUBLE: "double", R.ROUNDING_SINGLE: "single"}
@@ -53,7 +58,7 @@ class Memory:
     def run(self, commands, device=None):
         table = C.encode(commands)
         return run_table(table, {FLASH: self.flash + bytes(16), SRAM: self.sram}, [FLASH, SRAM], read_only=[FLASH],
-                         device=device)
+                         device=device, memory_classes=BOARD_CLASSES)
 
 
 def rand_i8(rng, shape) -> np.ndarray:
@@ -358,7 +363,7 @@ def test_timing_model_matches_perf_counters():
     commands = mixed_table(m, np.random.default_rng(0))
     result = m.run(commands)
     assert result.ok, result
-    classes = board_memory_classes()
+    classes = board_memory_classes(load_board("riscv-npu"))
     ranges = [(base, size, T.MemoryClass(kind, bw)) for base, size, kind, bw in classes]
     for memory in (T.MemoryMap.for_addresses(ranges, [FLASH, SRAM]), T.MemoryMap.for_board(load_board("riscv-npu"))):
         cost = T.table_cost(commands, memory)
@@ -450,7 +455,7 @@ def test_table_errors_report_code_and_index(name, mutate, code, index):
     m = Memory()
     table = mutate(C.encode(valid_commands(m)))
     snapshot = bytes(m.sram)
-    result = run_table(table, {FLASH: m.flash + bytes(16), SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH])
+    result = run_table(table, {FLASH: m.flash + bytes(16), SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH], memory_classes=BOARD_CLASSES)
     assert (result.error_code, result.error_command) == (code, index), result
     assert result.status & R.STATUS_ERROR and result.irq_status == R.IRQ_ERROR
     assert bytes(m.sram) == snapshot  # validation fails before any command writes memory
@@ -480,7 +485,7 @@ COMMAND_ERRORS = [
 def test_command_errors_report_code_and_index(name, mutate, code, index):
     m = Memory()
     commands = mutate(valid_commands(m))
-    result = run_table(C.encode(commands), {FLASH: m.flash + bytes(16), SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH])
+    result = run_table(C.encode(commands), {FLASH: m.flash + bytes(16), SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH], memory_classes=BOARD_CLASSES)
     assert (result.error_code, result.error_command) == (code, index), result
     assert result.commands == (index if code == R.ERR_BUS else 0)  # static errors stop before command 0 runs
 
@@ -558,7 +563,7 @@ def test_random_and_mutated_tables_never_crash():
                     pos = int(rng.integers(16 if trial % 4 != 1 else 0, len(t)))
                     t[pos] = int(rng.integers(0, 256)) if trial % 2 else t[pos] ^ (1 << int(rng.integers(0, 8)))
             sram = bytearray(m.sram)
-            result = run_table(bytes(t), {FLASH: m.flash + bytes(16), SRAM: sram}, [FLASH, SRAM], read_only=[FLASH], device=dev)
+            result = run_table(bytes(t), {FLASH: m.flash + bytes(16), SRAM: sram}, [FLASH, SRAM], read_only=[FLASH], device=dev, memory_classes=BOARD_CLASSES)
             assert result.ok or (result.status & R.STATUS_ERROR and result.error_code in known), result
             assert result.ok or result.error_command == R.NO_COMMAND or result.error_command < count
             outcomes.add(result.error_name)

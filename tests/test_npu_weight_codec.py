@@ -22,6 +22,12 @@ from edgesdk.npu import weight_codec as W
 from edgesdk.npu.model import run_table
 from edgesdk.targets.npu.codegen import lower_ops
 
+from edgesdk.board import load_board as _load_board  # noqa: E402
+from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+
+BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
+BOARD_MEMORY = T.MemoryMap.for_board(_load_board("riscv-npu"))
+
 CONV_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 
 
@@ -163,7 +169,7 @@ def test_c_decoder_matches_dense_weights(kind, depthwise):
     assert m.read(a.output.offset, a.output.shape).tobytes() == m.read(b.output.offset, b.output.shape).tobytes()
     dense_cost, packed_cost = (T.command_cost(c, T.MemoryMap.for_board(load_board("riscv-npu"))) for c in (a, b))
     assert packed_cost.flash_read_bytes - dense_cost.flash_read_bytes == stream_bytes - w.size
-    assert T.table_cost([a, b, C.End()]).cycles == result.cycles
+    assert T.table_cost([a, b, C.End()], BOARD_MEMORY).cycles == result.cycles
     assert result.flash_read_bytes == dense_cost.flash_read_bytes + packed_cost.flash_read_bytes
 
 
@@ -185,7 +191,7 @@ def test_c_decoder_on_the_largest_real_layers():
         result = m.run([dense, packed, C.End()])
         assert result.ok, result
         assert m.read(outs[0].offset, outs[0].shape).tobytes() == m.read(outs[1].offset, outs[1].shape).tobytes()
-        assert T.table_cost([dense, packed, C.End()]).cycles == result.cycles
+        assert T.table_cost([dense, packed, C.End()], BOARD_MEMORY).cycles == result.cycles
 
 
 @pytest.mark.parametrize("corrupt", CORRUPTIONS[:-1])
@@ -226,12 +232,12 @@ def test_static_checks_of_the_compressed_weights_fields():
     for offset, value, error in ((0, 40, "BAD_PARAM"), (4, 1, "BAD_PARAM"), (0, R.MAX_OPERAND_BYTES + 1, "TOO_LARGE")):
         t = bytearray(table)
         struct.pack_into("<I", t, weights_strides + offset, value)
-        result = run_table(bytes(t), {FLASH: m.flash + bytes(16), SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH])
+        result = run_table(bytes(t), {FLASH: m.flash + bytes(16), SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH], memory_classes=BOARD_CLASSES)
         assert (result.error_name, result.error_command) == (error, 0), (offset, value)
     pool = C.MaxPool2D(b.input, b.input)
     t = bytearray(C.encode([pool, C.End()]))
     struct.pack_into("<H", t, R.TABLE_HEADER_BYTES + 4, R.FLAG_COMPRESSED_WEIGHTS)
-    result = run_table(bytes(t), {FLASH: m.flash, SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH])
+    result = run_table(bytes(t), {FLASH: m.flash, SRAM: m.sram}, [FLASH, SRAM], read_only=[FLASH], memory_classes=BOARD_CLASSES)
     assert result.error_name == "BAD_PARAM"
 
 
@@ -272,7 +278,7 @@ def test_codegen_compresses_each_stream_only_when_smaller():
     ctx = Ctx()
     ctx.compress_weights = False
     assert not any(c.weight_stream_bytes for c in lower_ops(ops, ctx) if isinstance(c, C.Conv2D))
-    cycles = [T.table_cost(lower_ops(ops, ctx_)).cycles for ctx_ in (Ctx(), ctx)]
+    cycles = [T.table_cost(lower_ops(ops, ctx_), BOARD_MEMORY).cycles for ctx_ in (Ctx(), ctx)]
     assert cycles[0] < 0.7 * cycles[1], cycles
 
 

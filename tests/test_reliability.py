@@ -129,9 +129,10 @@ def test_proof_holds_for_every_shared_model(name, target):
     compiled = compile_model(model_path(name), BuildOptions(target=target))
     proof = verify_build(compiled)
     assert proof["buffers"] == len(compiled.plan.buffers)
-    assert proof["host_layers"] + sum(len(t.ops) for t in compiled.executor.npu_tables) >= len(compiled.graph.ops) - 2
+    npu_layers = sum(len(t.ops) for t in compiled.executor.target_data.get("npu", []))
+    assert proof.get("host_layers", 0) + npu_layers >= len(compiled.graph.ops) - 2
     if target == "npu,c":
-        assert proof["npu_tables"] >= 1 and proof["npu_descriptors"] >= 2 * proof["npu_param_refs"]
+        assert proof["npu_tables"] >= 1 and proof["npu_descriptors"] >= 2 * proof.get("npu_param_refs", 0)
 
 
 @pytest.fixture
@@ -333,7 +334,7 @@ def test_proof_rejects_plan_buffers_outside_the_arena_or_overlapping(hello_c):
 
 
 def patch_table(compiled, command: int, field_offset: int, fmt: str, value) -> None:
-    table = compiled.executor.npu_tables[0]
+    table = compiled.executor.target_data.get("npu", [])[0]
     data = bytearray(table.data)
     pos = 16
     for _ in range(command):
@@ -357,12 +358,12 @@ def test_proof_rejects_tampered_npu_descriptors(hello_npu, field_offset, fmt, va
 
 
 def test_proof_rejects_undecodable_tables_and_bad_channel_records(hello_npu):
-    table = hello_npu.executor.npu_tables[0]
+    table = hello_npu.executor.target_data["npu"][0]
     table.data = table.data[:-8]  # END cut off
     proof_fails(hello_npu, "does not decode")
     fresh = compile_model(model_path("hello_world"), BuildOptions(target="npu,c", rounding="tflm"))
-    ref = C.decode(fresh.executor.npu_tables[0].data)[0].params
-    struct.pack_into("<i", fresh.executor.npu_weights, ref.offset + 8, 45)  # shift of channel 0
+    ref = C.decode(fresh.executor.target_data["npu"][0].data)[0].params
+    struct.pack_into("<i", fresh.executor.blobs["npu_weights"].data, ref.offset + 8, 45)  # shift of channel 0
     proof_fails(fresh, "shift 45")
 
 
@@ -370,12 +371,12 @@ def test_proof_checks_compressed_weight_streams():
     """COMPRESSED_WEIGHTS: the stream must lie in the weights blob and decode to exactly the dense tensor
     (edgesdk.npu.weight_codec), so the NPU cannot read past it or fail with BAD_WEIGHTS."""
     compiled = compile_model(model_path("kws"), BuildOptions(target="npu,c"))
-    found = [(number, command) for number, command in enumerate(C.decode(compiled.executor.npu_tables[0].data))
+    found = [(number, command) for number, command in enumerate(C.decode(compiled.executor.target_data.get("npu", [])[0].data))
              if isinstance(command, C.Conv2D) and command.weight_stream_bytes]
     assert found, "KWS has no compressed weight stream to tamper with"
     number, command = found[0]
     verify_build(compiled)
-    blob = compiled.executor.npu_weights
+    blob = compiled.executor.blobs["npu_weights"].data
     header = bytes(blob[command.weights.offset:command.weights.offset + 8])
     struct.pack_into("<I", blob, command.weights.offset + 4, struct.unpack_from("<I", header, 4)[0] + 1)
     proof_fails(compiled, f"does not decode to the {math.prod(command.weights.shape)}-byte tensor")

@@ -12,7 +12,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from edgesdk.board import SDK_ROOT, load_board
+from edgesdk.board import BOARDS_DIR, load_board
 from edgesdk.emulator import Machine
 from edgesdk.errors import ToolchainError, UsageError
 from edgesdk.npu import cmdtable as C
@@ -24,7 +24,12 @@ from edgesdk.renode.platform import (check_against_board, cpu_timing, emulator_b
 from edgesdk.renode.repl import Connection, Enum, Range, Reference, ReplSyntaxError, format_repl, parse_repl, read_repl
 from test_npu_model import FLASH, SRAM, Memory, mixed_table
 
-BOARD_DIR = SDK_ROOT / "boards" / "riscv-npu"
+from edgesdk.board import load_board as _load_board  # noqa: E402
+from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+
+BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
+
+BOARD_DIR = BOARDS_DIR / "riscv-npu"
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +135,11 @@ def test_emulator_builds_its_machine_from_the_repl(tmp_path, board, repl):
     assert emulated.memories == board.memories
     assert {n: (p.type, p.base, p.size) for n, p in emulated.peripherals.items()} == \
         {n: (p.type, p.base, p.size) for n, p in board.peripherals.items()}
-    # The .repl alone (no board.json) gives the same machine: kinds and bandwidths from the NPU's windows.
+    # The .repl alone (no board.json) gives the same machine: kinds and the NPU's bandwidths from its windows.
     alone = platform_board(repl)
     assert alone.memories == board.memories
-    assert alone.peripherals["uart0"].props == {"reg_shift": 0} and alone.peripherals["npu0"].props == {"irq": 8}
+    assert alone.peripherals["uart0"].props == {"reg_shift": 0}
+    assert alone.peripherals["npu0"].props == {"irq": 8, "flash_bytes_per_cycle": 1, "sram_bytes_per_cycle": 8}
     # The emulator really reads the file: a broken or drifted .repl stops it, naming the file.
     broken = board_copy(tmp_path / "a", repl_path(board).read_text() + "\nbad line here\n")
     with pytest.raises(ReplSyntaxError, match="riscv-npu.repl"):
@@ -254,7 +260,7 @@ def test_csharp_peripheral_computes_what_the_emulator_computes(tmp_path):
 
     expected_sram = bytearray(m.sram)
     expected = run_table(table, {FLASH: bytearray(flash), SRAM: expected_sram}, [FLASH, SRAM],
-                         table_addr=FLASH + table_offset, read_only=[FLASH])
+                         table_addr=FLASH + table_offset, read_only=[FLASH], memory_classes=BOARD_CLASSES)
     assert expected.ok, expected
 
     harness = Harness(tmp_path / "cs")
@@ -291,7 +297,7 @@ def test_csharp_peripheral_errors_irq_reset_and_exit_device(tmp_path):
     for name, table in files.items():
         flash = bytearray(table) + bytes(64)
         result = run_table(table, {FLASH: flash, SRAM: bytearray(1024)}, [FLASH, SRAM], table_addr=FLASH,
-                           read_only=[FLASH])
+                           read_only=[FLASH], memory_classes=BOARD_CLASSES)
         expected[name] = [f"0x{result.status:08X}", f"0x{result.error_command:08X}", "1"]
     assert out[0:3] == expected["corrupted"] == [f"0x{R.STATUS_ERROR | (R.ERR_TABLE_MAGIC << 8):08X}", "0xFFFFFFFF", "1"]
     assert out[3:6] == expected["into_flash"] == [f"0x{R.STATUS_ERROR | (R.ERR_BUS << 8):08X}", "0x00000000", "1"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, model_path
-from edgesdk.board import SDK_ROOT
+from edgesdk.board import PACKAGE_DIR
 from edgesdk.compiler import BuildOptions, build
 from edgesdk.errors import ModelError
 
@@ -59,7 +59,7 @@ def test_same_inputs_give_identical_sources_tables_and_firmware(first_build, tmp
 def test_firmware_carries_no_build_paths(first_build):
     elf = (first_build / "firmware.elf").read_bytes()
     for fragment in (str(first_build), first_build.name, str(first_build.parent), ".staging-", "edgesdk-cmake-",
-                     str(SDK_ROOT), "/tmp/", os.path.expanduser("~")):
+                     str(PACKAGE_DIR), str(PACKAGE_DIR.parent), "/tmp/", os.path.expanduser("~")):
         assert fragment.encode() not in elf, fragment
 
 

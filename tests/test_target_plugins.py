@@ -20,7 +20,9 @@ from edgesdk import targets as registry
 from edgesdk.errors import EmulatorError, UsageError
 from edgesdk.targets.api import DeviceFault, EmulatedDevice, PeripheralModel, RegionCode, Target
 
+import edgesdk
 import modelgen
+from venvtools import clean_env, make_venv, pip_build_isolation
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "edgesdk-lutaccel"
@@ -164,14 +166,15 @@ def _harness_elf(gen, tmp_path, board, build_firmware):
         "struct edgesdk_default_inputs { int8_t *x; };\nstruct edgesdk_default_outputs { int8_t *y; };\n"
         "extern uint8_t edgesdk_arena[EDGESDK_DEFAULT_ARENA_BYTES];\n"
         "void edgesdk_default_arena_io(struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o);\n"
-        "int32_t edgesdk_default_run(const struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o);\n")
+        "int32_t edgesdk_default_run(const struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o);\n"
+        "void edgesdk_default_reset(void);\n")
     (gen / "model.c").write_text(
         (gen / "model.c").read_text() +
         '#include "model.h"\nuint8_t edgesdk_arena[EDGESDK_DEFAULT_ARENA_BYTES] __attribute__((section(".noinit")));\n'
         "void edgesdk_default_arena_io(struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o)\n"
         "{ i->x = (int8_t *)edgesdk_arena; o->y = (int8_t *)edgesdk_arena; }\n"
         "int32_t edgesdk_default_run(const struct edgesdk_default_inputs *i, struct edgesdk_default_outputs *o)\n"
-        "{ (void)i; (void)o; return widget_peek(); }\n")
+        "{ (void)i; (void)o; return widget_peek(); }\nvoid edgesdk_default_reset(void) {}\n")
     return build_firmware(gen, tmp_path / "out", board, werror=True, build_dir=tmp_path / "build")
 
 
@@ -182,7 +185,7 @@ def plugin_env(tmp_path_factory):
     changed): `pip install --target DIR`, then DIR on PYTHONPATH."""
     site = tmp_path_factory.mktemp("plugin-site")
     source = copy_example(tmp_path_factory.mktemp("plugin-src"))  # pip builds in the source tree: not in ours
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *pip_build_isolation(),
                            "--target", str(site), str(source)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     env = dict(os.environ)
@@ -293,15 +296,13 @@ def test_committed_example_model_is_the_one_this_file_builds():
 
 def test_guide_commands_work_as_written(tmp_path):
     """docs/porting-a-new-accelerator.md, section 1, run line by line in a fresh virtual environment that
-    sees the installed edgesdk (--system-site-packages), from a directory laid out like a checkout."""
+    sees the edgesdk under test and the packages of the environment running the tests (tests/venvtools.py:
+    also when that environment is itself a virtualenv), from a directory laid out like a checkout."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    make_venv(venv, extra_paths=[Path(edgesdk.__file__).resolve().parents[1]])
     work = tmp_path / "checkout"
     copy_example(work / "examples")
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(venv / "bin"), env["PATH"]])
-    env.pop("PYTHONPATH", None)
-    env.pop("PYTHONHOME", None)
+    env = clean_env(venv)
     commands = guide_commands()
     assert commands[0].startswith("pip install") and commands[-1].startswith("edgesdk run")
     outputs = []

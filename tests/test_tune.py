@@ -85,8 +85,8 @@ def test_applying_a_schedule_is_deterministic_and_does_what_it_says(kws_default)
     assert [(tuple(op.index for op in g.ops), g.stripe_height) for g in a.plan.cascades] == [((0, 1, 2), 2)]
     assert a.plan.arena_bytes < kws_default.plan.arena_bytes  # the group the 5 % budget rejects: 10,880 B
     dense = compile_model(KWS, BuildOptions(schedule=default.with_layer(layer, compress_weights=False)))
-    assert sum(t.cycles for t in dense.executor.npu_tables) > sum(t.cycles for t in kws_default.executor.npu_tables)
-    compressed = [sum(label.endswith("(compressed)") for _, _, label in c.executor.npu_weight_labels)
+    assert sum(t.cycles for t in dense.executor.target_data["npu"]) > sum(t.cycles for t in kws_default.executor.target_data["npu"])
+    compressed = [sum(label.endswith("(compressed)") for _, _, label in c.executor.blobs["npu_weights"].labels)
                   for c in (kws_default, dense)]
     assert compressed[1] == compressed[0] - 1
 

@@ -9,6 +9,8 @@ rendered here: the result (`ExecutorModel`) is data that the templates in edgesd
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +23,22 @@ from .memory_plan import MemoryPlan
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
            "float32": "float", "bool": "uint8_t"}  # bool tensors: one byte, 0 or 1
 WEIGHTS_REGION, ARENA_REGION = 0, 1
+
+
+# (bytes, board name) of flash the build may fill, or None: while compile_model checks the fit, every codegen
+# context -- the real one and the dry ones that size scratch or cost cascades -- stops as soon as the constants
+# it has made exceed the board's flash, instead of making every weight layout of a model that cannot fit.
+_FLASH_BUDGET: ContextVar = ContextVar("edgesdk_flash_budget", default=None)
+
+
+@contextmanager
+def flash_budget(nbytes: int, board_name: str = "the board"):
+    """Let codegen contexts fill at most `nbytes` of flash with constants in the enclosed passes."""
+    token = _FLASH_BUDGET.set((nbytes, board_name))
+    try:
+        yield
+    finally:
+        _FLASH_BUDGET.reset(token)
 
 
 @dataclass
@@ -41,13 +59,27 @@ class Step:
 
 
 @dataclass
-class NpuTable:
+class Blob:
+    """Constant bytes in flash that a target's generated data addresses by offset (the NPU's weights and channel
+    records): the core renders it into model_data.c as `const uint8_t <symbol>[]` and counts it as flash."""
+
+    name: str
     symbol: str
-    data: bytes
-    commands: list
-    listing: list  # one human-readable line per command
-    ops: list
-    cycles: int
+    data: bytearray = field(default_factory=bytearray)
+    labels: list = field(default_factory=list)  # (offset, size, label): what each part holds (comments)
+    align: int = 16  # of the whole array
+    charge: object = field(default=None, repr=False, compare=False)  # counts added bytes (flash budget)
+
+    def add(self, data: bytes, align: int = 16, label: str = "") -> int:
+        """Append `data` at the next multiple of `align`; return its offset."""
+        if self.charge is not None:
+            self.charge(-len(self.data) % align + len(data), label)
+        self.data.extend(b"\0" * (-len(self.data) % align))
+        offset = len(self.data)
+        self.data.extend(bytes(data))
+        self.labels.append((offset, len(data), sanitize_name(label)))
+        self.align = max(self.align, align)
+        return offset
 
 
 @dataclass
@@ -62,6 +94,18 @@ class IoTensor:
 
 
 @dataclass
+class StateTensor:
+    """A persistent tensor and how edgesdk_default_reset sets it: copied from `initial` (a const array of its
+    bytes in flash) or filled with `fill` (TFLite's reset value: the zero point of an int8 tensor, else 0)."""
+
+    name: str  # model name (comment text)
+    arena_offset: int
+    nbytes: int
+    initial: str | None  # symbol of the initial bytes, or None
+    fill: int
+
+
+@dataclass
 class ExecutorModel:
     model_name: str
     arena_bytes: int
@@ -70,21 +114,20 @@ class ExecutorModel:
     functions: list = field(default_factory=list)  # file-scope helper functions a target's code calls
     includes: list = field(default_factory=list)  # headers model.c includes for the targets' code
     consts: list = field(default_factory=list)
-    npu_tables: list = field(default_factory=list)
-    npu_weights: bytearray = field(default_factory=bytearray)
-    npu_weight_labels: list = field(default_factory=list)  # (offset, size, label)
+    blobs: dict = field(default_factory=dict)  # name -> Blob (ctx.blob)
     target_data: dict = field(default_factory=dict)  # target name -> whatever its codegen keeps per build
     region_estimates: list = field(default_factory=list)  # per region: RegionEstimate or None
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
+    state: list = field(default_factory=list)  # StateTensor: what edgesdk_default_reset sets
 
 
 class CodegenContext:
     """What a target's codegen may ask of the executor (edgesdk/targets/api.py, Target.generate).
 
     Placement:   tensor_ptr(t) -> C pointer expression; arena_offset(t) -> int; scratch_offset(op) -> int
-    Constants:   const_array(hint, array, ctype, comment) -> symbol in flash; add_weights(bytes) -> offset in the
-                 flash weights blob (region 0 of NPU command tables)
+    Constants:   const_array(hint, array, ctype, comment) -> symbol in flash; blob(name) -> a named blob of
+                 constant bytes in flash that the target addresses by offset (Blob.add(bytes) -> offset)
     File scope:  declare(data text), define_function(key, text), include(header), symbol(hint) -> identifier
     Arithmetic:  rounding_for(op) -> "double" | "single" | "fp64" | "lut"; rounding_mode -> "ref" | "tflm"
     Per target:  data(name, default) -> a per-build object the target keeps (e.g. its list of tables)
@@ -98,6 +141,20 @@ class CodegenContext:
         self.rounding_mode = rounding_mode
         self.board = board
         self._declared: set = set()
+        self._flash_bytes = 0  # constants made so far (const arrays and the NPU weights blob)
+
+    def _charge_flash(self, nbytes: int, what: str = "") -> None:
+        """Count constants against the flash budget (flash_budget); past it, the model cannot fit: stop."""
+        self._flash_bytes += nbytes
+        budget = _FLASH_BUDGET.get()
+        if budget is not None and self._flash_bytes > budget[0]:
+            from ..errors import MemoryFitError
+
+            where = f", at {what}" if what else ""
+            raise MemoryFitError(
+                f"The model does not fit board '{budget[1]}': its weights take more than {self._flash_bytes} bytes "
+                f"of flash (found while generating its code{where}) but the board has {budget[0]}: over by more "
+                f"than {self._flash_bytes - budget[0]} bytes. Use a smaller model or a board with more flash.")
 
     def tensor_ptr(self, tensor: Tensor) -> str:
         return f"(({C_TYPES[tensor.dtype]} *)(edgesdk_arena + {self.arena_offset(tensor)}))"
@@ -108,16 +165,19 @@ class CodegenContext:
     def const_array(self, name_hint: str, array: np.ndarray, ctype: str, comment: str = "") -> str:
         """A constant array in flash (model_data.c); `comment` says which layer it belongs to."""
         symbol = self.symbols.unique(name_hint)
-        self.model.consts.append(ConstArray(symbol, ctype, np.asarray(array).reshape(-1), comment))
+        values = np.asarray(array).reshape(-1)
+        self._charge_flash(values.nbytes, comment)
+        self.model.consts.append(ConstArray(symbol, ctype, values, comment))
         return symbol
 
-    def add_weights(self, data: bytes, align: int = 16, label: str = "") -> int:
-        blob = self.model.npu_weights
-        blob.extend(b"\0" * (-len(blob) % align))
-        offset = len(blob)
-        blob.extend(bytes(data))
-        self.model.npu_weight_labels.append((offset, len(data), sanitize_name(label)))
-        return offset
+    def blob(self, name: str) -> Blob:
+        """The named constant blob of this build (created on first use; its C symbol is edgesdk_<name>). A
+        target puts the bytes its generated data addresses by offset there (e.g. the NPU's weights)."""
+        if name not in self.model.blobs:
+            self.model.blobs[name] = Blob(name, "edgesdk_" + c_identifier(name, "blob"))
+        blob = self.model.blobs[name]
+        blob.charge = self._charge_flash  # constants count against the flash budget as they are added
+        return blob
 
     def declare(self, c_text: str) -> None:
         self.model.declarations.append(c_text)
@@ -177,7 +237,17 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode:
         model.region_estimates.append(target.estimate(region, board, model))
     model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
     model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]
+    model.state = [_state_tensor(t, plan, ctx) for t in graph.state]
     return model
+
+
+def _state_tensor(t: Tensor, plan: MemoryPlan, ctx: CodegenContext) -> StateTensor:
+    initial = None
+    if t.initial is not None:
+        raw = np.frombuffer(np.ascontiguousarray(t.initial, dtype=t.initial.dtype).tobytes(), np.uint8)
+        initial = ctx.const_array(f"state_{t.name}_initial", raw, "uint8_t", sanitize_name(f"initial value of '{t.name}'"))
+    fill = int(t.quant.zero_point[0]) & 0xFF if t.dtype == "int8" and t.quant is not None else 0
+    return StateTensor(t.name, plan.offset(t), t.nbytes, initial, fill)
 
 
 def _io_tensor(t: Tensor, plan: MemoryPlan, symbols: UniqueIdentifiers) -> IoTensor:

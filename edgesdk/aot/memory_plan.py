@@ -2,7 +2,7 @@
 
 Liveness is measured in execution steps (op positions). Two buffers may share bytes only if their live
 ranges do not overlap, with one exception: in-place execution (below). An op's inputs and outputs are live
-at the op's step. RESHAPE outputs alias their input (same bytes, new shape); a host op's scratch is a buffer
+at the op's step. RESHAPE, EXPAND_DIMS and SQUEEZE outputs alias their input (same bytes, new shape); a host op's scratch is a buffer
 live during its op only.
 
 In-place execution. When an op's input dies at that op, its output may overlap it, provided the op never
@@ -40,19 +40,28 @@ Placement. Buffers are placed one at a time at the lowest aligned offset that no
 forbids (each co-live buffer forbids an open interval of offsets, narrower for permitted overlaps). The
 order matters; the planner tries several orders (by size, by lifetime, by time in both directions, by the
 busiest step) and then improves the best with a deterministic local search (seeded moves in a fixed
-budget), stopping early when it reaches the per-step lower bound. Deterministic: same graph, same plan.
+budget of moves and of re-placed buffers), stopping early when it reaches the per-step lower bound.
+Deterministic: same graph, same plan. The free-offset query reads an index of the placed buffers (a
+segment tree over the steps holding merged offset intervals) instead of every co-live buffer, and
+verify_plan sweeps over the steps instead of testing every pair, so planning is near-linear in the number
+of buffers (O(n log^2 n) per order) even when hundreds of them are live together; `MemoryPlan.work`
+counts the work (tests/test_memory_plan.py checks its growth, and that the index finds exactly the offsets
+of the pairwise rule).
 """
 
 from __future__ import annotations
 
+import heapq
 import random
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import numpy as np
 
 from ..ir.graph import DTYPE_BYTES, Graph
 
-ALIAS_OPS = {"RESHAPE"}  # outputs share their input's bytes
+ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}  # outputs share their input's bytes (same bytes, new shape)
 EXACT_INPLACE_OPS = {"ADD", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1"}
 RASTER_INPLACE_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"}
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
@@ -60,6 +69,9 @@ RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute togethe
 SEARCH_ITERATIONS = 400  # at most this many moves
 SEARCH_PATIENCE = 40  # stop after this many moves without a gain
 SEARCH_SEED = 0
+# ... and re-places at most this many buffers in all (each move re-places the whole order: prefix and suffix),
+# so that the search's work is bounded on large graphs. The shared models stay far below it.
+SEARCH_PLACEMENT_BUDGET = 200_000
 
 
 @dataclass(eq=False)
@@ -70,7 +82,8 @@ class Buffer:
     last: int  # last step that reads them
     tensors: list = field(default_factory=list)
     offset: int | None = None
-    kind: str = "tensor"  # "tensor" (an activation and its aliases), "scratch" (of tensors[0], an Op) or
+    kind: str = "tensor"  # "tensor" (an activation and its aliases), "state" (persistent between inferences),
+    # "scratch" (of tensors[0], an Op) or
     # "stripe" (the rolling stripe buffer of tensors[0], an intermediate of a cascade group)
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
@@ -117,6 +130,7 @@ class MemoryPlan:
     lower_bound: int = 0  # no plan of these buffers (with these permissions) can use fewer bytes
     strategy: str = ""  # which placement order won
     cascades: list = field(default_factory=list)  # CascadeGroups (edgesdk/targets/npu/cascade.py)
+    work: dict = field(default_factory=dict)  # what planning it took (Work.as_dict()): counts, not seconds
 
     def offset(self, tensor) -> int:
         return self.offsets[tensor]
@@ -141,8 +155,10 @@ def _alias_root(tensor, alias_of: dict):
 def _alias_map(graph: Graph) -> dict:
     alias_of = {}
     for op in graph.ops:
-        if op.type in ALIAS_OPS and op.inputs[0] is not None and not op.inputs[0].is_const:
-            alias_of[op.outputs[0]] = op.inputs[0]
+        x = op.inputs[0] if op.inputs else None
+        # State is not aliased: an ASSIGN_VARIABLE may change it while the alias is still being read.
+        if op.type in ALIAS_OPS and x is not None and not x.is_const and not x.persistent and not op.outputs[0].persistent:
+            alias_of[op.outputs[0]] = x
     return alias_of
 
 
@@ -168,6 +184,9 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) 
     for t in graph.outputs:
         if not t.is_const:
             groups[_alias_root(t, alias_of)].last = end  # read by the caller after the last op
+    for t in graph.state:  # kept between inferences: live from before the first op to after the last
+        buf = groups[_alias_root(t, alias_of)]
+        buf.first, buf.last, buf.kind = -1, end, "state"
     for g in cascades:
         stripe = set(g.intermediates)
         for op in g.ops:
@@ -272,8 +291,8 @@ def find_overlaps(graph: Graph, buffers: list, cascades=()) -> list:
         for x in dict.fromkeys(op.inputs):  # each distinct input once
             if x is None or x.is_const:
                 continue
-            in_buf = owner[x]
-            if in_buf is out_buf or in_buf.last != step:
+            in_buf = owner.get(x)  # state buffers ("state") never die, so nothing may overlap them
+            if in_buf is None or in_buf is out_buf or in_buf.last != step:
                 continue
             rule = required_overlap(op, x)
             if rule is not None:
@@ -296,63 +315,279 @@ def _cascade_overlaps(group, owner: dict) -> list:
 
 
 # -- placement -------------------------------------------------------------------------------------------------
+#
+# Placement puts each buffer at the lowest aligned offset that no already placed buffer forbids: a co-live
+# buffer j at offset o_j forbids the open interval (o_j - size, o_j + size_j) -- narrower for a permitted
+# overlap (`_partner_intervals`). Asking every co-live buffer costs O(co-live buffers) per placement, which
+# is quadratic when many buffers are live together (the N inputs of a CONCATENATION), and the search
+# places the buffers hundreds of times. So the placed buffers live in an index (`_OccupancyIndex`): a
+# segment tree over the steps whose nodes keep the *merged* offset intervals of the buffers placed over
+# them, so a stack of adjacent buffers is one interval and a free-offset query costs O(log steps) interval
+# probes per gap it skips, not one per co-live buffer. `Work` counts what the planner does (placements,
+# interval probes and inserts), so tests measure work, not seconds.
+
+
+@dataclass
+class Work:
+    """Counters of the planner's work (deterministic: the same graph gives the same counts)."""
+
+    placements: int = 0  # free-offset queries (one per buffer placed)
+    probes: int = 0  # interval probes of those queries (a bisection in one merged interval list)
+    inserts: int = 0  # merged-interval insertions into the index
+    orders: int = 0  # placement orders tried (heuristics and local-search moves)
+
+    def total(self) -> int:
+        return self.probes + self.inserts
+
+    def as_dict(self) -> dict:
+        return {"placements": self.placements, "interval_probes": self.probes, "interval_inserts": self.inserts,
+                "orders": self.orders}
+
+
+class _MergedIntervals:
+    """Disjoint half-open offset intervals [a, b), sorted; touching intervals are merged."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self):
+        self.starts, self.ends = [], []
+
+    def add(self, a: int, b: int) -> None:
+        starts, ends = self.starts, self.ends
+        lo = bisect_left(ends, a)  # first interval that ends at or after a
+        hi = bisect_right(starts, b)  # first interval that starts after b
+        if lo == hi:
+            starts.insert(lo, a)
+            ends.insert(lo, b)
+            return
+        if starts[lo] < a:
+            a = starts[lo]
+        if ends[hi - 1] > b:
+            b = ends[hi - 1]
+        starts[lo:hi] = [a]
+        ends[lo:hi] = [b]
+
+    def conflict_end(self, y: int, end: int, carve) -> int | None:
+        """None if [y, end) meets no interval (minus the `carve` ranges), else the end of the highest
+        maximal occupied segment it meets: no offset in between can be free for a buffer starting at y."""
+        starts, ends = self.starts, self.ends
+        i = bisect_left(starts, end) - 1  # the last interval starting below `end` has the highest end
+        if not carve:
+            return ends[i] if i >= 0 and ends[i] > y else None
+        while i >= 0 and ends[i] > y:
+            for a, b in reversed(_subtract(starts[i], ends[i], carve)):
+                if a < end and b > y:
+                    return b
+            i -= 1
+        return None
+
+
+def _subtract(a: int, b: int, ranges) -> list:
+    """[a, b) minus the sorted disjoint `ranges`, as maximal pieces in increasing order."""
+    pieces, lo = [], a
+    for ra, rb in ranges:
+        if rb <= lo or ra >= b:
+            continue
+        if ra > lo:
+            pieces.append((lo, ra))
+        lo = max(lo, rb)
+    if lo < b:
+        pieces.append((lo, b))
+    return pieces
+
+
+class _StepTree:
+    """The node structure of a segment tree over the steps [first_step, last_step] (shared by every index
+    of one placement problem): for a step window, the nodes an insertion updates and a query reads."""
+
+    def __init__(self, first_step: int, last_step: int):
+        self.base = first_step
+        self.leaves = 1
+        while self.leaves < last_step - first_step + 1:
+            self.leaves *= 2
+        self._insert, self._query = {}, {}
+
+    def _canonical(self, first: int, last: int) -> list:
+        lo, hi = first - self.base + self.leaves, last - self.base + 1 + self.leaves
+        nodes = []
+        while lo < hi:
+            if lo & 1:
+                nodes.append(lo)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                nodes.append(hi)
+            lo, hi = lo >> 1, hi >> 1
+        return nodes
+
+    def _above(self, canonical: list) -> list:
+        """The proper ancestors of the canonical nodes, each once."""
+        seen, result = set(canonical), []
+        for v in canonical:
+            v >>= 1
+            while v and v not in seen:
+                seen.add(v)
+                result.append(v)
+                v >>= 1
+        return result
+
+    def insert_nodes(self, first: int, last: int) -> tuple:
+        """(canonical nodes, canonical nodes and their ancestors)."""
+        key = (first, last)
+        if key not in self._insert:
+            canonical = self._canonical(first, last)
+            self._insert[key] = (canonical, canonical + self._above(canonical))
+        return self._insert[key]
+
+    def query_nodes(self, first: int, last: int) -> tuple:
+        """(canonical nodes: read their subtree lists, their ancestors: read their cover lists)."""
+        key = (first, last)
+        if key not in self._query:
+            canonical = self._canonical(first, last)
+            self._query[key] = (canonical, self._above(canonical))
+        return self._query[key]
+
+
+class _OccupancyIndex:
+    """The placed buffers as rectangles (steps [first, last] x offsets [o, o + size)).
+
+    A segment tree over the steps: node v keeps `cover[v]`, the merged offset intervals of the buffers
+    whose steps cover v's whole range (canonical nodes), and `below[v]`, those of every buffer stored at v
+    or under it. The buffers live at some step of a window are then exactly those in `below` of the
+    window's canonical nodes and in `cover` of their ancestors: O(log steps) merged lists."""
+
+    def __init__(self, tree: _StepTree, work: Work):
+        self.tree = tree
+        self.cover, self.below = {}, {}
+        self.work = work
+
+    def insert(self, first: int, last: int, a: int, b: int) -> None:
+        if a >= b:
+            return
+        canonical, updated = self.tree.insert_nodes(first, last)
+        cover, below = self.cover, self.below
+        for v in canonical:
+            intervals = cover.get(v)
+            if intervals is None:
+                intervals = cover[v] = _MergedIntervals()
+            intervals.add(a, b)
+        for v in updated:
+            intervals = below.get(v)
+            if intervals is None:
+                intervals = below[v] = _MergedIntervals()
+            intervals.add(a, b)
+        self.work.inserts += len(canonical) + len(updated)
+
+    def lists(self, first: int, last: int) -> list:
+        """The merged interval lists that hold every placed buffer live at some step of [first, last]."""
+        canonical, above = self.tree.query_nodes(first, last)
+        below, cover = self.below, self.cover
+        return [below[v] for v in canonical if v in below] + [cover[v] for v in above if v in cover]
+
+
+def _partner_intervals(kind: str, o: int, size: int, other: int, distance) -> list:
+    """Offsets a buffer of `size` bytes may not take because of a placed permitted partner at `o` (of
+    `other` bytes): the open intervals the old pairwise rule gave (see _Conflicts)."""
+    if kind == "below":  # the buffer is the output: o_i <= o - distance, or above the input entirely
+        return [(o - distance, o + other)]
+    if kind == "above":  # the buffer is the input: o_i >= o + distance, or below the output entirely
+        return [(o - size, o + distance)]
+    return [(o - size, o), (o, o + other)]  # exact: the same offset, or disjoint
+
 
 class _Conflicts:
-    """For each buffer, the co-live buffers and how they restrict each other's offsets."""
+    """The placement problem: buffers, and for each the permitted overlaps (partners) it has with co-live
+    buffers. Disjointness with every other co-live buffer is looked up in an _OccupancyIndex."""
 
-    def __init__(self, buffers: list, overlaps: list):
+    def __init__(self, buffers: list, overlaps: list, work: Work | None = None):
         self.buffers = buffers
+        self.work = work or Work()
         index = {id(b): i for i, b in enumerate(buffers)}
         permits = {}
         for o in overlaps:
             permits[(index[id(o.output)], index[id(o.input)])] = o.distance
-        self.neighbors = [[] for _ in buffers]  # i -> [(j, kind, distance)]
-        for i, a in enumerate(buffers):
-            for j in range(i + 1, len(buffers)):
-                b = buffers[j]
-                if not (a.size and b.size and a.overlaps_in_time(b)):
-                    continue
-                for (p, q) in ((i, j), (j, i)):
-                    if (p, q) in permits:
-                        distance = permits[(p, q)]
-                        kind = "exact" if distance is None else "below"
-                        self.neighbors[p].append((q, kind, distance))  # p is the output of q
-                        self.neighbors[q].append((p, "exact" if distance is None else "above", distance))
-                        break
-                else:
-                    self.neighbors[i].append((j, "disjoint", 0))
-                    self.neighbors[j].append((i, "disjoint", 0))
+        self.partners = [[] for _ in buffers]  # i -> [(j, kind, distance)]
+        for (p, q), distance in sorted(permits.items()):
+            a, b = buffers[p], buffers[q]
+            if p == q or (q < p and (q, p) in permits) or not (a.size and b.size and a.overlaps_in_time(b)):
+                continue  # one permission per pair: the one from the lower index, as the pairwise rule had it
+            self.partners[p].append((q, "exact" if distance is None else "below", distance))  # p: the output
+            self.partners[q].append((p, "exact" if distance is None else "above", distance))
+        live = [b for b in buffers if b.size]
+        self.tree = _StepTree(min((b.first for b in live), default=0), max((b.last for b in live), default=0))
 
-    def forbidden(self, i: int, offsets: list) -> list:
-        """Open intervals of offsets that buffer i may not take, given the placed buffers' offsets."""
-        size = self.buffers[i].size
-        intervals = []
-        for j, kind, distance in self.neighbors[i]:
+    def new_index(self) -> _OccupancyIndex:
+        return _OccupancyIndex(self.tree, self.work)
+
+    def place(self, index: _OccupancyIndex, i: int, offset: int, alignment: int) -> None:
+        """Record buffer i at `offset`. Offsets are aligned, so an aligned offset conflicts with [o, o + size)
+        exactly when it conflicts with [o, align(o + size)): the index stores the latter, and buffers side by
+        side merge into one interval even when their sizes are not multiples of the alignment."""
+        b = self.buffers[i]
+        if b.size:
+            index.insert(b.first, b.last, offset, _align(offset + b.size, alignment))
+
+    def lowest_free(self, index: _OccupancyIndex, i: int, offsets: list, alignment: int) -> int:
+        """The lowest aligned offset >= 0 that no placed co-live buffer forbids."""
+        self.work.placements += 1
+        buf = self.buffers[i]
+        size = buf.size
+        if not size:
+            return 0
+        extra, windows = [], []  # partners' own intervals; (first, last, carved ranges) per partner overlap
+        mine = {j for j, _, _ in self.partners[i]}
+        for j, kind, distance in self.partners[i]:
             o = offsets[j]
             if o is None:
                 continue
-            other = self.buffers[j].size
-            if kind == "disjoint":
-                intervals.append((o - size, o + other))
-            elif kind == "below":  # i is the output: o_i <= o_j - distance, or above o_j entirely
-                intervals.append((o - distance, o + other))
-            elif kind == "above":  # i is the input: o_i >= o_j + distance, or below o_j entirely
-                intervals.append((o - size, o + distance))
-            else:  # exact: the same offset, or disjoint (two open intervals leave o itself free)
-                intervals.append((o - size, o))
-                intervals.append((o, o + other))
-        return intervals
+            other = self.buffers[j]
+            extra.extend(_partner_intervals(kind, o, size, other.size, distance))
+            windows.append((max(buf.first, other.first), min(buf.last, other.last), (o, _align(o + other.size, alignment))))
+            # A partner of the partner may share its bytes (its own permission) and is carved out with them:
+            # its plain rule is restored here (in real graphs their overlap windows never meet, so this is
+            # redundant, but carving stays exact whatever the permissions).
+            for k, _, _ in self.partners[j]:
+                if k != i and k not in mine and offsets[k] is not None and self.buffers[k].overlaps_in_time(buf):
+                    extra.append((offsets[k] - size, offsets[k] + self.buffers[k].size))
+        pieces = []
+        for first, last, carve in _window_pieces(buf.first, buf.last, windows):
+            lists = index.lists(first, last)
+            if lists:
+                pieces.append((lists, carve))
+        extra.sort()
+        y, probes = 0, 0
+        while True:
+            moved = False
+            for lists, carve in pieces:
+                for intervals in lists:
+                    probes += 1
+                    end = intervals.conflict_end(y, y + size, carve)
+                    if end is not None:
+                        y, moved = _align(end, alignment), True
+            for lo, hi in extra:
+                if lo < y < hi:
+                    y, moved = _align(hi, alignment), True
+            if not moved:
+                self.work.probes += probes
+                return y
 
 
-def _lowest_free(intervals: list, alignment: int) -> int:
-    """The lowest aligned offset >= 0 inside none of the open intervals (a sweep in order of their start)."""
-    candidate = 0
-    for lo, hi in sorted(intervals):
-        if candidate <= lo:
-            break  # this interval and all later ones start at or above the candidate
-        if candidate < hi:
-            candidate = _align(hi, alignment)
-    return candidate
+def _window_pieces(first: int, last: int, windows: list) -> list:
+    """[first, last] cut at the partners' overlap windows: (first, last, sorted carved offset ranges) per
+    piece. Inside a partner's overlap window, the partner's bytes are occupied by the partner alone (the
+    placed buffers respect every other rule), so they are carved out of the occupancy and the partner's
+    own rule (_partner_intervals) applies instead."""
+    if not windows:
+        return [(first, last, ())]
+    cuts = {first, last + 1}
+    for lo, hi, _ in windows:
+        cuts.update((lo, hi + 1))
+    cuts = sorted(c for c in cuts if first <= c <= last + 1)
+    pieces = []
+    for lo, hi in zip(cuts, cuts[1:]):
+        carve = sorted(r for wlo, whi, r in windows if wlo <= lo and hi - 1 <= whi)
+        pieces.append((lo, hi - 1, tuple(carve)))
+    return pieces
 
 
 def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int = 0, previous: list | None = None,
@@ -360,13 +595,16 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
     """Offsets for buffers placed in `order`; returns (offsets, arena), or (None, None) as soon as the
     arena would exceed `give_up_above`. The first `keep` buffers of `order` keep their `previous` offsets
     (the caller guarantees the same prefix was placed before)."""
+    conflicts.work.orders += 1
     offsets = [None] * len(conflicts.buffers)
+    index = conflicts.new_index()
     arena = 0
     for position, i in enumerate(order):
         if position < keep:
             offsets[i] = previous[i]
         else:
-            offsets[i] = _lowest_free(conflicts.forbidden(i, offsets), alignment)
+            offsets[i] = conflicts.lowest_free(index, i, offsets, alignment)
+        conflicts.place(index, i, offsets[i], alignment)
         arena = max(arena, offsets[i] + conflicts.buffers[i].size)
         if give_up_above is not None and _align(arena, alignment) > give_up_above:
             return None, None
@@ -383,32 +621,51 @@ def place_greedy_by_size(buffers: list, alignment: int) -> int:
     return arena
 
 
+def _live_bytes(buffers: list) -> tuple:
+    """(first step, bytes live at each step from it on): a difference array, O(buffers + steps)."""
+    first = min(b.first for b in buffers)
+    delta = [0] * (max(b.last for b in buffers) - first + 2)
+    for b in buffers:
+        delta[b.first - first] += b.size
+        delta[b.last - first + 1] -= b.size
+    return first, list(accumulate(delta))[:-1]
+
+
 def lower_bound(buffers: list, overlaps: list, alignment: int) -> int:
     """Max over steps of the bytes live at that step, minus the most each permitted overlap could save."""
     if not buffers:
         return 0
-    steps = range(min(b.first for b in buffers), max(b.last for b in buffers) + 1)
-    best = max(b.size for b in buffers)
-    for s in steps:
-        live = sum(b.size for b in buffers if b.first <= s <= b.last)
-        saved = 0
-        for o in overlaps:
-            if o.first_step <= s <= o.step:
-                out, inp = o.output.size, o.input.size
-                saved += min(out, inp) if o.distance is None else max(0, min(inp, out - o.distance))
-        best = max(best, live - saved)
+    first, live = _live_bytes(buffers)
+    saved = [0] * (len(live) + 1)
+    for o in overlaps:
+        lo, hi = max(o.first_step, first), min(o.step, first + len(live) - 1)
+        if lo > hi:
+            continue
+        out, inp = o.output.size, o.input.size
+        amount = min(out, inp) if o.distance is None else max(0, min(inp, out - o.distance))
+        saved[lo - first] += amount
+        saved[hi - first + 1] -= amount
+    best = max(max(b.size for b in buffers), max(a - b for a, b in zip(live, accumulate(saved))))
     return _align(best, alignment)
 
 
 def _heuristic_orders(buffers: list) -> dict:
     n = range(len(buffers))
-    busiest = {}
-    for s in {b.first for b in buffers} | {b.last for b in buffers}:
-        live = sum(b.size for b in buffers if b.first <= s <= b.last)
-        for i in n:
-            if buffers[i].first <= s <= buffers[i].last:
-                busiest[i] = max(busiest.get(i, 0), live)
     b = buffers
+    busiest = {}
+    if buffers:
+        # The busiest step of each buffer: the most bytes live at any step where some buffer starts or
+        # ends, within its lifetime (a range maximum over those steps: a sparse table, O(steps log steps)).
+        first, live = _live_bytes(buffers)
+        ends = {x.first for x in buffers} | {x.last for x in buffers}
+        table = [[live[k] if k + first in ends else -1 for k in range(len(live))]]
+        while 2 ** len(table) <= len(live):
+            prev, half = table[-1], 2 ** (len(table) - 1)
+            table.append([max(prev[k], prev[k + half]) for k in range(len(prev) - half)])
+        for i in n:
+            lo, hi = b[i].first - first, b[i].last - first
+            level = (hi - lo + 1).bit_length() - 1
+            busiest[i] = max(table[level][lo], table[level][hi - 2 ** level + 1])
     return {
         "largest first": sorted(n, key=lambda i: (-b[i].size, b[i].first)),
         "latest first": sorted(n, key=lambda i: (-b[i].first, -b[i].size)),
@@ -439,9 +696,14 @@ def _move(order: list, offsets: list, arena: int, buffers: list, rng: random.Ran
     return i, j
 
 
-def search_placement(buffers: list, overlaps: list, alignment: int, iterations: int = SEARCH_ITERATIONS) -> tuple:
-    """Assign offsets with the best order found; return (arena, lower bound, strategy)."""
-    conflicts = _Conflicts(buffers, overlaps)
+def search_placement(buffers: list, overlaps: list, alignment: int, iterations: int = SEARCH_ITERATIONS,
+                     work: Work | None = None) -> tuple:
+    """Assign offsets with the best order found; return (arena, lower bound, strategy).
+
+    The local search makes at most `iterations` moves and re-places at most SEARCH_PLACEMENT_BUDGET
+    buffers in all (a move re-places the buffers after the first position it changed), so its work is
+    bounded on any graph; `work` (a Work) receives the counts."""
+    conflicts = _Conflicts(buffers, overlaps, work)
     bound = lower_bound(buffers, overlaps, alignment)
     best = None
     for name, order in _heuristic_orders(buffers).items():
@@ -449,13 +711,14 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
         if best is None or arena < best[0]:
             best = (arena, order, offsets, name)
     rng = random.Random(SEARCH_SEED)
-    improved, since_gain = False, 0
+    improved, since_gain, budget = False, 0, SEARCH_PLACEMENT_BUDGET
     for _ in range(iterations if len(buffers) > 1 else 0):
-        if best[0] <= bound or since_gain >= SEARCH_PATIENCE:
+        if best[0] <= bound or since_gain >= SEARCH_PATIENCE or budget <= 0:
             break
         since_gain += 1
         order = list(best[1])
         i, j = _move(order, best[2], best[0], buffers, rng)
+        budget -= len(order)
         offsets, arena = _place_order(order, conflicts, alignment, keep=min(i, j), previous=best[2],
                                       give_up_above=best[0])
         if arena is not None:  # not worse: keep it (equal moves let the search cross plateaus)
@@ -474,7 +737,8 @@ def plan_memory(graph: Graph, scratch_sizes: dict | None = None, alignment: int 
     are the cascade groups the NPU codegen will run in stripes (edgesdk/targets/npu/cascade.py)."""
     buffers = build_buffers(graph, scratch_sizes, cascades)
     overlaps = find_overlaps(graph, buffers, cascades) if in_place else []
-    arena, bound, strategy = search_placement(buffers, overlaps, alignment)
+    work = Work()
+    arena, bound, strategy = search_placement(buffers, overlaps, alignment, work=work)
     offsets, scratch = {}, {}
     for buf in buffers:
         if buf.kind == "scratch":
@@ -483,11 +747,80 @@ def plan_memory(graph: Graph, scratch_sizes: dict | None = None, alignment: int 
             for t in buf.tensors:
                 offsets[t] = buf.offset
     plan = MemoryPlan(buffers, arena, alignment, offsets, scratch, overlaps, bound, strategy, list(cascades))
-    verify_plan(plan)
+    verify_plan(plan, work)
+    plan.work = work.as_dict()
     return plan
 
 
-def verify_plan(plan: MemoryPlan) -> None:
+def co_live_overlaps(buffers: list, work: Work | None = None) -> list:
+    """Every pair (i, j), i < j, of buffers (indices) that are live at a common step and share a byte.
+
+    A sweep over the steps with the live buffers in a segment tree over their offsets: each buffer asks for
+    the live buffers it meets when it starts, so the work is O((buffers + pairs) log buffers), not one test
+    per pair of buffers (a valid plan has few such pairs: its permitted in-place overlaps)."""
+    items = [(b.first, b.last, b.offset, b.offset + b.size, k) for k, b in enumerate(buffers) if b.size]
+    if not items:
+        return []
+    coords = sorted({x for it in items for x in (it[2], it[3])})
+    position = {c: k for k, c in enumerate(coords)}
+    leaves = 1
+    while leaves < len(coords):
+        leaves *= 2
+    stored, count = {}, [0] * (2 * leaves)
+
+    def canonical(a: int, b: int) -> list:
+        lo, hi, nodes = position[a] + leaves, position[b] + leaves, []
+        while lo < hi:
+            if lo & 1:
+                nodes.append(lo)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                nodes.append(hi)
+            lo, hi = lo >> 1, hi >> 1
+        return nodes
+
+    def update(k: int, a: int, b: int, add: bool) -> None:
+        for v in canonical(a, b):
+            (stored.setdefault(v, set()).add if add else stored[v].discard)(k)
+            while v:
+                count[v] += 1 if add else -1
+                v >>= 1
+            if work is not None:
+                work.inserts += 1
+
+    def meeting(a: int, b: int) -> set:
+        found = set()
+        nodes = canonical(a, b)
+        seen = set(nodes)
+        stack = list(nodes)
+        while stack:  # every buffer stored in the subtree of a canonical node
+            v = stack.pop()
+            if work is not None:
+                work.probes += 1
+            found |= stored.get(v, set())
+            if v < leaves:
+                stack.extend(c for c in (2 * v, 2 * v + 1) if count[c])
+        for v in nodes:  # and the buffers stored above one (they cover it)
+            v >>= 1
+            while v and v not in seen:
+                seen.add(v)
+                found |= stored.get(v, set())
+                v >>= 1
+        return found
+
+    pairs, live = [], []  # live: heap of (last step, index, start, end)
+    for first, last, a, b, k in sorted(items):
+        while live and live[0][0] < first:
+            _, j, ja, jb = heapq.heappop(live)
+            update(j, ja, jb, False)
+        pairs.extend((min(j, k), max(j, k)) for j in meeting(a, b))
+        update(k, a, b, True)
+        heapq.heappush(live, (last, k, a, b))
+    return sorted(pairs)
+
+
+def verify_plan(plan: MemoryPlan, work: Work | None = None) -> None:
     """Prove the plan: buffers inside the arena, aligned, and no two live at once share a byte, except an
     output and the input dying at its op where that op's in-place rule (recomputed here) allows it."""
     for buf in plan.buffers:
@@ -498,17 +831,15 @@ def verify_plan(plan: MemoryPlan) -> None:
     for o in plan.overlaps:
         _check_permission(o)
         permitted[(id(o.output), id(o.input))] = o
-    for i, a in enumerate(plan.buffers):
-        for b in plan.buffers[i + 1:]:
-            if not (a.size and b.size and a.overlaps_in_time(b) and a.overlaps_in_space(b)):
-                continue
-            o = permitted.get((id(a), id(b))) or permitted.get((id(b), id(a)))
-            if o is None:
-                raise AssertionError(f"memory plan: {a.name} and {b.name} are live together and overlap")
-            if not o.allows():
-                want = "the same offset" if o.distance is None else f"at least {o.distance} bytes below"
-                raise AssertionError(f"memory plan: {o.output.name} must start {want} {o.input.name} "
-                                     f"(in-place rule '{o.rule}' of {o.op.type}), not at {o.output.offset} vs {o.input.offset}")
+    for i, j in co_live_overlaps(plan.buffers, work):
+        a, b = plan.buffers[i], plan.buffers[j]
+        o = permitted.get((id(a), id(b))) or permitted.get((id(b), id(a)))
+        if o is None:
+            raise AssertionError(f"memory plan: {a.name} and {b.name} are live together and overlap")
+        if not o.allows():
+            want = "the same offset" if o.distance is None else f"at least {o.distance} bytes below"
+            raise AssertionError(f"memory plan: {o.output.name} must start {want} {o.input.name} "
+                                 f"(in-place rule '{o.rule}' of {o.op.type}), not at {o.output.offset} vs {o.input.offset}")
 
 
 def _check_cascades(plan: MemoryPlan) -> None:

@@ -41,26 +41,12 @@ def c_value_lines(values: np.ndarray, ctype: str) -> list:
 
 
 def _float_literal(v: np.float32) -> str:
-    if not np.isfinite(v):
-        raise ValueError("non-finite constant cannot be emitted")
+    if not np.isfinite(v) or (v == 0 and np.signbit(v)):  # infinities, NaNs and -0.0 exactly (calls.float_literal)
+        from ..targets.c.calls import float_literal
+
+        return float_literal(v)
     text = np.format_float_scientific(v, unique=True, precision=9) if v != 0 else "0.0"
     return f"{text}f"
-
-
-def table_chunks(table) -> list:
-    """The table's bytes split into the header and one chunk per command, each with a comment."""
-    from ..npu import registers as R
-
-    data = table.data
-    chunks = [{"comment": f"table header: magic, version, {len(table.listing)} commands, {len(data)} bytes",
-               "lines": c_value_lines(np.frombuffer(data[:R.TABLE_HEADER_BYTES], np.uint8), "uint8_t")}]
-    pos = R.TABLE_HEADER_BYTES
-    for index, text in enumerate(table.listing):
-        size = int.from_bytes(data[pos + 2:pos + 4], "little")
-        chunks.append({"comment": f"command {index}: {text}",
-                       "lines": c_value_lines(np.frombuffer(data[pos:pos + size], np.uint8), "uint8_t")})
-        pos += size
-    return chunks
 
 
 def comment_text(text: str) -> str:
@@ -78,8 +64,8 @@ def _with_safe_text(model: ExecutorModel) -> ExecutorModel:
         consts=[dataclasses.replace(c, comment=comment_text(c.comment)) for c in model.consts],
         inputs=[dataclasses.replace(t, model_name=comment_text(t.model_name)) for t in model.inputs],
         outputs=[dataclasses.replace(t, model_name=comment_text(t.model_name)) for t in model.outputs],
-        npu_weight_labels=[(offset, size, comment_text(label)) for offset, size, label in model.npu_weight_labels],
-        npu_tables=[dataclasses.replace(t, listing=[comment_text(line) for line in t.listing]) for t in model.npu_tables])
+        blobs={name: dataclasses.replace(b, labels=[(offset, size, comment_text(label)) for offset, size, label in b.labels])
+               for name, b in model.blobs.items()})
 
 
 def _targets_of(model: ExecutorModel) -> list:
@@ -91,11 +77,11 @@ def _targets_of(model: ExecutorModel) -> list:
 
 
 def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str) -> list:
-    """Write model.h/.c, model_data.h/.c and the files each target renders (the NPU: model_npu.h/.c); return
-    the paths."""
+    """Write model.h/.c, model_data.h/.c and the files each target renders (Target.render_sources); return the
+    paths."""
     env = environment()
     model = _with_safe_text(model)
-    common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": board,
+    common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": comment_text(board),
               "rounding": rounding, "ctypes": C_TYPES, "guard_bytes_per_side": ARENA_GUARD_BYTES_PER_SIDE}
     files = {
         "model.h": env.get_template("model.h.j2").render(**common),
@@ -105,8 +91,12 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
             **common,
             consts=[{"symbol": c.symbol, "ctype": c.ctype, "count": len(c.values), "comment": c.comment,
                      "lines": c_value_lines(c.values, c.ctype)} for c in model.consts],
-            npu_weight_lines=c_value_lines(np.frombuffer(bytes(model.npu_weights) or b"\0", np.uint8), "uint8_t")),
+            blobs=[{"name": b.name, "symbol": b.symbol, "size": len(b.data), "align": b.align, "labels": b.labels,
+                    "lines": c_value_lines(np.frombuffer(bytes(b.data) or b"\0", np.uint8), "uint8_t")}
+                   for b in model.blobs.values()]),
     }
+    files["edgesdk_harness_targets.h"] = env.get_template("edgesdk_harness_targets.h.j2").render(
+        **common, harness_targets=[t for t in _targets_of(model) if t.harness_failure()])
     for target in _targets_of(model):
         for name, text in target.render_sources(model, env, common).items():
             if name in files:

@@ -26,7 +26,7 @@ from unicorn import riscv_const as rv
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from ..board import SDK_ROOT, Board, load_board
+from ..board import PACKAGE_DIR, Board, load_board
 from ..errors import EmulatorError, UsageError
 from ..hostcc import load_shared_library
 from ..renode.platform import emulator_board
@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - older binding layout
     from unicorn.unicorn import _uc as _uclib
 
 CSRC_DIR = Path(__file__).resolve().parent / "csrc"
-NPU_MODEL_DIR = SDK_ROOT / "edgesdk" / "npu" / "model"
+NPU_MODEL_DIR = PACKAGE_DIR / "npu" / "model"
 UNICORN_INCLUDE_DIR = Path(unicorn.__file__).resolve().parent / "include"
 
 HARNESS_MARK_SYMBOL = "edgesdk_harness_mark"
@@ -72,6 +72,8 @@ class RunResult:
     reads: list = field(default_factory=list)
     peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models: name -> counters
     stack_bytes_used: int | None = None
+    step_reads: list = field(default_factory=list)  # a sequence run: per step, the reads after that step
+    step_instructions: list = field(default_factory=list)  # a sequence run: per step, the inference's count
 
 
 @dataclass(frozen=True)
@@ -83,13 +85,14 @@ class NpuModelSpec:
     ctrl_offset: int  # a write with start_mask set starts a run
     start_mask: int
     perf_counters: dict  # stat name -> (low word offset, high word offset or None)
+    memory_classes: tuple = ()  # (base, size, kind, bytes_per_cycle_x256) the model is told about the board
 
     @classmethod
-    def from_registers(cls, sources, include_dirs, registers) -> "NpuModelSpec":
+    def from_registers(cls, sources, include_dirs, registers, memory_classes=()) -> "NpuModelSpec":
         """`registers`: module (or dict) with REG_CTRL, CTRL_START and REG_PERF_* offsets."""
         values = registers if isinstance(registers, dict) else vars(registers)
         return cls(tuple(sources), tuple(include_dirs), values["REG_CTRL"], values["CTRL_START"],
-                   perf_counters_from_registers(values))
+                   perf_counters_from_registers(values), tuple(tuple(c) for c in memory_classes))
 
 
 def perf_counters_from_registers(registers) -> dict:
@@ -106,24 +109,34 @@ def perf_counters_from_registers(registers) -> dict:
     return counters
 
 
-def _native_npu_spec(board: Board) -> NpuModelSpec | None:
-    """The native model of the board's NPU, from the target that models its peripheral type."""
-    if board.npu is None:
-        return None
+def native_peripheral(board: Board):
+    """(peripheral, PeripheralModel) of the board's peripheral whose model is native (compiled into the
+    emulator's library, PeripheralModel.native), or (None, None). The glue hosts one such model."""
     from ..targets import peripheral_model
 
-    model = peripheral_model(board.npu.type)
-    return model.create(board.npu, board) if model is not None else None
+    for periph in board.peripherals.values():
+        model = peripheral_model(periph.type)
+        if model is not None and model.native:
+            return periph, model
+    return None, None
 
 
-def default_npu_model() -> NpuModelSpec | None:
-    """The shared C NPU model (edgesdk/npu/model/), or None if this checkout has none."""
+def _native_npu_spec(board: Board) -> NpuModelSpec | None:
+    """The native model spec of the board's native peripheral, from the target that models its type."""
+    periph, model = native_peripheral(board)
+    return model.create(periph, board) if model is not None else None
+
+
+def default_npu_model(board: Board | None = None, peripheral=None) -> NpuModelSpec | None:
+    """The shared C NPU model (edgesdk/npu/model/) told the memory classes of `board` as `peripheral` sees
+    them (none without a board), or None if this checkout has none."""
     try:
         from ..npu import model as npu_model
         from ..npu import registers
     except ImportError:
         return None
-    return NpuModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers)
+    classes = npu_model.board_memory_classes(board, peripheral) if board is not None else ()
+    return NpuModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers, classes)
 
 
 # ---- Native library ---------------------------------------------------------------------------------
@@ -198,6 +211,7 @@ class _Elf:
     segments: tuple  # (physical load address, bytes)
     symbols: dict  # name -> address
     functions: tuple  # sorted (address, size, name) of code symbols
+    sizes: dict = None  # name -> st_size
 
 
 def _read_elf(elf_path) -> _Elf:
@@ -210,14 +224,15 @@ def _read_elf(elf_path) -> _Elf:
                                     f"{elf.elfclass}-bit); build it for the board with 'edgesdk build'.")
             segments = tuple((seg["p_paddr"], seg.data()) for seg in elf.iter_segments()
                              if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0)
-            symbols, functions = {}, []
+            symbols, functions, sizes = {}, [], {}
             symtab = elf.get_section_by_name(".symtab")
             for sym in symtab.iter_symbols() if symtab else ():
                 if sym.name and sym["st_shndx"] != "SHN_UNDEF":
                     symbols.setdefault(sym.name, sym["st_value"])
+                    sizes.setdefault(sym.name, sym["st_size"])
                     if sym["st_info"]["type"] == "STT_FUNC":
                         functions.append((sym["st_value"], sym["st_size"], sym.name))
-            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)))
+            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)), sizes)
     except FileNotFoundError:
         raise UsageError(f"Firmware {path} not found; build it first ('edgesdk build').") from None
     except ELFError as exc:
@@ -231,6 +246,38 @@ def elf_symbol(elf_path, name: str) -> int:
         raise EmulatorError(f"Symbol '{name}' is not defined in {elf_path}; was the firmware built by edgesdk "
                             "from the same model?")
     return symbols[name]
+
+
+def _run_steps(machine, elf_path, steps: list, reads) -> list:
+    """Arm the mark callback of a sequence run; return the per-step reads list it fills."""
+    count = elf_symbol(elf_path, STEPS_SYMBOL)
+    results = [None] * len(steps)
+
+    def at_mark(hit: int) -> None:
+        step, end = divmod(hit, 2)
+        if step >= len(steps):
+            return
+        if not end:  # mark 1: the step's inputs (and, at the first, how many steps to run)
+            if step == 0:
+                machine.write(count, struct.pack("<I", len(steps) - 1))
+            for address, data in steps[step]:
+                machine.write(address, data)
+        else:  # mark 2: its outputs
+            results[step] = [machine.read(address, length) for address, length in reads]
+
+    machine.on_mark(at_mark)
+    return results
+
+
+def _step_instructions(marks: list) -> list:
+    """Instructions of each inference of a sequence: between marks 2k and 2k+1."""
+    return [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]
+
+
+def elf_symbol_size(elf_path, name: str) -> int:
+    """Size (st_size) of symbol `name` in the ELF file."""
+    elf_symbol(elf_path, name)  # the same error when it is missing
+    return _read_elf(elf_path).sizes[name]
 
 
 def _symbolize(elf: _Elf, address: int) -> str:
@@ -314,9 +361,10 @@ class Machine:
     def _map_peripherals(self) -> None:
         devices = {"ns16550": ("emu_uart_read", "emu_uart_write"),
                    "sifive_test": ("emu_exit_read", "emu_exit_write")}
+        native, _model = native_peripheral(self.board)
         for periph in self.board.peripherals.values():
             names = devices.get(periph.type)
-            if periph.type.startswith("edgesdk-npu"):
+            if periph is native and self.npu_spec is not None:  # the native model, served by the glue
                 names = ("emu_npu_read", "emu_npu_write")
             if names is None:
                 self._map_python_device(periph)
@@ -373,8 +421,7 @@ class Machine:
         """Tell the NPU model which addresses are flash and SRAM (its byte counters and timing use them)."""
         if not hasattr(self.lib, "npu_set_memory_class"):
             return  # a stand-in model without a timing model
-        from ..npu.model import board_memory_classes
-        for base, size, kind, bytes_per_cycle_x256 in board_memory_classes(self.board):
+        for base, size, kind, bytes_per_cycle_x256 in self.npu_spec.memory_classes:
             if self.lib.npu_set_memory_class(self.npu, base, size, kind, bytes_per_cycle_x256) != 0:
                 raise EmulatorError(f"The NPU model rejected memory class {base:#x}+{size} of board "
                                     f"{self.board.name}; check {self.board.path}.")
@@ -500,6 +547,18 @@ class Machine:
 
     def instructions(self) -> int:
         return self.lib.emu_instructions(self.state)
+
+    def on_mark(self, callback) -> None:
+        """Call `callback(hit)` whenever the firmware enters edgesdk_harness_mark; `hit` counts the entries from
+        0 (a resumed slice that re-enters the mark reports the same hit again, so callbacks must be idempotent)."""
+        address = self.elf.symbols.get(HARNESS_MARK_SYMBOL)
+        if address is None:
+            raise EmulatorError(f"{self.elf_path} has no {HARNESS_MARK_SYMBOL}: not an edgesdk harness build.")
+
+        def hook(uc, pc, size, data):
+            callback(self.lib.emu_mark_hits(self.state) - 1)
+
+        self.uc.hook_add(unicorn.UC_HOOK_CODE, hook, begin=address, end=address)
 
     def mark_instructions(self) -> list:
         """Instructions executed before each call of edgesdk_harness_mark."""
@@ -680,16 +739,24 @@ class Machine:
         return EmulatorError(f"The firmware {what} (near {where}).{self._uart_tail()}")
 
 
+STEPS_SYMBOL = "edgesdk_harness_extra_steps"
+
+
 def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_instructions: int | None = None,
-            npu: NpuModelSpec | None = None) -> RunResult:
+            npu: NpuModelSpec | None = None, steps: list | None = None) -> RunResult:
     """Boot `elf_path` on `board` (Board or name), with `writes` [(address, bytes)] applied to memory before
     boot, until it writes the exit device; return exit code, UART text, counts and the `reads`
-    [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs."""
+    [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs.
+
+    `steps` ([writes per inference]) runs a sequence of inferences in one boot (the harness runs
+    1 + edgesdk_harness_extra_steps inferences): each step's writes go into memory when its inference starts, and `reads` are
+    taken after each one (RunResult.step_reads; a step the firmware did not finish has none)."""
     board = load_board(board) if isinstance(board, str) else board
     machine = Machine(board, elf_path, npu)
     try:
         for address, data in writes:
             machine.write(address, data)
+        step_reads = _run_steps(machine, elf_path, steps, reads) if steps else []
         machine.run(timeout_s, max_instructions)
         stats = machine.npu_stats()
         return RunResult(
@@ -702,6 +769,8 @@ def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_i
             reads=[machine.read(address, length) for address, length in reads],
             stack_bytes_used=machine.stack_bytes_used(),
             peripheral_stats=machine.peripheral_stats(),
+            step_reads=[r for r in step_reads if r is not None],
+            step_instructions=_step_instructions(machine.mark_instructions()) if steps else [],
         )
     finally:
         machine.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..aot.render import comment_text
 from ..board import Board
 from ..errors import UsageError
 
@@ -50,13 +51,18 @@ def _environment() -> jinja2.Environment:
 
 
 def render_board_files(board: Board, out_dir) -> None:
-    """Write out_dir/board.h, out_dir/link.ld and the drivers of the board's peripherals (targets/<name>/)."""
+    """Write out_dir/board.h and out_dir/link.ld (the targets' drivers come with the build's targets)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     env = _environment()
+    # board.json's strings are checked by its schema when loaded (edgesdk/board.py); sanitized here again
+    # where they enter C strings and comments, whoever built the Board.
     context = {
         "board": board,
-        "board_json": f"boards/{board.path.parent.name}/board.json",
+        "board_name": comment_text(board.name),
+        "cpu_isa": comment_text(board.cpu.get("isa", "")),
+        "cpu_clock_hz": int(board.cpu.get("clock_hz", 0)),
+        "board_json": comment_text(f"boards/{board.path.parent.name}/board.json"),
         "memories": _memories(board),
         "peripherals": _peripherals(board),
         "flash": board.flash,
@@ -65,7 +71,3 @@ def render_board_files(board: Board, out_dir) -> None:
     for name in ("board.h", "link.ld"):
         text = env.get_template(f"{name}.j2").render(**context)
         (out / name).write_text(text)
-    # The drivers of the board's peripherals (targets that drive them: the NPU's HAL, ...).
-    from .target_sources import copy_target_sources
-
-    copy_target_sources([], board, out)

@@ -1,4 +1,4 @@
-"""Cross-compile the firmware: CMake configure + build of the top-level CMakeLists.txt.
+"""Cross-compile the firmware: CMake configure + build of edgesdk/firmware/CMakeLists.txt.
 
 build_firmware() checks the toolchain first so a missing compiler is reported with the exact install
 command, runs CMake quietly, and on failure shows the compiler's own error lines.
@@ -6,6 +6,7 @@ command, runs CMake quietly, and on failure shows the compiler's own error lines
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -13,10 +14,13 @@ from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 
-from ..board import SDK_ROOT, Board
+from ..board import Board
 from .. import child_process
 from ..errors import EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
+from ..resources import package_path
 
+# The CMake project: CMakeLists.txt and the test harness (main.c, startup code), shipped in the package.
+CMAKE_PROJECT_DIR = package_path("firmware")
 ARTIFACTS = ("firmware.elf", "firmware.bin", "firmware.hex", "firmware.map")
 ERROR_TEXT_LIMIT = 6000  # characters of compiler output quoted in an error
 
@@ -53,8 +57,25 @@ def _compiler_errors(output: str) -> str:
 ENVIRONMENT_FAILURES = ("No space left on device", "Read-only file system", "Disk quota exceeded")
 
 
-def _run(cmd: list, what: str, board: Board) -> None:
-    proc = child_process.run(cmd)
+def compiler_cache(gen_dir: Path, build_dir: Path) -> tuple:
+    """(CMake arguments, environment) that route compiles through ccache when it is installed: identical kernel
+    sources with identical flags are compiled once per machine and reused by every later build, whatever its
+    output directory. Paths under the build's own directory are rewritten relative to the CMake directory
+    (CCACHE_BASEDIR), which sits at the same place in every stage, and CMake's own dependency scan replaces
+    the compiler's depfiles, whose target names carry absolute paths. EDGESDK_NO_CCACHE=1 turns it off; the
+    firmware is the same either way."""
+    ccache = shutil.which("ccache")
+    if ccache is None or os.environ.get("EDGESDK_NO_CCACHE"):
+        return [], None
+    cache = Path(os.environ.get("EDGESDK_CACHE") or Path.home() / ".cache" / "edgesdk") / "ccache"
+    base = Path(os.path.commonpath([gen_dir, build_dir]))
+    env = {**os.environ, "CCACHE_DIR": os.environ.get("CCACHE_DIR", str(cache)), "CCACHE_BASEDIR": str(base),
+           "CCACHE_NOHASHDIR": "1", "CCACHE_COMPILERCHECK": "content"}
+    return [f"-DCMAKE_C_COMPILER_LAUNCHER={ccache}", "-DCMAKE_DEPENDS_USE_COMPILER=OFF"], env
+
+
+def _run(cmd: list, what: str, board: Board, env=None) -> None:
+    proc = child_process.run(cmd, env=env)
     if proc.returncode == 0:
         return
     output = proc.stdout + "\n" + proc.stderr
@@ -84,10 +105,11 @@ def build_firmware(gen_dir, out_dir, board: Board, werror: bool = False, build_d
     build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
     for directory in (out_dir, build_dir):
         directory.mkdir(parents=True, exist_ok=True)
-    _run(["cmake", "-S", SDK_ROOT, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
-          f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}"],
-         "configuration", board)
-    _run(["cmake", "--build", build_dir, "--parallel"], "build", board)
+    launcher, env = compiler_cache(gen_dir, build_dir)
+    _run(["cmake", "-S", CMAKE_PROJECT_DIR, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
+          f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}", *launcher],
+         "configuration", board, env)
+    _run(["cmake", "--build", build_dir, "--parallel"], "build", board, env)
     for name in ARTIFACTS:
         shutil.copy2(build_dir / name, out_dir / name)
     return out_dir / "firmware.elf"

@@ -2,7 +2,7 @@
 
 Each target of the build, and each target that drives a peripheral the board has (the board files include
 its driver: the harness may talk to it, e.g. to print the NPU's error status), lists its sources (Target.firmware_sources); they are copied
-into OUT/src/targets/<name>/, which the top-level CMakeLists.txt compiles and adds to the include path. The
+into OUT/src/targets/<name>/, which edgesdk/firmware/CMakeLists.txt compiles and adds to the include path. The
 generated project then holds everything model-specific, readable and buildable by hand.
 """
 
@@ -12,18 +12,14 @@ import shutil
 from pathlib import Path
 
 from ..errors import UsageError
-from ..targets import all_targets, get_target
+from ..targets import get_target
 
 TARGETS_SUBDIR = "targets"
 
 
 def firmware_targets(target_names: list, board) -> list:
-    """The build's targets plus every installed target that drives one of the board's peripherals."""
-    names = list(target_names)
-    for target in all_targets():
-        if target.name not in names and target.peripheral_types and target.peripheral_of(board) is not None:
-            names.append(target.name)
-    return [get_target(n) for n in names]
+    """The build's targets: OUT/src holds their sources only, whatever else is installed or on the board."""
+    return [get_target(n) for n in target_names]
 
 
 def copy_target_sources(target_names: list, board, src_dir: Path, model=None) -> list:

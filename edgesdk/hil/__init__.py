@@ -1,4 +1,4 @@
-"""Hardware-in-the-loop suites: tests/hil/*.robot against a build, on the built-in emulator or Renode.
+"""Hardware-in-the-loop suites: edgesdk/hil/suites/*.robot against a build, on the built-in emulator or Renode.
 
     edgesdk hil OUT [--emulator builtin|renode] [--suite NAME ...]
 
@@ -20,12 +20,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..board import SDK_ROOT
-from ..errors import ToolchainError, UsageError
+from ..errors import MissingDependency, ToolchainError, UsageError
+from ..resources import package_path
 from .firmware import HilBuild, prepare_hil
 
-SUITES_DIR = SDK_ROOT / "tests" / "hil"
+SUITES_DIR = package_path("hil", "suites")  # shipped in the package: edgesdk/hil/suites/*.robot
 EMULATORS = ("builtin", "renode")
+EXTRA = "hil"  # pyproject.toml: robotframework (6.1, Renode 1.15.3's pin, to 7.x) + the reference interpreters
+MIN_ROBOT = (6, 1)
 
 
 @dataclass
@@ -61,10 +63,35 @@ def run_hil(build_dir, emulator: str = "builtin", suites=None, inputs=None, seed
         raise UsageError(f"--emulator must be one of {', '.join(EMULATORS)}, not '{emulator}'.")
     files = suite_files(suites)
     renode_test = _renode_test() if emulator == "renode" else None  # before the build: fail fast
+    if emulator == "builtin":  # renode-test brings its own Robot Framework
+        require_robot()
+    if hil is None:
+        from ..reference import require_reference
+        from ..runner import load_report
+
+        require_reference(load_report(Path(build_dir))["rounding"], "edgesdk hil (the expected outputs)", EXTRA)
     hil = hil or prepare_hil(build_dir, inputs, seed)
     if emulator == "builtin":
         return _run_builtin(hil, files)
     return _run_renode(hil, files, renode_test)
+
+
+def require_robot() -> None:
+    """MissingDependency unless Robot Framework (MIN_ROBOT or newer) is importable by this interpreter."""
+    from importlib import metadata, util
+
+    if util.find_spec("robot") is None:
+        raise MissingDependency("edgesdk hil (the Robot Framework suites)", EXTRA, "robot",
+                                f"Robot Framework is not importable by {sys.executable}")
+    try:
+        version = metadata.version("robotframework")
+    except metadata.PackageNotFoundError:
+        return  # importable without metadata (a source checkout on PYTHONPATH): let it run
+    numbers = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    if numbers < MIN_ROBOT:
+        raise MissingDependency("edgesdk hil (the Robot Framework suites)", EXTRA, "robot",
+                                f"robotframework {version} is installed; the suites need "
+                                f"{'.'.join(map(str, MIN_ROBOT))} or newer")
 
 
 def _run_builtin(hil: HilBuild, files: list) -> HilResult:
@@ -72,7 +99,7 @@ def _run_builtin(hil: HilBuild, files: list) -> HilResult:
     cmd = [sys.executable, "-m", "robot", "--name", f"edgesdk HIL {hil.model_name}", "--variable",
            f"BUILD:{hil.build_dir}", "--outputdir", str(results), "--consolecolors", "off",
            "--consolemarkers", "off", "--consolewidth", "110", *map(str, files)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=SDK_ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=hil.hil_dir)
     if proc.returncode == 251 or proc.returncode == 252 or proc.returncode == 255:
         raise UsageError(f"Robot Framework could not run the HIL suites ({' '.join(cmd)}):\n"
                          f"{(proc.stdout + proc.stderr).strip()[-3000:]}")
@@ -98,7 +125,7 @@ def _run_renode(hil: HilBuild, files: list, renode_test: str) -> HilResult:
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_dir), env.get("LD_LIBRARY_PATH")]))
     cmd = [renode_test, "--variable", f"BUILD:{hil.build_dir}", "--results-dir", str(results), *map(str, files)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=SDK_ROOT, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=hil.hil_dir, env=env)
     return HilResult(hil, "renode", proc.returncode, proc.stdout + proc.stderr, results)
 
 

@@ -1,6 +1,6 @@
 """A Renode-like emulation on the built-in emulator: machines, their monitor commands, UART and log.
 
-The Robot keyword library (keywords.py) drives this, so the suites in tests/hil/ run unchanged here and
+The Robot keyword library (keywords.py) drives this, so the suites in edgesdk/hil/suites/ run unchanged here and
 under `renode-test`. It follows Renode's model where the suites can observe it:
 
 * machines are created and loaded with Renode monitor commands (`mach create`, `machine
@@ -25,7 +25,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..board import BOARDS_DIR, load_board
+from ..board import PACKAGE_DIR, load_board
 from ..errors import EdgesdkError
 from ..renode.platform import CPU_TYPE, EXIT_TYPE, MEMORY_TYPE, NPU_TYPE, UART_TYPE, cpu_timing, platform_board
 from ..renode.repl import read_repl
@@ -448,9 +448,9 @@ def _path(args: list, what: str) -> Path:
     text = args[0].removeprefix("@")
     path = Path(text)
     if not path.is_absolute():
-        # Renode looks in its own directory first, then the working directory; edgesdk's files live in the
-        # edgesdk checkout, which plays the part of Renode's directory here.
-        for root in (BOARDS_DIR.parent, Path.cwd()):
+        # Renode looks in its own directory first, then the working directory; the edgesdk package (its
+        # boards/, renode/) plays the part of Renode's directory here.
+        for root in (PACKAGE_DIR, Path.cwd()):
             if (root / path).exists():
                 return (root / path).resolve()
     if not path.exists():

@@ -2,7 +2,7 @@
 
 `renode-test` runs a suite against Renode through Renode's own keyword library (its Robot remote server,
 src/Renode/RobotFrameworkEngine in renode/renode). This library provides the same keywords, with the same
-names, arguments and defaults, for `robot` without Renode, so tests/hil/*.robot run unchanged in both.
+names, arguments and defaults, for `robot` without Renode, so edgesdk/hil/suites/*.robot run unchanged in both.
 The suites import it through `Resource ${RENODEKEYWORDS}`: renode-test sets that variable to Renode's
 renode-keywords.robot, and the suites' default is edgesdk/hil/renode-keywords.robot, which imports this.
 

@@ -23,9 +23,11 @@ from ..ir.graph import DTYPE_BYTES, Graph, Op, QuantParams, Tensor
 from ..ops import op_def
 from .names import sanitize_name
 from .tflite_options import read_options
+from .variables import lower_resource_variables
 
 OP_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TENSOR_TYPES = {
+    TensorType.RESOURCE: "resource",  # a resource variable's handle (lowered away: importer/variables.py)
     TensorType.FLOAT32: "float32",
     TensorType.INT8: "int8",
     TensorType.UINT8: "uint8",
@@ -78,6 +80,7 @@ class _Importer:
         self.buf = buf
         self.model = tflite.Model.GetRootAsModel(buf, 0)
         self.tensors: dict[int, Tensor] = {}
+        self.intermediate_ids: set = set()
 
     def fail(self, what: str) -> ModelError:
         return ModelError(f"{self.path}: {what}. The model file is inconsistent; re-export it with the TFLite converter.")
@@ -96,30 +99,40 @@ class _Importer:
         self.count(model.OperatorCodesLength(), "operator codes")
         if model.SubgraphsLength() < 1:
             raise self.fail("it has no subgraph")
-        if model.SubgraphsLength() > 1:
-            raise UnsupportedOpError(
-                f"{self.path} has {model.SubgraphsLength()} subgraphs (control flow such as WHILE/IF). "
-                "edgesdk compiles single-subgraph models only; convert without control flow."
-            )
-        sg = model.Subgraphs(0)
-        for i in range(self.count(sg.TensorsLength(), "tensors")):
-            self.tensors[i] = self.read_tensor(sg, i)
-        ops = [self.read_op(sg, i) for i in range(self.count(sg.OperatorsLength(), "operators"))]
-        inputs = [self.tensor_ref(sg.Inputs(i), "subgraph input") for i in range(sg.InputsLength())]
-        outputs = [self.tensor_ref(sg.Outputs(i), "subgraph output") for i in range(sg.OutputsLength())]
+        tensors, ops, inputs, outputs = self.read_subgraph(0)
         if not inputs or not outputs:
             raise self.fail("the subgraph declares no inputs or no outputs")
-        for what, tensors in (("input", inputs), ("output", outputs)):
-            for t in tensors:
-                if t.dtype not in DTYPE_BYTES:
+        for what, io in (("input", inputs), ("output", outputs)):
+            for t in io:
+                if t.dtype not in DTYPE_BYTES or t.dtype == "resource":
                     raise self.fail(f"model {what} '{t.name}' has tensor type {t.dtype.removeprefix('type')}, which "
-                                    f"edgesdk does not know (model inputs and outputs may be {', '.join(sorted(DTYPE_BYTES))})")
+                                    f"edgesdk does not know (model inputs and outputs may be "
+                                    f"{', '.join(sorted(d for d in DTYPE_BYTES if d != 'resource'))})")
         description = (model.Description() or b"").decode("utf-8", "replace")
-        graph = Graph(self.path.stem, list(self.tensors.values()), ops, inputs, outputs, description)
+        graph = Graph(self.path.stem, tensors, ops, inputs, outputs, description)
+        lower_resource_variables(graph, self)
         _check_topological(graph, self)
         _legalize_uint8(graph)
         _drop_unused_tensors(graph)
         return graph
+
+    def read_subgraph(self, index: int) -> tuple:
+        """(tensors, ops, inputs, outputs) of subgraph `index` (tensors local to it)."""
+        if not 0 <= index < self.model.SubgraphsLength():
+            raise self.fail(f"an operator refers to subgraph {index}, but the model has "
+                            f"{self.model.SubgraphsLength()} subgraphs")
+        sg = self.model.Subgraphs(index)
+        outer, self.tensors = self.tensors, {}
+        try:
+            self.intermediate_ids = _intermediate_tensor_ids(sg)
+            for i in range(self.count(sg.TensorsLength(), "tensors")):
+                self.tensors[i] = self.read_tensor(sg, i)
+            ops = [self.read_op(sg, i) for i in range(self.count(sg.OperatorsLength(), "operators"))]
+            inputs = [self.tensor_ref(sg.Inputs(i), "subgraph input") for i in range(sg.InputsLength())]
+            outputs = [self.tensor_ref(sg.Outputs(i), "subgraph output") for i in range(sg.OutputsLength())]
+            return list(self.tensors.values()), ops, inputs, outputs
+        finally:
+            self.tensors = outer
 
     # -- tensors ---------------------------------------------------------------------------------
     def tensor_ref(self, index: int, what: str) -> Tensor:
@@ -143,7 +156,11 @@ class _Importer:
             raise self.fail(f"tensor {index} '{name}' has {count} elements, beyond any microcontroller")
         tensor = Tensor(index, name, shape, dtype, self.read_quant(t, index, name, shape))
         tensor.data = self.read_buffer(t, index, name, dtype, shape, count)
-        if tensor.data is None and count == 0:  # an empty constant (e.g. a scalar's shape) is fine
+        # TFLite variable tensors (an LSTM's activation and cell state) keep their value between inferences.
+        tensor.persistent = bool(t.IsVariable()) and tensor.data is None
+        # Empty constants (a scalar's shape) are fine, and so are the quantization-only "intermediate" tensors
+        # the converter attaches to recurrent ops (they hold scales, never data).
+        if tensor.data is None and count == 0 and index not in self.intermediate_ids:
             raise self.fail(f"tensor {index} '{name}' has a zero dimension {list(shape)}; empty activations are not supported")
         return tensor
 
@@ -181,11 +198,11 @@ class _Importer:
             start, size = int(buffer.Offset()), int(buffer.Size())
             if start + size > len(self.buf):
                 raise self.fail(f"tensor {index} '{name}' data lies outside the file (truncated?)")
-            raw = self.buf[start:start + size]
+            raw = memoryview(self.buf)[start:start + size]  # views, not copies: the one copy is made below
         elif buffer.DataLength() == 0:
             return None
         else:
-            raw = buffer.DataAsNumpy().tobytes()
+            raw = memoryview(buffer.DataAsNumpy())
         if dtype not in NUMPY_TYPES:
             raise self.fail(f"tensor {index} '{name}' is constant data of an unsupported type")
         expected = count * np.dtype(NUMPY_TYPES[dtype]).itemsize
@@ -210,10 +227,12 @@ class _Importer:
         inputs = [None if j < 0 else self.tensor_ref(j, f"operator #{i} ({name}) input") for j in raw_inputs]
         outputs = [self.tensor_ref(int(j), f"operator #{i} ({name}) output") for j in (op.OutputsAsNumpy() if op.OutputsLength() else [])]
         ir_op = Op(i, name, inputs, outputs)
-        if not outputs:
-            raise self.fail(f"operator #{i} ({name}) has no outputs")
+        ir_op.intermediates = [self.tensor_ref(int(j), f"operator #{i} ({name}) intermediate")
+                               for j in (op.IntermediatesAsNumpy() if op.IntermediatesLength() else [])]
         definition = op_def(name)
         if definition is None:
+            if not outputs:
+                raise self.fail(f"operator #{i} ({name}) has no outputs")
             ir_op.attrs = {"options": read_options(op)}
             return ir_op
         problem = definition.operands.arity_problem(len(inputs), len(outputs), {k for k, j in enumerate(raw_inputs) if j < 0})
@@ -225,9 +244,19 @@ class _Importer:
         return ir_op
 
 
+def _intermediate_tensor_ids(sg) -> set:
+    """Tensors an operator lists as intermediates (quantization parameters of recurrent ops' gates)."""
+    ids = set()
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        if op.IntermediatesLength():
+            ids.update(int(j) for j in op.IntermediatesAsNumpy())
+    return ids
+
+
 def _check_topological(graph: Graph, imp) -> None:
-    """Every op input must be a constant, a graph input or produced by an earlier op."""
-    available = set(graph.inputs)
+    """Every op input must be a constant, a graph input, state or produced by an earlier op."""
+    available = set(graph.inputs) | {t for t in graph.tensors if t.persistent}
     for op in graph.ops:
         for t in op.inputs:
             if t is not None and not t.is_const and t not in available:

@@ -14,7 +14,7 @@ import tflite
 from tflite.BuiltinOptions import BuiltinOptions
 
 OPTION_TABLES = {v: k for k, v in vars(BuiltinOptions).items() if not k.startswith("_")}
-_SKIP = ("Init", "GetRootAs")
+_SKIP_PREFIX = "GetRootAs"
 _fields_cache: dict = {}
 
 
@@ -28,7 +28,7 @@ def _fields(cls) -> list:
         methods = {m for m in dir(cls) if not m.startswith("_") and callable(getattr(cls, m))}
         fields = []
         for m in sorted(methods):
-            if m.startswith(_SKIP) or m.endswith(("Length", "AsNumpy", "IsNone", "BufferHasIdentifier")):
+            if m == "Init" or m.startswith(_SKIP_PREFIX) or m.endswith(("Length", "AsNumpy", "IsNone", "BufferHasIdentifier")):
                 continue
             fields.append((m, "vector" if f"{m}Length" in methods else "scalar"))
         _fields_cache[cls] = fields

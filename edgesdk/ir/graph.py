@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
+DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1,
+               "resource": 0}  # a resource variable's handle: no data of its own (lowered by the importer)
 
 
 @dataclass
@@ -43,6 +44,10 @@ class Tensor:
     quant: QuantParams | None = None
     data: np.ndarray | None = None  # constant contents, else None
     orig_dtype: str | None = None  # "uint8" when legalized from uint8
+    # State that survives between inferences (TFLite variable tensors, resource variables): a persistent
+    # buffer of the memory plan, set to `initial` (or, if None, TFLite's reset value) by the model's reset.
+    persistent: bool = False
+    initial: np.ndarray | None = None
 
     @property
     def is_const(self) -> bool:
@@ -71,12 +76,15 @@ class Op:
     outputs: list  # list[Tensor]
     attrs: dict = field(default_factory=dict)
     uint8_semantics: bool = False
+    intermediates: list = field(default_factory=list)  # quantization-only tensors of recurrent ops (TFLite)
     target: str | None = None  # set by the partitioner
     reason: str = ""  # why the partitioner chose `target` (the failed constraint of higher-priority targets)
 
     @property
     def location(self) -> str:
-        return f"operator #{self.index} ({self.type}, output '{self.outputs[0].name if self.outputs else '?'}')"
+        if self.outputs:
+            return f"operator #{self.index} ({self.type}, output '{self.outputs[0].name}')"
+        return f"operator #{self.index} ({self.type})"
 
     def __repr__(self) -> str:
         return f"Op({self.index}:{self.type})"
@@ -102,10 +110,16 @@ class Graph:
                     result.setdefault(t, []).append(op)
         return result
 
+    @property
+    def state(self) -> list:
+        """Persistent tensors (the model's state across inferences), in first-use order."""
+        return [t for t in self.activation_tensors() if t.persistent]
+
     def activation_tensors(self) -> list:
         """Non-constant tensors that need memory: graph inputs and op outputs, in first-use order."""
         seen, result = set(), []
-        for t in list(self.inputs) + [t for op in self.ops for t in op.inputs + op.outputs if t is not None]:
+        for t in list(self.inputs) + [t for op in self.ops for t in op.inputs + op.outputs if t is not None] + [
+                t for t in self.tensors if t.persistent]:
             if not t.is_const and t not in seen:
                 seen.add(t)
                 result.append(t)

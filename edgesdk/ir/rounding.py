@@ -57,8 +57,14 @@ def requant_rounding(op, mode: str) -> str:
 CONSTANT_DIFFERENCES = {
     "MUL": "LiteRT multiplies/divides the float32 scales in float32; TFLite Micro in double",
     "RELU": "LiteRT divides input_scale / output_scale in float32; TFLite Micro in double",
+    "BATCH_MATMUL": "LiteRT multiplies s_lhs * s_rhs in float32 (GetQuantizedConvolutionMultipler without bias); "
+                    "TFLite Micro in double",
     "RELU6": "TFLite Micro only clamps the input bytes to [zp, zp + round(6 / scale)] of the input "
              "quantization; LiteRT requantizes to the output quantization then clamps",
+    "PRELU": "LiteRT derives s_x / s_y and s_x * s_alpha / s_y in float32; TFLite Micro in double",
+    "ADD": "int16 with pot_scale_int16 and power-of-two scales: LiteRT's shift-and-saturate path, TFLite Micro's "
+           "general one; int32: TFLite Micro ignores the fused activation",
+    "SUB": "int16 with pot_scale_int16 and power-of-two scales: LiteRT's shift path, TFLite Micro's general one",
 }
 
 

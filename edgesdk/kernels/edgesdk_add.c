@@ -69,3 +69,29 @@ void edgesdk_add_s8(const edgesdk_add_params *p, const int8_t *input1, const int
         }
     }
 }
+
+static inline int16_t add_s16(const edgesdk_add_params *p, int16_t a, int16_t b)
+{
+    const int32_t scaled1 = edgesdk_requantize((a + p->input1_offset) * (1 << p->left_shift), p->input1_multiplier,
+                                               p->input1_shift, p->rounding);
+    const int32_t scaled2 = edgesdk_requantize((b + p->input2_offset) * (1 << p->left_shift), p->input2_multiplier,
+                                               p->input2_shift, p->rounding);
+    const int32_t out =
+        edgesdk_requantize(scaled1 + scaled2, p->output_multiplier, p->output_shift, p->rounding) + p->output_offset;
+    return (int16_t)edgesdk_clamp_i32(out, p->act_min, p->act_max);
+}
+
+/* LiteRT's reference_ops::Add(int16, pot_scale): the input whose shift is not 0 is rounded-shifted right onto
+ * the output scale in int16 arithmetic, added to the other with 16-bit saturation, then clamped. */
+static inline int16_t add_pot_s16(const edgesdk_add_pot_params *p, int16_t a, int16_t b)
+{
+    const int16_t not_shifted = p->input1_shift == 0 ? a : b;
+    const int16_t shifted = p->input1_shift == 0 ? b : a;
+    const int32_t right_shift = p->input1_shift == 0 ? -p->input2_shift : -p->input1_shift;
+    const int32_t sum = edgesdk_rounding_divide_by_pot_s16(shifted, right_shift) + not_shifted;
+    const int32_t saturated = edgesdk_clamp_i32(sum, INT16_MIN, INT16_MAX);
+    return (int16_t)edgesdk_clamp_i32(saturated, p->act_min, p->act_max);
+}
+
+EDGESDK_BINARY_KERNEL(edgesdk_add_s16, edgesdk_add_params, int16_t, int16_t, int16_t, add_s16)
+EDGESDK_BINARY_KERNEL(edgesdk_add_pot_s16, edgesdk_add_pot_params, int16_t, int16_t, int16_t, add_pot_s16)

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "edgesdk_layer16.h" /* the 16x8 accumulator modes (EDGESDK_ACC64, EDGESDK_ACC32) */
+
 typedef struct {
     int32_t batches;
     int32_t in_h, in_w, in_c;
@@ -46,5 +48,55 @@ void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, cons
  */
 void edgesdk_conv2d_s8_blocked(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
                                const int32_t *bias, int8_t *output);
+
+/*
+ * int16 CONV_2D (16x8: int16 activations with zero point 0, int8 symmetric per-channel filters, int64 or int32
+ * bias), TFLite's reference_integer_ops::ConvPerChannel for int16 (edgesdk_conv2d_s16.c, edgesdk_layer16.h).
+ */
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t filter_h, filter_w, filter_in_c; /* filter_in_c < in_c: grouped convolution */
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    int32_t act_min, act_max;
+    const int32_t *multiplier; /* per output channel */
+    const int32_t *shift;      /* per output channel; in [-31, 14] with EDGESDK_ACC64 */
+    int32_t rounding;          /* EDGESDK_ROUNDING_DOUBLE / _SINGLE (the int32 requantization of EDGESDK_ACC32) */
+    int32_t accumulator;       /* EDGESDK_ACC64 or EDGESDK_ACC32 (edgesdk_layer16.h) */
+    int32_t sum32;             /* 1: no partial sum of products can leave int32 (the compiler proved it) */
+    int32_t blocked;           /* 1: filter in blocks of EDGESDK_CONV16_BLOCK output channels (below) */
+    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
+    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
+    const int32_t *fast_shift;
+} edgesdk_conv2d_s16_params;
+
+/*
+ * input NHWC, filter OHWI, bias[out_c] or NULL (int32 biases are widened to int64 by the compiler), output NHWC.
+ * With p->blocked (chosen by the compiler when sum32 holds and there are no groups), the filter holds the
+ * out_c / EDGESDK_CONV16_BLOCK full blocks first, each [tap][EDGESDK_CONV16_BLOCK] with tap = (fy * filter_w + fx)
+ * * in_c + c, then the remaining channels as OHWI rows; the channels of a block share each input load.
+ */
+#define EDGESDK_CONV16_BLOCK 4
+
+/* float32 CONV_2D, reference_ops::Conv (edgesdk_conv2d_f32.c): per output, total += x * w over the taps inside the
+ * image in (fy, fx, c) order, then total + bias, then the activation's float clamp. */
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t filter_h, filter_w, filter_in_c;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    float act_min, act_max;
+} edgesdk_conv2d_f32_params;
+
+void edgesdk_conv2d_f32(const edgesdk_conv2d_f32_params *p, const float *input, const float *filter, const float *bias,
+                        float *output);
+void edgesdk_conv2d_s16(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *filter,
+                        const int64_t *bias, int16_t *output);
 
 #endif /* EDGESDK_CONV2D_H */

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "edgesdk_layer16.h" /* the 16x8 accumulator modes (EDGESDK_ACC64, EDGESDK_ACC32) */
+
 typedef struct {
     int32_t batches;
     int32_t in_h, in_w, in_c;
@@ -42,5 +44,48 @@ void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const
  */
 void edgesdk_depthwise_conv2d_s8_sliding(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
                                          const int8_t *filter, const int32_t *bias, int8_t *output);
+
+/*
+ * int16 DEPTHWISE_CONV_2D (16x8: int16 activations with zero point 0, int8 symmetric per-channel filters, int64
+ * bias), TFLite's reference_integer_ops::DepthwiseConvPerChannel for int16 (edgesdk_depthwise_conv2d_s16.c).
+ */
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c; /* out_c = in_c * depth_multiplier */
+    int32_t depth_multiplier;
+    int32_t filter_h, filter_w;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    int32_t act_min, act_max;
+    const int32_t *multiplier; /* per output channel */
+    const int32_t *shift;      /* per output channel, in [-31, 14] */
+    int32_t sum32;             /* 1: no partial sum of products can leave int32 (the compiler proved it) */
+    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
+    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
+    const int32_t *fast_shift;
+} edgesdk_depthwise_conv2d_s16_params;
+
+/* input NHWC, filter 1HW(out_c), bias[out_c] or NULL, output NHWC; int64 accumulator (EDGESDK_ACC64). */
+void edgesdk_depthwise_conv2d_s16(const edgesdk_depthwise_conv2d_s16_params *p, const int16_t *input,
+                                  const int8_t *filter, const int64_t *bias, int16_t *output);
+
+/* float32 DEPTHWISE_CONV_2D, reference_ops::DepthwiseConv (edgesdk_depthwise_conv2d_f32.c): total += x * w over the
+ * taps inside the image in (fy, fx) order, then total + bias, then the activation's float clamp. */
+typedef struct {
+    int32_t batches;
+    int32_t in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t depth_multiplier;
+    int32_t filter_h, filter_w;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    float act_min, act_max;
+} edgesdk_depthwise_conv2d_f32_params;
+
+void edgesdk_depthwise_conv2d_f32(const edgesdk_depthwise_conv2d_f32_params *p, const float *input, const float *filter,
+                                  const float *bias, float *output);
 
 #endif /* EDGESDK_DEPTHWISE_CONV2D_H */

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "edgesdk_layer16.h" /* the 16x8 accumulator modes (EDGESDK_ACC64, EDGESDK_ACC32) */
+
 typedef struct {
     int32_t batches;
     int32_t in_depth;  /* accumulation depth */
@@ -50,5 +52,45 @@ void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const i
  */
 void edgesdk_fully_connected_s8_blocked(const edgesdk_fully_connected_params *p, const int8_t *input,
                                         const int8_t *filter, const int32_t *bias, int8_t *output);
+
+/*
+ * int16 FULLY_CONNECTED (16x8: int16 activations with zero point 0, int8 symmetric weights, int64 or int32 bias),
+ * TFLite's reference_integer_ops::FullyConnected(PerChannel) for int16 (edgesdk_fully_connected_s16.c): LiteRT
+ * requantizes in double precision (EDGESDK_ROUNDING_FP64, `scale`), TFLite Micro with the integer multiplier.
+ */
+typedef struct {
+    int32_t batches;
+    int32_t in_depth;  /* accumulation depth */
+    int32_t out_depth; /* output units */
+    int32_t act_min, act_max;
+    const int32_t *multiplier; /* per output unit (repeated when per-tensor) */
+    const int32_t *shift;      /* per output unit; in [-31, 14] with EDGESDK_ACC64 */
+    const double *scale;       /* per output unit; EDGESDK_ROUNDING_FP64 only */
+    int32_t rounding;          /* EDGESDK_ROUNDING_FP64, or _DOUBLE / _SINGLE */
+    int32_t accumulator;       /* EDGESDK_ACC64 or EDGESDK_ACC32 (edgesdk_layer16.h) */
+    int32_t sum32;             /* 1: no partial sum of products can leave int32 (the compiler proved it) */
+    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
+    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
+    const int32_t *fast_shift;
+} edgesdk_fully_connected_s16_params;
+
+/* input [batches, in_depth], filter [out_depth, in_depth], bias[out_depth] or NULL (int32 biases widened to
+ * int64 by the compiler), output [batches, out_depth]. */
+void edgesdk_fully_connected_s16(const edgesdk_fully_connected_s16_params *p, const int16_t *input,
+                                 const int8_t *filter, const int64_t *bias, int16_t *output);
+
+/*
+ * float32 FULLY_CONNECTED, TFLite's reference_ops::FullyConnected (edgesdk_fully_connected_f32.c): per output,
+ * total += x[d] * w[o][d] in float in order d = 0.., then total + bias, then the activation's float clamp.
+ */
+typedef struct {
+    int32_t batches;
+    int32_t in_depth;
+    int32_t out_depth;
+    float act_min, act_max;
+} edgesdk_fully_connected_f32_params;
+
+void edgesdk_fully_connected_f32(const edgesdk_fully_connected_f32_params *p, const float *input, const float *filter,
+                                 const float *bias, float *output);
 
 #endif /* EDGESDK_FULLY_CONNECTED_H */

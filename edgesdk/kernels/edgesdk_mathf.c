@@ -27,19 +27,19 @@ static inline double f64_from_bits(uint64_t u)
 /* x86: an operation with a NaN operand returns it quieted; (x - x) / (x - x) otherwise the default NaN. */
 static inline float invalid_result(float x)
 {
-    return edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : edgesdk_f32_default_nan();
+    return edgesdk_unary_isnan(x) ? edgesdk_unary_quiet(x) : edgesdk_unary_default_nan();
 }
 
 /* Inputs where glibc's fused-multiply-add variant rounds differently from the unfused algorithm: sorted
  * {input bits, output bits} pairs (found by tests/glibc_mathf_scan.py over all 2^32 inputs). */
 static float with_exceptions(float x, float y, const uint32_t (*table)[2], int32_t count)
 {
-    const uint32_t key = edgesdk_f32_bits(x);
+    const uint32_t key = edgesdk_unary_bits(x);
     int32_t lo = 0, hi = count - 1;
     while (lo <= hi) {
         const int32_t mid = lo + (hi - lo) / 2;
         if (table[mid][0] == key) {
-            return edgesdk_f32_from_bits(table[mid][1]);
+            return edgesdk_unary_from_bits(table[mid][1]);
         }
         if (table[mid][0] < key) {
             lo = mid + 1;
@@ -72,23 +72,23 @@ static const double expf_c2 = 0x1.62e42ff0c52d6p-1 / EXPF_N;
 
 float edgesdk_expf_unfused(float x)
 {
-    const uint32_t ix = edgesdk_f32_bits(x);
+    const uint32_t ix = edgesdk_unary_bits(x);
     const uint32_t abstop = (ix >> 20) & 0x7ffu;
     if (abstop >= 0x42bu) { /* |x| >= 88 or NaN */
         if (ix == 0xff800000u) {
             return 0.0f;
         }
         if (abstop >= 0x7f8u) {
-            return edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : x; /* x + x */
+            return edgesdk_unary_isnan(x) ? edgesdk_unary_quiet(x) : x; /* x + x */
         }
         if (x > 0x1.62e42ep6f) {
-            return edgesdk_f32_from_bits(0x7f800000u); /* overflow */
+            return edgesdk_unary_from_bits(0x7f800000u); /* overflow */
         }
         if (x < -0x1.9fe368p6f) {
             return 0.0f; /* underflow */
         }
         if (x < -0x1.9d1d9ep6f) {
-            return edgesdk_f32_from_bits(1u); /* glibc's __math_may_uflowf: 0x1.4p-75f squared */
+            return edgesdk_unary_from_bits(1u); /* glibc's __math_may_uflowf: 0x1.4p-75f squared */
         }
     }
     const double z = expf_invln2_n * (double)x;
@@ -124,13 +124,13 @@ static const double logf_a0 = -0x1.00ea348b88334p-2, logf_a1 = 0x1.5575b0be00b6a
 
 float edgesdk_logf_unfused(float x)
 {
-    uint32_t ix = edgesdk_f32_bits(x);
+    uint32_t ix = edgesdk_unary_bits(x);
     if (ix == 0x3f800000u) {
         return 0.0f;
     }
     if (ix - 0x00800000u >= 0x7f800000u - 0x00800000u) { /* subnormal, zero, negative, inf, NaN */
         if (ix * 2 == 0) {
-            return edgesdk_f32_from_bits(0xff800000u); /* -inf */
+            return edgesdk_unary_from_bits(0xff800000u); /* -inf */
         }
         if (ix == 0x7f800000u) {
             return x;
@@ -138,13 +138,13 @@ float edgesdk_logf_unfused(float x)
         if ((ix & 0x80000000u) || ix * 2 >= 0xff000000u) {
             return invalid_result(x);
         }
-        ix = edgesdk_f32_bits(x * 0x1p23f) - (23u << 23); /* normalize a subnormal */
+        ix = edgesdk_unary_bits(x * 0x1p23f) - (23u << 23); /* normalize a subnormal */
     }
     const uint32_t tmp = ix - 0x3f330000u;
     const int32_t i = (int32_t)((tmp >> (23 - 4)) % 16u);
     const int32_t k = (int32_t)tmp >> 23; /* arithmetic shift */
     const uint32_t iz = ix - (tmp & (0x1ffu << 23));
-    const double z = (double)edgesdk_f32_from_bits(iz);
+    const double z = (double)edgesdk_unary_from_bits(iz);
     const double r = z * logf_invc[i] - 1.0;
     const double y0 = logf_logc[i] + (double)k * logf_ln2;
     const double r2 = r * r;
@@ -185,7 +185,7 @@ static const double pi63 = 0x1.921FB54442D18p-62; /* 2 pi * 2^-64 */
 
 static inline uint32_t abstop12(float x)
 {
-    return (edgesdk_f32_bits(x) >> 20) & 0x7ffu;
+    return (edgesdk_unary_bits(x) >> 20) & 0x7ffu;
 }
 
 static inline double sinf_poly(double x, double x2, const sincos_poly *p, int n)
@@ -248,8 +248,8 @@ static float sin_or_cos(float y, int cosine)
         }
         return (float)sinf_poly(x * s, x * x, p, n ^ cosine);
     }
-    if (abstop12(y) < abstop12(edgesdk_f32_from_bits(0x7f800000u))) {
-        const uint32_t xi = edgesdk_f32_bits(y);
+    if (abstop12(y) < abstop12(edgesdk_unary_from_bits(0x7f800000u))) {
+        const uint32_t xi = edgesdk_unary_bits(y);
         const int sign = (int)(xi >> 31);
         x = reduce_large(xi, &n);
         const double s = p->sign[(n + sign) & 3];
@@ -278,7 +278,7 @@ float edgesdk_expm1f(float x)
     const float ln2_hi = 6.9313812256e-01f, ln2_lo = 9.0580006145e-06f, invln2 = 1.4426950216e+00f;
     const float q1 = -3.3333335072e-02f, q2 = 1.5873016091e-03f, q3 = -7.9365076090e-05f;
     const float q4 = 4.0082177293e-06f, q5 = -2.0109921195e-07f;
-    uint32_t hx = edgesdk_f32_bits(x);
+    uint32_t hx = edgesdk_unary_bits(x);
     const int negative = (hx & 0x80000000u) != 0;
     hx &= 0x7fffffffu;
     float hi, lo, c = 0.0f;
@@ -286,13 +286,13 @@ float edgesdk_expm1f(float x)
     if (hx >= 0x4195b844u) { /* |x| >= 27 ln2 */
         if (hx >= 0x42b17218u) { /* |x| >= 88.72 */
             if (hx > 0x7f800000u) {
-                return edgesdk_f32_quiet(x); /* NaN: x + x */
+                return edgesdk_unary_quiet(x); /* NaN: x + x */
             }
             if (hx == 0x7f800000u) {
                 return negative ? -1.0f : x;
             }
             if (x > 8.8721679688e+01f) {
-                return edgesdk_f32_from_bits(0x7f800000u); /* overflow */
+                return edgesdk_unary_from_bits(0x7f800000u); /* overflow */
             }
         }
         if (negative) {
@@ -342,31 +342,31 @@ float edgesdk_expm1f(float x)
     float y;
     if (k <= -2 || k > 56) { /* exp(x) - 1 */
         y = 1.0f - (e - x);
-        y = edgesdk_f32_from_bits(edgesdk_f32_bits(y) + ((uint32_t)k << 23)); /* scale by 2^k */
+        y = edgesdk_unary_from_bits(edgesdk_unary_bits(y) + ((uint32_t)k << 23)); /* scale by 2^k */
         return y - 1.0f;
     }
     if (k < 23) {
-        t = edgesdk_f32_from_bits(0x3f800000u - (0x1000000u >> k)); /* 1 - 2^-k */
+        t = edgesdk_unary_from_bits(0x3f800000u - (0x1000000u >> k)); /* 1 - 2^-k */
         y = t - (e - x);
     } else {
-        t = edgesdk_f32_from_bits((uint32_t)(0x7f - k) << 23); /* 2^-k */
+        t = edgesdk_unary_from_bits((uint32_t)(0x7f - k) << 23); /* 2^-k */
         y = x - (e + t);
         y += 1.0f;
     }
-    return edgesdk_f32_from_bits(edgesdk_f32_bits(y) + ((uint32_t)k << 23));
+    return edgesdk_unary_from_bits(edgesdk_unary_bits(y) + ((uint32_t)k << 23));
 }
 
 /* -- tanhf (fdlibm, float arithmetic) -------------------------------------------------------------------- */
 
 float edgesdk_tanhf(float x)
 {
-    const uint32_t jx = edgesdk_f32_bits(x);
+    const uint32_t jx = edgesdk_unary_bits(x);
     const uint32_t ix = jx & 0x7fffffffu;
     const int negative = (jx >> 31) != 0;
     float z;
     if (ix >= 0x7f800000u) { /* 1/x + 1 or 1/x - 1 */
         if (ix > 0x7f800000u) {
-            return edgesdk_f32_quiet(x);
+            return edgesdk_unary_quiet(x);
         }
         return negative ? -1.0f : 1.0f;
     }
@@ -377,7 +377,7 @@ float edgesdk_tanhf(float x)
         if (ix < 0x24000000u) { /* |x| < 2^-55 */
             return x * (1.0f + x);
         }
-        const float ax = edgesdk_f32_from_bits(ix);
+        const float ax = edgesdk_unary_from_bits(ix);
         if (ix >= 0x3f800000u) { /* |x| >= 1 */
             const float t = edgesdk_expm1f(2.0f * ax);
             z = 1.0f - 2.0f / (t + 2.0f);
@@ -472,8 +472,8 @@ void edgesdk_logistic_f32(const edgesdk_unary_params *p, const float *input, flo
         } else if (x < -9.0f) {
             y = edgesdk_expf(x);
         } else {
-            const float e = edgesdk_expf(edgesdk_f32_from_bits(edgesdk_f32_bits(x) ^ 0x80000000u));
-            y = edgesdk_f32_isnan(e) ? e : 1.0f / (1.0f + e);
+            const float e = edgesdk_expf(edgesdk_unary_from_bits(edgesdk_unary_bits(x) ^ 0x80000000u));
+            y = edgesdk_unary_isnan(e) ? e : 1.0f / (1.0f + e);
         }
         output[i] = y;
     }

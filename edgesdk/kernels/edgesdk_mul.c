@@ -33,3 +33,13 @@ void edgesdk_mul_s8(const edgesdk_mul_params *p, const int8_t *input1, const int
         }
     }
 }
+
+static inline int16_t mul_s16(const edgesdk_mul_params *p, int16_t a, int16_t b)
+{
+    const int32_t product = (a + p->input1_offset) * (b + p->input2_offset);
+    const int32_t out =
+        edgesdk_requantize(product, p->output_multiplier, p->output_shift, p->rounding) + p->output_offset;
+    return (int16_t)edgesdk_clamp_i32(out, p->act_min, p->act_max);
+}
+
+EDGESDK_BINARY_KERNEL(edgesdk_mul_s16, edgesdk_mul_params, int16_t, int16_t, int16_t, mul_s16)

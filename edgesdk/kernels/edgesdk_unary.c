@@ -45,7 +45,7 @@ void edgesdk_abs_i32(const edgesdk_unary_params *p, const int32_t *input, int32_
 void edgesdk_abs_f32(const edgesdk_unary_params *p, const float *input, float *output)
 {
     for (int32_t i = 0; i < p->size; i++) {
-        output[i] = edgesdk_f32_from_bits(edgesdk_f32_bits(input[i]) & 0x7fffffffu); /* NaN too (fabsf) */
+        output[i] = edgesdk_unary_from_bits(edgesdk_unary_bits(input[i]) & 0x7fffffffu); /* NaN too (fabsf) */
     }
 }
 
@@ -70,17 +70,30 @@ void edgesdk_neg_i64(const edgesdk_unary_params *p, const int64_t *input, int64_
 void edgesdk_neg_f32(const edgesdk_unary_params *p, const float *input, float *output)
 {
     for (int32_t i = 0; i < p->size; i++) {
-        output[i] = edgesdk_f32_from_bits(edgesdk_f32_bits(input[i]) ^ 0x80000000u); /* NaN's sign too */
+        output[i] = edgesdk_unary_from_bits(edgesdk_unary_bits(input[i]) ^ 0x80000000u); /* NaN's sign too */
     }
 }
 
 /* -- SQUARE, SQRT, RSQRT ----------------------------------------------------------------------------------- */
 
+/* gemmlowp SaturatingRoundingMultiplyByPOT: x * 2^exponent, saturating (exponent >= 0) */
+static inline int32_t unary_mul_pot(int32_t x, int exponent)
+{
+    const int32_t threshold = (int32_t)((1u << (31 - exponent)) - 1u);
+    if (x > threshold) {
+        return INT32_MAX;
+    }
+    if (x < -threshold) {
+        return INT32_MIN;
+    }
+    return (int32_t)((uint32_t)x << exponent);
+}
+
 void edgesdk_square_f32(const edgesdk_unary_params *p, const float *input, float *output)
 {
     for (int32_t i = 0; i < p->size; i++) {
         const float x = input[i];
-        output[i] = edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : x * x;
+        output[i] = edgesdk_unary_isnan(x) ? edgesdk_unary_quiet(x) : x * x;
     }
 }
 
@@ -108,15 +121,15 @@ static uint32_t isqrt_u64(uint64_t n, int *exact)
 /* Correctly rounded float32 square root (IEEE 754, round to nearest even), with x86's NaN results. */
 float edgesdk_sqrtf(float x)
 {
-    const uint32_t u = edgesdk_f32_bits(x);
-    if (edgesdk_f32_isnan(x)) {
-        return edgesdk_f32_quiet(x);
+    const uint32_t u = edgesdk_unary_bits(x);
+    if (edgesdk_unary_isnan(x)) {
+        return edgesdk_unary_quiet(x);
     }
     if ((u & 0x7fffffffu) == 0 || u == 0x7f800000u) {
         return x; /* +-0, +inf */
     }
     if (u & 0x80000000u) {
-        return edgesdk_f32_default_nan();
+        return edgesdk_unary_default_nan();
     }
     int32_t e = (int32_t)(u >> 23);
     uint32_t m = u & 0x7fffffu;
@@ -149,7 +162,7 @@ float edgesdk_sqrtf(float x)
         result_exponent++;
     }
     const uint32_t biased = (uint32_t)(result_exponent + 23 + 127);
-    return edgesdk_f32_from_bits((biased << 23) | (mantissa & 0x7fffffu));
+    return edgesdk_unary_from_bits((biased << 23) | (mantissa & 0x7fffffu));
 }
 
 void edgesdk_sqrt_f32(const edgesdk_unary_params *p, const float *input, float *output)
@@ -163,7 +176,65 @@ void edgesdk_rsqrt_f32(const edgesdk_unary_params *p, const float *input, float 
 {
     for (int32_t i = 0; i < p->size; i++) {
         const float root = edgesdk_sqrtf(input[i]);
-        output[i] = edgesdk_f32_isnan(root) ? root : 1.0f / root; /* 1 / NaN keeps the NaN on x86 */
+        output[i] = edgesdk_unary_isnan(root) ? root : 1.0f / root; /* 1 / NaN keeps the NaN on x86 */
+    }
+}
+
+/* 1/sqrt(value) as (multiplier, left shift): TFLite's GetInvSqrtQuantizedMultiplierExp with kReverseShift.
+ * The value is normalized into [2^27, 2^29) by pairs of bits, then Newton-Raphson x <- x (3 - v x^2) / 2 runs five
+ * times from x = 1 in gemmlowp Q3 fixed point (saturating rescales), and the result is divided by sqrt(2). */
+static void inv_sqrt_multiplier(int32_t value, int32_t *multiplier, int32_t *left_shift)
+{
+    if (value <= 1) {
+        *multiplier = INT32_MAX;
+        *left_shift = 0;
+        return;
+    }
+    int32_t shift = 11;
+    while (value >= (1 << 29)) {
+        value /= 4;
+        shift++;
+    }
+    int leading_zeros = 0;
+    while (((uint32_t)value << leading_zeros & 0x80000000u) == 0) {
+        leading_zeros++;
+    }
+    const int pairs = (leading_zeros - 1) / 2 - 1;
+    shift -= pairs;
+    value = (int32_t)((uint32_t)value << (2 * pairs));
+    const int32_t half_input = edgesdk_rounding_divide_by_pot(value >> 1, 1); /* Q3 */
+    const int32_t half_three = (1 << 28) + (1 << 27);                       /* 1.5 in Q3 */
+    int32_t x = 1 << 28;                                                     /* 1.0 in Q3 */
+    for (int i = 0; i < 5; i++) {
+        const int32_t x3 = unary_mul_pot(edgesdk_saturating_rounding_doubling_high_mul(
+                                             edgesdk_saturating_rounding_doubling_high_mul(x, x), x),
+                                         6); /* Q9 -> Q3 */
+        const int32_t diff = (int32_t)((uint32_t)edgesdk_saturating_rounding_doubling_high_mul(half_three, x) -
+                                       (uint32_t)edgesdk_saturating_rounding_doubling_high_mul(half_input, x3));
+        x = unary_mul_pot(diff, 3); /* Q6 -> Q3 */
+    }
+    x = edgesdk_saturating_rounding_doubling_high_mul(x, 1518500250); /* times sqrt(2)/2 (Q0) */
+    if (shift < 0) {
+        x = (int32_t)((uint32_t)x << -shift);
+        shift = 0;
+    }
+    *multiplier = x;
+    *left_shift = -shift;
+}
+
+void edgesdk_rsqrt_s16(const edgesdk_rsqrt_params *p, const int16_t *input, int16_t *output)
+{
+    for (int32_t i = 0; i < p->size; i++) {
+        const int32_t value = (int32_t)input[i] - p->input_zero_point;
+        if (value <= 0) { /* 0: the largest output (TFLite); below the zero point TFLite fails, edgesdk the same */
+            output[i] = INT16_MAX;
+            continue;
+        }
+        int32_t inv_multiplier, inv_shift;
+        inv_sqrt_multiplier(value, &inv_multiplier, &inv_shift);
+        const int32_t data = edgesdk_requantize(1, inv_multiplier, inv_shift + 20, p->rounding);
+        const int32_t scaled = edgesdk_requantize(data, p->multiplier, p->shift - 20, p->rounding);
+        output[i] = (int16_t)edgesdk_clamp_i32(scaled + p->output_zero_point, INT16_MIN, INT16_MAX);
     }
 }
 
@@ -196,7 +267,7 @@ void edgesdk_sqrt_s16(const edgesdk_sqrt_q_params *p, const int16_t *input, int1
 /* Round toward -inf (up = 0) or +inf (up = 1) by clearing fraction bits (exact; a NaN is returned as is). */
 static float round_toward(float x, int up)
 {
-    uint32_t u = edgesdk_f32_bits(x);
+    uint32_t u = edgesdk_unary_bits(x);
     const int32_t e = (int32_t)((u >> 23) & 0xffu) - 127;
     const int negative = (u >> 31) != 0;
     if (e >= 23) {
@@ -207,7 +278,7 @@ static float round_toward(float x, int up)
             return x;
         }
         if (up) {
-            return negative ? edgesdk_f32_from_bits(0x80000000u) : 1.0f;
+            return negative ? edgesdk_unary_from_bits(0x80000000u) : 1.0f;
         }
         return negative ? -1.0f : 0.0f;
     }
@@ -218,12 +289,12 @@ static float round_toward(float x, int up)
     if (negative != up) { /* away from zero: add one unit of the integer part before truncating */
         u += 0x800000u >> e;
     }
-    return edgesdk_f32_from_bits(u & ~fraction);
+    return edgesdk_unary_from_bits(u & ~fraction);
 }
 
 static inline float floor_or_ceil(const edgesdk_floor_params *p, float x, int up)
 {
-    return p->quiet_nan && edgesdk_f32_isnan(x) ? edgesdk_f32_quiet(x) : round_toward(x, up);
+    return p->quiet_nan && edgesdk_unary_isnan(x) ? edgesdk_unary_quiet(x) : round_toward(x, up);
 }
 
 void edgesdk_floor_f32(const edgesdk_floor_params *p, const float *input, float *output)
@@ -246,8 +317,8 @@ void edgesdk_round_f32(const edgesdk_unary_params *p, const float *input, float 
 {
     for (int32_t i = 0; i < p->size; i++) {
         const float x = input[i];
-        if (edgesdk_f32_isnan(x)) {
-            output[i] = edgesdk_f32_quiet(x);
+        if (edgesdk_unary_isnan(x)) {
+            output[i] = edgesdk_unary_quiet(x);
             continue;
         }
         const float floor_value = round_toward(x, 0);
@@ -293,8 +364,8 @@ void edgesdk_leaky_relu_f32(const edgesdk_leaky_relu_f32_params *p, const float 
 {
     for (int32_t i = 0; i < p->size; i++) {
         const float x = input[i];
-        if (edgesdk_f32_isnan(x)) {
-            output[i] = edgesdk_f32_quiet(x);
+        if (edgesdk_unary_isnan(x)) {
+            output[i] = edgesdk_unary_quiet(x);
         } else {
             output[i] = x > 0.0f ? x : x * p->alpha;
         }
@@ -307,15 +378,15 @@ void edgesdk_hard_swish_f32(const edgesdk_unary_params *p, const float *input, f
 {
     for (int32_t i = 0; i < p->size; i++) {
         const float x = input[i];
-        if (edgesdk_f32_isnan(x)) {
-            output[i] = edgesdk_f32_quiet(x);
+        if (edgesdk_unary_isnan(x)) {
+            output[i] = edgesdk_unary_quiet(x);
             continue;
         }
         const float shifted = x + 3.0f;
         float relu6 = 0.0f < shifted ? shifted : 0.0f; /* std::max(0, x + 3) */
         relu6 = relu6 < 6.0f ? relu6 : 6.0f;           /* std::min(6, ...) */
-        if (relu6 == 0.0f && (edgesdk_f32_bits(x) & 0x7fffffffu) == 0x7f800000u) {
-            output[i] = edgesdk_f32_default_nan(); /* -inf * 0 */
+        if (relu6 == 0.0f && (edgesdk_unary_bits(x) & 0x7fffffffu) == 0x7f800000u) {
+            output[i] = edgesdk_unary_default_nan(); /* -inf * 0 */
             continue;
         }
         output[i] = x * relu6 / 6.0f;
@@ -365,23 +436,23 @@ static cast_value cast_read(int32_t type, const void *data, int32_t k)
 {
     cast_value v = {0, 0.0f, 0};
     switch (type) {
-    case EDGESDK_TYPE_FLOAT32:
+    case EDGESDK_CAST_FLOAT32:
         v.is_float = 1;
         v.f = ((const float *)data)[k];
         break;
-    case EDGESDK_TYPE_INT8:
+    case EDGESDK_CAST_INT8:
         v.i = ((const int8_t *)data)[k];
         break;
-    case EDGESDK_TYPE_UINT8:
+    case EDGESDK_CAST_UINT8:
         v.i = ((const uint8_t *)data)[k];
         break;
-    case EDGESDK_TYPE_BOOL:
+    case EDGESDK_CAST_BOOL:
         v.i = ((const uint8_t *)data)[k] != 0;
         break;
-    case EDGESDK_TYPE_INT16:
+    case EDGESDK_CAST_INT16:
         v.i = ((const int16_t *)data)[k];
         break;
-    case EDGESDK_TYPE_INT32:
+    case EDGESDK_CAST_INT32:
         v.i = ((const int32_t *)data)[k];
         break;
     default:
@@ -395,7 +466,7 @@ static cast_value cast_read(int32_t type, const void *data, int32_t k)
  * too); NaN -> hi or 0. */
 static int64_t cast_float_to_int(float f, int64_t lo, int64_t hi, int nan_to_max)
 {
-    if (edgesdk_f32_isnan(f)) {
+    if (edgesdk_unary_isnan(f)) {
         return nan_to_max ? hi : 0;
     }
     if (f >= 9223372036854775808.0f) {
@@ -413,32 +484,32 @@ static void cast_write(const edgesdk_cast_params *p, void *data, int32_t k, cast
     static const int64_t lo[] = {0, INT8_MIN, 0, INT16_MIN, INT32_MIN, INT64_MIN, 0};
     static const int64_t hi[] = {0, INT8_MAX, UINT8_MAX, INT16_MAX, INT32_MAX, INT64_MAX, 1};
     const int32_t type = p->to_type;
-    if (type == EDGESDK_TYPE_FLOAT32) {
+    if (type == EDGESDK_CAST_FLOAT32) {
         ((float *)data)[k] = v.is_float ? v.f : (float)v.i; /* int -> float rounds to nearest even */
         return;
     }
-    if (type == EDGESDK_TYPE_BOOL) {
-        ((uint8_t *)data)[k] = (uint8_t)(v.is_float ? v.f != 0.0f || edgesdk_f32_isnan(v.f) : v.i != 0);
+    if (type == EDGESDK_CAST_BOOL) {
+        ((uint8_t *)data)[k] = (uint8_t)(v.is_float ? v.f != 0.0f || edgesdk_unary_isnan(v.f) : v.i != 0);
         return;
     }
     /* integers wrap (two's complement truncation), floats saturate */
     const uint64_t bits = v.is_float ? (uint64_t)cast_float_to_int(v.f, lo[type], hi[type], p->nan_to_max)
                                      : (uint64_t)v.i;
     switch (type) {
-    case EDGESDK_TYPE_INT8: {
+    case EDGESDK_CAST_INT8: {
         const uint8_t b = (uint8_t)bits;
         memcpy((int8_t *)data + k, &b, 1);
         break;
     }
-    case EDGESDK_TYPE_UINT8:
+    case EDGESDK_CAST_UINT8:
         ((uint8_t *)data)[k] = (uint8_t)bits;
         break;
-    case EDGESDK_TYPE_INT16: {
+    case EDGESDK_CAST_INT16: {
         const uint16_t b = (uint16_t)bits;
         memcpy((int16_t *)data + k, &b, 2);
         break;
     }
-    case EDGESDK_TYPE_INT32: {
+    case EDGESDK_CAST_INT32: {
         const uint32_t b = (uint32_t)bits;
         memcpy((int32_t *)data + k, &b, 4);
         break;

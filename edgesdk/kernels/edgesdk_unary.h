@@ -16,37 +16,37 @@
 
 /* -- float32 bit helpers ----------------------------------------------------------------------------- */
 
-#define EDGESDK_F32_X86_DEFAULT_NAN 0xffc00000u /* what x86 produces for an invalid operation */
-#define EDGESDK_F32_QUIET_BIT 0x00400000u
+#define EDGESDK_UNARY_X86_DEFAULT_NAN 0xffc00000u /* what x86 produces for an invalid operation */
+#define EDGESDK_UNARY_QUIET_BIT 0x00400000u
 
-static inline uint32_t edgesdk_f32_bits(float x)
+static inline uint32_t edgesdk_unary_bits(float x)
 {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     return u;
 }
 
-static inline float edgesdk_f32_from_bits(uint32_t u)
+static inline float edgesdk_unary_from_bits(uint32_t u)
 {
     float x;
     memcpy(&x, &u, sizeof x);
     return x;
 }
 
-static inline int edgesdk_f32_isnan(float x)
+static inline int edgesdk_unary_isnan(float x)
 {
-    return (edgesdk_f32_bits(x) & 0x7fffffffu) > 0x7f800000u;
+    return (edgesdk_unary_bits(x) & 0x7fffffffu) > 0x7f800000u;
 }
 
 /* An x86 SSE operation on a NaN operand returns that NaN with its quiet bit set. */
-static inline float edgesdk_f32_quiet(float x)
+static inline float edgesdk_unary_quiet(float x)
 {
-    return edgesdk_f32_from_bits(edgesdk_f32_bits(x) | EDGESDK_F32_QUIET_BIT);
+    return edgesdk_unary_from_bits(edgesdk_unary_bits(x) | EDGESDK_UNARY_QUIET_BIT);
 }
 
-static inline float edgesdk_f32_default_nan(void)
+static inline float edgesdk_unary_default_nan(void)
 {
-    return edgesdk_f32_from_bits(EDGESDK_F32_X86_DEFAULT_NAN);
+    return edgesdk_unary_from_bits(EDGESDK_UNARY_X86_DEFAULT_NAN);
 }
 
 /* -- parameter structs ------------------------------------------------------------------------------- */
@@ -97,6 +97,16 @@ typedef struct {
     int32_t output_zero_point;
 } edgesdk_sqrt_q_params;
 
+/* RSQRT int16 as TFLite Micro computes it: 1/sqrt(x - zp_in) by fixed-point Newton-Raphson, rescaled by
+ * 1 / (sqrt(s_in) * s_out) (multiplier, shift), + zp_out. */
+typedef struct {
+    int32_t size;
+    int32_t input_zero_point;
+    int32_t output_zero_point;
+    int32_t multiplier, shift; /* shift - 20 must be >= -31 */
+    int32_t rounding;
+} edgesdk_rsqrt_params;
+
 /* int16 -> int16 lookup in a 513-entry table with linear interpolation (TFLite LUTLookup). */
 typedef struct {
     int32_t size;
@@ -108,15 +118,15 @@ typedef struct {
     int32_t bytes;
 } edgesdk_zeros_params;
 
-/* CAST: element types (EDGESDK_TYPE_*) and what a float NaN becomes in an integer (LiteRT: the maximum,
+/* CAST: element types (EDGESDK_CAST_*) and what a float NaN becomes in an integer (LiteRT: the maximum,
  * TFLite Micro: 0). */
-#define EDGESDK_TYPE_FLOAT32 0
-#define EDGESDK_TYPE_INT8 1
-#define EDGESDK_TYPE_UINT8 2
-#define EDGESDK_TYPE_INT16 3
-#define EDGESDK_TYPE_INT32 4
-#define EDGESDK_TYPE_INT64 5
-#define EDGESDK_TYPE_BOOL 6
+#define EDGESDK_CAST_FLOAT32 0
+#define EDGESDK_CAST_INT8 1
+#define EDGESDK_CAST_UINT8 2
+#define EDGESDK_CAST_INT16 3
+#define EDGESDK_CAST_INT32 4
+#define EDGESDK_CAST_INT64 5
+#define EDGESDK_CAST_BOOL 6
 
 typedef struct {
     int32_t size;
@@ -138,6 +148,7 @@ void edgesdk_neg_f32(const edgesdk_unary_params *p, const float *input, float *o
 void edgesdk_square_f32(const edgesdk_unary_params *p, const float *input, float *output);
 void edgesdk_sqrt_f32(const edgesdk_unary_params *p, const float *input, float *output);
 void edgesdk_rsqrt_f32(const edgesdk_unary_params *p, const float *input, float *output);
+void edgesdk_rsqrt_s16(const edgesdk_rsqrt_params *p, const int16_t *input, int16_t *output);
 void edgesdk_sqrt_s16(const edgesdk_sqrt_q_params *p, const int16_t *input, int16_t *output);
 
 void edgesdk_floor_f32(const edgesdk_floor_params *p, const float *input, float *output);

@@ -31,10 +31,13 @@ class MemoryClass:
     bytes_per_cycle_x256: int
 
     @classmethod
-    def from_region(cls, region) -> "MemoryClass":
-        """From a board MemoryRegion (edgesdk.board): rom -> flash, else SRAM."""
+    def from_region(cls, region, peripheral=None) -> "MemoryClass":
+        """From a board MemoryRegion (edgesdk.board): rom -> flash, else SRAM; the NPU's bandwidth to it is
+        its peripheral's "<memory>_bytes_per_cycle" property (board.json), else the datasheet's default."""
         kind = R.MEM_KIND_FLASH if region.kind == "rom" else R.MEM_KIND_SRAM
-        return cls(kind, bandwidth_x256(region.bytes_per_npu_cycle))
+        props = peripheral.props if peripheral is not None else {}
+        value = props.get(f"{region.name}_bytes_per_cycle")
+        return cls(kind, bandwidth_x256(value) if value is not None else R.DEFAULT_BYTES_PER_CYCLE_X256)
 
 
 DEFAULT_CLASS = MemoryClass(R.MEM_KIND_SRAM, R.DEFAULT_BYTES_PER_CYCLE_X256)
@@ -61,8 +64,12 @@ class MemoryMap:
     region_bases: tuple | None = None
 
     @classmethod
-    def for_board(cls, board) -> "MemoryMap":
-        return cls(region_classes={0: MemoryClass.from_region(board.flash), 1: MemoryClass.from_region(board.sram)})
+    def for_board(cls, board, peripheral=None) -> "MemoryMap":
+        """Region 0 (weights) in the board's flash, region 1 (arena) in its SRAM, with the bandwidths of the
+        board's NPU (`peripheral`, default: its first edgesdk-npu1)."""
+        peripheral = peripheral if peripheral is not None else npu_peripheral(board)
+        return cls(region_classes={0: MemoryClass.from_region(board.flash, peripheral),
+                                   1: MemoryClass.from_region(board.sram, peripheral)})
 
     @classmethod
     def for_addresses(cls, ranges, region_bases) -> "MemoryMap":
@@ -222,7 +229,7 @@ def command_cost(cmd: C.Command, memory: MemoryMap) -> CommandCost:
 def table_cost(commands, memory: MemoryMap | None = None) -> TableCost:
     """Costs of a whole table (a list of commands, or encoded bytes).
 
-    `memory` defaults to the riscv-npu board's region convention; pass MemoryMap.for_board(board)."""
+    `memory` defaults to the datasheet's default bandwidth for every operand; pass MemoryMap.for_board(board)."""
     if isinstance(commands, (bytes, bytearray)):
         commands = C.decode(commands)
     memory = memory or _default_memory_map()
@@ -235,6 +242,13 @@ def table_cycles(commands, memory: MemoryMap | None = None) -> int:
 
 
 def _default_memory_map() -> MemoryMap:
-    from ..board import load_board
+    """No board given: every operand at the datasheet's default bandwidth (a unit-level estimate)."""
+    return MemoryMap()
 
-    return MemoryMap.for_board(load_board("riscv-npu"))
+
+NPU_TYPE = "edgesdk-npu1"
+
+
+def npu_peripheral(board):
+    """The board's NPU-1 peripheral, or None."""
+    return next((p for p in board.peripherals.values() if p.type == NPU_TYPE), None)

@@ -67,14 +67,14 @@ def lane_bounds(n: int) -> list:
 
 
 # -- tokens ----------------------------------------------------------------------------------------------------
-def _tokens(raw: np.ndarray, run_value: int) -> tuple:
+def _tokens(raw: np.ndarray, run_value: int, seg: int | None = None) -> tuple:
     """Lane, symbol, extra-bit value and extra-bit count of every code, in stream order (vectorised).
 
     Runs of run_value of length >= 2 become run codes (a run never crosses a lane boundary and is split
-    every MAX_RUN bytes); every other byte is a literal.
+    every MAX_RUN bytes); every other byte is a literal. `seg` is the lane length (default: the stream's).
     """
     n = len(raw)
-    seg = max(1, -(-n // LANES))
+    seg = seg or max(1, -(-n // LANES))
     is_run = raw == run_value
     boundary = np.zeros(n, bool)
     boundary[::seg] = True
@@ -199,20 +199,49 @@ def most_frequent_byte(data: np.ndarray) -> int:
 
 def encode(data, run_value: int | None = None) -> bytes:
     """The compressed stream of `data` (bytes or int8/uint8 array); run_value defaults to its commonest byte."""
+    plan = _plan(data, run_value)
+    return _emit(plan)
+
+
+def _plan(data, run_value: int | None) -> dict:
+    """Pass 1, one lane at a time (so the encoder's working memory is a lane's, not the tensor's): the symbol
+    counts of each lane and its extra bits; from them the code and the exact size of every lane."""
     raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
     n = len(raw)
     if n > R.MAX_OPERAND_BYTES:
         raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
     run_value = most_frequent_byte(raw) if run_value is None and n else (run_value or 0)
-    lane, sym, extra, extra_bits = _tokens(raw, run_value)
-    lengths = code_lengths(np.bincount(sym, minlength=LITERAL_SYMBOLS + RUN_SYMBOLS))
-    codes = canonical_codes(lengths)
+    symbols = LITERAL_SYMBOLS + RUN_SYMBOLS
+    counts, extra_bits = np.zeros((LANES, symbols), np.int64), np.zeros(LANES, np.int64)
+    for lane, (a, b) in enumerate(lane_bounds(n)):
+        if a < b:
+            _lane, sym, _extra, bits = _tokens(raw[a:b], run_value, b - a)
+            counts[lane] = np.bincount(sym, minlength=symbols)
+            extra_bits[lane] = int(bits.sum())
+    lengths = code_lengths(counts.sum(axis=0))
     literals = np.flatnonzero(lengths[:LITERAL_SYMBOLS])
     literal_count = int(literals[-1]) + 1 if len(literals) else 0
-    lane_data = _pack_lanes(lane, codes[sym], lengths[sym], extra, extra_bits)
+    lane_bytes = (counts @ lengths + extra_bits + 7) // 8
     table = np.concatenate((lengths[:literal_count], lengths[LITERAL_SYMBOLS:]))
-    header = _HEADER.pack(FORMAT, run_value, literal_count, n, *(len(d) for d in lane_data))
-    return header + _pack_nibbles(table) + b"".join(lane_data)
+    size = HEADER_BYTES + len(_pack_nibbles(table)) + int(lane_bytes.sum())
+    return dict(raw=raw, run_value=run_value, lengths=lengths, literal_count=literal_count, table=table,
+                lane_bytes=lane_bytes, size=size)
+
+
+def _emit(plan: dict) -> bytes:
+    """Pass 2, one lane at a time: the lanes' bits."""
+    raw, run_value, lengths = plan["raw"], plan["run_value"], plan["lengths"]
+    codes = canonical_codes(lengths)
+    lanes = []
+    for a, b in lane_bounds(len(raw)):
+        if a < b:
+            lane, sym, extra, extra_bits = _tokens(raw[a:b], run_value, b - a)
+            lanes.append(_pack_lanes(lane, codes[sym], lengths[sym], extra, extra_bits)[0])
+        else:
+            lanes.append(b"")
+    assert [len(d) for d in lanes] == plan["lane_bytes"].tolist()
+    header = _HEADER.pack(FORMAT, run_value, plan["literal_count"], len(raw), *(len(d) for d in lanes))
+    return header + _pack_nibbles(plan["table"]) + b"".join(lanes)
 
 
 def _pack_lanes(lane, code, code_bits, extra, extra_bits) -> list:
@@ -239,8 +268,8 @@ def compress_if_smaller(data: bytes) -> bytes | None:
     """The compressed stream when it is smaller than the raw bytes, else None (the codegen keeps them raw)."""
     if len(data) <= HEADER_BYTES + RUN_SYMBOLS // 2:  # the header alone is as large
         return None
-    stream = encode(data)
-    return stream if len(stream) < len(data) else None
+    plan = _plan(data, None)  # the exact size first: the bits are packed only if the stream is smaller
+    return _emit(plan) if plan["size"] < len(data) else None
 
 
 def stream_table_bytes(literal_count: int) -> int:

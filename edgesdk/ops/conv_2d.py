@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
-from .activation import activation_range
+from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, input_of, op_error, rounding_of
 from . import register
 from .window import padding_name, window_attributes
@@ -26,6 +26,17 @@ class ConvData:
     act_min: int
     act_max: int
     rounding: str  # edgesdk.ir.rounding: "double" | "single" | "fp64"
+
+
+@dataclass(frozen=True)
+class FloatLayerData:
+    """A float32 layer's build-time data: its fused activation's float range (CalculateActivationRange)."""
+    act_min: float
+    act_max: float
+
+
+def float_layer_data(op) -> FloatLayerData:
+    return FloatLayerData(*float_activation_range(op))
 
 
 def filter_offset(op) -> int:
@@ -82,6 +93,7 @@ class Conv2D(OpDef):
                                   options.get("stride_w", 1), options.get("dilation_h_factor", 1),
                                   options.get("dilation_w_factor", 1), w.shape[1], w.shape[2])
         attrs["activation"] = fused_activation(op, options)
+        attrs["quantized_bias_type"] = int(options.get("quantized_bias_type", 0) or 0)  # TensorType; 16x8 bias
         return attrs
 
     def check(self, op) -> None:
@@ -94,5 +106,7 @@ class Conv2D(OpDef):
             raise op_error(op, f"{y.shape[3]} output channels do not split into {x.shape[3] // w.shape[3]} groups")
         require_bias(op, w.shape[0])
 
-    def prepare(self, op, mode: str) -> ConvData:
+    def prepare(self, op, mode: str) -> ConvData | FloatLayerData:
+        if op.outputs[0].dtype == "float32":
+            return float_layer_data(op)
         return conv_like_data(op, mode, conv_effective_scales(op))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..ir.rounding import conv_effective_scales
 from .base import OpDef, Operands, fused_activation, op_error
 from . import register
-from .conv_2d import ConvData, conv_like_data, require_bias, require_constant_weights
+from .conv_2d import ConvData, FloatLayerData, conv_like_data, float_layer_data, require_bias, require_constant_weights
 from .window import padding_name, window_attributes
 
 
@@ -37,5 +37,7 @@ class DepthwiseConv2D(OpDef):
             raise op_error(op, f"channels do not match (input {in_c}, filter {list(w.shape)}, output {y.shape[3]})")
         require_bias(op, w.shape[3])
 
-    def prepare(self, op, mode: str) -> ConvData:
+    def prepare(self, op, mode: str) -> ConvData | FloatLayerData:
+        if op.outputs[0].dtype == "float32":
+            return float_layer_data(op)
         return conv_like_data(op, mode, conv_effective_scales(op))

@@ -10,7 +10,7 @@ from ..errors import UnsupportedOpError
 from ..ir.rounding import fully_connected_effective_scales
 from .base import OpDef, Operands, fused_activation, op_error, rounding_of
 from . import register
-from .conv_2d import ConvData, conv_like_data, require_bias, require_constant_weights
+from .conv_2d import ConvData, FloatLayerData, conv_like_data, float_layer_data, require_bias, require_constant_weights
 
 
 @register
@@ -23,7 +23,8 @@ class FullyConnected(OpDef):
         if options.get("weights_format", 0) != 0:
             raise UnsupportedOpError(f"FULLY_CONNECTED at {op.location} uses shuffled weights; export with the "
                                      "default weights format.")
-        return {"activation": fused_activation(op, options), "keep_num_dims": bool(options.get("keep_num_dims", False))}
+        return {"activation": fused_activation(op, options), "keep_num_dims": bool(options.get("keep_num_dims", False)),
+                "quantized_bias_type": int(options.get("quantized_bias_type", 0) or 0)}  # TensorType; 16x8 bias
 
     def check(self, op) -> None:
         require_constant_weights(op)
@@ -35,5 +36,7 @@ class FullyConnected(OpDef):
                                f"{w.shape[0]} units")
         require_bias(op, w.shape[0])
 
-    def prepare(self, op, mode: str) -> ConvData:
+    def prepare(self, op, mode: str) -> ConvData | FloatLayerData:
+        if op.outputs[0].dtype == "float32":
+            return float_layer_data(op)
         return conv_like_data(op, mode, fully_connected_effective_scales(op, rounding_of(op, mode)))

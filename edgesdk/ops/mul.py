@@ -1,7 +1,8 @@
 """MUL: elementwise product with broadcasting and a fused activation.
 
-Build-time data (MulPrepare): the output multiplier of s_a * s_b / s_y (float32 arithmetic in LiteRT, double in
-TFLite Micro: edgesdk.ir.rounding.mul_effective_scale)."""
+Build-time data (MulPrepare), int8 and int16: the output multiplier of s_a * s_b / s_y (float32 arithmetic in
+LiteRT, double in TFLite Micro: edgesdk.ir.rounding.mul_effective_scale); int16 uses the same arithmetic with
+zero points 0. float32 and int32: the fused activation's clamp (`PlainData`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..ir.rounding import mul_effective_scale
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
+from .binary import plain_data, quantized
 from .broadcast import require_broadcast
 
 
@@ -39,9 +41,11 @@ class Mul(OpDef):
     def check(self, op) -> None:
         require_broadcast(op)
 
-    def prepare(self, op, mode: str) -> MulData | None:
+    def prepare(self, op, mode: str):
         a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
-        if any(t.quant is None for t in (a, b, y)):
+        if y.dtype in ("float32", "int32"):
+            return plain_data(op)
+        if not quantized(op):
             return None
         m, s = quant.quantize_multiplier(mul_effective_scale(op, mode))
         act_min, act_max = activation_range(op)

@@ -1,12 +1,13 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D: windows over NHWC, per channel; only taps inside the input count.
+"""AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D: windows over NHWC, per channel; only taps inside the input count.
 
-Build-time data: the fused activation's range (the input and output share their quantization)."""
+Build-time data: the fused activation's range (the input and output share their quantization; float32 pools
+clamp to the float range)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .activation import activation_range
+from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, op_error
 from . import register
 from .window import padding_name, window_attributes
@@ -14,14 +15,14 @@ from .window import padding_name, window_attributes
 
 @dataclass(frozen=True)
 class PoolData:
-    act_min: int
-    act_max: int
+    act_min: int | float  # float for float32 pools
+    act_max: int | float
     uint8_rounding: bool  # AVERAGE_POOL_2D that ran on uint8 rounds (sum + n/2) / n on the uint8 sum
 
 
 @register
 class Pool2D(OpDef):
-    types = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+    types = ("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
     operands = Operands(inputs=("input",))
     options = "Pool2DOptions"
 
@@ -40,6 +41,8 @@ class Pool2D(OpDef):
             raise op_error(op, f"pools {x.shape[3]} input channels into {y.shape[3]} output channels")
 
     def prepare(self, op, mode: str) -> PoolData | None:
+        if op.outputs[0].dtype == "float32":
+            return PoolData(*float_activation_range(op), False)
         if op.outputs[0].quant is None:
             return None
         act_min, act_max = activation_range(op)

@@ -107,25 +107,41 @@ class Sqrt(_Elementwise):
         return TableData(tables.sqrt_int8_table(*_scale_zp(x), *_scale_zp(y)))
 
 
-def rsqrt_multiplier(input_scale: float, output_scale: float) -> tuple:
-    """SetRsqrtOutputMultiplier: QuantizeMultiplier(1. / (sqrtf(s_in) * s_out)), the product in float32."""
+def rsqrt_multiplier(input_scale: float, output_scale: float, mode: str = "ref") -> tuple:
+    """SetRsqrtOutputMultiplier: QuantizeMultiplier(1. / (sqrtf(s_in) * s_out)), the product in float32 (LiteRT)
+    or in double (TFLite Micro, measured on int16)."""
     f32 = np.float32
+    if str(mode) == "tflm":
+        return quant.quantize_multiplier(1.0 / (float(np.sqrt(float(f32(input_scale)))) * float(f32(output_scale))))
     product = f32(tables.sqrtf(f32(input_scale)) * f32(output_scale))
     return quant.quantize_multiplier(1.0 / float(product))
+
+
+@dataclass(frozen=True)
+class RsqrtFixedPointData:
+    """TFLite Micro's int16 RSQRT: the int8 fixed-point algorithm per element (too many inputs for a table)."""
+
+    input_zero_point: int
+    output_zero_point: int
+    multiplier: int
+    shift: int
+    rounding: str
 
 
 @register
 class Rsqrt(_Elementwise):
     types = ("RSQRT",)
 
-    def prepare(self, op, mode: str) -> TableData | None:
+    def prepare(self, op, mode: str) -> TableData | RsqrtFixedPointData | None:
         x, y = op.inputs[0], op.outputs[0]
         if not (_quantized(x) and _quantized(y)):
             return None
         (s_in, zp_in), (s_out, zp_out) = _scale_zp(x), _scale_zp(y)
+        m, s = rsqrt_multiplier(s_in, s_out, mode)
         if x.dtype == "int16":
+            if str(mode) == "tflm":  # TFLite Micro runs its int8 fixed-point code on int16 too
+                return RsqrtFixedPointData(zp_in, zp_out, m, s, rounding_of(op, mode))
             return TableData(tables.lut_int16(tables.rsqrt_int16_transform(s_out), s_in, zp_in, s_out, zp_out))
-        m, s = rsqrt_multiplier(s_in, s_out)
         return TableData(tables.rsqrt_int8_table(zp_in, zp_out, m, s))
 
 
@@ -197,7 +213,11 @@ class ZerosLike(_Elementwise):
     types = ("ZEROS_LIKE",)
 
     def fold(self, op):
-        return [np.zeros(op.outputs[0].shape, dtype=op.inputs[0].data.dtype)]
+        """Zeros of the output's static shape and type, whatever the input holds (edgesdk/ops/folding.py)."""
+        from ..importer.tflite_importer import NUMPY_TYPES
+
+        y = op.outputs[0]
+        return [np.zeros(y.shape, dtype=NUMPY_TYPES[y.dtype])]
 
 
 @register

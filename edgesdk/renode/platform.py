@@ -37,6 +37,7 @@ CPU_TYPE = "CPU.RiscV32"
 NS16550_SIZE = 0x100  # NS16550.Size in Renode's model
 DEFAULT_PERFORMANCE_IN_MIPS = 100  # Renode's default for a CPU without PerformanceInMips
 BANDWIDTH_SCALE = 256  # the NPU model's bytes_per_cycle_x256
+DEFAULT_BYTES_PER_CYCLE_X256 = 8 * 256  # the NPU datasheet's default bandwidth
 # Entries that exist only in Renode (not in board.json): the CPU and the interrupt/timer infrastructure.
 RENODE_ONLY_TYPE_PREFIXES = ("CPU.", "IRQControllers.")
 
@@ -84,15 +85,21 @@ def cpu_timing(repl: Repl) -> CpuTiming:
 # ---- repl -> emulator board ------------------------------------------------------------------------
 
 def _npu_windows(repl: Repl) -> dict:
-    """{(base, size): (kind, bytes per NPU cycle)} of the memory windows declared to the NPU."""
+    """{(base, size): (kind, memory name prefix, bytes per NPU cycle)} of the memory windows declared to the NPU."""
     windows = {}
     for npu in repl.of_type(NPU_TYPE):
         a = npu.attributes
         if "flashBase" in a:
-            windows[(a["flashBase"], a["flashSize"])] = ("rom", a.get("flashBytesPerCycleX256", 256) / BANDWIDTH_SCALE)
+            windows[(a["flashBase"], a["flashSize"])] = ("rom", "flash", a.get("flashBytesPerCycleX256", 256) / BANDWIDTH_SCALE)
         if "sramBase" in a:
-            windows[(a["sramBase"], a["sramSize"])] = ("ram", a.get("sramBytesPerCycleX256", 2048) / BANDWIDTH_SCALE)
+            windows[(a["sramBase"], a["sramSize"])] = ("ram", "sram", a.get("sramBytesPerCycleX256", 2048) / BANDWIDTH_SCALE)
     return windows
+
+
+def _bytes_per_cycle(periph, region) -> float:
+    """The NPU's bandwidth to a memory: its peripheral's "<memory>_bytes_per_cycle" (board.json), else the
+    datasheet's default."""
+    return float(periph.props.get(f"{region.name}_bytes_per_cycle", DEFAULT_BYTES_PER_CYCLE_X256 / BANDWIDTH_SCALE))
 
 
 def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
@@ -108,6 +115,9 @@ def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
         irqs = [n for c in entry.connections for n in c.inputs if c.source in ("IRQ", None)]
         if irqs:
             props["irq"] = irqs[0]
+        for prefix in ("flash", "sram"):  # the bandwidths the .repl declares to the NPU (board.json props)
+            if f"{prefix}BytesPerCycleX256" in entry.attributes:
+                props[f"{prefix}_bytes_per_cycle"] = entry.attributes[f"{prefix}BytesPerCycleX256"] / BANDWIDTH_SCALE
     if size is None:
         raise UsageError(f"{repl.path}:{entry.line}: '{entry.name}' ({entry.type}) needs a <base, +size> "
                          "registration (the model does not declare its size).")
@@ -117,8 +127,9 @@ def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
 def platform_board(repl: Repl, board: Board | None = None) -> Board:
     """A Board whose memory map and peripherals are the .repl's; everything else from `board` (if given).
 
-    Memory kinds and NPU bandwidths come from `board` when it names the same memory, else from the flash
-    and SRAM windows the .repl declares to the NPU (a memory the NPU may only read is flash, "rom").
+    Memory kinds come from `board` when it names the same memory, else from the flash and SRAM windows the
+    .repl declares to the NPU (a memory the NPU may only read is flash, "rom"); the NPU's bandwidths are its
+    peripheral's properties.
     """
     windows = _npu_windows(repl)
     memories = {}
@@ -127,11 +138,8 @@ def platform_board(repl: Repl, board: Board | None = None) -> Board:
         if entry.address is None or not isinstance(size, int):
             raise UsageError(f"{repl.path}:{entry.line}: memory '{entry.name}' needs an address and a size.")
         known = board.memories.get(entry.name) if board else None
-        if known is not None:
-            kind, bandwidth = known.kind, known.bytes_per_npu_cycle
-        else:
-            kind, bandwidth = windows.get((entry.address, size), ("ram", 8.0))
-        memories[entry.name] = MemoryRegion(entry.name, entry.address, size, kind, bandwidth)
+        kind = known.kind if known is not None else windows.get((entry.address, size), ("ram",))[0]
+        memories[entry.name] = MemoryRegion(entry.name, entry.address, size, kind)
     peripherals = {}
     for entry in repl.entries.values():
         periph = _peripheral_from_entry(entry, repl)
@@ -219,15 +227,15 @@ def _check_peripheral(repl: Repl, periph: Peripheral, board: Board) -> list:
             problems.append(f"peripheral '{periph.name}' has {key} {found.props.get(key)} in the .repl but "
                             f"{periph.props[key]} in board.json")
     if entry.type == NPU_TYPE:
-        problems += _check_npu_windows(entry, board)
+        problems += _check_npu_windows(entry, board, periph)
     return problems
 
 
-def _check_npu_windows(entry: ReplEntry, board: Board) -> list:
+def _check_npu_windows(entry: ReplEntry, board: Board, periph) -> list:
     problems = []
     for prefix, region in (("flash", board.flash), ("sram", board.sram)):
         expected = {f"{prefix}Base": region.base, f"{prefix}Size": region.size,
-                    f"{prefix}BytesPerCycleX256": round(region.bytes_per_npu_cycle * BANDWIDTH_SCALE)}
+                    f"{prefix}BytesPerCycleX256": round(_bytes_per_cycle(periph, region) * BANDWIDTH_SCALE)}
         for key, value in expected.items():
             if entry.attributes.get(key) != value:
                 problems.append(f"'{entry.name}' has {key}: {entry.attributes.get(key)} in the .repl but board.json "
@@ -271,7 +279,7 @@ def scaffold_repl(board: Board) -> Repl:
             for prefix, region in (("flash", board.flash), ("sram", board.sram)):
                 entry.attributes[f"{prefix}Base"] = region.base
                 entry.attributes[f"{prefix}Size"] = region.size
-                entry.attributes[f"{prefix}BytesPerCycleX256"] = round(region.bytes_per_npu_cycle * BANDWIDTH_SCALE)
+                entry.attributes[f"{prefix}BytesPerCycleX256"] = round(_bytes_per_cycle(periph, region) * BANDWIDTH_SCALE)
             if "irq" in periph.props:
                 entry.connections.append(Connection("IRQ", "plic", (periph.props["irq"],)))
         entries[periph.name] = entry

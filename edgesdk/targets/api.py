@@ -17,13 +17,24 @@ target provides, and which step of the flow uses it:
                                                         serialized graphs through the context
     render_sources     templates                        extra generated files (e.g. the NPU's tables)
     flash_bytes        memory fit check, report         flash its own rendered data takes
+    flash_lower_bound  early fit check                  flash a region takes at least (before codegen)
     firmware_sources   firmware build                   its HAL driver / runtime / kernel sources, copied
                                                         into OUT/src/targets/<name>/ and compiled
     peripherals        emulator, Renode platform        the model of its hardware for the built-in
                                                         emulator and its Renode type name
     estimate           report, tuning                   cost model: cycles of one region
     verify             build-time safety proof          prove its own outputs stay inside their regions
+    report / summary   report.json, `edgesdk build`     its own figures (report["target_reports"][name]) and
+                                                        the summary lines the CLI prints for them
+    harness_failure    test harness (main.c)            C statements printing its unit's error details
+                                                        when a run fails (the runner parses them)
     boards_dirs        board lookup                     extra boards (board.json + .repl) it ships
+
+What the context gives `generate` (edgesdk.aot.executor.CodegenContext): arena offsets, constant arrays, named
+blobs of constant bytes (`ctx.blob(name).add(bytes) -> offset`, e.g. weights a command stream addresses by
+offset), file-scope declarations and helper functions, includes, unique symbols, the rounding mode, and
+`ctx.data(name, factory)`: the target's own per-build data (its tables, graphs, layers), which its other hooks
+read back from `model.target_data[name]`. Templates of its own it renders with `render_template`.
 
 Everything except `name`, `support` and `generate` has a default.
 """
@@ -100,13 +111,26 @@ class PeripheralModel:
     `type` is the board.json peripheral type ("edgesdk-npu1"), `renode_type` the .repl type
     ("Edgesdk.Npu1"), `create(peripheral, board)` builds the built-in emulator's model: an `EmulatedDevice`
     (Python), or for the built-in NPU a native C model compiled into the emulator's library.
-    `renode_sources` are the files Renode loads for it (`include @file`).
+    `renode_sources` are the files Renode loads for it (`include @file`). `native`: `create` returns a native
+    model spec that the emulator compiles into its C library (no Python on the hot path), else an
+    EmulatedDevice.
     """
 
     type: str
     renode_type: str
     create: Callable
     renode_sources: tuple = ()
+    native: bool = False
+
+
+def render_template(directory, name: str, **context) -> str:
+    """Render a target's own Jinja template from `directory` with edgesdk's settings (strict undefined,
+    trimmed blocks): a target keeps its templates beside its code."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(directory)), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    return env.get_template(name).render(**context)
 
 
 class Target:
@@ -150,7 +174,13 @@ class Target:
 
     def flash_bytes(self, model) -> int:
         """Bytes of flash the target's own generated data takes (what it renders itself, e.g. serialized
-        graphs); data placed through ctx.const_array / ctx.add_weights is counted already."""
+        graphs); data placed through ctx.const_array / ctx.blob is counted already."""
+        return 0
+
+    def flash_lower_bound(self, region) -> int:
+        """Bytes of flash the region's code will take at least (e.g. weights it stores at least densely),
+        computed from the graph alone, before any weight layout is made: the compiler refuses a model whose
+        bounds exceed the board's flash before it spends memory on layouts. 0 (the default) claims nothing."""
         return 0
 
     # -- hardware model, cost model, proof --
@@ -164,8 +194,34 @@ class Target:
         return None
 
     def verify(self, compiled, proof) -> None:
-        """Prove the target's generated data (tables, serialized graphs) stays inside its memory regions;
-        call proof.fail(text) on a violation."""
+        """Prove the target's generated data (tables, serialized graphs, host calls) stays inside its memory
+        regions; call proof.fail(text) on a violation and proof.count(kind) for what it proved."""
+
+    # -- reports --
+    def report(self, model) -> dict:
+        """Its figures for report.json (`target_reports[name]`), from the ExecutorModel: e.g. cycles, tables."""
+        return {}
+
+    def summary(self, section: dict) -> list:
+        """Lines for `edgesdk build`'s summary, from its report.json section (nothing by default)."""
+        return []
+
+    def harness_failure(self) -> str:
+        """C statements for the test harness, run after a failed inference with `int32_t status`: print this
+        target's error details (edgesdk_console_puts / _put_int) when the status is its unit's. The headers it
+        needs come from `harness_includes`."""
+        return ""
+
+    harness_includes: tuple = ()
+
+    def describe_failure(self, uart: str) -> str | None:
+        """A sentence explaining what harness_failure printed in `uart` (None when it printed nothing)."""
+        return None
+
+    def hil_variables(self, section: dict, symbols: dict) -> dict:
+        """Robot variables for the HIL suites (edgesdk hil) from its report.json section ({} when the build does
+        not use the target) and the firmware's symbols {name: address}; give every variable a value either way."""
+        return {}
 
     def boards_dirs(self) -> list:
         """Directories holding boards (<dir>/<name>/board.json) that this package ships."""

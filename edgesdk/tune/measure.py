@@ -40,7 +40,7 @@ def measure_build(model_path, options, seed: int = 0) -> dict:
 
 def measure_output(out: Path, report: dict, seed: int = 0) -> dict:
     """The measured figures of an already built output directory."""
-    from ..board import load_board
+    from ..board import build_board
     from ..reference import run_reference
     from ..runner import check_succeeded, random_inputs, run_inference
 
@@ -52,7 +52,7 @@ def measure_output(out: Path, report: dict, seed: int = 0) -> dict:
         expected = run_reference(out / "model.tflite", inputs, report["rounding"])
         bit_exact = all(np.array_equal(e.reshape(-1).view(np.uint8), y.reshape(-1).view(np.uint8))
                         for e, y in zip(expected, result.outputs))
-    board = load_board(report["board"])
+    board = build_board(out, report)
     cycles = {"cpu": int(result.inference_instructions or 0)}
     latency = 0.0
     for unit, (clock, peripheral) in unit_clocks(board, report["targets"]).items():

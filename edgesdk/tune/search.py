@@ -138,17 +138,16 @@ class Evaluator:
 
 
 def output_fingerprint(compiled) -> str:
-    """sha256 of what the build would generate: the run function's code, declarations, constant data,
-    the NPU weights blob and command tables, the other targets' generated data, and the arena size."""
+    """sha256 of what the build would generate: the run function's code, declarations, constant data, blobs,
+    the targets' generated data (their tables, graphs: items with a `data` attribute), and the arena size."""
     ex = compiled.executor
     h = hashlib.sha256(f"arena {compiled.plan.arena_bytes}".encode())
     for text in [step.code for step in ex.steps] + ex.declarations + ex.functions:
         h.update(text.encode() + b"\0")
     for const in ex.consts:
         h.update(const.symbol.encode() + b"\0" + const.values.tobytes())
-    h.update(bytes(ex.npu_weights))
-    for table in ex.npu_tables:
-        h.update(table.data)
+    for name in sorted(ex.blobs):
+        h.update(name.encode() + b"\0" + bytes(ex.blobs[name].data))
     for name in sorted(ex.target_data):
         for item in ex.target_data[name] if isinstance(ex.target_data[name], list) else []:
             h.update(bytes(getattr(item, "data", b"")))

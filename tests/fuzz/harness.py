@@ -7,7 +7,10 @@ firmware build plus a run on the emulator. Outcomes:
 * ok       the model compiled (and, with firmware runs, ran to a clean exit);
 * error    a clear user-facing error (an edgesdk.errors.EdgesdkError: one paragraph, no traceback);
 * crash    any other exception (a traceback the user would see) or the worker dying on a signal;
-* hang     no answer within the per-input time limit (the worker is killed and restarted);
+* hang     the input used up its CPU-time budget (an endless loop: the kernel stops the worker with
+           SIGXCPU), or the worker gave no answer within a generous wall-clock backstop (blocked); the worker
+           is restarted. The budget counts the worker's own CPU seconds, not wall-clock time, so a loaded
+           machine that starves the worker does not turn a slow input into a hang;
 * memory   MemoryError under the worker's address-space limit, or peak RSS above the blow-up threshold;
 * unsafe   the generated C carries model text outside comments (an injection), does not compile without
            warnings, or a firmware run faulted, overflowed its stack, corrupted its arena guards or got an
@@ -21,12 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import pickle
 import random
 import re
 import resource
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -42,7 +47,9 @@ MODELS_DIR = REPO.parent / "shared" / "models"
 REGRESSIONS_DIR = Path(__file__).resolve().parent / "regressions"
 FINDINGS = ("crash", "hang", "memory", "unsafe")
 INJECTION_MARK = "injected_by_fuzz"
-DEFAULT_TIMEOUT_S = 20.0
+DEFAULT_TIMEOUT_S = 20.0  # CPU seconds one input may use (RLIMIT_CPU in the worker)
+WALL_TIMEOUT_FACTOR = 10  # the wall-clock backstop (a blocked worker): this many times the CPU budget ...
+MIN_WALL_TIMEOUT_S = 120.0  # ... and at least this long
 DEFAULT_MEMORY_MB = 3072  # address-space limit of the worker
 WORKER_START_TIMEOUT_S = 120.0
 BLOWUP_RSS_MB = 1536  # peak resident memory that counts as a blow-up (the real models need < 250 MB)
@@ -195,19 +202,42 @@ def _receive(stream):
     return pickle.loads(stream.read(length))
 
 
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _set_cpu_budget(seconds: float) -> None:
+    """Let the worker use `seconds` more CPU time from now on: the kernel sends SIGXCPU (which ends the
+    process) when it has used that much. RLIMIT_CPU counts whole seconds of this process's CPU time, so
+    the budget measures the work done, whatever else the machine runs."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    limit = math.ceil(_cpu_seconds()) + max(1, math.ceil(seconds))
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+
+
 def worker_main() -> None:
-    """The worker process: read jobs from stdin, answer Outcomes on stdout, under an address-space limit."""
+    """The worker process: read jobs from stdin, answer Outcomes on stdout, under an address-space limit
+    and a CPU-time budget per input."""
     limit = int(os.environ.get("EDGESDK_FUZZ_MEMORY_MB", DEFAULT_MEMORY_MB)) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU would dump core into the repository
+    cpu_budget = float(os.environ.get("EDGESDK_FUZZ_CPU_S", DEFAULT_TIMEOUT_S))
     jobs, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write into the answer pipe
-    import edgesdk.compiler  # noqa: F401 - import once, before the first input
+    # Import once, before the first input: start-up is not part of any input's budget.
+    import edgesdk.aot.render  # noqa: F401
+    import edgesdk.compiler  # noqa: F401
+    import edgesdk.verify  # noqa: F401
     _send(answers, "ready")
     while True:
         try:
             job = _receive(jobs)
         except EOFError:
             return
+        _set_cpu_budget(cpu_budget * (FIRMWARE_FACTOR if job[5] else 1))
         try:
             if os.environ.get("EDGESDK_FUZZ_SELFTEST") and job[0] in SELFTEST_FAULTS:
                 SELFTEST_FAULTS[job[0]]()  # tests/test_fuzz.py: check that the supervisor classifies faults
@@ -217,6 +247,13 @@ def worker_main() -> None:
         _send(answers, outcome)
 
 
+def _spin_forever():
+    """An endless loop, as a compiler bug would make one: it burns CPU until the budget stops it."""
+    n = 0
+    while True:
+        n += 1
+
+
 def _allocate_forever():
     hoard = []
     while True:
@@ -224,31 +261,42 @@ def _allocate_forever():
 
 
 def _hang_once():
-    """Hang the first time only (a marker file remembers it across workers): a starved, not a hanging, input."""
+    """Spin the first time only (a marker file remembers it across workers): an input that does not time
+    out again on a fresh worker (as when a worker was starved) is not counted as a hang."""
     mark = Path(os.environ["EDGESDK_FUZZ_SELFTEST_MARK"])
     if not mark.exists():
         mark.write_text("hung once\n")
-        time.sleep(3600)
+        _spin_forever()
 
 
 # Inputs that make a worker started with EDGESDK_FUZZ_SELFTEST=1 misbehave on purpose.
 SELFTEST_FAULTS = {
-    b"selftest:hang": lambda: time.sleep(3600),
+    b"selftest:hang": _spin_forever,
+    b"selftest:block": lambda: time.sleep(3600),  # blocked, using no CPU: only the wall-clock backstop ends it
     b"selftest:hang-once": _hang_once,
     b"selftest:die": lambda: os.kill(os.getpid(), 9),
     b"selftest:memory": _allocate_forever,
 }
 
 
-class Worker:
-    """A child process that runs check_input under an address-space limit; killed and restarted on a hang."""
+FIRMWARE_FACTOR = 6  # a firmware build and run may use this many times the budget
 
-    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB):
+
+class Worker:
+    """A child process that runs check_input under an address-space limit; killed and restarted on a hang.
+
+    `timeout_s` is the CPU time one input may use (the worker's own, counted by the kernel: a loaded
+    machine does not shorten it); `wall_timeout_s` is the backstop for a worker that blocks without using
+    CPU (default: WALL_TIMEOUT_FACTOR x the budget, at least MIN_WALL_TIMEOUT_S)."""
+
+    def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
+                 wall_timeout_s: float | None = None):
         self.timeout_s, self.memory_mb = timeout_s, memory_mb
+        self.wall_timeout_s = wall_timeout_s or max(MIN_WALL_TIMEOUT_S, WALL_TIMEOUT_FACTOR * timeout_s)
         self.process = None
 
     def _start(self) -> None:
-        env = dict(os.environ, EDGESDK_FUZZ_MEMORY_MB=str(self.memory_mb),
+        env = dict(os.environ, EDGESDK_FUZZ_MEMORY_MB=str(self.memory_mb), EDGESDK_FUZZ_CPU_S=str(self.timeout_s),
                    PYTHONPATH=os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")]))
         self.process = subprocess.Popen([sys.executable, "-c", "from fuzz.harness import worker_main; worker_main()"],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -262,11 +310,12 @@ class Worker:
     def run(self, data: bytes, target: str, rounding: str, render: bool = True, firmware: bool = False) -> Outcome:
         if self.process is None or self.process.poll() is not None:
             self._start()
-        timeout = self.timeout_s * (6 if firmware else 1)
+        factor = FIRMWARE_FACTOR if firmware else 1
+        wall_timeout = self.wall_timeout_s * factor
         start = time.perf_counter()
         try:
             _send(self.process.stdin, (data, target, rounding, None, render, firmware))
-            ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+            ready, _, _ = select.select([self.process.stdout], [], [], wall_timeout)
             if ready:
                 return _receive(self.process.stdout)
         except (EOFError, OSError, pickle.UnpicklingError):
@@ -274,8 +323,11 @@ class Worker:
         elapsed = time.perf_counter() - start
         alive = self.process.poll() is None
         code = self.stop()
-        if alive and elapsed >= timeout:
-            return Outcome("hang", f"no answer within {timeout:g} s", elapsed)
+        if code == -signal.SIGXCPU:
+            return Outcome("hang", f"used up its budget of {self.timeout_s * factor:g} CPU seconds (an endless "
+                                   "loop; the kernel stopped it with SIGXCPU)", elapsed)
+        if alive and elapsed >= wall_timeout:
+            return Outcome("hang", f"no answer within {wall_timeout:g} s of wall-clock time (blocked)", elapsed)
         return Outcome("crash", f"the worker process died (exit code {code}: a signal or the memory limit)", elapsed)
 
     def stop(self):
@@ -406,9 +458,9 @@ def _campaign(stats: Stats, worker: Worker, mutator, rng, iterations, seconds, s
 
 
 def run_confirmed(worker: Worker, stats: Stats, data: bytes, target: str, rounding: str, firmware: bool = False):
-    """worker.run, with a time-out confirmed on a fresh worker: on a loaded machine (2 cores shared by
-    several test runs) a worker can be starved for its whole time limit, so an input is a hang only when it
-    times out twice in a row. Time-outs that do not repeat are counted, not hidden."""
+    """worker.run, with a time-out confirmed on a fresh worker: an input is a hang only when it times out
+    twice in a row (the CPU budget barely depends on the machine's load, but the wall-clock backstop does,
+    and a worker can be starved for it). Time-outs that do not repeat are counted, not hidden."""
     outcome = worker.run(data, target, rounding, firmware=firmware)
     if outcome.kind != "hang":
         return outcome

@@ -10,7 +10,8 @@ tflite-micro (TFLite Micro's Python interpreter) and numpy. No TensorFlow.
 Per model it runs five cases: seeded random inputs (seeds 0, 1, 2), every input at its minimum and every
 input at its maximum. Quantized (int8/int16) inputs use the whole integer range; float, int32 and bool
 inputs use the range recorded in the manifest (`inputs[].range`, the range the model was calibrated or
-meant for: indices stay valid). A stateful model (resource variables) runs each case as a sequence of
+meant for: indices stay valid); quantized inputs of ops defined on positive numbers only (SQRT, RSQRT,
+LOG) stay in `inputs[].qrange`. A stateful model (resource variables) runs each case as a sequence of
 three inferences in one interpreter (the 2nd and 3rd inputs come from the same seed).
 
 Recorded per model:
@@ -19,6 +20,11 @@ Recorded per model:
     ref_equals_tflm  true, or {"equal": false, "bytes_differ": N, "max_step": M, "cases": [...]} where N
                      counts differing output bytes over all cases and M is the largest difference in
                      quantized steps (integer outputs) or in value (float outputs); null if either failed.
+                     Disagreeing models are recorded from a run alone in a fresh process; {"equal": false,
+                     "litert_nondeterministic": true} where LiteRT's outputs change when freed heap memory
+                     holds a pattern (the kernel reads uninitialized memory).
+    litert_builtin   only where BUILTIN_REF lacks the kernel ("Didn't find op"): the same run with LiteRT's
+                     built-in (optimized) kernels, {"resolver", "status", "equals_tflm"}.
 
 Both interpreters run in a child process, so a crash in either fails one model only.
 """
@@ -29,6 +35,7 @@ import argparse
 import fnmatch
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -44,6 +51,7 @@ CASES = ("seed0", "seed1", "seed2", "min", "max")
 NP = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "float32": np.float32,
       "bool": np.bool_, "uint8": np.uint8}
 ARENA = 512 * 1024
+FALLBACK = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
 
 
 def case_inputs(entry, case, step):
@@ -54,7 +62,7 @@ def case_inputs(entry, case, step):
         lo, hi = inp.get("range", (None, None))
         if dt in ("int8", "int16"):
             info = np.iinfo(NP[dt])
-            lo, hi = info.min, info.max
+            lo, hi = inp.get("qrange", (info.min, info.max))
         elif dt == "bool":
             lo, hi = 0, 1
         if case in ("min", "max"):
@@ -71,12 +79,13 @@ def short(exc):
     return (type(exc).__name__ + ": " + text)[:300]
 
 
-def run_litert(path, entry):
+def run_litert(path, entry, resolver="BUILTIN_REF"):
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    resolver = getattr(OpResolverType, resolver)
     results = {}
     steps = 3 if entry.get("stateful") else 1
     for case in CASES:
-        it = Interpreter(model_path=str(path), experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+        it = Interpreter(model_path=str(path), experimental_op_resolver_type=resolver)
         it.allocate_tensors()
         ins, outs = it.get_input_details(), it.get_output_details()
         seq = []
@@ -133,7 +142,29 @@ def compare(a, b):
     return dict(equal=False, bytes_differ=nbytes, max_step=max_step, cases=cases)
 
 
-def worker(files, out_path):
+class captured_stderr:
+    """Collect what C++ code prints to file descriptor 2 (TFLite Micro reports its errors there)."""
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.tmp = tempfile.TemporaryFile()
+        self.saved = os.dup(2)
+        os.dup2(self.tmp.fileno(), 2)
+        self.text = ""
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.tmp.seek(0)
+        lines = [x.strip() for x in self.tmp.read().decode(errors="replace").splitlines() if x.strip()]
+        self.tmp.close()
+        self.text = " ".join(dict.fromkeys(lines))[:300]  # unique lines, in order
+        return False
+
+
+def worker(files, out_path, dirty=False):
     entries = {m["file"]: m for m in json.loads(MANIFEST.read_text())["models"]}
     with open(out_path, "a") as out:
         def emit(**kw):
@@ -142,27 +173,57 @@ def worker(files, out_path):
         for f in files:
             entry, path = entries[f], OPS / f
             emit(file=f, stage="litert")
+            if dirty:
+                dirty_heap()
             try:
                 ra, la = run_litert(path, entry), "ok"
             except Exception as exc:  # noqa: BLE001
                 ra, la = None, short(exc)
             emit(file=f, stage="tflm", litert_ref=la)
-            try:
-                rb, lb = run_tflm(path, entry), "ok"
-            except Exception as exc:  # noqa: BLE001
-                rb, lb = None, short(exc)
+            with captured_stderr() as log:
+                try:
+                    rb, lb = run_tflm(path, entry), "ok"
+                except Exception as exc:  # noqa: BLE001
+                    rb, lb = None, short(exc)
+            if lb != "ok" and log.text:
+                lb = (lb + " | " + log.text)[:400]
             eq = compare(ra, rb) if ra is not None and rb is not None else None
-            emit(file=f, stage="done", litert_ref=la, tflm=lb, ref_equals_tflm=eq)
+            extra = {}
+            if "Didn't find op" in la:  # kernel missing from the reference resolver: try the built-in kernels
+                try:
+                    rc, lc = run_litert(path, entry, FALLBACK), "ok"
+                except Exception as exc:  # noqa: BLE001
+                    rc, lc = None, short(exc)
+                extra["litert_builtin"] = dict(resolver=FALLBACK, status=lc,
+                                               equals_tflm=compare(rc, rb) if rc is not None and rb is not None else None)
+            if ra is not None:
+                extra["litert_hash"] = hashlib.sha256(b"".join(y.tobytes() for c in CASES for st in ra[c] for y in st)).hexdigest()
+            emit(file=f, stage="done", litert_ref=la, tflm=lb, ref_equals_tflm=eq, **extra)
 
 
-def run_all(files):
+def dirty_heap():
+    """Malloc chunks of many sizes, fill them with 0xA5 and free them, so later allocations reuse them."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    chunks = []
+    for size in [16 << (k % 13) for k in range(400)]:
+        ptr = libc.malloc(size)
+        ctypes.memset(ptr, 0xA5, size)
+        chunks.append(ptr)
+    for ptr in chunks:
+        libc.free(ptr)
+
+
+def run_all(files, dirty=False):
     results, todo = {}, list(files)
     while todo:
         with tempfile.TemporaryDirectory() as tmp:
             lst, res = Path(tmp, "files"), Path(tmp, "results")
             lst.write_text("\n".join(todo))
             res.write_text("")
-            proc = subprocess.run([sys.executable, __file__, "--worker", str(lst), str(res)],
+            proc = subprocess.run([sys.executable, __file__, "--worker", str(lst), str(res)] + ["--dirty"] * dirty,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             lines = [json.loads(x) for x in res.read_text().splitlines() if x.strip()]
         last = {}
@@ -170,7 +231,7 @@ def run_all(files):
             last[x["file"]] = x
         for f, x in last.items():
             if x["stage"] == "done":
-                results[f] = {k: x[k] for k in FIELDS}
+                results[f] = {k: x[k] for k in FIELDS + ("litert_builtin", "litert_hash") if k in x}
             else:  # the child died in this stage
                 crash = f"crashed (exit status {proc.returncode})"
                 results[f] = dict(litert_ref=x.get("litert_ref", crash), tflm=crash if x["stage"] == "tflm" else "not run",
@@ -181,14 +242,50 @@ def run_all(files):
     return results
 
 
+def report(manifest):
+    """Markdown tables for the README: models per op and mode, disagreements, reference errors."""
+    from collections import Counter, defaultdict
+    models = manifest["models"]
+    counts = defaultdict(Counter)
+    for m in models:
+        counts[m["op"]][m["mode"]] += 1
+    modes = ["int8", "int16", "float32", "int8_fio", "int16_fio"]
+    lines = ["| op | " + " | ".join(modes) + " |", "|---" * (len(modes) + 1) + "|"]
+    for op in counts:
+        lines.append(f"| {op} | " + " | ".join(str(counts[op][k] or "") for k in modes) + " |")
+    lines += ["", "| model | op | mode | variant | bytes differ | max step | cases |", "|---|---|---|---|---|---|---|"]
+    for m in models:
+        r = m.get("ref_equals_tflm")
+        if isinstance(r, dict):
+            lines.append(f"| {m['file']} | {m['op']} | {m['mode']} | {m['variant']} | {r.get('bytes_differ', '-')} | "
+                         f"{r.get('max_step', r.get('mismatch'))} | {','.join(r.get('cases', []))} |")
+    lines += ["", "| reference | op | mode | models | error |", "|---|---|---|---|---|"]
+    groups = defaultdict(list)
+    for m in models:
+        for ref in ("litert_ref", "tflm"):
+            if m.get(ref, "ok") != "ok":
+                groups[(ref, m["op"], m["mode"], m[ref].split("|")[-1].strip()[:160])].append(m["spec"])
+    for (ref, op, mode, err), specs in groups.items():
+        lines.append(f"| {ref} | {op} | {mode} | {len(specs)} | {err} |")
+    lines += ["", "| op | dtype | reason |", "|---|---|---|"]
+    for n in manifest["not_produced"]:
+        lines.append(f"| {n['op']} | {n['dtype']} | {n['reason'][:200]} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--update", action="store_true", help="write the results into the manifest")
     ap.add_argument("--only", help="fnmatch pattern on the file name")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--dirty", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--report", action="store_true", help="print the README's markdown tables and exit")
     args = ap.parse_args()
+    if args.report:
+        print(report(json.loads(MANIFEST.read_text())))
+        return 0
     if args.worker:
-        worker(Path(args.worker[0]).read_text().split(), args.worker[1])
+        worker(Path(args.worker[0]).read_text().split(), args.worker[1], args.dirty)
         return 0
 
     manifest = json.loads(MANIFEST.read_text())
@@ -210,16 +307,31 @@ def main():
 
     selected = [m for m in models if (OPS / m["file"]).exists() and (not args.only or fnmatch.fnmatch(m["file"], args.only))]
     results = run_all([m["file"] for m in selected])
+    # A disagreement may come from a kernel that reads uninitialized memory (LiteRT's SUM int16 does), and
+    # then its numbers depend on what ran before in the process. Record each disagreeing model from a run
+    # alone in a fresh process, and run it once more after filling freed heap memory with a pattern: if
+    # LiteRT's outputs change, flag the model instead of recording numbers.
+    for f, res in list(results.items()):
+        if isinstance(res["ref_equals_tflm"], dict) and "litert_hash" in res:
+            clean, dirty = run_all([f])[f], run_all([f], dirty=True)[f]
+            results[f] = clean
+            if clean.get("litert_hash") != dirty.get("litert_hash"):
+                clean["ref_equals_tflm"] = dict(equal=False, litert_nondeterministic=True)
+    for res in results.values():
+        res.pop("litert_hash", None)
     changed = 0
     for m in selected:
         new = results[m["file"]]
-        for k in FIELDS:
-            if k not in m or m[k] != new[k]:
+        new.setdefault("litert_builtin", None)
+        for k in FIELDS + ("litert_builtin",):
+            if m.get(k) != new[k] or (k in FIELDS and k not in m):
                 changed += 1
                 if not args.update:
                     problems.append(f"{m['file']}: {k} recorded {json.dumps(m.get(k, '<missing>'))}, now {json.dumps(new[k])}")
         if args.update:
             m.update(new)
+            if m["litert_builtin"] is None:
+                del m["litert_builtin"]
 
     n_ok = sum(1 for m in selected if results[m["file"]]["litert_ref"] == "ok" and results[m["file"]]["tflm"] == "ok")
     n_eq = sum(1 for m in selected if results[m["file"]]["ref_equals_tflm"] is True)

@@ -45,7 +45,7 @@ import tflite  # noqa: E402
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "ops"
 MANIFEST = OUT / "manifest.json"
-CHECK_FIELDS = ("litert_ref", "tflm", "ref_equals_tflm", "checked_inputs")
+CHECK_FIELDS = ("litert_ref", "tflm", "ref_equals_tflm", "litert_builtin")
 
 Q = ("int8", "int16")
 QF = ("int8", "int16", "float32")
@@ -62,14 +62,15 @@ class I:
     `dyn` leaves the first dimension unknown in the signature (shape_signature -1), which keeps
     shape-dependent ops such as SHAPE from being folded away; the stored shape stays `shape`."""
 
-    def __init__(self, shape, lo=-1.0, hi=1.0, dtype="float32", dyn=False):
+    def __init__(self, shape, lo=-1.0, hi=1.0, dtype="float32", dyn=False, clip=False):
         self.shape, self.lo, self.hi, self.dtype, self.dyn = tuple(shape), lo, hi, dtype, dyn
+        self.clip = clip  # quantized inputs too stay inside [lo, hi] in the reference checks (op domain)
 
 
 class Spec:
-    def __init__(self, name, op, variant, inputs, fn, modes=Q, kind="function", note=None):
+    def __init__(self, name, op, variant, inputs, fn, modes=Q, kind="function", note=None, legacy=False):
         self.name, self.op, self.variant, self.inputs, self.fn = name, op, variant, inputs, fn
-        self.modes, self.kind, self.note = tuple(modes), kind, note
+        self.modes, self.kind, self.note, self.legacy = tuple(modes), kind, note, legacy
 
 
 SPECS: list[Spec] = []
@@ -164,7 +165,7 @@ BIN_VARIANTS = [  # key, variant text, inputs, f(op, r, *xs)
 for _op, _f in BIN.items():
     for _k, _v, _ins, _g in BIN_VARIANTS:
         if _op == "DIV":  # keep the divisor away from zero
-            _ins = [I(i.shape, 0.5, 4.0) if n == len(_ins) - 1 else i for n, i in enumerate(_ins)]
+            _ins = [I(i.shape, 0.5, 4.0, clip=True) if n == len(_ins) - 1 else i for n, i in enumerate(_ins)]
         add(f"{_op.lower()}_{_k}", _op, _v, _ins, (lambda f, g: lambda r, *xs: g(f, r, *xs))(_f, _g),
             modes=QF if _op == "DIV" else Q)
 add("add_relu", "ADD", "fused relu", [I((2, 6)), I((2, 6))], lambda r, a, b: tf.nn.relu(a + b))
@@ -180,8 +181,8 @@ for _op, _f in (("FLOOR_DIV", tf.math.floordiv), ("FLOOR_MOD", tf.math.floormod)
     add(f"{_n}_f32", _op, "float32 same shape", [I((2, 7), -10, 10), I((2, 7), 0.5, 3)], lambda r, a, b, f=_f: f(a, b), modes=F)
     add(f"{_n}_f32_bcast_neg", _op, "float32 broadcast, negative divisors", [I((3, 4), -10, 10), I((4,), -3, -0.5)],
         lambda r, a, b, f=_f: f(a, b), modes=F)
-    add(f"{_n}_i32", _op, "int32, mixed signs", [I((2, 7), -40, 40, "int32"), I((2, 7), 1, 7, "int32")],
-        lambda r, a, b, f=_f: f(a, tf.where(b % 2 == 0, -b, b)), modes=F)
+    add(f"{_n}_i32", _op, "int32, divisors of both signs", [I((2, 7), -40, 40, "int32"), I((2, 7), 1, 7, "int32")],
+        lambda r, a, b, f=_f: f(a, b * C([[1, -1, 1, -1, 1, -1, 1]], tf.int32)), modes=F)
     add(f"{_n}_i32_scalar", _op, "int32 by constant -3", [I((11,), -40, 40, "int32")], lambda r, a, f=_f: f(a, C(-3, tf.int32)), modes=F)
     add(f"{_n}_q", _op, "quantized attempt", [I((2, 7), -10, 10), I((2, 7), 0.5, 3)], lambda r, a, b, f=_f: f(a, b))
 
@@ -204,12 +205,13 @@ UNARY = {  # op: (f, lo, hi, modes)
     "LOG": (tf.math.log, 0.05, 20, QF), "SIN": (tf.sin, -4, 4, QF), "COS": (tf.cos, -4, 4, QF),
     "FLOOR": (tf.floor, -5, 5, QF), "CEIL": (tf.math.ceil, -5, 5, QF), "ROUND": (tf.round, -5, 5, QF),
 }
+DOMAIN = {"SQRT", "RSQRT", "LOG"}  # defined for positive inputs only
 for _op, (_f, _lo, _hi, _modes) in UNARY.items():
-    _n = _op.lower()
-    add(f"{_n}_rank4", _op, "rank 4 (1,4,4,3)", [I((1, 4, 4, 3), _lo, _hi)], lambda r, x, f=_f: f(x), modes=_modes)
-    add(f"{_n}_rank1_odd", _op, "rank 1, 31 elements", [I((31,), _lo, _hi)], lambda r, x, f=_f: f(x), modes=_modes)
-    add(f"{_n}_rank2_wide", _op, "rank 2, range x4", [I((3, 9), _lo * 4, _hi * 4)], lambda r, x, f=_f: f(x), modes=_modes)
-    add(f"{_n}_single", _op, "single element", [I((1,), _lo, _hi)], lambda r, x, f=_f: f(x), modes=_modes)
+    _n, _c = _op.lower(), _op in DOMAIN
+    add(f"{_n}_rank4", _op, "rank 4 (1,4,4,3)", [I((1, 4, 4, 3), _lo, _hi, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
+    add(f"{_n}_rank1_odd", _op, "rank 1, 31 elements", [I((31,), _lo, _hi, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
+    add(f"{_n}_rank2_wide", _op, "rank 2, range x4", [I((3, 9), _lo * 4, _hi * 4, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
+    add(f"{_n}_single", _op, "single element", [I((1,), _lo, _hi, clip=_c)], lambda r, x, f=_f: f(x), modes=_modes)
 add("leaky_relu_001", "LEAKY_RELU", "alpha 0.01", [I((2, 10), -5, 5)], lambda r, x: tf.nn.leaky_relu(x, 0.01))
 add("leaky_relu_neg", "LEAKY_RELU", "alpha 1.5 (>1)", [I((2, 10), -5, 5)], lambda r, x: tf.nn.leaky_relu(x, 1.5))
 add("abs_int32", "ABS", "int32", [I((9,), -100, 100, "int32")], lambda r, x: tf.abs(x), modes=F)
@@ -256,6 +258,8 @@ add("pad_rank5", "PAD", "rank 5", [I((1, 2, 2, 2, 2))], lambda r, x: tf.pad(x, [
 add("pad_positive_range", "PAD", "input range [2,6] (zero is below the range)", [I((1, 3, 3, 1), 2, 6)],
     lambda r, x: tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]]))
 add("padv2_value", "PADV2", "constant value 0.5", [I((1, 3, 3, 2))], lambda r, x: tf.pad(x, [[0, 0], [1, 1], [2, 0], [0, 0]], constant_values=0.5))
+add("padv2_rank1_range", "PADV2", "rank 1, constant value 7.0 outside the input range [-1,1]", [I((5,))],
+    lambda r, x: tf.pad(x, [[2, 3]], constant_values=7.0))
 add("padv2_rank2_neg", "PADV2", "rank 2, constant value -1.5", [I((3, 4), -2, 2)], lambda r, x: tf.pad(x, [[1, 2], [0, 3]], constant_values=-1.5))
 add("mirror_pad_reflect", "MIRROR_PAD", "REFLECT rank 4", [I((1, 4, 4, 2))], lambda r, x: tf.pad(x, [[0, 0], [2, 1], [1, 3], [0, 0]], "REFLECT"))
 add("mirror_pad_symmetric", "MIRROR_PAD", "SYMMETRIC rank 4", [I((1, 4, 4, 2))], lambda r, x: tf.pad(x, [[0, 0], [2, 1], [1, 3], [0, 0]], "SYMMETRIC"))
@@ -306,6 +310,7 @@ add("argmax_last", "ARG_MAX", "axis -1, int32 output", [I((2, 10))], lambda r, x
 add("argmax_axis1_i64", "ARG_MAX", "axis 1 of rank 4, int64 output", [I((1, 5, 3, 2))], lambda r, x: tf.argmax(x, axis=1))
 add("argmax_rank1", "ARG_MAX", "rank 1", [I((17,))], lambda r, x: tf.argmax(x, axis=0, output_type=tf.int32))
 add("argmin_last", "ARG_MIN", "axis -1, int32 output", [I((2, 10))], lambda r, x: tf.argmin(x, axis=-1, output_type=tf.int32))
+add("argmin_rank1", "ARG_MIN", "rank 1, int32 output", [I((13,))], lambda r, x: tf.argmin(x, axis=0, output_type=tf.int32))
 add("argmin_axis0", "ARG_MIN", "axis 0 of (6,3), int64 output", [I((6, 3))], lambda r, x: tf.argmin(x, axis=0))
 add("argmax_f32", "ARG_MAX", "float32", [I((3, 8))], lambda r, x: tf.argmax(x, axis=-1, output_type=tf.int32), modes=F)
 add("cumsum_last", "CUMSUM", "axis -1", [I((2, 6))], lambda r, x: tf.cumsum(x, axis=-1), modes=QF)
@@ -318,6 +323,7 @@ add("softmax_beta", "SOFTMAX", "softmax(0.5*x) (beta folded)", [I((3, 6), -8, 8)
 add("softmax_range", "SOFTMAX", "input range +-60", [I((1, 12), -60, 60)], lambda r, x: tf.nn.softmax(x))
 add("softmax_single", "SOFTMAX", "(4,1) one class", [I((4, 1))], lambda r, x: tf.nn.softmax(x))
 add("log_softmax_10", "LOG_SOFTMAX", "(1,10)", [I((1, 10), -4, 4)], lambda r, x: tf.nn.log_softmax(x))
+add("log_softmax_range", "LOG_SOFTMAX", "(2,6) range +-40", [I((2, 6), -40, 40)], lambda r, x: tf.nn.log_softmax(x))
 add("log_softmax_rank3", "LOG_SOFTMAX", "(2,3,5)", [I((2, 3, 5), -8, 8)], lambda r, x: tf.nn.log_softmax(x))
 add("l2norm_last", "L2_NORMALIZATION", "axis -1 of (1,8)", [I((1, 8))], lambda r, x: tf.math.l2_normalize(x, axis=-1))
 add("l2norm_rank4", "L2_NORMALIZATION", "axis -1 of (1,3,3,6)", [I((1, 3, 3, 6), -5, 5)], lambda r, x: tf.math.l2_normalize(x, axis=-1))
@@ -405,6 +411,8 @@ add("reshape_relu", "RESHAPE", "relu(reshape) (6,)->(2,3) between ops", [I((6,))
 add("expand_dims_0", "EXPAND_DIMS", "axis 0", [I((3, 4))], lambda r, x: tf.expand_dims(x, 0))
 add("expand_dims_neg", "EXPAND_DIMS", "axis -1", [I((2, 3))], lambda r, x: tf.expand_dims(x, -1))
 add("expand_dims_dyn", "EXPAND_DIMS", "dynamic batch dimension, axis 1", [I((1, 5), dyn=True)], lambda r, x: tf.expand_dims(x, 1))
+add("expand_dims_dyn_last", "EXPAND_DIMS", "dynamic batch dimension, axis -1 of rank 3", [I((1, 3, 2), dyn=True)],
+    lambda r, x: tf.expand_dims(x, -1))
 add("squeeze_all", "SQUEEZE", "(1,4,1,3) all unit dims", [I((1, 4, 1, 3))], lambda r, x: tf.squeeze(x))
 add("squeeze_axis", "SQUEEZE", "(2,1,3,1) axis [-1]", [I((2, 1, 3, 1))], lambda r, x: tf.squeeze(x, [-1]))
 add("squeeze_dyn", "SQUEEZE", "dynamic batch dimension, axis 2", [I((1, 4, 1), dyn=True)], lambda r, x: tf.squeeze(x, [2]))
@@ -418,6 +426,8 @@ add("broadcast_args_dyn", "BROADCAST_ARGS", "broadcast of two tensor shapes with
 add("shape_dyn", "SHAPE", "tf.shape of an input with dynamic batch", [I((1, 4, 3), dyn=True)], lambda r, x: tf.shape(x), modes=F)
 add("shape_dyn_q", "SHAPE", "tf.shape of a quantized input with dynamic batch, plus the input", [I((1, 6), dyn=True)],
     lambda r, x: (tf.shape(x), x * 2.0), modes=Q)
+add("shape_dyn_rank4", "SHAPE", "tf.shape of a rank-4 dynamic-batch input, int32 output", [I((1, 3, 2, 4), dyn=True)],
+    lambda r, x: (tf.shape(x), tf.nn.relu(x)), modes=Q)
 add("fill_value_input", "FILL", "tf.fill with constant dims and a value from the input", [I((1,))],
     lambda r, x: tf.fill([2, 3], tf.reduce_max(x)), modes=QF)
 add("fill_dyn", "FILL", "tf.fill(tf.shape(x)) for a dynamic-batch input", [I((1, 4), dyn=True)],
@@ -542,6 +552,8 @@ class Streaming(tf.Module):
         return self.acc.read_value() + y
 
 
+add("streaming_vars_legacyq", "ASSIGN_VARIABLE", "same streaming module, older quantizer: int8/int16 variables",
+    [I((1, 4))], lambda r: Streaming(r), modes=Q, kind="module", note="stateful: run as a sequence", legacy=True)
 add("streaming_vars", "ASSIGN_VARIABLE", "tf.Module with 2 resource variables (3-frame buffer, leaky accumulator)",
     [I((1, 4))], lambda r: Streaming(r), modes=QF, kind="module", note="stateful: run as a sequence")
 
@@ -667,7 +679,8 @@ def make_converter(spec, r):
     return tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], mod), mod
 
 
-def convert(spec, mode):
+def convert(spec, mode, legacy=False):
+    """Convert one spec in one mode; `legacy` uses the converter's older (non-MLIR) post-training quantizer."""
     r = np.random.default_rng(seed_of(spec.name))
     conv_, keep = make_converter(spec, r)
     if spec.kind == "module":
@@ -681,6 +694,8 @@ def convert(spec, mode):
             conv_.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
         if not mode.endswith("_fio"):
             conv_.inference_input_type = conv_.inference_output_type = tf.int8 if mode == "int8" else tf.int16
+        if legacy:
+            conv_.experimental_new_quantizer = False
     data = conv_.convert()
     del keep
     return data
@@ -713,8 +728,12 @@ def describe(data):
         out = []
         for t in idxs:
             tt = g.Tensors(t)
-            out.append(dict(name=tt.Name().decode(), dtype=TYPE_NAMES[tt.Type()], shape=tt.ShapeAsNumpy().tolist()
-                            if tt.ShapeLength() else []))
+            d = dict(name=tt.Name().decode(), dtype=TYPE_NAMES[tt.Type()], shape=tt.ShapeAsNumpy().tolist()
+                     if tt.ShapeLength() else [])
+            q = tt.Quantization()
+            if q is not None and q.ScaleLength() == 1:
+                d["scale"], d["zero_point"] = float(q.Scale(0)), int(q.ZeroPoint(0))
+            out.append(d)
         return out
     return dict(ops=ops, tensor_dtypes=sorted(dtypes), subgraphs=m.SubgraphsLength(), op_types=op_types,
                 inputs=io(g.InputsAsNumpy()), outputs=io(g.OutputsAsNumpy()))
@@ -724,6 +743,8 @@ def describe(data):
 # dtype of the data that flows through them (recorded in the manifest's `quantized_data` field).
 STRUCTURAL = {"WHILE", "IF", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"}
 QTYPES = {"int8", "int16"}
+# Ops that work on bool or int32 tensors inside a quantized model (fed by comparisons or ARG_MAX).
+NONFLOAT_OK = {"LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT", "REDUCE_ALL", "REDUCE_ANY", "CAST"}
 
 
 def check_kept(spec, mode, info):
@@ -733,6 +754,8 @@ def check_kept(spec, mode, info):
     if spec.op not in info["ops"]:
         raise RuntimeError(f"converter did not keep {spec.op}: model ops {info['ops']}")
     if mode == "float32" or spec.op in FLOAT_OK or spec.op in STRUCTURAL:
+        return
+    if spec.op in NONFLOAT_OK and any(i not in (None, "float32") for i, _ in info["op_types"][spec.op]):
         return
     if not any(i in QTYPES or o in QTYPES for i, o in info["op_types"][spec.op]):
         raise RuntimeError(f"{spec.op} stays float32 in the quantized model: model ops {info['ops']}")
@@ -745,10 +768,16 @@ def input_ranges(spec, info):
         src = match[0] if len(match) == 1 else (spec.inputs[n] if n < len(spec.inputs) else None)
         if src is not None and mi["dtype"] in ("float32", "int32", "int64", "bool"):
             mi["range"] = [src.lo, src.hi]
+        elif src is not None and src.clip and "scale" in mi:
+            info = np.iinfo(np_dtype(mi["dtype"]))
+            mi["qrange"] = [max(info.min, int(np.ceil(src.lo / mi["scale"] + mi["zero_point"]))),
+                            min(info.max, int(np.floor(src.hi / mi["scale"] + mi["zero_point"])))]
 
 
 def error_reason(exc):
     text = str(exc)
+    if isinstance(exc, RuntimeError) and "(legacy quantizer:" in text:
+        return text[:400]
     for pat in (r"error: ([^\n]*)", r"(Quantization not yet supported for op[^\n]*)", r"(Unsupported[^\n]*)"):
         m = re.search(pat, text)
         if m:
@@ -770,8 +799,11 @@ MANUAL_NOT_PRODUCED = [
                 "I/O ('The inference_input_type and inference_output_type must be in [tf.float32, tf.int16]') "
                 "and int8 mode has no int16 tensors"),
     dict(op="SVDF", dtype="int8/int16/float32",
-         reason="TF 2.21's MLIR converter has no SVDF fusion (the keyword models got SVDF from TOCO's "
-                "graph-matching pass, which is gone); no tf/Keras op or composite lowers to SVDF"),
+         reason="TF 2.21's MLIR converter has no SVDF fusion and no tf/Keras op lowers to SVDF. The legacy TOCO "
+                "path (experimental_new_converter=False) still ships a graph-matching SvdfCluster, but it only "
+                "fires on TF1 GraphDefs laid out like Google's old speech models (Const nodes named "
+                ".../SVDF_weights_feature/part_N, .../SVDF_weights_time/part_N, a Reshape/shape of "
+                "[units, rank, -1]); not attempted: edgesdk should hand-build SVDF"),
 ]
 
 
@@ -785,10 +817,26 @@ def work(items, results):
             out.write(json.dumps(dict(begin=item)) + "\n")
             out.flush()
             fname = f"{name}_{mode}.tflite"
+            quantizer = None if mode == "float32" else "legacy" if spec.legacy else "mlir"
             try:
-                data = convert(spec, mode)
-                info = describe(data)
-                check_kept(spec, mode, info)
+                try:
+                    data = convert(spec, mode, legacy=spec.legacy)
+                    info = describe(data)
+                    check_kept(spec, mode, info)
+                except Exception as exc:  # noqa: BLE001
+                    if mode == "float32":
+                        raise
+                    # The MLIR quantizer leaves some ops in float32 where the older quantizer makes them int8
+                    # (NOT_EQUAL) or says plainly that it cannot: try it before giving up.
+                    first = error_reason(exc)
+                    try:
+                        data = convert(spec, mode, legacy=True)
+                        info = describe(data)
+                        check_kept(spec, mode, info)
+                        quantizer = "legacy"
+                    except Exception as exc2:  # noqa: BLE001
+                        second = error_reason(exc2)
+                        raise RuntimeError(first if second == first else f"{first} (legacy quantizer: {second})") from None
             except Exception as exc:  # noqa: BLE001 - record every failure, keep going
                 reason = error_reason(exc)
                 out.write(json.dumps(dict(item=item, fail=reason)) + "\n")
@@ -804,7 +852,7 @@ def work(items, results):
             entry = dict(file=fname, spec=name, op=spec.op, variant=spec.variant, mode=mode,
                          io_dtype=io_dtype(mode, info), ops=info["ops"], tensor_dtypes=info["tensor_dtypes"],
                          subgraphs=info["subgraphs"], inputs=info["inputs"], outputs=info["outputs"],
-                         stateful="VAR_HANDLE" in info["ops"], size=len(data),
+                         stateful="VAR_HANDLE" in info["ops"], quantizer=quantizer, size=len(data),
                          sha256=hashlib.sha256(data).hexdigest())
             if quantized_data is not None:
                 entry["quantized_data"] = quantized_data

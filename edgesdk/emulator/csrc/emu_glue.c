@@ -16,7 +16,7 @@
 #include "npu_model.h"
 #endif
 
-#define EMU_MAX_MARKS 16
+#define EMU_MAX_MARKS 2048 /* two per inference: edgesdk run --steps runs up to 1000 in one boot */
 #define EMU_UART_CAPACITY 65536
 #define EMU_WINDOWS 2
 #define EMU_MAX_PERF_REGS 32

@@ -52,7 +52,20 @@ def load_npu_model() -> ctypes.CDLL:
     lib.npu_reg_write.argtypes = [dev, u32, u32]
     lib.npu_irq_pending.restype = ctypes.c_int
     lib.npu_irq_pending.argtypes = [dev]
+    lib.npu_validate_table.restype = u32
+    lib.npu_validate_table.argtypes = [ctypes.c_char_p, u32, u32, ctypes.POINTER(u32), ctypes.c_void_p]
     return lib
+
+
+def validate_table(table: bytes, region_bases=(), table_addr: int = 0) -> tuple:
+    """(error code, command index or None) of the C model's static pass over `table` (npu_validate_table):
+    what a run would report before executing anything. edgesdk.npu.validate.check_table is its mirror."""
+    lib = load_npu_model()
+    bases = (ctypes.c_uint32 * R.NUM_REGIONS)(*(list(region_bases) + [0] * R.NUM_REGIONS)[:R.NUM_REGIONS])
+    result = ctypes.create_string_buffer(64)  # npu_result_t: 2 x u32, 2 x u64, u32, 3 x u64 (< 64 bytes)
+    code = lib.npu_validate_table(bytes(table), table_addr, len(table), bases, result)
+    command = int.from_bytes(result.raw[4:8], "little")
+    return code, (None if command == R.NO_COMMAND else command)
 
 
 class BytearrayBus:
@@ -195,15 +208,15 @@ def read_result(dev: NpuDevice) -> RunResult:
 DEFAULT_TABLE_ADDR = 0xF000_0000
 
 
-def board_memory_classes(board=None) -> list:
-    """(base, size, kind, bytes_per_cycle_x256) of the board's flash and SRAM (default: riscv-npu)."""
-    from ...board import load_board
-    from ..timing import MemoryClass
+def board_memory_classes(board, peripheral=None) -> list:
+    """(base, size, kind, bytes_per_cycle_x256) of the board's flash and SRAM as the NPU `peripheral` (default:
+    the board's first NPU-1) sees them."""
+    from ..timing import MemoryClass, npu_peripheral
 
-    board = board or load_board("riscv-npu")
+    peripheral = peripheral if peripheral is not None else npu_peripheral(board)
     result = []
     for region in (board.flash, board.sram):
-        mclass = MemoryClass.from_region(region)
+        mclass = MemoryClass.from_region(region, peripheral)
         result.append((region.base, region.size, mclass.kind, mclass.bytes_per_cycle_x256))
     return result
 
@@ -225,7 +238,7 @@ def run_table(table: bytes, memory: dict, region_bases, table_addr: int | None =
     try:
         dev.set_bus(bus.read, bus.write)
         dev.clear_memory_classes()
-        for mclass in board_memory_classes() if memory_classes is None else memory_classes:
+        for mclass in memory_classes or ():  # none: every address at the datasheet's default bandwidth
             dev.set_memory_class(*mclass)
         bases = list(region_bases) + [0] * (R.NUM_REGIONS - len(region_bases))
         for i, base in enumerate(bases):

@@ -1424,6 +1424,22 @@ uint32_t npu_execute_table(const npu_env_t *env, uint32_t table_addr, uint32_t t
     return result->error_code;
 }
 
+uint32_t npu_validate_table(const uint8_t *table, uint32_t table_addr, uint32_t table_bytes,
+                            const uint32_t region_bases[NPU_NUM_REGIONS], npu_result_t *result)
+{
+    memset(result, 0, sizeof(*result));
+    result->error_command = NPU_NO_COMMAND;
+    if (table_bytes < NPU_TABLE_HEADER_BYTES + NPU_CMD_BYTES_END || table_bytes > NPU_MAX_TABLE_BYTES ||
+        (uint64_t)table_addr + table_bytes - 1 > UINT32_MAX) {
+        return fail(result, NPU_ERR_TABLE_SIZE, NPU_NO_COMMAND);
+    }
+    uint32_t num_commands = 0, err;
+    if ((err = check_table_header(table, table_bytes, &num_commands))) {
+        return fail(result, err, NPU_NO_COMMAND);
+    }
+    return validate_table(table, table_bytes, num_commands, region_bases, result);
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Register file                                                                                     */
 /* ------------------------------------------------------------------------------------------------ */

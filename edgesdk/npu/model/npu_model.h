@@ -194,6 +194,12 @@ int npu_irq_pending(npu_device_t *dev);
 uint32_t npu_execute_table(const npu_env_t *env, uint32_t table_addr, uint32_t table_bytes,
                            const uint32_t region_bases[NPU_NUM_REGIONS], npu_result_t *result);
 
+/* Only the static pass of a run over the table bytes at `table` (host memory), as if read from
+ * `table_addr`: the error a run would report before executing anything (NPU_ERR_NONE if the table passes
+ * it) and the failing command in result->error_command. edgesdk/npu/validate.py mirrors it in Python. */
+uint32_t npu_validate_table(const uint8_t *table, uint32_t table_addr, uint32_t table_bytes,
+                            const uint32_t region_bases[NPU_NUM_REGIONS], npu_result_t *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -78,6 +78,13 @@ class CTarget(Target):
         return [KERNELS_DIR / name for name in sorted(sources)] + included_headers(["edgesdk_arith.h",
                                                                                    *sorted(headers | sources)])
 
+    def flash_lower_bound(self, region) -> int:
+        """Every convolution and fully connected layer stores its int8 filter at least densely (the blocked and
+        paired layouts are larger)."""
+        return sum(op.inputs[1].num_elements for op in region.ops
+                   if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and op.inputs[1] is not None
+                   and op.inputs[1].is_const)
+
     def estimate(self, region, board, model=None) -> RegionEstimate:
         instructions = sum(INSTRUCTIONS_PER_CALL + INSTRUCTIONS_PER_MAC * op_macs(op)
                            + (0 if op_macs(op) else INSTRUCTIONS_PER_ELEMENT * op_elements(op)) for op in region.ops)

@@ -164,8 +164,18 @@ def c_value(value) -> str:
 
 
 def float_literal(value) -> str:
-    """An exact float32 C literal (hex float with an f suffix)."""
-    return float(np.float32(value)).hex() + "f"
+    """An exact float32 C literal: a hex float with an f suffix (-0.0 keeps its sign), GCC's constant builtins for
+    infinities and NaNs (sign, quiet bit and payload kept; both the host and the RISC-V compiler are GCC)."""
+    v = np.float32(value)
+    if np.isfinite(v):
+        return float(v).hex() + "f"
+    bits = int(np.array(v, np.float32).view(np.uint32))
+    sign = "-" if bits >> 31 else ""
+    mantissa = bits & 0x7FFFFF
+    if mantissa == 0:
+        return f"({sign}__builtin_inff())"
+    builtin = "__builtin_nanf" if mantissa >> 22 else "__builtin_nansf"
+    return f'({sign}{builtin}("0x{mantissa & 0x3FFFFF:x}"))'
 
 
 def render_params(params: Params) -> str:

@@ -21,7 +21,7 @@ from .emit import Emit, c_ops
 def emit_layer(op, ctx) -> HostLayer:
     """The structured C code of one layer."""
     entry = c_ops().get(op.type)
-    if "relax_function" in op.attrs:  # long-tail op imported through TVM: lowered through TVM (tvm_lowered.py)
+    if "relax_function" in op.attrs:  # long-tail op imported through TVM: lowered by TVM (tvm_lowered.py)
         from .tvm_lowered import emit_tvm_lowered
 
         return emit_tvm_lowered(op, ctx)

@@ -46,10 +46,10 @@ def non_negative(p: Params, *keys) -> list:
     return require(not bad, f"fields {', '.join(bad)} must be >= 0")
 
 
-def shift_checks(p: Params, channels: int | None = None) -> list:
+def shift_checks(p: Params, channels: int | None = None, keys: tuple = REQUANT_SHIFT_FIELDS) -> list:
     """Requantization shifts in [-31, 30]: a larger shift is undefined behaviour in C."""
     result = []
-    for key in REQUANT_SHIFT_FIELDS:
+    for key in keys:
         if key not in p.fields:
             continue
         value = p[key]
@@ -82,7 +82,7 @@ def verify_host_layers(compiled, layers: list, proof) -> None:
         proof.fail(f"{len(layers)} host layers were generated for the {len(host_ops)} layers on the C target")
     _check_round_trip(compiled.executor, layers, proof)
     for layer in layers:
-        proof.host_layers += 1
+        proof.count("host_layers")
         for call in layer.calls:
             _check_call(layer.op, step_of[layer.op], call, plan, proof)
 
@@ -107,9 +107,17 @@ def _check_round_trip(executor, layers: list, proof) -> None:
             for const in consts_of(list(call.args)):
                 array = arrays.get(const.symbol)
                 if (array is None or array.ctype != const.ctype or len(array.values) != const.count
-                        or not np.array_equal(np.asarray(array.values).reshape(-1), const.values)):
+                        or not _same_values(array.values, const.values)):
                     proof.fail(f"{layer.op.location}: constant array {const.symbol} in flash differs from the one "
                                "the proof read")
+
+
+def _same_values(a, b) -> bool:
+    """Equal arrays; floating-point ones bit for bit (a NaN equals the same NaN, -0.0 differs from 0.0)."""
+    a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        return a.size == b.size and np.array_equal(a.astype(np.float64).view(np.uint64), b.astype(np.float64).view(np.uint64))
+    return np.array_equal(a, b)
 
 
 def _check_call(op, step: int, call, plan, proof) -> None:
@@ -122,7 +130,7 @@ def _check_call(op, step: int, call, plan, proof) -> None:
         arg = arg.arg if isinstance(arg, Cast) else arg
         for pointer in (arg.items if isinstance(arg, PointerList) else (arg,)):
             if isinstance(pointer, Arena):
-                proof.arena_pointers += 1
+                proof.count("arena_pointers")
                 if not 0 <= pointer.offset < plan.arena_bytes:
                     proof.fail(f"{where}: pointer edgesdk_arena + {pointer.offset} is outside the arena")
     try:

@@ -243,25 +243,6 @@ def reshape_same_size(op):
     return ok, f"{list(x.shape)} {x.dtype} -> {list(y.shape)} {y.dtype}"
 
 
-def pad_constant_zero_point(op):
-    """Padding is constant and pads with the output zero point (PAD), or a constant pad value (PADV2)"""
-    y = op.outputs[0]
-    if "paddings" not in op.attrs:
-        return False, "paddings are not constant"
-    if len(op.inputs) > 2 and op.inputs[2] is not None and not op.inputs[2].is_const:
-        return False, "pad value is not constant"
-    return _per_tensor(y), "output is not per-tensor quantized"
-
-
-def concatenation_shared_quantization(op):
-    """Every input shares the output's scale and zero point, and there is no fused activation"""
-    y = op.outputs[0]
-    bad = [t.name for t in op.inputs if t is not None and not _same_quant(t, y)]
-    if op.attrs.get("activation", "NONE") != "NONE":
-        return False, f"fused activation {op.attrs['activation']}"
-    return not bad, f"{', '.join(bad)} quantized differently from the output" if bad else ""
-
-
 def mean_constant_axes(op):
     """Axes are constant and the input is int8"""
     x = op.inputs[0]
@@ -278,10 +259,10 @@ def c_support() -> TargetSupport:
 
         ops = {op_type: entry.constraints for op_type, entry in sorted(c_ops().items())}
         for op_type, tvm_rules in LONG_TAIL_SUPPORT.items():
-            # an op type with a hand-written kernel and a TVM lowering: TFLite ops take the kernel (TFLite's
-            # integer semantics), ops imported through TVM their Relax subgraph (codegen.emit_layer)
-            ops[op_type] = ([_for_path(fn, tvm=False) for fn in ops[op_type]] + [_for_path(fn, tvm=True) for fn in tvm_rules]
-                            if op_type in ops else tvm_rules)
+            # An op type with a kernel of its own (SUB, DIV, ...) still goes through TVM when it was imported
+            # through TVM: each set of rules applies to its own kind of op.
+            ops[op_type] = ([*map(_unless_tvm, ops[op_type]), *map(_only_tvm, tvm_rules)] if op_type in ops
+                            else tvm_rules)
         _SUPPORT = TargetSupport(name="c", generic=[rank_at_most_6], ops=ops)
     return _SUPPORT
 
@@ -289,13 +270,21 @@ def c_support() -> TargetSupport:
 _SUPPORT = None
 
 
-def _for_path(rule, tvm: bool):
-    """`rule`, applied only to ops imported through TVM (tvm=True) or only to the others."""
-    def check(op):
-        return rule(op) if ("relax_function" in op.attrs) == tvm else (True, "")
-    check.__name__ = rule.__name__
-    check.__doc__ = ("Imported through TVM: " if tvm else "") + (rule.__doc__ or rule.__name__).strip()
-    return check
+def _unless_tvm(fn):
+    """A kernel's constraint, which an op imported through TVM (lowered by TVM instead) does not need to meet."""
+    def rule(op):
+        return (True, "") if "relax_function" in op.attrs else fn(op)
+    rule.__name__, rule.__doc__ = fn.__name__, fn.__doc__
+    return rule
+
+
+def _only_tvm(fn):
+    """A TVM-lowering constraint, for ops imported through TVM only (the others run the kernel)."""
+    def rule(op):
+        return fn(op) if "relax_function" in op.attrs else (True, "")
+    rule.__name__ = fn.__name__
+    rule.__doc__ = f"Imported through TVM: {fn.__doc__}"
+    return rule
 
 
 def __getattr__(name):

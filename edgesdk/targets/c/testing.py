@@ -19,7 +19,7 @@ from ...hostcc import build_shared_library, cache_dir, load_shared_library
 from ...importer.names import UniqueIdentifiers
 from ...ops import op_def, prepared
 from ...ops.base import ForcedMode
-from .calls import C_TYPES, render_layer
+from .calls import C_TYPES, float_literal, render_layer
 from .codegen import emit_layer
 
 KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
@@ -77,7 +77,7 @@ class HostContext:
         symbol = self.symbol(name_hint)
         values = np.asarray(array).reshape(-1)
         if ctype == "float":
-            items = ", ".join(float(np.float32(v)).hex() + "f" for v in values)
+            items = ", ".join(float_literal(v) for v in values)
         elif ctype == "double":
             items = ", ".join(float(v).hex() for v in values)
         else:

@@ -99,8 +99,31 @@ class DspTarget(Target):
         periph = self.peripheral_of(board)
         return RegionEstimate(cycles, int(periph.props.get("clock_hz", 0)) if periph else 0, "dsp")
 
+    def flash_lower_bound(self, region) -> int:
+        """A depthwise convolution's int8 filter goes into the serialized graph densely."""
+        return sum(op.inputs[1].num_elements for op in region.ops
+                   if op.type == "DEPTHWISE_CONV_2D" and op.inputs[1] is not None and op.inputs[1].is_const)
+
     def flash_bytes(self, model) -> int:
         return sum(len(g.data) for g in model.target_data.get(self.name) or [])
+
+    harness_includes = ("edgesdk_dsp_runtime.h",)
+
+    def harness_failure(self) -> str:
+        """The DSP's error code (docs/dsp-datasheet.md) and the node it stopped at (the runner parses them)."""
+        return DSP_HARNESS_FAILURE
+
+    def describe_failure(self, uart: str) -> str | None:
+        import re
+
+        from .registers import ERROR_NAMES
+
+        found = re.search(r"dsp_error=(-?\d+) dsp_node=(-?\d+)", uart)
+        if not found:
+            return None
+        code = int(found.group(1))
+        return (f"The DSP stopped with error {ERROR_NAMES.get(code, f'code {code}')} at node {found.group(2)} of its "
+                "serialized subgraph (docs/dsp-datasheet.md lists the DSP error codes).")
 
     def verify(self, compiled, proof) -> None:
         """Every blob: header and tables consistent, every arena tensor inside the arena, every constant
@@ -112,7 +135,7 @@ class DspTarget(Target):
             for problem in check_blob(graph.data, compiled.executor.arena_bytes):
                 fail(f"DSP blob {graph.symbol}: {problem}")
             if hasattr(proof, "dsp_blobs"):
-                proof.dsp_blobs += 1
+                proof.count("dsp_blobs")
 
 
 def _blob_cycles(builder) -> int:
@@ -134,3 +157,13 @@ class _EstimateContext:
 
 
 TARGET = DspTarget()
+
+
+DSP_HARNESS_FAILURE = """\
+if (status == EDGESDK_DSP_ERR_DEVICE) {
+    uint32_t dsp_status = edgesdk_dsp_last_status();
+    edgesdk_console_puts(" dsp_error=");
+    edgesdk_console_put_int((int32_t)((dsp_status & EDGESDK_DSP_STATUS_ERROR_CODE_MASK) >> EDGESDK_DSP_STATUS_ERROR_CODE_SHIFT));
+    edgesdk_console_puts(" dsp_node=");
+    edgesdk_console_put_int((int32_t)edgesdk_dsp_last_node());
+}"""

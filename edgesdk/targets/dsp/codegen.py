@@ -94,7 +94,7 @@ def _int32_bytes(values) -> bytes:
 
 def _reshape(op, ctx, builder):
     x, y = op.inputs[0], op.outputs[0]
-    src, dst = ctx.arena_offset(x), ctx.arena_offset(y)
+    src, dst = (None if x.is_const else ctx.arena_offset(x)), ctx.arena_offset(y)  # a constant: copied from the blob
     if src is not None and src == dst:
         return None  # the memory plan aliased input and output: nothing to move
     return _node(builder, ctx, op, R.OP_COPY, {"bytes": y.nbytes}, [x])

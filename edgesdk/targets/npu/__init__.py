@@ -42,17 +42,19 @@ class NpuTarget(Target):
         return NPU_SUPPORT
 
     def generate(self, region, ctx) -> RegionCode:
-        from ...aot.executor import NpuTable
         from ...importer.names import sanitize_name
         from ...npu import cmdtable, timing
         from .codegen import lower_ops
+        from .tables import WEIGHTS_BLOB, NpuTable
 
+        ctx.blob(WEIGHTS_BLOB)  # region 0 of every table exists even when no layer has weights
         commands = lower_ops(region.ops, ctx)
-        index = len(ctx.model.npu_tables)
+        tables = ctx.data(self.name, list)
+        index = len(tables)
         table = NpuTable(f"edgesdk_npu_table_{index}", cmdtable.encode(commands), commands,
                          [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)], region.ops,
                          timing.table_cycles(commands, timing.MemoryMap.for_board(ctx.board)))
-        ctx.model.npu_tables.append(table)
+        tables.append(table)
         ctx.include("npu_driver.h")
         ctx.include("model_npu.h")
         ctx.define_function("npu.run_table", RUN_TABLE_HELPER)
@@ -63,44 +65,123 @@ class NpuTarget(Target):
             "if (status != 0) {\n    return status;\n}")
 
     def render_sources(self, model, env, common: dict) -> dict:
-        if not model.npu_tables:
-            return {}
-        from ...aot.render import table_chunks
+        """model_npu.c/.h: the command tables, one commented chunk per command (templates/ beside this code)."""
+        from ...aot.render import c_value_lines
+        from ..api import render_template
+        from .tables import table_chunks, tables_of
 
+        tables = tables_of(model)
+        if not tables:
+            return {}
+        templates = Path(__file__).resolve().parent / "templates"
         return {
-            "model_npu.h": env.get_template("model_npu.h.j2").render(**common),
-            "model_npu.c": env.get_template("model_npu.c.j2").render(**common, tables=[
+            "model_npu.h": render_template(templates, "model_npu.h.j2", **common, tables=tables),
+            "model_npu.c": render_template(templates, "model_npu.c.j2", **common, tables=[
                 {"symbol": t.symbol, "data_len": len(t.data), "cycles": t.cycles, "command_count": len(t.listing),
-                 "layers": ", ".join(str(op.index) for op in t.ops), "chunks": table_chunks(t)}
-                for t in model.npu_tables]),
+                 "layers": ", ".join(str(op.index) for op in t.ops), "chunks": table_chunks(t, c_value_lines)}
+                for t in tables]),
         }
 
     def firmware_sources(self, model=None) -> list:
         return [HAL_DIR / "npu_driver.c", HAL_DIR / "npu_driver.h"]
 
+    def flash_lower_bound(self, region) -> int:
+        """A conv command's weights take at least a compressed stream's header (or the dense bytes, if
+        fewer), and its channel records 12 bytes per output channel; other constants are stored densely."""
+        from ...npu import registers as R
+
+        total = 0
+        for op in region.ops:
+            consts = [t for t in op.inputs if t is not None and t.is_const]
+            if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+                w = op.inputs[1]
+                total += min(w.num_elements, R.WEIGHT_STREAM_HEADER_BYTES)
+                total += R.CHANNEL_PARAM_BYTES * op.outputs[0].shape[-1]
+            elif op.type in ("ADD", "MUL", "CONCATENATION"):
+                total += sum(t.nbytes for t in consts)
+        return total
+
     def flash_bytes(self, model) -> int:
-        """The command tables (the weights blob is ctx.add_weights data, counted by the compiler)."""
-        return sum(len(t.data) for t in model.npu_tables)
+        """The command tables (the weights blob is counted with every blob by the compiler)."""
+        from .tables import tables_of
+
+        return sum(len(t.data) for t in tables_of(model))
 
     def peripherals(self) -> list:
-        return [PeripheralModel(NPU_TYPE, RENODE_TYPE, _native_npu_model, _renode_sources())]
+        return [PeripheralModel(NPU_TYPE, RENODE_TYPE, _native_npu_model, _renode_sources(), native=True)]
 
     def estimate(self, region, board, model=None) -> RegionEstimate | None:
         """The timing model (edgesdk/npu/timing.py) of the region's command table in `model`; None before
         codegen."""
-        table = next((t for t in (model.npu_tables if model else []) if t.ops == region.ops), None)
+        from .tables import tables_of
+
+        table = next((t for t in (tables_of(model) if model else []) if t.ops == region.ops), None)
         if table is None:
             return None
         return RegionEstimate(table.cycles, int(self.peripheral_of(board).props.get("clock_hz", 0)), "npu")
 
     def verify(self, compiled, proof) -> None:
-        pass  # edgesdk/verify.py proves NPU command tables itself (section 4)
+        """Every command table decodes and stays inside its regions (edgesdk/targets/npu/proof.py)."""
+        from .proof import verify_tables
+
+        verify_tables(compiled, proof)
+
+    def report(self, model) -> dict:
+        from .tables import tables_of
+
+        tables = tables_of(model)
+        return {"cycles": sum(t.cycles for t in tables), "table_bytes": sum(len(t.data) for t in tables),
+                "tables": [{"symbol": t.symbol, "layers": [op.index for op in t.ops], "commands": len(t.commands),
+                            "bytes": len(t.data), "cycles": t.cycles} for t in tables]}
+
+    def summary(self, section: dict) -> list:
+        if not section.get("tables"):
+            return []
+        return [f"npu: {section['cycles']} cycles (estimate) in {len(section['tables'])} command table(s) of "
+                f"{section['table_bytes']} B"]
+
+    harness_includes = ("npu_driver.h",)
+
+    def describe_failure(self, uart: str) -> str | None:
+        import re
+
+        from ...npu.registers import ERROR_NAMES
+
+        found = re.search(r"npu_error=(-?\d+) npu_command=(-?\d+)", uart)
+        if not found:
+            return None
+        code, command = int(found.group(1)), int(found.group(2)) & 0xFFFFFFFF
+        name, meaning = ERROR_NAMES.get(code, (f"code {code}", "undocumented error code"))
+        where = "the table header" if command == 0xFFFFFFFF else f"command {command}"
+        return (f"The NPU stopped with error {name} ({meaning}) at {where} of its command table "
+                "(docs/npu-datasheet.md lists the NPU error codes).")
+
+    def hil_variables(self, section: dict, symbols: dict) -> dict:
+        """NPU_TABLE_ADDRESS: where the first command table is (the NPU error suite corrupts it), else ""."""
+        tables = section.get("tables") or []
+        address = symbols.get(tables[0]["symbol"]) if tables else None
+        return {"NPU_TABLE_ADDRESS": f"{address:#010x}" if address is not None else ""}
+
+    def harness_failure(self) -> str:
+        return NPU_HARNESS_FAILURE
+
+
+# The test harness prints the NPU's error code and failing command (the runner and the HIL suites parse them;
+# docs/npu-datasheet.md lists the codes).
+NPU_HARNESS_FAILURE = """\
+if (status == EDGESDK_NPU_ERR_STATUS) {
+    uint32_t npu_status = edgesdk_npu_last_status();
+    edgesdk_console_puts(" npu_error=");
+    edgesdk_console_put_int((int32_t)((npu_status & EDGESDK_NPU_STATUS_ERROR_CODE_MASK) >> EDGESDK_NPU_STATUS_ERROR_CODE_SHIFT));
+    edgesdk_console_puts(" npu_command=");
+    edgesdk_console_put_int((int32_t)edgesdk_npu_last_error_command());
+}"""
 
 
 def _native_npu_model(peripheral, board):
     """The shared C NPU model, compiled into the emulator's native library (no Python on its hot path)."""
     from ...emulator.machine import default_npu_model
-    return default_npu_model()
+    return default_npu_model(board, peripheral)
 
 
 def _renode_sources() -> tuple:

@@ -345,7 +345,7 @@ def _busiest_steps(plan) -> set:
 MAX_CYCLE_INCREASE = 0.05
 
 
-def choose_cascades(graph, regions, scratch_sizes, baseline, rounding_mode: str = "ref", board=None,
+def choose_cascades(graph, regions, scratch_sizes, baseline, rounding_mode: str, board,
                     alignment: int = 16, max_cycle_increase: float = MAX_CYCLE_INCREASE):
     """Add cascade groups to the plan while one lowers the arena. Each round tries every candidate chain
     (not overlapping the groups chosen so far) that covers a busiest step of the current plan at every
@@ -450,10 +450,8 @@ class _CycleCosts:
     def __init__(self, rounding_mode: str, board):
         from ...aot.executor import CodegenContext, ExecutorModel
         from ...importer.names import UniqueIdentifiers
-        from ...board import load_board
         from ...npu import timing
 
-        board = board or load_board("riscv-npu")
         self.ctx = CodegenContext(ExecutorModel("dry", 0), None, UniqueIdentifiers(), rounding_mode, board)
         self.memory = timing.MemoryMap.for_board(board)
         self.commands = {}  # op -> its one command over whole tensors
@@ -482,7 +480,7 @@ class _CycleCosts:
         return striped, whole
 
 
-def group_cycles(group, rounding_mode: str = "ref", board=None) -> tuple:
+def group_cycles(group, rounding_mode: str, board) -> tuple:
     """(NPU cycles of the group in stripes, of its ops run whole), by the timing model."""
     return _CycleCosts(rounding_mode, board).of(group)
 

@@ -2,7 +2,7 @@
 
 `lower_ops(ops, ctx)` returns the commands in op order, ending with `End`. The context places data:
   ctx.arena_offset(tensor) -> int          offset of an activation tensor in region 1 (SRAM arena)
-  ctx.add_weights(data, align=16, label="") -> int   offset of constant bytes in region 0 (flash blob)
+  _weights_blob(ctx).add(data, align=16, label="") -> int   offset of constant bytes in region 0 (flash blob)
   ctx.rounding_for(op) -> "double" | "single" | "fp64"   requantization the compiler chose for op
                                                    (fp64, LiteRT's reference FULLY_CONNECTED: conv commands only)
 Every multiplier is computed with edgesdk.ir.quant the way TFLite's Prepare functions compute it, so the
@@ -21,10 +21,15 @@ from ...npu import cmdtable as C
 from ...npu import weight_codec
 from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
 from .cascade import groups_by_op, lower_group
+from .tables import WEIGHTS_BLOB
 from ...tune.active import layer_choice
 
-WEIGHTS_REGION = 0  # constants blob in flash
+WEIGHTS_REGION = 0  # constants blob in flash (ctx.blob(WEIGHTS_BLOB), edgesdk_npu_weights)
 ARENA_REGION = 1  # activation arena in SRAM
+
+
+def _weights_blob(ctx):
+    return ctx.blob(WEIGHTS_BLOB)
 
 
 def lower_ops(ops, ctx) -> list:
@@ -48,7 +53,7 @@ def _operand(t, ctx, shape=None) -> C.TensorDesc:
     """Dense descriptor of a tensor: constants go to the weights blob, activations live in the arena."""
     shape = C.to_nhwc(t.shape if shape is None else shape)
     if t.is_const:
-        offset = ctx.add_weights(np.ascontiguousarray(t.data, dtype=np.int8).tobytes(), 16, t.name)
+        offset = _weights_blob(ctx).add(np.ascontiguousarray(t.data, dtype=np.int8).tobytes(), 16, t.name)
         return C.TensorDesc.dense(WEIGHTS_REGION, offset, shape)
     return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(t), shape)
 
@@ -67,7 +72,7 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     stream = weight_codec.compress_if_smaller(data) if compress else None
     if stream is None:
         return dict(weights=_operand(w, ctx, shape))
-    offset = ctx.add_weights(stream, 16, f"{w.name} (compressed)")
+    offset = _weights_blob(ctx).add(stream, 16, f"{w.name} (compressed)")
     desc = C.TensorDesc.dense(WEIGHTS_REGION, offset, C.to_nhwc(w.shape if shape is None else shape))
     return dict(weights=desc, weight_stream_bytes=len(stream))
 
@@ -131,7 +136,7 @@ def _conv_common(op, ctx) -> dict:
         params = C.pack_channel_params(*conv_channel_params(op, rounding_name))
     act_min, act_max = _act_range(op)
     return dict(
-        params=C.ParamRef(WEIGHTS_REGION, ctx.add_weights(params, 4, f"{y.name} channel params")),
+        params=C.ParamRef(WEIGHTS_REGION, _weights_blob(ctx).add(params, 4, f"{y.name} channel params")),
         input_offset=-x.quant.zp0, weight_offset=-w.quant.zp0, output_offset=y.quant.zp0,
         act_min=act_min, act_max=act_max, rounding=rounding, note=_note(op))
 

@@ -186,7 +186,32 @@ def constraint_fc_shapes(op):
     return rows <= R.MAX_DIM and op.outputs[0].num_elements == rows * w.shape[0], f"{rows} rows"
 
 
+def constraint_conv_shapes(op):
+    """The output has the input's batch and one channel per filter (depthwise: filters [1, KH, KW, C_out])"""
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    if len(x.shape) != 4 or len(w.shape) != 4 or len(y.shape) != 4:
+        return False, f"input {list(x.shape)}, filter {list(w.shape)}, output {list(y.shape)}"
+    if op.type == "DEPTHWISE_CONV_2D":
+        ok = w.shape[0] == 1 and w.shape[3] == y.shape[3]
+    else:
+        ok = w.shape[0] == y.shape[3]
+    return ok and x.shape[0] == y.shape[0], f"input {list(x.shape)}, filter {list(w.shape)}, output {list(y.shape)}"
+
+
 # -- pooling -----------------------------------------------------------------------------------------------------
+def constraint_pool_shapes(op):
+    """Input and output are 4-D NHWC with the same batch and channels (pooling never changes them)"""
+    x, y = op.inputs[0], op.outputs[0]
+    ok = len(x.shape) == 4 and len(y.shape) == 4 and x.shape[0] == y.shape[0] and x.shape[3] == y.shape[3]
+    return ok, f"shapes {list(x.shape)} -> {list(y.shape)}"
+
+
+def constraint_pool_work(op):
+    """One pooling command does at most 2^28 element operations (output elements x filter height x width)"""
+    ops = op.outputs[0].num_elements * op.attrs["filter_h"] * op.attrs["filter_w"]
+    return ops <= R.MAX_OPS_PER_COMMAND, f"{ops} operations"
+
+
 def constraint_pool_filter(op):
     """Pooling filter height and width are 1..256"""
     fh, fw = op.attrs["filter_h"], op.attrs["filter_w"]
@@ -267,26 +292,76 @@ def constraint_no_fused_activation(op):
     return act == "NONE", f"activation {act}"
 
 
+# -- the commands themselves ------------------------------------------------------------------------------------
+class _ProbeContext:
+    """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
+    nowhere (only their sizes matter), dense weights, double rounding (valid in every command)."""
+
+    plan = None
+    compress_weights = False
+    rounding_mode = "ref"
+
+    def arena_offset(self, tensor) -> int:
+        return 0
+
+    def blob(self, name: str) -> "_NoBlob":
+        return _NoBlob()
+
+    def rounding_for(self, op) -> str:
+        return "double"
+
+
+class _NoBlob:
+    """Constants go nowhere while probing: every offset reads 0."""
+
+    def add(self, data, align: int = 16, label: str = "") -> int:
+        return 0
+
+
+def constraint_commands_accepted(op):
+    """The NPU accepts the op's commands: lowered on their own, they pass every static check of the NPU (edgesdk/npu/validate.py)"""
+    from ...errors import EdgesdkError
+    from ...npu import cmdtable as C
+    from ...npu import validate
+    from ...tune.active import applying
+    from .codegen import LOWERINGS
+
+    try:
+        with applying(None):  # dense weights, whatever a tuning schedule says: only the shapes matter here
+            commands = LOWERINGS[op.type](op, _ProbeContext())
+        table = C.encode(list(commands) + [C.End()])
+    except (C.CommandTableError, EdgesdkError, ValueError, OverflowError) as exc:
+        return False, f"its commands cannot be encoded: {exc}"
+    code, index = validate.check_table(table)
+    if code == R.ERR_NONE:
+        return True, ""
+    return False, (f"command {index} of its {len(commands)} ({type(commands[index]).__name__}) would stop the NPU "
+                   f"with {R.error_name(code)}: {R.error_description(code)}")
+
+
 GENERIC = [constraint_int8_activations, constraint_per_tensor_activation_quant, constraint_tensor_dims,
            constraint_operand_size]
 CONV_COMMON = [constraint_weights_int8_const, constraint_single_weight_zero_point, constraint_bias_int32,
                constraint_fused_activation, constraint_requant_representable, constraint_macs_per_command]
 SPATIAL = [constraint_kernel_size, constraint_stride, constraint_dilation, constraint_padding]
-POOL = [constraint_pool_filter, constraint_stride, constraint_padding, constraint_pool_same_quantization,
-        constraint_fused_activation]
+POOL = [constraint_pool_shapes, constraint_pool_filter, constraint_stride, constraint_padding,
+        constraint_pool_work, constraint_pool_same_quantization, constraint_fused_activation]
+# Last for every op: whatever the named rules above miss, the NPU's own static checks do not (issue 12).
+ACCEPTED = [constraint_commands_accepted]
 
 NPU_SUPPORT = TargetSupport(
     name="npu",
     generic=GENERIC,
     ops={
-        "CONV_2D": [constraint_not_grouped] + CONV_COMMON + SPATIAL,
-        "DEPTHWISE_CONV_2D": CONV_COMMON + SPATIAL + [constraint_depth_multiplier],
-        "FULLY_CONNECTED": [constraint_fc_shapes] + CONV_COMMON,
-        "AVERAGE_POOL_2D": POOL,
-        "MAX_POOL_2D": POOL,
-        "ADD": [constraint_broadcast, constraint_fused_activation, constraint_add_scales],
-        "MUL": [constraint_broadcast, constraint_fused_activation, constraint_mul_scale],
-        "RESHAPE": [],  # no command when the planner aliases input and output, else one DMA copy
-        "CONCATENATION": [constraint_no_fused_activation, constraint_concat_same_quantization],
+        "CONV_2D": [constraint_not_grouped, constraint_conv_shapes] + CONV_COMMON + SPATIAL + ACCEPTED,
+        "DEPTHWISE_CONV_2D": [constraint_conv_shapes] + CONV_COMMON + SPATIAL + [constraint_depth_multiplier] + ACCEPTED,
+        "FULLY_CONNECTED": [constraint_fc_shapes] + CONV_COMMON + ACCEPTED,
+        "AVERAGE_POOL_2D": POOL + ACCEPTED,
+        "MAX_POOL_2D": POOL + ACCEPTED,
+        "ADD": [constraint_broadcast, constraint_fused_activation, constraint_add_scales] + ACCEPTED,
+        "MUL": [constraint_broadcast, constraint_fused_activation, constraint_mul_scale] + ACCEPTED,
+        # RESHAPE: no command when the planner aliases input and output, else one DMA copy
+        "RESHAPE": ACCEPTED,
+        "CONCATENATION": [constraint_no_fused_activation, constraint_concat_same_quantization] + ACCEPTED,
     },
 )

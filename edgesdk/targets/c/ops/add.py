@@ -1,17 +1,24 @@
 """ADD on the host: edgesdk_add_s8 (edgesdk_add.c) with the op layer's rescaling constants, each input's rescaled
 value precomputed per int8 value (two 256-entry tables), and an output fast path when the sums cannot
-overflow."""
+overflow; edgesdk_add_s16 (the general int16 path), edgesdk_add_pot_s16 (LiteRT's power-of-two int16 path) and
+the float32 / int32 kernels of edgesdk_elementwise.c."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ....errors import UnsupportedOpError
 from ....ir import quant
+from ....ops.add import AddPotData
+from ....ops.binary import PlainData
 from ....ops.broadcast import broadcast_geometry
 from .. import supported as rules
+from ..calls import Null
 from ..emit import Emit, c_op, footprint
 from ..layouts import FAST_ACC_LIMIT
 from ..proof import prod, require, shift_checks
+from .binary import (ELEMENTWISE_C, ELEMENTWISE_H, SUFFIX, arithmetic_types, binary_footprint, int16_zero_points_zero,
+                     output_rescale_below_one, plain_params)
 
 ADD_TABLE_ENTRIES = 256  # edgesdk_add.c: one int32 per int8 input value, indexed by value + 128
 
@@ -22,29 +29,77 @@ def add_input_table(input_offset: int, left_shift: int, multiplier: int, shift: 
                                                             rounding) for x in range(-128, 128)], np.int64)
 
 
-@c_op("ADD", constraints=[rules.int8_quantized_activations, rules.supported_fused_activation],
-      headers=("edgesdk_add.h",), sources=("edgesdk_add.c",))
+def pot_call(e: Emit, d: AddPotData, kernel: str):
+    """LiteRT's power-of-two int16 ADD/SUB (--rounding ref only; TFLite Micro takes the general path)."""
+    op = e.op
+    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    if d.problem:
+        raise UnsupportedOpError(f"{op.location}: LiteRT's power-of-two int16 {op.type} (pot_scale_int16) refuses "
+                                 f"this model: {d.problem}. Re-export it without pot_scale_int16, or build with "
+                                 "--rounding tflm (TFLite Micro's general int16 path).")
+    if op.type == "ADD" and tuple(a.shape) != tuple(b.shape):
+        raise UnsupportedOpError(f"{op.location}: LiteRT's power-of-two int16 ADD (pot_scale_int16) does not broadcast "
+                                 f"{list(a.shape)} with {list(b.shape)} (its kernel reads past the smaller input). "
+                                 "Re-export the model without pot_scale_int16, or build with --rounding tflm.")
+    if not -31 <= min(d.input1_shift, d.input2_shift):
+        raise UnsupportedOpError(f"{op.location}: power-of-two int16 {op.type} shifts an input right by "
+                                 f"{-min(d.input1_shift, d.input2_shift)} bits (at most 31).")
+    fields = {"shape": broadcast_geometry(a, b, y), "input1_shift": d.input1_shift, "input2_shift": d.input2_shift,
+              "act_min": d.act_min, "act_max": d.act_max}
+    e.call(kernel, e.params("edgesdk_add_pot_params", fields), e.tensor(a), e.tensor(b), e.arena(y))
+    e.layer.note = "LiteRT's power-of-two int16 path"
+    return e.layer
+
+
+def general_quantized_fields(e: Emit, d) -> dict:
+    a, b, y = e.op.inputs[0], e.op.inputs[1], e.op.outputs[0]
+    return {"shape": broadcast_geometry(a, b, y),
+            "input1_offset": d.input1_offset, "input2_offset": d.input2_offset, "output_offset": d.output_offset,
+            "left_shift": d.left_shift,
+            "input1_multiplier": d.input1_multiplier, "input1_shift": d.input1_shift,
+            "input2_multiplier": d.input2_multiplier, "input2_shift": d.input2_shift,
+            "output_multiplier": d.output_multiplier, "output_shift": d.output_shift,
+            "act_min": d.act_min, "act_max": d.act_max,
+            "rounding": e.rounding(d.rounding)}
+
+
+@c_op("ADD", constraints=[arithmetic_types, int16_zero_points_zero, rules.supported_fused_activation,
+                          output_rescale_below_one],
+      headers=("edgesdk_add.h", ELEMENTWISE_H), sources=("edgesdk_add.c", ELEMENTWISE_C))
 def emit_add(e: Emit):
     op, d = e.op, e.data
     a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    fields = {
-        "shape": broadcast_geometry(a, b, y),
-        "input1_offset": d.input1_offset, "input2_offset": d.input2_offset, "output_offset": d.output_offset,
-        "left_shift": d.left_shift,
-        "input1_multiplier": d.input1_multiplier, "input1_shift": d.input1_shift,
-        "input2_multiplier": d.input2_multiplier, "input2_shift": d.input2_shift,
-        "output_multiplier": d.output_multiplier, "output_shift": d.output_shift,
-        "act_min": d.act_min, "act_max": d.act_max,
-        "rounding": e.rounding(d.rounding),
-    }
+    if isinstance(d, PlainData):
+        return e.call(f"edgesdk_add_{SUFFIX[y.dtype]}", plain_params(e, d, a, b, y), e.tensor(a), e.tensor(b),
+                      e.arena(y))
+    if isinstance(d, AddPotData):
+        return pot_call(e, d, "edgesdk_add_pot_s16")
+    if y.dtype == "int16":
+        fields = general_quantized_fields(e, d)
+        fields.update({"input1_table": e.null("int32_t"), "input2_table": e.null("int32_t"), "fast_output": 0})
+        params = e.params("edgesdk_add_params", fields)
+        return e.call("edgesdk_add_s16", params, e.tensor(a), e.tensor(b), e.arena(y))
+    return add_s8_call(e, d)
+
+
+def add_s8_call(e: Emit, d, subtract: bool = False):
+    """edgesdk_add_s8 with the two rescaled-input tables. SUB (subtract=True) uses the same kernel with input 2's
+    table negated: requantize(scaled1 + (-scaled2)) is TFLite's requantize(scaled1 - scaled2), value for value."""
+    a, b, y = e.op.inputs[0], e.op.inputs[1], e.op.outputs[0]
+    fields = general_quantized_fields(e, d)
     tables = [add_input_table(offset, d.left_shift, m, s, d.rounding) for offset, m, s in (
         (d.input1_offset, d.input1_multiplier, d.input1_shift), (d.input2_offset, d.input2_multiplier, d.input2_shift))]
+    if subtract:
+        tables[1] = -tables[1]
     fields["input1_table"] = e.int32s("input1_table", tables[0])
     fields["input2_table"] = e.int32s("input2_table", tables[1])
     reach = sum(int(np.max(np.abs(t))) for t in tables)
     fields["fast_output"] = int(d.rounding == "double" and -31 <= d.output_shift <= -1 and reach < FAST_ACC_LIMIT)
     params = e.params("edgesdk_add_params", fields)
-    return e.call("edgesdk_add_s8", params, e.tensor(a), e.tensor(b), e.arena(y))
+    e.call("edgesdk_add_s8", params, e.tensor(a), e.tensor(b), e.arena(y))
+    if subtract:
+        e.layer.note = "ADD's kernel, input 2's rescale table negated"
+    return e.layer
 
 
 def broadcast_footprint(call, op) -> list:
@@ -88,3 +143,16 @@ def add_footprint(call, op) -> list:
                           "the fast ADD output path needs both tables and |input1| + |input2| < 2^31 "
                           f"(the tables reach {sum(reach)})")
     return checks
+
+
+@footprint("edgesdk_add_s16")
+def add_s16_footprint(call, op) -> list:
+    """The broadcast walk; no tables (the int16 path computes each rescale) and no fast output path."""
+    p = call.args[0]
+    checks = require(p["fast_output"] == 0 and isinstance(p["input1_table"], Null)
+                     and isinstance(p["input2_table"], Null),
+                     "edgesdk_add_s16 takes no tables and no fast output path")
+    return checks + binary_footprint(call, op)
+
+
+footprint("edgesdk_add_pot_s16")(binary_footprint)

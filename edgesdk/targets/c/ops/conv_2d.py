@@ -1,5 +1,5 @@
 """CONV_2D on the host: edgesdk_conv2d_s8 (edgesdk_conv2d.c, and the register-blocked edgesdk_conv2d_blocked.c
-when its preconditions hold)."""
+when its preconditions hold); 16x8 layers: edgesdk_conv2d_s16 (edgesdk_conv2d_s16.c)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ import numpy as np
 from .. import supported as rules
 from ..emit import Emit, c_op, footprint
 from ..layouts import (CONV_BLOCK, bias_values, block_channels, conv_patch_max, fast_requant_obstacle, fast_shifts,
-                       fold_input_offset, windows_inside)
+                       fold_input_offset, kernel_constant, windows_inside)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
+from .layer16 import (acc64_shift_checks, accumulator_macro, bias64_const, fast_requant_checks, fast_requant_fields,
+                      int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
 
 CONV_CONSTRAINTS = [rules.int8_quantized_activations, rules.int8_weights_int32_bias,
                     rules.per_channel_filters_symmetric, rules.supported_fused_activation]
+# int8 or 16x8 (edgesdk/targets/c/ops/layer16.py)
+LAYER_CONSTRAINTS = [layer_or_float_dtypes, symmetric_filters, rules.supported_fused_activation,
+                     int16_shifts_in_range]
 
 
 def weights_const(e: Emit, values):
@@ -51,10 +56,15 @@ def flat_pointwise(f: dict) -> dict:
     return {"in_h": 1, "in_w": pixels, "out_h": 1, "out_w": pixels}
 
 
-@c_op("CONV_2D", constraints=[rules.conv_shapes, *CONV_CONSTRAINTS],
-      headers=("edgesdk_conv2d.h",), sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c",))
+@c_op("CONV_2D", constraints=[rules.conv_shapes, *LAYER_CONSTRAINTS],
+      headers=("edgesdk_conv2d.h", "edgesdk_layer16.h"),
+      sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c", "edgesdk_conv2d_s16.c", "edgesdk_conv2d_f32.c"))
 def emit_conv2d(e: Emit):
     op, d = e.op, e.data
+    if op.inputs[0].dtype == "int16":
+        return emit_conv2d_s16(e)
+    if op.inputs[0].dtype == "float32":
+        return emit_conv2d_f32(e)
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     a = op.attrs
@@ -127,3 +137,123 @@ def _blocked_preconditions(p, bias) -> list:
     return checks + require(not copies or taps <= patch_max,
                             f"the blocked conv kernel would copy a {taps}-byte filter window into its "
                             f"{patch_max}-byte stack buffer (windows {'in padding' if not inside else 'of the odd last column'})")
+
+
+def conv_geometry(op) -> dict:
+    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
+    return {
+        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": y.shape[3],
+        "filter_h": w.shape[1], "filter_w": w.shape[2], "filter_in_c": w.shape[3],
+        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
+        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
+        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+    }
+
+
+def emit_conv2d_s16(e: Emit):
+    """16x8 CONV_2D: TFLite's int16 ConvPerChannel, accumulator of the bias type (edgesdk_layer16.h)."""
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    out_c = y.shape[3]
+    weights = w.data.astype(np.int8)
+    flat = weights.reshape(out_c, -1)
+    fields = conv_geometry(op)
+    bias = None if b is None else b.data.astype(np.int64).reshape(-1)
+    fast = sum32(flat, bias=bias) == 1 and w.shape[3] == x.shape[3]
+    fields.update({
+        "act_min": d.act_min, "act_max": d.act_max,
+        "multiplier": e.int32s("multiplier", d.multipliers), "shift": e.int32s("shift", d.shifts),
+        "rounding": e.rounding("single" if d.rounding == "single" else "double"),
+        "accumulator": accumulator_macro(op),
+        "sum32": sum32(flat, bias=bias),
+        "blocked": int(fast),
+    })
+    fields.update(fast_requant_fields(e, d, bool(fields["sum32"]) and fields["accumulator"].name == "EDGESDK_ACC64"))
+    if fast:
+        weights = block_channels16(flat)
+    params = e.params("edgesdk_conv2d_s16_params", fields)
+    e.call("edgesdk_conv2d_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b), e.arena(y))
+    e.layer.note = (f"{w.shape[1]}x{w.shape[2]} conv 16x8, {x.shape[3]}->{out_c} channels, "
+                    f"{'blocked' if fast else 'reference loops'}")
+    return e.layer
+
+
+def unblock_channels16(flat, out_c: int) -> np.ndarray:
+    """The [out_c][taps] rows of a filter in the blocked layout."""
+    block = kernel_constant("edgesdk_conv2d.h", "EDGESDK_CONV16_BLOCK")
+    taps = flat.size // out_c
+    full = out_c // block * block
+    head = flat[:full * taps].reshape(out_c // block, taps, block).transpose(0, 2, 1).reshape(full, taps)
+    return np.concatenate([head, flat[full * taps:].reshape(out_c - full, taps)])
+
+
+def block_channels16(weights_2d) -> np.ndarray:
+    """edgesdk_conv2d_s16's blocked layout: full blocks of EDGESDK_CONV16_BLOCK channels [tap][block], then the
+    remaining channels as they were."""
+    return block_channels(weights_2d, kernel_constant("edgesdk_conv2d.h", "EDGESDK_CONV16_BLOCK"))
+
+
+@footprint("edgesdk_conv2d_s16")
+def conv2d_s16_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
+                      "filter_in_c", "stride_h", "stride_w", "dilation_h", "dilation_w")
+    checks += non_negative(p, "pad_top", "pad_left")
+    if checks:
+        return checks
+    groups = p["in_c"] // p["filter_in_c"]
+    checks += require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0,
+                      f"{p['in_c']} input channels do not split into groups of {p['filter_in_c']} for {p['out_c']} outputs")
+    out_c = p["out_c"]
+    checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
+    if p["sum32"] and hasattr(w, "values"):
+        rows = np.asarray(w.values).reshape(out_c, -1)
+        if p["blocked"]:
+            rows = unblock_channels16(rows.reshape(-1), out_c)
+        checks += require(sum32(rows, bias=getattr(b, "values", None)) == 1,
+                          "sum32 is set but the filter's partial sums (with the bias) can leave int32")
+    checks += require(p["blocked"] in (0, 1) and (not p["blocked"] or (p["sum32"] and groups == 1)),
+                      "the blocked 16x8 conv needs int32 partial sums and no groups")
+    checks += shift_checks(p, out_c) + acc64_shift_checks(p["accumulator"], p["shift"], out_c)
+    checks += fast_requant_checks(p, out_c)
+    return checks + per_channel(p, out_c, "multiplier", "shift") + [
+        (x, 2 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+        (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
+        (b, optional(b, 8 * out_c), "bias"),
+        (y, 2 * p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+
+
+def float_bias(e: Emit, b):
+    return e.null("float") if b is None else e.tensor(b)
+
+
+def emit_conv2d_f32(e: Emit):
+    """float32 CONV_2D: TFLite's reference_ops::Conv."""
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    fields = conv_geometry(op)
+    fields.update(act_min=float(d.act_min), act_max=float(d.act_max))
+    params = e.params("edgesdk_conv2d_f32_params", fields)
+    e.call("edgesdk_conv2d_f32", params, e.tensor(x), e.tensor(w), float_bias(e, b), e.arena(y))
+    e.layer.note = f"{w.shape[1]}x{w.shape[2]} conv float32, {x.shape[3]}->{y.shape[3]} channels"
+    return e.layer
+
+
+@footprint("edgesdk_conv2d_f32")
+def conv2d_f32_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
+                      "filter_in_c", "stride_h", "stride_w", "dilation_h", "dilation_w")
+    checks += non_negative(p, "pad_top", "pad_left")
+    if checks:
+        return checks
+    groups = p["in_c"] // p["filter_in_c"]
+    checks += require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0, "channels do not split into groups")
+    out_c = p["out_c"]
+    return checks + [(x, 4 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+                     (w, 4 * out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
+                     (b, optional(b, 4 * out_c), "bias"),
+                     (y, 4 * p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]

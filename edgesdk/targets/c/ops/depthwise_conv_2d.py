@@ -1,15 +1,19 @@
 """DEPTHWISE_CONV_2D on the host: edgesdk_depthwise_conv2d_s8 (edgesdk_depthwise_conv2d.c, and the 3x3 sliding
-kernel edgesdk_depthwise_conv2d_sliding.c when its preconditions hold)."""
+kernel edgesdk_depthwise_conv2d_sliding.c when its preconditions hold); 16x8 layers: edgesdk_depthwise_conv2d_s16
+(edgesdk_depthwise_conv2d_s16.c)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .. import supported as rules
+from ..calls import Macro
 from ..emit import Emit, c_op, footprint
 from ..layouts import bias_values, fast_requant_obstacle, fast_shifts, fold_input_offset
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
-from .conv_2d import CONV_CONSTRAINTS, bias_const, weights_const
+from .conv_2d import bias_const, float_bias, weights_const
+from .layer16 import (acc64_shift_checks, bias64_const, depthwise_dtypes, fast_requant_checks, fast_requant_fields,
+                      int16_shifts_in_range, sum32, symmetric_filters)
 
 
 def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, mults, shifts) -> str | None:
@@ -25,10 +29,17 @@ def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, m
     return fast_requant_obstacle(f, rounding, per_channel_weights, bias, mults, shifts)
 
 
-@c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, *CONV_CONSTRAINTS],
-      headers=("edgesdk_depthwise_conv2d.h",), sources=("edgesdk_depthwise_conv2d.c", "edgesdk_depthwise_conv2d_sliding.c",))
+@c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, depthwise_dtypes, symmetric_filters,
+                                         rules.supported_fused_activation, int16_shifts_in_range],
+      headers=("edgesdk_depthwise_conv2d.h", "edgesdk_layer16.h"),
+      sources=("edgesdk_depthwise_conv2d.c", "edgesdk_depthwise_conv2d_sliding.c", "edgesdk_depthwise_conv2d_s16.c",
+               "edgesdk_depthwise_conv2d_f32.c"))
 def emit_depthwise_conv2d(e: Emit):
     op, d = e.op, e.data
+    if op.inputs[0].dtype == "int16":
+        return emit_depthwise_conv2d_s16(e)
+    if op.inputs[0].dtype == "float32":
+        return emit_depthwise_conv2d_f32(e)
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     a = op.attrs
@@ -87,3 +98,89 @@ def depthwise_footprint(call, op) -> list:
         (w, p["filter_h"] * p["filter_w"] * p["out_c"], "filter"),
         (b, optional(b, 4 * out_c), "bias"),
         (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+
+
+def emit_depthwise_conv2d_s16(e: Emit):
+    """16x8 DEPTHWISE_CONV_2D: TFLite's int16 DepthwiseConvPerChannel (int64 accumulator and bias)."""
+    op, d = e.op, e.data
+    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    out_c = y.shape[3]
+    weights = w.data.astype(np.int8)
+    fields = {
+        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c,
+        "depth_multiplier": out_c // x.shape[3],
+        "filter_h": w.shape[1], "filter_w": w.shape[2],
+        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
+        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
+        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        "act_min": d.act_min, "act_max": d.act_max,
+        "multiplier": e.int32s("multiplier", d.multipliers), "shift": e.int32s("shift", d.shifts),
+        "sum32": sum32(weights.reshape(-1, out_c).T, bias=None if b is None else b.data.astype(np.int64).reshape(-1)),
+    }
+    fields.update(fast_requant_fields(e, d, bool(fields["sum32"])))
+    params = e.params("edgesdk_depthwise_conv2d_s16_params", fields)
+    e.call("edgesdk_depthwise_conv2d_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b),
+           e.arena(y))
+    e.layer.note = f"{w.shape[1]}x{w.shape[2]} depthwise 16x8, {out_c} channels"
+    return e.layer
+
+
+@footprint("edgesdk_depthwise_conv2d_s16")
+def depthwise_s16_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "depth_multiplier",
+                      "filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w")
+    checks += non_negative(p, "pad_top", "pad_left")
+    if checks:
+        return checks
+    out_c = p["in_c"] * p["depth_multiplier"]
+    checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
+    checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
+    if p["sum32"] and hasattr(w, "values"):
+        checks += require(sum32(np.asarray(w.values).reshape(-1, out_c).T, bias=getattr(b, "values", None)) == 1,
+                          "sum32 is set but the filter's partial sums can leave int32")
+    checks += fast_requant_checks(p, out_c)
+    return checks + shift_checks(p, out_c) + acc64_shift_checks(Macro("EDGESDK_ACC64"), p["shift"], out_c) + per_channel(
+        p, out_c, "multiplier", "shift") + [
+        (x, 2 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+        (w, p["filter_h"] * p["filter_w"] * p["out_c"], "filter"),
+        (b, optional(b, 8 * out_c), "bias"),
+        (y, 2 * p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+
+
+def emit_depthwise_conv2d_f32(e: Emit):
+    """float32 DEPTHWISE_CONV_2D: TFLite's reference_ops::DepthwiseConv."""
+    op, d = e.op, e.data
+    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    out_c = y.shape[3]
+    fields = {
+        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c, "depth_multiplier": out_c // x.shape[3],
+        "filter_h": w.shape[1], "filter_w": w.shape[2], "stride_h": a["stride_h"], "stride_w": a["stride_w"],
+        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
+        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        "act_min": float(d.act_min), "act_max": float(d.act_max),
+    }
+    params = e.params("edgesdk_depthwise_conv2d_f32_params", fields)
+    e.call("edgesdk_depthwise_conv2d_f32", params, e.tensor(x), e.tensor(w), float_bias(e, b), e.arena(y))
+    e.layer.note = f"{w.shape[1]}x{w.shape[2]} depthwise float32, {out_c} channels"
+    return e.layer
+
+
+@footprint("edgesdk_depthwise_conv2d_f32")
+def depthwise_f32_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "depth_multiplier",
+                      "filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w")
+    checks += non_negative(p, "pad_top", "pad_left")
+    if checks:
+        return checks
+    out_c = p["in_c"] * p["depth_multiplier"]
+    checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
+    return checks + [(x, 4 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+                     (w, 4 * p["filter_h"] * p["filter_w"] * out_c, "filter"),
+                     (b, optional(b, 4 * out_c), "bias"),
+                     (y, 4 * p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]

@@ -1,7 +1,7 @@
 """FULLY_CONNECTED on the host: edgesdk_fully_connected_s8 (edgesdk_fully_connected.c, and the register-blocked
 kernels of edgesdk_fully_connected_blocked.c in the int8-block or paired-lane layout when their preconditions
 hold). LiteRT requantizes in double precision (rounding "fp64"); the kernel's exact integer fast path gets it
-right too."""
+right too. 16x8 layers: edgesdk_fully_connected_s16 (edgesdk_fully_connected_s16.c)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from ..emit import Emit, c_op, footprint
 from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_WEIGHTS, accumulator_bound, bias_values,
                        block_fully_connected, fast_requant_obstacle, fold_input_offset, fp64_window, pair_fully_connected)
 from ..proof import optional, per_channel, positive, require, shift_checks
-from .conv_2d import CONV_CONSTRAINTS, bias_const, weights_const
+from .conv_2d import bias_const, weights_const
+from .layer16 import (acc64_shift_checks, accumulator, accumulator_macro, bias64_const, fast_requant_checks,
+                      fast_requant_fields, int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
 
 
 def fast_fully_connected_obstacle(fields: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
@@ -26,10 +28,17 @@ def double_const(e: Emit, what: str, values):
     return e.const(what, np.asarray(values, np.float64), "double")
 
 
-@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, *CONV_CONSTRAINTS],
-      headers=("edgesdk_fully_connected.h",), sources=("edgesdk_fully_connected.c", "edgesdk_fully_connected_blocked.c",))
+@c_op("FULLY_CONNECTED", constraints=[rules.fully_connected_shapes, layer_or_float_dtypes, symmetric_filters,
+                                       rules.supported_fused_activation, int16_shifts_in_range],
+      headers=("edgesdk_fully_connected.h", "edgesdk_layer16.h"),
+      sources=("edgesdk_fully_connected.c", "edgesdk_fully_connected_blocked.c", "edgesdk_fully_connected_s16.c",
+               "edgesdk_fully_connected_f32.c"))
 def emit_fully_connected(e: Emit):
     op, d = e.op, e.data
+    if op.inputs[0].dtype == "int16":
+        return emit_fully_connected_s16(e)
+    if op.inputs[0].dtype == "float32":
+        return emit_fully_connected_f32(e)
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     out_depth, in_depth = w.shape
@@ -86,3 +95,78 @@ def fully_connected_footprint(call, op) -> list:
         (w, filter_bytes, "filter"),
         (b, optional(b, 4 * n), "bias"),
         (y, p["batches"] * n, "output")]
+
+
+def emit_fully_connected_s16(e: Emit):
+    """16x8 FULLY_CONNECTED: accumulator of the bias type; LiteRT requantizes in double (fp64), TFLite Micro
+    with MultiplyByQuantizedMultiplier of the accumulator type (edgesdk_layer16.h)."""
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    out_depth, in_depth = w.shape
+    weights = w.data.astype(np.int8)
+    fields = {
+        "batches": x.num_elements // in_depth, "in_depth": in_depth, "out_depth": out_depth,
+        "act_min": d.act_min, "act_max": d.act_max,
+        "multiplier": e.int32s("multiplier", d.multipliers), "shift": e.int32s("shift", d.shifts),
+        "scale": double_const(e, "scale", d.scales) if d.rounding == "fp64" else e.null("double"),
+        "rounding": e.rounding(d.rounding),
+        "accumulator": accumulator_macro(op),
+        "sum32": sum32(weights, bias=None if b is None else b.data.astype(np.int64).reshape(-1)),
+    }
+    fields.update(fast_requant_fields(e, d, bool(fields["sum32"]) and d.rounding != "fp64"
+                                      and fields["accumulator"].name == "EDGESDK_ACC64"))
+    params = e.params("edgesdk_fully_connected_s16_params", fields)
+    e.call("edgesdk_fully_connected_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b),
+           e.arena(y))
+    e.layer.note = f"{in_depth}->{out_depth} 16x8, {accumulator(op)} accumulator"
+    return e.layer
+
+
+@footprint("edgesdk_fully_connected_s16")
+def fully_connected_s16_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_depth", "out_depth")
+    if checks:
+        return checks
+    n = p["out_depth"]
+    checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
+    if p["sum32"] and hasattr(w, "values"):
+        checks += require(sum32(np.asarray(w.values).reshape(n, -1), bias=getattr(b, "values", None)) == 1,
+                          "sum32 is set but the weights' partial sums can leave int32")
+    fp64 = p["rounding"].name == "EDGESDK_ROUNDING_FP64"
+    checks += require(not fp64 or optional(p["scale"], 1) == 1, "fp64 rounding needs the scales")
+    scale = [(p["scale"], 8 * n, f"scale[{n}]")] if fp64 else []
+    if not fp64:
+        checks += acc64_shift_checks(p["accumulator"], p["shift"], n)
+    checks += require(not (fp64 and p["fast_requant"]), "fp64 rounding has no fast integer form")
+    checks += fast_requant_checks(p, n)
+    return checks + shift_checks(p, n) + per_channel(p, n, "multiplier", "shift") + scale + [
+        (x, 2 * p["batches"] * p["in_depth"], "input"),
+        (w, n * p["in_depth"], "filter"),
+        (b, optional(b, 8 * n), "bias"),
+        (y, 2 * p["batches"] * n, "output")]
+
+
+def emit_fully_connected_f32(e: Emit):
+    """float32 FULLY_CONNECTED: TFLite's reference_ops::FullyConnected."""
+    op, d = e.op, e.data
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    out_depth, in_depth = w.shape
+    fields = {"batches": x.num_elements // in_depth, "in_depth": in_depth, "out_depth": out_depth,
+              "act_min": float(d.act_min), "act_max": float(d.act_max)}
+    params = e.params("edgesdk_fully_connected_f32_params", fields)
+    bias = e.null("float") if b is None else e.tensor(b)
+    e.call("edgesdk_fully_connected_f32", params, e.tensor(x), e.tensor(w), bias, e.arena(y))
+    e.layer.note = f"{in_depth}->{out_depth} float32"
+    return e.layer
+
+
+@footprint("edgesdk_fully_connected_f32")
+def fully_connected_f32_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks = positive(p, "batches", "in_depth", "out_depth")
+    n = p["out_depth"]
+    return checks or [(x, 4 * p["batches"] * p["in_depth"], "input"), (w, 4 * n * p["in_depth"], "filter"),
+                      (b, optional(b, 4 * n), "bias"), (y, 4 * p["batches"] * n, "output")]

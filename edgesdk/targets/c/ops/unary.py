@@ -199,7 +199,14 @@ def emit_rsqrt(e: Emit):
     x, y = _io(e.op)
     if x.dtype == "float32":
         return e.call("edgesdk_rsqrt_f32", _size_params(e), e.tensor(x), e.arena(y))
-    return _table_call(e, "table lookup")
+    d = e.data
+    if hasattr(d, "table"):
+        return _table_call(e, "table lookup")
+    fields = {"size": x.num_elements, "input_zero_point": d.input_zero_point, "output_zero_point": d.output_zero_point,
+              "multiplier": d.multiplier, "shift": d.shift, "rounding": e.rounding(d.rounding)}
+    e.call("edgesdk_rsqrt_s16", e.params("edgesdk_rsqrt_params", fields), e.tensor(x), e.arena(y))
+    e.layer.note = "fixed point (TFLite Micro)"
+    return e.layer
 
 
 @c_op("EXP", "LOG", constraints=[table_ops_types], **MATHF_FILES)
@@ -272,6 +279,16 @@ def lut16_footprint(call, op) -> list:
                       f"the int16 table must hold {INT16_TABLE_ENTRIES} entries")
     return checks or [(table, 2 * INT16_TABLE_ENTRIES, f"table[{INT16_TABLE_ENTRIES}]"),
                       (x, 2 * p["size"], "input"), (y, 2 * p["size"], "output")]
+
+
+@footprint("edgesdk_rsqrt_s16")
+def rsqrt16_footprint(call, op) -> list:
+    """size int16 inputs and outputs; the kernel shifts by shift - 20, which must stay >= -31."""
+    p, x, y = call.args
+    checks = positive(p, "size") + shift_checks(p)
+    checks += require(isinstance(p["shift"], int) and p["shift"] - 20 >= -31,
+                      "requantization shift - 20 is below -31 (quantization scales out of range)")
+    return checks or [(x, 2 * p["size"], "input"), (y, 2 * p["size"], "output")]
 
 
 @footprint("edgesdk_zeros")

@@ -1,0 +1,167 @@
+/*
+ * edgesdk_conv2d_s16.c - int16 CONV_2D (16x8), bit-exact with TFLite's reference_integer_ops::ConvPerChannel
+ * for int16 input: acc = bias + sum(w * x) over the taps inside the image (no offsets: int16 zero points are
+ * 0), requantized per output channel in the accumulator mode of edgesdk_layer16.h, clamped, no output offset.
+ */
+#include "edgesdk_conv2d.h"
+
+#include "edgesdk_layer16.h"
+#include "edgesdk_window.h"
+
+/* acc[j] += sum_i x[i] * w[i * 4 + j], j < 4: one input load feeds the block's four channels. */
+static inline void mac_block4(const int16_t *x, const int8_t *w, int32_t n, int32_t *acc)
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+#pragma GCC unroll 2
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t v = x[i];
+        a0 += v * w[0];
+        a1 += v * w[1];
+        a2 += v * w[2];
+        a3 += v * w[3];
+        w += EDGESDK_CONV16_BLOCK;
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+
+static inline int16_t conv16_output(const edgesdk_conv2d_s16_params *p, int64_t acc, const int64_t *bias, int32_t oc)
+{
+    if (bias != 0) {
+        acc += bias[oc];
+    }
+    const int32_t scaled = edgesdk_requantize16(acc, p->accumulator, p->rounding, p->multiplier[oc], p->shift[oc], 0.0);
+    return edgesdk_clamp_s16(scaled, p->act_min, p->act_max);
+}
+
+/* The same when the compiler proved sum32: sum and bias in int32. */
+static inline int16_t conv16_output_small(const edgesdk_conv2d_s16_params *p, int32_t sum, const int64_t *bias,
+                                          int32_t oc)
+{
+    const int32_t acc = edgesdk_add_bias32(sum, bias, oc);
+    const int32_t scaled = p->fast_requant
+                               ? edgesdk_mbqm64_fast(acc, p->fast_multiplier[oc], p->fast_shift[oc])
+                               : edgesdk_requantize16_small(acc, p->accumulator, p->rounding, p->multiplier[oc],
+                                                            p->shift[oc]);
+    return edgesdk_clamp_s16(scaled, p->act_min, p->act_max);
+}
+
+/* The blocked layout (edgesdk_conv2d.h): no groups, int32 partial sums. */
+static void conv2d_s16_blocked(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *filter,
+                               const int64_t *bias, int16_t *output)
+{
+    const int32_t taps = p->filter_h * p->filter_w * p->in_c;
+    const int32_t blocks = p->out_c / EDGESDK_CONV16_BLOCK;
+    const int8_t *rest = filter + blocks * EDGESDK_CONV16_BLOCK * taps; /* the remaining channels, OHWI */
+    const int32_t row_runs = p->dilation_w == 1;
+    for (int32_t b = 0; b < p->batches; b++) {
+        const int16_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
+        for (int32_t oy = 0; oy < p->out_h; oy++) {
+            const int32_t y0 = oy * p->stride_h - p->pad_top;
+            const edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
+            for (int32_t ox = 0; ox < p->out_w; ox++) {
+                const int32_t x0 = ox * p->stride_w - p->pad_left;
+                const edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
+                const int32_t taps_x = wx.last > wx.first ? wx.last - wx.first : 0;
+                int32_t oc = 0;
+                for (int32_t blk = 0; blk < blocks; blk++, oc += EDGESDK_CONV16_BLOCK) {
+                    const int8_t *w_blk = filter + blk * EDGESDK_CONV16_BLOCK * taps;
+                    int32_t acc[EDGESDK_CONV16_BLOCK] = {0, 0, 0, 0};
+                    for (int32_t fy = wy.first; fy < wy.last; fy++) {
+                        const int16_t *x_row = in_batch + (y0 + fy * p->dilation_h) * p->in_w * p->in_c;
+                        const int32_t tap_row = fy * p->filter_w * p->in_c;
+                        if (row_runs) {
+                            mac_block4(x_row + (x0 + wx.first) * p->in_c,
+                                       w_blk + (tap_row + wx.first * p->in_c) * EDGESDK_CONV16_BLOCK,
+                                       taps_x * p->in_c, acc);
+                            continue;
+                        }
+                        for (int32_t fx = wx.first; fx < wx.last; fx++) {
+                            mac_block4(x_row + (x0 + fx * p->dilation_w) * p->in_c,
+                                       w_blk + (tap_row + fx * p->in_c) * EDGESDK_CONV16_BLOCK, p->in_c, acc);
+                        }
+                    }
+                    for (int32_t j = 0; j < EDGESDK_CONV16_BLOCK; j++) {
+                        *output++ = conv16_output_small(p, acc[j], bias, oc + j);
+                    }
+                }
+                for (; oc < p->out_c; oc++) {
+                    const int8_t *w_oc = rest + (oc - blocks * EDGESDK_CONV16_BLOCK) * taps;
+                    int32_t sum = 0;
+                    for (int32_t fy = wy.first; fy < wy.last; fy++) {
+                        const int16_t *x_row = in_batch + (y0 + fy * p->dilation_h) * p->in_w * p->in_c;
+                        const int8_t *w_row = w_oc + fy * p->filter_w * p->in_c;
+                        for (int32_t fx = wx.first; fx < wx.last; fx++) {
+                            sum += edgesdk_dot_s16_s8(x_row + (x0 + fx * p->dilation_w) * p->in_c,
+                                                      w_row + fx * p->in_c, p->in_c);
+                        }
+                    }
+                    *output++ = conv16_output_small(p, sum, bias, oc);
+                }
+            }
+        }
+    }
+}
+
+void edgesdk_conv2d_s16(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *filter,
+                        const int64_t *bias, int16_t *output)
+{
+    /* A local copy: output stores may alias *p as far as C knows; a copy keeps the parameters in registers. */
+    const edgesdk_conv2d_s16_params params = *p;
+    p = &params;
+    if (p->blocked) {
+        conv2d_s16_blocked(p, input, filter, bias, output);
+        return;
+    }
+    const int32_t groups = p->in_c / p->filter_in_c;
+    const int32_t filters_per_group = p->out_c / groups;
+    const int32_t filter_size = p->filter_h * p->filter_w * p->filter_in_c;
+    /* Without dilation or groups, the taps of one filter row inside the image are one contiguous run. */
+    const int32_t row_runs = p->dilation_w == 1 && groups == 1;
+
+    for (int32_t b = 0; b < p->batches; b++) {
+        const int16_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
+        for (int32_t oy = 0; oy < p->out_h; oy++) {
+            const int32_t y0 = oy * p->stride_h - p->pad_top;
+            const edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
+            for (int32_t ox = 0; ox < p->out_w; ox++) {
+                const int32_t x0 = ox * p->stride_w - p->pad_left;
+                const edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
+                const int32_t taps_x = wx.last > wx.first ? wx.last - wx.first : 0;
+                for (int32_t oc = 0; oc < p->out_c; oc++) {
+                    const int32_t group = oc / filters_per_group;
+                    const int8_t *w_oc = filter + oc * filter_size;
+                    int32_t sum32 = 0;
+                    int64_t sum64 = 0;
+                    for (int32_t fy = wy.first; fy < wy.last; fy++) {
+                        const int32_t iy = y0 + fy * p->dilation_h;
+                        const int16_t *x_row = in_batch + iy * p->in_w * p->in_c + group * p->filter_in_c;
+                        const int8_t *w_row = w_oc + fy * p->filter_w * p->filter_in_c;
+                        if (row_runs) {
+                            const int16_t *x = x_row + (x0 + wx.first) * p->in_c;
+                            const int8_t *w = w_row + wx.first * p->filter_in_c;
+                            if (p->sum32) {
+                                sum32 += edgesdk_dot_s16_s8(x, w, taps_x * p->in_c);
+                            } else {
+                                sum64 += edgesdk_dot_s16_s8_wide(x, w, taps_x * p->in_c);
+                            }
+                            continue;
+                        }
+                        for (int32_t fx = wx.first; fx < wx.last; fx++) {
+                            const int16_t *x = x_row + (x0 + fx * p->dilation_w) * p->in_c;
+                            const int8_t *w = w_row + fx * p->filter_in_c;
+                            if (p->sum32) {
+                                sum32 += edgesdk_dot_s16_s8(x, w, p->filter_in_c);
+                            } else {
+                                sum64 += edgesdk_dot_s16_s8_wide(x, w, p->filter_in_c);
+                            }
+                        }
+                    }
+                    *output++ = p->sum32 ? conv16_output_small(p, sum32, bias, oc) : conv16_output(p, sum64, bias, oc);
+                }
+            }
+        }
+    }
+}

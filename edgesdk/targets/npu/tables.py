@@ -1,0 +1,45 @@
+"""The NPU target's per-build data: one command table per NPU region, and how model_npu.c shows them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...npu import registers as R
+
+WEIGHTS_BLOB = "npu_weights"  # ctx.blob: region 0 of every command table (C symbol edgesdk_npu_weights)
+
+
+@dataclass
+class NpuTable:
+    symbol: str
+    data: bytes
+    commands: list
+    listing: list  # one human-readable line per command
+    ops: list
+    cycles: int
+
+
+def tables_of(model) -> list:
+    """The NPU command tables of an ExecutorModel (empty for a build without NPU regions)."""
+    return model.target_data.get("npu", [])
+
+
+def weights_of(model) -> bytes:
+    blob = model.blobs.get(WEIGHTS_BLOB)
+    return bytes(blob.data) if blob is not None else b""
+
+
+def table_chunks(table: NpuTable, value_lines) -> list:
+    """The table's bytes split into the header and one chunk per command, each with a comment."""
+    data = table.data
+    chunks = [{"comment": f"table header: magic, version, {len(table.listing)} commands, {len(data)} bytes",
+               "lines": value_lines(np.frombuffer(data[:R.TABLE_HEADER_BYTES], np.uint8), "uint8_t")}]
+    pos = R.TABLE_HEADER_BYTES
+    for index, text in enumerate(table.listing):
+        size = int.from_bytes(data[pos + 2:pos + 4], "little")
+        chunks.append({"comment": f"command {index}: {text}",
+                       "lines": value_lines(np.frombuffer(data[pos:pos + size], np.uint8), "uint8_t")})
+        pos += size
+    return chunks

@@ -1,0 +1,355 @@
+"""What NPU-1 refuses, and that edgesdk refuses it first (issue 12, item 8).
+
+1. edgesdk.npu.validate (the Python mirror of the C model's static pass) reports exactly what the C model's
+   `npu_validate_table` reports -- error code and command index -- on compiled tables and thousands of
+   mutated and random ones.
+2. For every NPU error code, table-driven: a model whose naive lowering would reach it is refused when
+   partitioning (the NPU's constraints), a table carrying it is refused by the build-time proof, or the code
+   cannot come from a compiled table (and why).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+
+import numpy as np
+import pytest
+
+import modelgen
+from conftest import model_path
+from edgesdk.compiler import BuildOptions, compile_model
+from edgesdk.aot.executor import Blob
+from edgesdk.errors import ModelError, UnsupportedOpError
+from edgesdk.importer import import_tflite
+from edgesdk.npu import cmdtable as C
+from edgesdk.npu import registers as R
+from edgesdk.npu import validate
+from edgesdk.npu.model import validate_table
+from edgesdk.targets.npu.supported import NPU_SUPPORT, _ProbeContext
+from edgesdk.verify import VerificationError, verify_build
+
+STATIC_CODES = {R.ERR_TABLE_MAGIC, R.ERR_TABLE_VERSION, R.ERR_TABLE_SIZE, R.ERR_BAD_OPCODE, R.ERR_CMD_SIZE,
+                R.ERR_BAD_REGION, R.ERR_BAD_SHAPE, R.ERR_BAD_PARAM, R.ERR_ADDRESS_RANGE, R.ERR_TOO_LARGE,
+                R.ERR_BAD_QUANT, R.ERR_NO_END}
+
+
+# -- 1. the mirror equals the C model ------------------------------------------------------------------------
+def _sample_tables() -> list:
+    """Tables edgesdk writes (KWS, VWW, IC and the single-op suite's NPU ops) plus one of every command."""
+    tables = []
+    for name in ("kws", "vww", "ic"):
+        tables += [t.data for t in compile_model(model_path(name), BuildOptions(target="npu,c")).executor.target_data["npu"]]
+    d = C.TensorDesc.dense
+    x, y = d(1, 0, (1, 8, 8, 16)), d(1, 1024, (1, 8, 8, 16))
+    p = C.ParamRef(0, 64)
+    tables.append(C.encode([
+        C.Conv2D(x, d(1, 2048, (1, 8, 8, 8)), d(0, 0, (8, 3, 3, 16)), p, pad_top=1, pad_left=1, rounding=2),
+        C.DepthwiseConv2D(x, y, d(0, 0, (1, 3, 3, 16)), p, pad_top=1, pad_left=1, depth_multiplier=1),
+        C.Conv2D(x, d(1, 2048, (1, 8, 8, 8)), d(0, 512, (8, 1, 1, 16)), p, weight_stream_bytes=200),
+        C.MaxPool2D(x, d(1, 3000, (1, 4, 4, 16)), filter_h=2, filter_w=2, stride_h=2, stride_w=2),
+        C.AvgPool2D(x, d(1, 3000, (1, 4, 4, 16)), filter_h=2, filter_w=2, stride_h=2, stride_w=2, floor_rounding=True),
+        C.Add(x, C.TensorDesc(1, 0, (1, 8, 8, 16), (0, 0, 0, 1)), y, input1_multiplier=1 << 30,
+              input2_multiplier=1 << 30, output_multiplier=1 << 30, output_shift=-20),
+        C.Mul(x, x, y, output_multiplier=1 << 30, output_shift=-8),
+        C.DmaCopy(x, y),
+        C.End(),
+    ]))
+    return tables
+
+
+# Values that sit on the edges of the NPU's checks, for the field-aware mutations.
+EDGES_U8 = [0, 1, 2, 3, 7, 8, 255]
+EDGES_U16 = [0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 255, 256, 257, 4096, 32767, 32768, 65535]
+EDGES_U32 = [0, 1, 71, 72, 1 << 20, (1 << 22) + 1, 1 << 28, 0x7FFFFFFF, 0xFFFFFFF0, 0xFFFFFFFF]
+
+
+def _command_starts(table: bytes) -> list:
+    starts, pos = [], R.TABLE_HEADER_BYTES
+    while pos + 4 <= len(table):
+        starts.append(pos)
+        size = struct.unpack_from("<H", table, pos + 2)[0]
+        if size == 0:
+            break
+        pos += size
+    return starts
+
+
+def _mutate(table: bytes, rng: random.Random) -> bytes:
+    data = bytearray(table)
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        kind = rng.random()
+        starts = _command_starts(bytes(data)) or [R.TABLE_HEADER_BYTES]
+        if kind < 0.55:  # a field of a command: u8 / u16 / u32 at an aligned offset, set to an edge value
+            base = rng.choice(starts)
+            width = rng.choice([1, 2, 2, 4, 4])
+            offset = base + rng.randrange(0, 144, width)
+            if offset + width > len(data):
+                continue
+            value = rng.choice({1: EDGES_U8, 2: EDGES_U16, 4: EDGES_U32}[width])
+            if rng.random() < 0.3:  # near the current value
+                value = max(0, int.from_bytes(data[offset:offset + width], "little") + rng.choice([-1, 1]))
+            data[offset:offset + width] = (value % (1 << (8 * width))).to_bytes(width, "little")
+        elif kind < 0.75:  # random bytes
+            for _ in range(rng.randint(1, 4)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        elif kind < 0.85:  # the header
+            offset = rng.choice([0, 4, 8, 12])
+            data[offset:offset + 4] = rng.choice(EDGES_U32 + [len(data), len(data) + 8]).to_bytes(4, "little")
+        elif kind < 0.93:  # cut or grow the table
+            data = data[:rng.randrange(len(data))] if rng.random() < 0.5 else data + bytes(rng.randint(1, 80))
+        else:  # swap two commands' bodies of different sizes / drop one
+            if len(starts) > 1:
+                k = rng.randrange(len(starts) - 1)
+                del data[starts[k]:starts[k + 1]]
+    return bytes(data)
+
+
+def test_python_mirror_equals_the_c_model_on_mutated_tables():
+    rng = random.Random(20261124)
+    tables = _sample_tables()
+    seen = {}
+    for k in range(6000):
+        table = _mutate(rng.choice(tables), rng)
+        bases = rng.choice([(0, 0), (0x20000000, 0x80000000), (0xFFFF0000, 0xFFFFF000),
+                            tuple(rng.randrange(1 << 32) for _ in range(8))])
+        address = rng.choice([0, 0x20000000, 0xFFFFFFF0])
+        want = validate_table(table, bases, address)
+        assert validate.check_table(table, bases, address) == want, (k, table.hex(), bases, address)
+        seen[want[0]] = seen.get(want[0], 0) + 1
+    # The mutations reach every error of the static pass, and many tables pass it.
+    assert set(seen) == STATIC_CODES | {R.ERR_NONE}, sorted(R.error_name(c) for c in seen)
+
+
+def test_python_mirror_equals_the_c_model_on_random_tables():
+    rng = random.Random(5)
+    for k in range(2000):
+        count = rng.randint(1, 4)
+        body = b""
+        for _ in range(count):
+            opcode = rng.choice([R.OP_END, R.OP_DMA_COPY, R.OP_CONV2D, R.OP_DEPTHWISE_CONV2D, R.OP_MAX_POOL,
+                                 R.OP_AVG_POOL, R.OP_ADD, R.OP_MUL, 0x7F])
+            size = {R.OP_END: 8, R.OP_DMA_COPY: 72, R.OP_MAX_POOL: 88, R.OP_AVG_POOL: 88, R.OP_ADD: 144,
+                    R.OP_MUL: 144}.get(opcode, 136)
+            fields = bytes(rng.choice([0, 0, 0, 1, 2, 255]) for _ in range(size - 8))
+            body += struct.pack("<BBHHH", opcode, rng.choice([0, 0, 1, 2, 3]), size, rng.choice([0, 0, 1, 2, 4, 8]),
+                                0) + fields
+        table = struct.pack("<IHHII", R.TABLE_MAGIC, 1, 1, count, 16 + len(body)) + body
+        assert validate.check_table(table) == validate_table(table), (k, table.hex())
+
+
+# -- 2. every NPU error, table-driven -------------------------------------------------------------------------
+def _op(data: bytes, tmp_path):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    return import_tflite(path).ops[0], path
+
+
+class _RunContext(_ProbeContext):
+    """Lowers an op for a real run: activations placed one after another, constants kept in a blob."""
+
+    def __init__(self):
+        self.offsets, self.weights = {}, Blob("weights", "weights")
+
+    def arena_offset(self, tensor) -> int:
+        if tensor not in self.offsets:
+            self.offsets[tensor] = sum(t.nbytes for t in self.offsets)
+        return self.offsets[tensor]
+
+    def blob(self, name):
+        return self.weights
+
+
+def _naive_error(op) -> int:
+    """The error the NPU stops with when it runs the op's commands as codegen lowers them, if no constraint
+    stopped the op (the C model, both passes: static checks and execution, e.g. records read from memory)."""
+    from edgesdk.npu.model import run_table
+    from edgesdk.targets.npu.codegen import LOWERINGS
+
+    ctx = _RunContext()
+    table = C.encode(LOWERINGS[op.type](op, ctx) + [C.End()])
+    flash, sram = 0x20000000, 0x80000000
+    arena = bytearray(max(1, sum(t.nbytes for t in ctx.offsets)))
+    result = run_table(table, {flash: bytearray(ctx.weights.data) + bytes(16), sram: arena}, [flash, sram], read_only=[flash])
+    return result.error_code
+
+
+def _pool_channels_differ():
+    """Issue 12, item 8: a pooling whose output has other channels than its input (built OK, BAD_SHAPE)."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 8, 8, 8), "int8", 0.05, -3)
+    y = m.tensor((1, 4, 4, 4), "int8", 0.05, -3)
+    m.op("AVERAGE_POOL_2D", [x], [y], "Pool2DOptions", Padding=modelgen.VALID, StrideH=2, StrideW=2,
+         FilterHeight=2, FilterWidth=2)
+    return m.build([x], [y])
+
+
+def _conv_channels_differ():
+    """A CONV_2D whose output has more channels than it has filters (the importer only checks the bias)."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 4, 4, 8), "int8", 0.05, 0)
+    w = m.const(np.ones((4, 1, 1, 8)), "int8", scale=0.02, zero_point=0)
+    y = m.tensor((1, 4, 4, 6), "int8", 0.1, 0)
+    m.op("CONV_2D", [x, w], [y], "Conv2DOptions", Padding=modelgen.SAME, StrideH=1, StrideW=1)
+    return m.build([x], [y])
+
+
+def _depthwise_filter_batch():
+    """A DEPTHWISE_CONV_2D with filters [2, KH, KW, C] (the NPU wants [1, KH, KW, C])."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 4, 4, 8), "int8", 0.05, 0)
+    w = m.const(np.ones((2, 3, 3, 8)), "int8", scale=0.02, zero_point=0)
+    y = m.tensor((1, 4, 4, 8), "int8", 0.1, 0)
+    m.op("DEPTHWISE_CONV_2D", [x, w], [y], "DepthwiseConv2DOptions", Padding=modelgen.SAME, StrideH=1, StrideW=1,
+         DepthMultiplier=1)
+    return m.build([x], [y])
+
+
+def _pool_too_much_work():
+    """A 64x64 max pooling over a 64x64x32 input with SAME padding: 2^29 element operations in one command."""
+    return modelgen.pool_model("MAX_POOL_2D", (1, 64, 64, 32), (64, 64), (1, 1), modelgen.SAME, (0.05, 0))
+
+
+def _conv_kernel_too_large():
+    return modelgen.conv_model((1, 80, 8, 4), np.ones((4, 65, 1, 4), np.int8), np.zeros(4, np.int32), (0.05, 0),
+                               0.02, (0.1, 0), padding=modelgen.VALID)
+
+
+def _add_shift_out_of_range():
+    return modelgen.binary_model("ADD", (1, 4), (1, 4), (1, 4), (1.0, 0), (1.0, 0), (1e-17, 0))
+
+
+def _conv_requant_out_of_range():
+    return modelgen.conv_model((1, 4, 4, 4), np.ones((4, 1, 1, 4), np.int8), np.zeros(4, np.int32), (1e6, 0),
+                               1e6, (1e-9, 0))
+
+
+# code -> (model builder, or None). Each model's op would reach the code on the NPU; partitioning refuses it.
+MODELS = {
+    R.ERR_BAD_SHAPE: [_pool_channels_differ, _conv_channels_differ, _depthwise_filter_batch],
+    R.ERR_TOO_LARGE: [_pool_too_much_work],
+    R.ERR_BAD_PARAM: [_conv_kernel_too_large],
+    R.ERR_BAD_QUANT: [_add_shift_out_of_range, _conv_requant_out_of_range],
+}
+
+
+def _patch(table: bytes, command: int, offset: int, fmt: str, *values) -> bytes:
+    data, pos = bytearray(table), R.TABLE_HEADER_BYTES
+    for _ in range(command):
+        pos += struct.unpack_from("<H", data, pos + 2)[0]
+    struct.pack_into(fmt, data, pos + offset, *values)
+    return bytes(data)
+
+
+# code -> a change to KWS's first NPU table (command 0 is a CONV2D, command 1 a DWCONV2D) that reaches it.
+TABLES = {
+    R.ERR_TABLE_MAGIC: lambda t: b"XTBL" + t[4:],
+    R.ERR_TABLE_VERSION: lambda t: t[:4] + b"\x02\x00" + t[6:],
+    R.ERR_TABLE_SIZE: lambda t: t + bytes(8),
+    R.ERR_BAD_OPCODE: lambda t: _patch(t, 1, 0, "<B", 0x7E),
+    R.ERR_CMD_SIZE: lambda t: _patch(t, 1, 2, "<H", 144),
+    R.ERR_BAD_REGION: lambda t: _patch(t, 1, 8, "<B", 9),
+    R.ERR_BAD_SHAPE: lambda t: _patch(t, 1, 40 + 8 + 6, "<H", 7),  # output channels != weights' channels
+    R.ERR_BAD_PARAM: lambda t: _patch(t, 0, 120, "<H", 0),  # stride 0
+    R.ERR_ADDRESS_RANGE: lambda t: _patch(t, 0, 8 + 4, "<I", 0xFFFFFF00),
+    R.ERR_TOO_LARGE: lambda t: _patch(_patch(t, 0, 8 + 8, "<4H", 1, 1024, 1024, 8), 0, 8 + 16, "<4I",
+                                      1024 * 1024 * 8, 1024 * 8, 8, 1),  # an 8 MiB input
+    R.ERR_BAD_QUANT: None,  # below: an ADD field (static) and a channel record (read at run time)
+    R.ERR_NO_END: lambda t: t[:8] + struct.pack("<I", struct.unpack_from("<I", t, 8)[0] - 1) + t[12:],
+    R.ERR_BAD_WEIGHTS: None,  # below: a compressed stream that does not decode
+}
+
+# code -> why no compiled table can reach it (the test checks what can be checked of the argument).
+UNREACHABLE = {
+    R.ERR_BUS: "every descriptor lies in its region (weights blob or arena, the proof checks it) and the driver "
+               "points region 0 at the blob in flash and region 1 at the arena in SRAM, both mapped; outputs go "
+               "to the arena only (writable)",
+    R.ERR_ABORTED: "only CTRL.RESET during a run ends it so; the driver writes RESET only after its poll limit "
+                   "(a time-out, reported as EDGESDK_NPU_ERR_TIMEOUT), never a table",
+    R.ERR_NO_BUS: "the model's own state: START with no bus attached; every emulator and Renode binding attaches one",
+    R.ERR_NO_MEMORY: "the host failing to allocate a buffer the limits bound (an operand is at most 4 MiB)",
+}
+
+
+@pytest.fixture(scope="module")
+def kws_npu():
+    return compile_model(model_path("kws"), BuildOptions(target="npu,c"))
+
+
+def _proof_refuses(compiled, table: bytes, fragment: str) -> None:
+    original = compiled.executor.target_data["npu"][0].data
+    compiled.executor.target_data["npu"][0].data = table
+    try:
+        with pytest.raises(VerificationError) as err:
+            verify_build(compiled)
+        assert fragment in str(err.value), str(err.value)
+    finally:
+        compiled.executor.target_data["npu"][0].data = original
+
+
+ALL_CODES = sorted(code for code in R.ERROR_NAMES if code != R.ERR_NONE)
+
+
+def test_every_error_code_is_covered():
+    covered = set(MODELS) | set(TABLES) | set(UNREACHABLE)
+    assert covered == set(ALL_CODES), sorted(R.error_name(c) for c in set(ALL_CODES) - covered)
+
+
+@pytest.mark.parametrize("code", ALL_CODES, ids=[R.error_name(c) for c in ALL_CODES])
+def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_path):
+    name = R.error_name(code)
+    for make in MODELS.get(code, []):
+        try:
+            op, path = _op(make(), tmp_path)
+        except ModelError:  # the op layer refuses the file itself (an inconsistent op): refused at build time
+            with pytest.raises(ModelError):
+                compile_model(tmp_path / "m.tflite", BuildOptions(target="npu"))
+            continue
+        assert _naive_error(op) == code, (make.__name__, R.error_name(_naive_error(op)))
+        ok, reason = NPU_SUPPORT.check(op)
+        assert not ok, make.__name__
+        with pytest.raises(UnsupportedOpError):  # nothing else may take it: the NPU is the only target
+            compile_model(path, BuildOptions(target="npu"))
+    table = kws_npu.executor.target_data["npu"][0].data
+    verify_build(kws_npu)
+    assert validate.check_table(table)[0] == R.ERR_NONE
+    if TABLES.get(code) is not None:
+        bad = TABLES[code](table)
+        assert validate_table(bad, (0x20000000, 0x80000000))[0] == code  # the C model agrees it is this error
+        _proof_refuses(kws_npu, bad, f"with {name} at")
+    elif code == R.ERR_BAD_QUANT:
+        add = C.encode([C.Add(C.TensorDesc.dense(1, 0, (1, 1, 1, 4)), C.TensorDesc.dense(1, 0, (1, 1, 1, 4)),
+                              C.TensorDesc.dense(1, 0, (1, 1, 1, 4)), input1_shift=31), C.End()])
+        assert validate_table(add)[0] == code
+        _proof_refuses(kws_npu, add, "with BAD_QUANT at command 0")
+        ref = C.decode(table)[0].params
+        blob = kws_npu.executor.blobs["npu_weights"].data
+        saved = bytes(blob[ref.offset:ref.offset + 12])
+        struct.pack_into("<i", blob, ref.offset + 4, -1)  # channel 0's multiplier: a run would stop here
+        try:
+            with pytest.raises(VerificationError, match="multiplier -1"):
+                verify_build(kws_npu)
+        finally:
+            blob[ref.offset:ref.offset + 12] = saved
+    elif code == R.ERR_BAD_WEIGHTS:  # a compressed stream whose header says one byte more than its tensor
+        conv = next(c for c in C.decode(table) if isinstance(c, C.Conv2D) and c.weight_stream_bytes)
+        blob = kws_npu.executor.blobs["npu_weights"].data
+        saved = bytes(blob[conv.weights.offset:conv.weights.offset + 8])
+        struct.pack_into("<I", blob, conv.weights.offset + 4, struct.unpack_from("<I", saved, 4)[0] + 1)
+        try:
+            with pytest.raises(VerificationError, match="does not decode to the"):
+                verify_build(kws_npu)
+        finally:
+            blob[conv.weights.offset:conv.weights.offset + 8] = saved
+    else:
+        assert code in UNREACHABLE or code in MODELS
+
+
+def test_the_issue_model_builds_on_the_c_target_or_not_at_all(tmp_path):
+    """The item 8 model: a pool 8 -> 4 channels. The op layer refuses it as a malformed model (exit code 2) before
+    any target sees it, instead of firmware that always fails."""
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_pool_channels_differ())
+    with pytest.raises(ModelError, match="pools 8 input channels into 4 output channels") as refused:
+        compile_model(path, BuildOptions(target="npu,c"))
+    assert refused.value.exit_code == 2
