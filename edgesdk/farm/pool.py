@@ -20,7 +20,11 @@ SIGTERM), so no Ray process outlives the command; connecting to a cluster leaves
 from __future__ import annotations
 
 import logging
+import shutil
+import signal
 import socket
+import tempfile
+import threading
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
@@ -135,7 +139,8 @@ class RayPool:
             pending[remote.options(**options).remote(item)] = index
         results = [None] * len(pending)
         while pending:
-            done, _ = self.ray.wait(list(pending), num_returns=1)
+            with _signals_unwrapped():
+                done, _ = self.ray.wait(list(pending), num_returns=1)
             for ref in done:
                 index = pending.pop(ref)
                 results[index] = self._get(ref)
@@ -145,7 +150,8 @@ class RayPool:
 
     def _get(self, ref):
         try:
-            return self.ray.get(ref)
+            with _signals_unwrapped():
+                return self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as exc:  # the task raised: an edgesdk error or bug, re-raised here
             cause = exc.as_instanceof_cause()
             if isinstance(cause, EdgesdkError):
@@ -169,23 +175,67 @@ def worker_pool(workers: int = 1, cluster: str | None = None, what: str = "This 
     ray = require_ray(what)
     if cluster is not None:
         check_reachable(cluster)
+    # A local instance keeps its sockets and logs in a folder of its own, removed with it (not in /tmp/ray, where
+    # every run would leave a session folder behind); short, as Unix socket paths must be.
+    temp_dir = None if cluster is not None else tempfile.mkdtemp(prefix="edgesdk-ray-")
     try:
-        if cluster is not None:
-            ray.init(address=cluster, logging_level=logging.ERROR, log_to_driver=False)
-            description = f"Ray cluster {cluster}"
-        else:
-            ray.init(num_cpus=workers, resources=dict(local_resources or {}), include_dashboard=False,
-                     logging_level=logging.ERROR, log_to_driver=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES)
-            description = f"{workers} local Ray worker processes"
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        ray.shutdown()
-        where = f"the Ray cluster at {cluster}" if cluster else f"a local Ray instance with {workers} workers"
-        raise UsageError(f"Cannot start or connect to {where}: {str(exc).strip().splitlines()[0]}. "
-                         + (f"Check the address; if the cluster uses token authentication (Ray's default when its "
-                            f"head has a token), set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (the output of 'ray "
-                            f"get-auth-token' on the head) for this command (docs/farm.md); or run locally with "
-                            f"--workers N." if cluster else "Run serially with --workers 1.")) from None
-    try:
-        yield RayPool(ray, description)
+        yield from _session(ray, workers, cluster, local_resources, temp_dir)
     finally:
+        if temp_dir:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _session(ray, workers: int, cluster: str | None, local_resources, temp_dir):
+    try:
+        try:
+            with _keeping_sigterm_handler():
+                if cluster is not None:
+                    ray.init(address=cluster, logging_level=logging.ERROR, log_to_driver=False)
+                    description = f"Ray cluster {cluster}"
+                else:
+                    # "local": a private instance, even if this machine runs a cluster (or RAY_ADDRESS names one).
+                    ray.init(address="local", num_cpus=workers, resources=dict(local_resources or {}),
+                             include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
+                             object_store_memory=LOCAL_OBJECT_STORE_BYTES, _temp_dir=temp_dir)
+                    description = f"{workers} local Ray worker processes"
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise UsageError(_init_failure(exc, workers, cluster)) from None
+        yield RayPool(ray, description)
+    finally:  # also after a failed or interrupted start: whatever it started goes
         ray.shutdown()
+
+
+@contextmanager
+def _signals_unwrapped():
+    """Ctrl-C or SIGTERM while Ray's Cython code waits arrives as a SystemError wrapping the handler's exception
+    (KeyboardInterrupt, the CLI's Terminated); raise that one, so the command unwinds as it does elsewhere."""
+    try:
+        yield
+    except SystemError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and not isinstance(cause, Exception):
+            raise cause from None
+        raise
+
+
+@contextmanager
+def _keeping_sigterm_handler():
+    """ray.init installs SIGTERM handlers of its own (one exits on the spot, one prints a stack dump); put the
+    command's back, so that SIGTERM unwinds as edgesdk's commands do: staged outputs removed, Ray shut down."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _init_failure(exc: Exception, workers: int, cluster: str | None) -> str:
+    where = f"the Ray cluster at {cluster}" if cluster else f"a local Ray instance with {workers} workers"
+    text = f"Cannot start or connect to {where}: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}. "
+    if cluster is None:
+        return text + "Run serially with --workers 1."
+    return text + ("Check the address; if the cluster uses token authentication (Ray's default when its head has a "
+                   "token), set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (the output of 'ray get-auth-token' on the "
+                   "head) for this command (docs/farm.md); or run locally with --workers N.")

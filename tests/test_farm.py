@@ -1,0 +1,244 @@
+"""Device farms (edgesdk/farm, docs/farm.md): `edgesdk regress` and `edgesdk tune --workers/--cluster`.
+
+* The slow tests start a real Ray cluster of two CPUs (a head in a subprocess, with token authentication as Ray
+  sets it up, torn down after) and check that `regress --cluster` and `tune --workers 2` (a private local Ray
+  instance) give exactly the serial run's results, and that no Ray process outlives them.
+* The fast ones: the host-library cache under concurrent first use, and the usage errors (unreachable cluster,
+  bad options), each with exit code 7 and no traceback, before any work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, model_path
+
+ACCUMULATOR = REPO / "tests" / "models" / "state" / "accumulator_int8.tflite"  # stateful: resource variables
+
+
+def edgesdk(*args, env=None, timeout=900):
+    proc = subprocess.run([sys.executable, "-m", "edgesdk", *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO, env=env, timeout=timeout)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ray_processes() -> set:
+    """pids of Ray's daemons and workers on this machine (raylet, gcs_server, ray:: workers)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "/ray/core/src/ray/" in cmdline or cmdline.startswith("ray::") or "ray/_private/workers/" in cmdline:
+            found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+# ---- fast: the caches and the usage errors -------------------------------------------------------------------
+
+def test_concurrent_first_uses_of_the_host_library_cache_compile_once(tmp_path):
+    """Four processes ask for the same, not yet cached, host library at the same moment (as the workers of
+    `regress --workers 4` do at their first emulator run): the compiler runs once, all four get the same intact
+    library. The compiler is a wrapper that logs each call."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    log = tmp_path / "compiles.log"
+    wrapper = tmp_path / "cc-logging"
+    wrapper.write_text(f"#!/bin/sh\necho call >> {log}\nexec {compiler} \"$@\"\n")
+    wrapper.chmod(0o755)
+    source = tmp_path / "answer.c"
+    source.write_text("int answer(void) { return 42; }\n")
+    go = tmp_path / "go"
+    script = (f"import os, time, ctypes\nfrom edgesdk import hostcc\nwhile not os.path.exists({str(go)!r}): "
+              f"time.sleep(0.005)\npath = hostcc.build_shared_library('answer', [{str(source)!r}])\n"
+              "assert ctypes.CDLL(str(path)).answer() == 42\nprint(path)\n")
+    env = {**os.environ, "EDGESDK_CACHE": str(tmp_path / "cache"), "CC": str(wrapper),
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for _ in range(4)]
+    time.sleep(1.0)  # let them all import and wait at the start line (the count below holds either way)
+    go.touch()
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outputs]
+    assert len({out.strip() for out, _ in outputs}) == 1
+    assert log.read_text().count("call") == 1
+
+
+def test_an_unreachable_cluster_is_a_usage_error(tmp_path):
+    pytest.importorskip("ray")
+    port = _free_port()  # nothing listens there
+    started = time.monotonic()
+    proc = edgesdk("regress", model_path("hello_world"), "--cluster", f"127.0.0.1:{port}", "-o", tmp_path / "out")
+    assert proc.returncode == 7, proc.stderr
+    assert f"Cannot reach the Ray cluster at 127.0.0.1:{port}" in proc.stderr and "ray start --head" in proc.stderr
+    assert not (tmp_path / "out").exists()
+    assert time.monotonic() - started < 120  # Ray alone would retry for minutes
+    proc = edgesdk("tune", model_path("hello_world"), "--cluster", f"127.0.0.1:{port}", "-o", tmp_path / "log.json")
+    assert proc.returncode == 7 and "Cannot reach the Ray cluster" in proc.stderr
+    assert not (tmp_path / "log.json").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "0"], "--workers must be 1"),
+    (["--workers", "2", "--cluster", "h:6379"], "either --workers N"),
+    (["--cluster", "no-port-here"], "is not a Ray cluster address"),
+    (["--seeds", "0,x"], "each seed is an integer"),
+    (["--seeds", "0,,1"], "has an empty entry"),
+    (["--boards", "riscv-npu,nope"], "Unknown board 'nope'"),
+    (["--targets", "npu,c;gpu"], "unknown target(s) gpu"),
+])
+def test_regress_usage_errors_stop_before_any_work(tmp_path, args, message):
+    proc = edgesdk("regress", model_path("hello_world"), *args, "-o", tmp_path / "out")
+    assert proc.returncode == 7 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_regress_refuses_a_missing_model_and_a_directory_of_yours(tmp_path):
+    proc = edgesdk("regress", tmp_path / "missing.tflite", "-o", tmp_path / "out")
+    assert proc.returncode == 7 and "does not exist" in proc.stderr
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    proc = edgesdk("regress", model_path("hello_world"), "-o", mine)
+    assert proc.returncode == 7 and "was not written by edgesdk" in proc.stderr
+    assert (mine / "notes.txt").read_text() == "keep"
+
+
+# ---- slow: a two-CPU Ray cluster against the serial run ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ray_head():
+    """A Ray head with 2 CPUs and a board resource, started as a user would (`ray start --head`) with token
+    authentication; yields (address, env for the commands). Torn down after, with every process it started."""
+    pytest.importorskip("ray")
+    ray_cli = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
+    port = _free_port()
+    temp_dir = tempfile.mkdtemp(prefix="edgesdk-ray-")  # short: Ray's socket paths live under it
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    before = _ray_processes()
+    head = subprocess.Popen([ray_cli, "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
+                             "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
+                             "--resources", json.dumps({"board:riscv-npu": 1})],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and head.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert head.poll() is None, head.stderr.read()
+        yield f"127.0.0.1:{port}", env
+    finally:
+        started = _ray_processes() - before
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the node's processes when it ends
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+        head.stderr.close()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(p) for p in started):
+            time.sleep(0.5)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        assert not [p for p in started if _alive(p)], "Ray processes outlived the head"
+
+
+def _summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.mark.slow  # 6 firmware builds twice, one Ray cluster
+def test_regress_on_a_two_cpu_cluster_equals_the_serial_run(ray_head, tmp_path):
+    from edgesdk.farm.regress import deterministic_rows
+
+    address, env = ray_head
+    args = [model_path("hello_world"), ACCUMULATOR, "--boards", "riscv-npu,hifive1-revb", "--targets", "npu,c;c;dsp",
+            "--seeds", "0,1"]
+    serial = edgesdk("regress", *args, "-o", tmp_path / "serial", env=env)
+    assert serial.returncode == 8, serial.stderr  # the dsp rows fail: the DSP runs none of these ops
+    before = _ray_processes()
+    farmed = edgesdk("regress", *args, "--cluster", address, "-o", tmp_path / "farmed", env=env)
+    assert farmed.returncode == 8, farmed.stderr
+    assert _ray_processes() <= before  # the driver's connection ended with the command
+    a, b = _summary(tmp_path / "serial"), _summary(tmp_path / "farmed")
+    assert deterministic_rows(a) == deterministic_rows(b)
+    assert a["workers"] == "serial, in this process" and b["workers"] == f"Ray cluster {address}"
+
+    status = {(Path(r["model"]).stem, r["board"], r["targets"]): r["status"] for r in a["rows"]}
+    for model in ("hello_world_int8", "accumulator_int8"):
+        assert status[(model, "riscv-npu", "npu,c")] == status[(model, "riscv-npu", "c")] == "pass"
+        assert status[(model, "hifive1-revb", "c")] == "pass"
+        assert status[(model, "hifive1-revb", "npu,c")] == status[(model, "hifive1-revb", "dsp")] == "skipped"
+        assert status[(model, "riscv-npu", "dsp")] == "error"
+    assert a["totals"] == {"rows": 12, "pass": 6, "mismatch": 0, "error": 2, "skipped": 4}
+    for row in a["rows"]:
+        if row["status"] == "pass":  # the figures are the build's and the emulator's
+            report = json.loads((tmp_path / "farmed" / row["dir"] / "report.json").read_text())
+            assert (row["sram_bytes"], row["flash_bytes"]) == (report["memory"]["sram_peak_bytes"],
+                                                               report["memory"]["flash_bytes"])
+            assert (tmp_path / "farmed" / row["dir"] / "firmware.elf").is_file()
+            assert [r["seed"] for r in row["runs"]] == [0, 1] and all(r["bit_exact"] for r in row["runs"])
+            assert row["instructions"] == row["runs"][0]["instructions"] > 0
+            assert (row["npu_cycles"] or 0) > 0 if row["targets"] == "npu,c" else True
+        elif row["status"] == "error":
+            assert row["exit_code"] == 3 and "cannot run" in row["message"] and row["dir"] is None
+            assert f"{row['name']} (error, exit code 3)" in farmed.stdout
+    table = (tmp_path / "farmed" / "summary.txt").read_text()
+    assert table in farmed.stdout and "6 of 12 rows passed, 2 did not build or run, 4 skipped" in table
+    assert farmed.stderr.count("] ") >= 8  # progress: one line per row that ran
+
+
+@pytest.mark.slow  # two tuning runs of hello_world, 3 firmware builds each; one local Ray instance
+def test_tune_on_two_local_workers_equals_the_serial_run(tmp_path):
+    pytest.importorskip("ray")
+    args = [model_path("hello_world"), "--verify", "3", "--seconds", "120"]
+    serial = edgesdk("tune", *args, "-o", tmp_path / "serial.json")
+    assert serial.returncode == 0, serial.stderr
+    before = _ray_processes()
+    farmed = edgesdk("tune", *args, "--workers", "2", "-o", tmp_path / "farmed.json")
+    assert farmed.returncode == 0, farmed.stderr
+    assert "measuring 3 candidates on 2 local Ray worker processes" in farmed.stderr
+    assert not [p for p in _ray_processes() - before if _alive(p)], "the local Ray instance outlived the command"
+
+    def without_timing(path):
+        log = json.loads(path.read_text())
+        assert log["search"]["complete"] and log["search"]["verified"] == 3
+        for key in ("search_s", "total_s"):
+            log["search"].pop(key)
+        return log
+
+    a, b = without_timing(tmp_path / "serial.json"), without_timing(tmp_path / "farmed.json")
+    assert a == b
+    assert all(entry["measured"]["bit_exact"] for entry in (a["chosen"], a["runner_up"], a["baseline"]))
