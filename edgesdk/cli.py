@@ -138,8 +138,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help='semicolon-separated target lists, e.g. "npu,c;c" (default "npu,c")')
     g.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
     g.add_argument("--seeds", default="0", help="comma-separated seeds of the random inputs, one run each (default 0)")
-    g.add_argument("--run-on", default="builtin", choices=["builtin", "qemu"],
-                   help="the built-in emulator (default) or the board's QEMU machine (CPU-only builds)")
+    g.add_argument("--run-on", default="builtin", choices=["builtin", "qemu", "board"],
+                   help="the built-in emulator (default), the board's QEMU machine (CPU-only builds), or the board "
+                        "itself through its probe's GDB server, on the node offering the Ray resource board:<name>")
     g.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of each run in seconds (default 120)")
     g.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="where to write summary.json, summary.txt and each row's build (replaced atomically)")

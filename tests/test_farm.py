@@ -135,8 +135,28 @@ def test_regress_refuses_a_missing_model_and_a_directory_of_yours(tmp_path):
 # ---- slow: a two-CPU Ray cluster against the serial run ------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def ray_head():
-    """A Ray head with 2 CPUs and a board resource, started as a user would (`ray start --head`) with token
+def hifive1_gdb_server():
+    """The stand-in for a HiFive1 Rev B on a probe: QEMU's sifive_e machine halted at reset under its GDB server
+    on a TCP port, as OpenOCD would serve the real board. Yields HOST:PORT."""
+    qemu = shutil.which("qemu-system-riscv32")
+    if qemu is None:
+        pytest.skip("qemu-system-riscv32 is not installed (scripts/setup.sh installs qemu-system-misc)")
+    port = _free_port()
+    proc = subprocess.Popen([qemu, "-M", "sifive_e,revb=true", "-display", "none", "-serial", "null", "-monitor",
+                             "none", "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
+                             "-gdb", f"tcp:127.0.0.1:{port}", "-S"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def ray_head(hifive1_gdb_server):
+    """A Ray head with 2 CPUs and the board HiFive1 Rev B attached (resource board:hifive1-revb, its GDB server in
+    EDGESDK_GDB_SERVER_HIFIVE1_REVB), started as a user would (docs/farm.md: `ray start --head`) with token
     authentication; yields (address, env for the commands). Torn down after, with every process it started."""
     pytest.importorskip("ray")
     ray_cli = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
@@ -146,9 +166,9 @@ def ray_head():
     before = _ray_processes()
     head = subprocess.Popen([ray_cli, "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
                              "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
-                             "--resources", json.dumps({"board:riscv-npu": 1})],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                             "--resources", json.dumps({"board:hifive1-revb": 1})],
+                            env={**env, "EDGESDK_GDB_SERVER_HIFIVE1_REVB": hifive1_gdb_server},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and head.poll() is None:
@@ -218,6 +238,29 @@ def test_regress_on_a_two_cpu_cluster_equals_the_serial_run(ray_head, tmp_path):
     table = (tmp_path / "farmed" / "summary.txt").read_text()
     assert table in farmed.stdout and "6 of 12 rows passed, 2 did not build or run, 4 skipped" in table
     assert farmed.stderr.count("] ") >= 8  # progress: one line per row that ran
+
+
+@pytest.mark.slow  # 2 firmware builds, 4 runs through a GDB server
+def test_regress_runs_on_the_board_a_cluster_node_offers(ray_head, tmp_path):
+    """--run-on board: the rows go to the node offering board:hifive1-revb and run on its board through the GDB
+    server named there (QEMU standing in for the probe): bit-exact, with the built-in emulator's instruction counts,
+    a stateful model included (its state is reset at each boot). A board no node offers is a usage error."""
+    from edgesdk.farm.regress import deterministic_rows
+
+    address, env = ray_head
+    args = [model_path("hello_world"), ACCUMULATOR, "--boards", "hifive1-revb", "--targets", "c", "--seeds", "0,1"]
+    on_board = edgesdk("regress", *args, "--run-on", "board", "--cluster", address, "-o", tmp_path / "board", env=env)
+    assert on_board.returncode == 0, on_board.stderr + on_board.stdout
+    emulated = edgesdk("regress", *args, "-o", tmp_path / "emulated")
+    assert emulated.returncode == 0, emulated.stderr
+    a, b = _summary(tmp_path / "board"), _summary(tmp_path / "emulated")
+    assert a["run_on"] == "board" and [r["status"] for r in a["rows"]] == ["pass", "pass"]
+    assert deterministic_rows(a) == deterministic_rows(b)  # same outputs, same instruction counts
+
+    proc = edgesdk("regress", model_path("hello_world"), "--boards", "riscv-npu", "--run-on", "board", "--cluster",
+                   address, "-o", tmp_path / "none", env=env)
+    assert proc.returncode == 7 and "No node of the Ray cluster" in proc.stderr and "board:riscv-npu" in proc.stderr
+    assert "ray start --address" in proc.stderr and not (tmp_path / "none").exists()
 
 
 @pytest.mark.slow  # two tuning runs of hello_world, 3 firmware builds each; one local Ray instance

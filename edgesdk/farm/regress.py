@@ -37,10 +37,10 @@ import numpy as np
 
 from .. import __version__
 from ..errors import EdgesdkError, UsageError
+from .runners import RUNNERS
 
 SUMMARY_FORMAT = "edgesdk-regress"
 SUMMARY_VERSION = 1
-RUNNERS = ("builtin", "qemu")
 FAILED_ROWS_EXIT = 8  # as `edgesdk run --check` on a mismatch
 INTERNAL_ERROR_EXIT = 70  # = edgesdk.cli.INTERNAL_ERROR_EXIT
 TABLE_MESSAGE_CHARS = 140
