@@ -3,8 +3,10 @@
 * The slow tests start a real Ray cluster of two CPUs (a head in a subprocess, with token authentication as Ray
   sets it up, torn down after) and check that `regress --cluster` and `tune --workers 2` (a private local Ray
   instance) give exactly the serial run's results, and that no Ray process outlives them.
-* The fast ones: the host-library cache under concurrent first use, and the usage errors (unreachable cluster,
-  bad options), each with exit code 7 and no traceback, before any work.
+  `regress --run-on board` runs on a board a cluster node offers, with QEMU under its GDB server as the probe.
+* The fast ones: the host-library cache under concurrent first use, the usage errors (unreachable cluster, bad
+  options), each with exit code 7 and no traceback, before any work, and loading a board through a probe's flash
+  commands (a fake OpenOCD-like server) and reading the firmware's exit status at its exit call.
 """
 
 from __future__ import annotations
@@ -285,3 +287,139 @@ def test_tune_on_two_local_workers_equals_the_serial_run(tmp_path):
     a, b = without_timing(tmp_path / "serial.json"), without_timing(tmp_path / "farmed.json")
     assert a == b
     assert all(entry["measured"]["bit_exact"] for entry in (a["chosen"], a["runner_up"], a["baseline"]))
+
+
+# ---- fast: loading and exit status through a probe's GDB server ---------------------------------------------
+
+class _FakeProbe:
+    """A GDB server as OpenOCD is one for a board with flash: a memory map naming a flash region (4 KiB blocks)
+    that only the vFlash commands program, RAM that M writes."""
+
+    FLASH, RAM = (0x20000000, 0x10000), (0x80000000, 0x4000)
+
+    def __init__(self):
+        import threading
+
+        self.memory, self.erased, self.flash_writes, self.ram_writes = {}, [], 0, 0
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _reply(self, payload: bytes) -> bytes:
+        memory_map = (f'<memory-map><memory type="flash" start="{self.FLASH[0]:#x}" length="{self.FLASH[1]:#x}">'
+                      '<property name="blocksize">0x1000</property></memory>'
+                      f'<memory type="ram" start="{self.RAM[0]:#x}" length="{self.RAM[1]:#x}"/></memory-map>')
+        text = payload.decode("latin-1")
+        if text.startswith("qSupported"):
+            return b"PacketSize=4000;qXfer:memory-map:read+"
+        if text.startswith("qXfer:memory-map:read::"):
+            offset = int(text.split("::")[1].split(",")[0], 16)
+            return b"l" + memory_map[offset:].encode()
+        if text.startswith("vFlashErase:"):
+            start, length = (int(x, 16) for x in text[12:].split(","))
+            assert start % 0x1000 == 0 and length % 0x1000 == 0, text  # whole blocks only, as OpenOCD demands
+            self.erased.append((start, length))
+            for a in range(start, start + length):
+                self.memory[a] = 0xFF
+            return b"OK"
+        if text.startswith("vFlashWrite:"):
+            address, data = payload[12:].split(b":", 1)
+            raw, k = bytearray(), 0
+            while k < len(data):
+                if data[k:k + 1] == b"}":
+                    raw.append(data[k + 1] ^ 0x20)
+                    k += 2
+                else:
+                    raw.append(data[k])
+                    k += 1
+            for i, byte in enumerate(raw):
+                self.memory[int(address, 16) + i] = byte
+            self.flash_writes += 1
+            return b"OK"
+        if text == "vFlashDone":
+            return b"OK"
+        if text.startswith("M"):
+            where, data = text[1:].split(":")
+            address = int(where.split(",")[0], 16)
+            if self.FLASH[0] <= address < self.FLASH[0] + self.FLASH[1]:
+                return b"E01"  # flash is not memory-writable on a real board
+            for i, byte in enumerate(bytes.fromhex(data)):
+                self.memory[address + i] = byte
+            self.ram_writes += 1
+            return b"OK"
+        if text.startswith("m"):
+            address, length = (int(x, 16) for x in text[1:].split(","))
+            return bytes(self.memory.get(address + i, 0) for i in range(length)).hex().encode()
+        return b""
+
+    def _serve(self):
+        import re
+
+        conn, _ = self.listener.accept()
+        buffer = b""
+        with conn:
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                buffer += chunk
+                while True:
+                    match = re.search(rb"\$([^#]*)#[0-9a-fA-F]{2}", buffer, re.S)
+                    if not match:
+                        break
+                    buffer = buffer[match.end():]
+                    reply = self._reply(match.group(1))
+                    conn.sendall(b"+$" + reply + b"#" + f"{sum(reply) % 256:02x}".encode())
+
+
+def test_a_board_is_loaded_through_the_probes_flash_commands():
+    """Flash through vFlashErase/Write/Done in whole erase blocks (bytes that need escaping included), RAM through
+    plain writes; what reads back is what the ELF holds."""
+    from edgesdk.farm.attached import _flash_regions, _load
+    from edgesdk.gdbremote import GdbRemote
+
+    probe = _FakeProbe()
+    gdb = GdbRemote.connect_tcp("127.0.0.1", probe.port, time.monotonic() + 30)
+    try:
+        regions = _flash_regions(gdb)
+        assert regions == [(0x20000000, 0x10000, 0x1000)]
+        code = bytes(range(256)) * 5 + b"#$}*" * 100  # 1680 bytes, from the middle of a block across the next
+        data = b"\x01\x02\x03\x04" * 16
+        _load(gdb, 0x20010000 - 0x10000 + 0x0800, code, regions)
+        _load(gdb, 0x80000100, data, regions)
+        assert probe.erased == [(0x20000000, 0x1000)]
+        assert gdb.read_memory(0x20000800, len(code)) == code and gdb.read_memory(0x80000100, len(data)) == data
+        assert probe.flash_writes == 4 and probe.ram_writes == 1
+    finally:
+        gdb.close()
+
+
+class _Registers:
+    """Just the reads _exit_status makes."""
+
+    def __init__(self, instruction: int, registers: dict, memory: dict):
+        self.instruction, self.registers, self.memory = instruction, registers, memory
+
+    def read_memory(self, address, length):
+        if address == 0x100:
+            return self.instruction.to_bytes(4, "little")
+        return self.memory[address][:length]
+
+    def register(self, number):
+        return self.registers[number]
+
+
+@pytest.mark.parametrize("instruction, registers, memory, status", [
+    (0x00100073, {11: 0x8000}, {0x8000: (0x20026).to_bytes(4, "little") + (0).to_bytes(4, "little")}, 0),
+    (0x00100073, {11: 0x8000}, {0x8000: (0x20026).to_bytes(4, "little") + (3).to_bytes(4, "little")}, 3),
+    (0x00f72023, {15: 0x5555}, {}, 0),               # sw a5, 0(a4) to the exit device: pass
+    (0x00f72023, {15: (6 << 16) | 0x3333}, {}, 6),  # ... fail with code 6
+    (0x0001c31c, {15: (2 << 16) | 0x3333}, {}, 2),  # c.sw a5, 0(a4) (0xc31c), then the next instruction's half
+])
+def test_the_exit_status_is_read_from_the_firmwares_exit_call(instruction, registers, memory, status):
+    from edgesdk.farm.attached import _exit_status
+
+    assert _exit_status(_Registers(instruction, registers, memory), 0x100) == status
