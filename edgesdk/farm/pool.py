@@ -198,6 +198,9 @@ def _session(ray, workers: int, cluster: str | None, local_resources, temp_dir):
                              include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
                              object_store_memory=LOCAL_OBJECT_STORE_BYTES, _temp_dir=temp_dir)
                     description = f"{workers} local Ray worker processes"
+        except ImportError as exc:  # ray://: Ray Client needs ray[client]
+            raise MissingDependency(f"Connecting to {cluster} through Ray Client", "farm", "ray",
+                                    f"{exc}; Ray Client also needs: pip install 'ray[client]'") from None
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise UsageError(_init_failure(exc, workers, cluster)) from None
         yield RayPool(ray, description)

@@ -150,19 +150,19 @@ def _empty_row(spec: RowSpec) -> dict:
 
 
 def row_specs(models: list, options: RegressOptions) -> list:
-    specs = []
-    stems = [Path(m).stem for m in models]
-    for m, model in enumerate(models):
-        # Two models of the same file name (from different folders) get their position in the row name.
-        label = stems[m] if stems.count(stems[m]) == 1 else f"{stems[m]}-{m + 1}"
-        data = Path(model).read_bytes()
-        for board in options.boards:
-            for targets in options.target_lists:
-                name = f"{label}--{Path(board).stem if board.endswith('.json') else Path(board).name}--" \
-                       f"{targets.replace(',', '+').replace(' ', '')}"
-                specs.append(RowSpec(len(specs), name, str(model), Path(model).name, data, board, targets,
-                                     options.rounding, tuple(options.seeds), options.run_on, options.timeout_s))
-    return specs
+    """One RowSpec per model x board x target list, in that order; each named <model>--<board>--<targets> (its
+    directory in DIR), with its position appended where two rows would share a name (same-named models or
+    boards from different folders)."""
+    board_names = [_board_name(board) for board in options.boards]
+    rows = [(model, board, board_name, targets) for model in models
+            for board, board_name in zip(options.boards, board_names) for targets in options.target_lists]
+    names = [f"{Path(model).stem}--{board_name}--{targets.replace(',', '+').replace(' ', '')}"
+             for model, _, board_name, targets in rows]
+    data = {model: Path(model).read_bytes() for model in models}
+    return [RowSpec(k, name if names.count(name) == 1 else f"{name}-{k + 1}", str(model), Path(model).name,
+                    data[model], board, targets, options.rounding, tuple(options.seeds), options.run_on,
+                    options.timeout_s)
+            for k, (name, (model, board, _, targets)) in enumerate(zip(names, rows))]
 
 
 # -- one row (runs on a worker) -----------------------------------------------------------------------------
