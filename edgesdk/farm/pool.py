@@ -153,10 +153,11 @@ class RayPool:
             with _signals_unwrapped():
                 return self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as exc:  # the task raised: an edgesdk error or bug, re-raised here
-            cause = exc.as_instanceof_cause()
+            cause = getattr(exc, "cause", None)
             if isinstance(cause, EdgesdkError):
                 raise cause from None
-            raise
+            # An edgesdk bug on a worker: reported as one (without the remote traceback Ray's message carries).
+            raise RuntimeError(f"a task failed on a Ray worker: {type(cause).__name__}: {cause}") from None
         except self.ray.exceptions.RayError as exc:  # a worker or node died (killed, out of memory, lost)
             raise EdgesdkError(f"A Ray worker running an edgesdk task failed ({type(exc).__name__}: "
                                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else 'no details'}). Run "
