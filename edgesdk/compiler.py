@@ -14,11 +14,10 @@ import json
 import shutil
 import tempfile
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aot.executor import build_executor, collect_scratch_sizes, flash_budget
+from .aot.executor import build_executor, collect_scratch_sizes
 from .aot.memory_plan import MemoryProblem
 from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
@@ -28,7 +27,7 @@ from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
 from .targets import parse_target_list
 from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
-from .tune.active import applying
+from .targets.api import CodegenOptions
 
 ROUNDING_MODES = ("ref", "tflm")
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
@@ -67,6 +66,7 @@ class Compiled:
     schedule: object = None  # the edgesdk.tune.Schedule applied, None for a default build
     folding: object = None  # the edgesdk.ops.folding.FoldReport of the constant folding pass
     memory_problem: object = None  # the aot.memory_plan.MemoryProblem the plan solves (the tuner asks it again)
+    codegen_options: object = None  # the targets.api.CodegenOptions every codegen context of the build saw
 
 
 def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True) -> Compiled:
@@ -80,29 +80,28 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
     folding = fold_constants(graph) if options.fold_constants else FoldReport()
-    budget = flash_budget(board.image_flash_bytes, board.name) if check_fit else nullcontext()
-    with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
-        if schedule is not None:
-            schedule.check_graph(graph)
-        regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
-        if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
-            check_sram_fits(sram_lower_bound(graph, regions), board, 0, at_least=True)
-            check_flash_lower_bound(regions, board)
-        scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
-        problem = MemoryProblem(graph, scratch, in_place=targets_in_place_rules(regions))
-        striping = Striping(regions, options.rounding, board)
-        if schedule is not None:  # the schedule's cascade groups, as given: no search
-            plan = plan_with_groups(problem, regions, schedule.cascade_specs(), striping)
-        else:
-            plan = problem.plan()
-            if options.cascade:
-                plan = choose_cascades(problem, regions, plan, striping)
-        if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
-            check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
-        executor = build_executor(graph, regions, plan, options.rounding, board)
-        if check_fit:
-            check_flash_fits(executor, board)
-    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding, problem)
+    codegen = CodegenOptions(options.rounding, board, schedule, board.image_flash_bytes if check_fit else None)
+    if schedule is not None:
+        schedule.check_graph(graph)
+    regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
+    if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
+        check_sram_fits(sram_lower_bound(graph, regions), board, 0, at_least=True)
+        check_flash_lower_bound(regions, board)
+    scratch = collect_scratch_sizes(graph, regions, codegen)
+    problem = MemoryProblem(graph, scratch, in_place=targets_in_place_rules(regions))
+    striping = Striping(regions, codegen)
+    if schedule is not None:  # the schedule's cascade groups, as given: no search
+        plan = plan_with_groups(problem, regions, schedule.cascade_specs(), striping)
+    else:
+        plan = problem.plan()
+        if options.cascade:
+            plan = choose_cascades(problem, regions, plan, striping)
+    if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
+        check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
+    executor = build_executor(graph, regions, plan, codegen)
+    if check_fit:
+        check_flash_fits(executor, board)
+    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding, problem, codegen)
 
 
 def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...aot.executor import describe_op
+from ...ctext import describe_op
 from ...ops import prepared
 from .calls import C_TYPES, Arena, Const, HostLayer, Int, Macro, Null, Params, PointerList, render_params
 
@@ -82,10 +82,8 @@ def c_ops() -> dict:
 
 
 def footprint_rule(kernel: str):
+    """The footprint rule a kernel's emitter registered (functions TVM generated are proof.py's business)."""
     _load_all()
-    if kernel.startswith("tvmgen_"):  # functions TVM generated for long-tail ops (tvm_lowered.py)
-        from .tvm_lowered import tvm_lowered_footprint
-        return tvm_lowered_footprint
     return _FOOTPRINTS.get(kernel)
 
 
@@ -110,7 +108,7 @@ class Emit:
     def __init__(self, op, ctx):
         self.op = op
         self.ctx = ctx
-        self.mode = getattr(ctx, "rounding_mode", "ref")
+        self.mode = ctx.rounding_mode
         self.layer = HostLayer(op)
 
     @property

@@ -298,8 +298,10 @@ class _ProbeContext:
     nowhere (only their sizes matter), dense weights, double rounding (valid in every command)."""
 
     plan = None
-    compress_weights = False
     rounding_mode = "ref"
+
+    def layer_choice(self, op, name: str, default: bool) -> bool:
+        return False if name == "compress_weights" else default  # dense weights: only the shapes matter
 
     def arena_offset(self, tensor) -> int:
         return 0
@@ -323,12 +325,10 @@ def constraint_commands_accepted(op):
     from ...errors import EdgesdkError
     from ...npu import cmdtable as C
     from ...npu import validate
-    from ...tune.active import applying
     from .codegen import LOWERINGS
 
     try:
-        with applying(None):  # dense weights, whatever a tuning schedule says: only the shapes matter here
-            commands = LOWERINGS[op.type](op, _ProbeContext())
+        commands = LOWERINGS[op.type](op, _ProbeContext())
         table = C.encode(list(commands) + [C.End()])
     except (C.CommandTableError, EdgesdkError, ValueError, OverflowError) as exc:
         return False, f"its commands cannot be encoded: {exc}"

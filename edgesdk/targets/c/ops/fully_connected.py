@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....tune.active import layer_choice
 from .. import supported as rules
 from ..calls import Macro
 from ..emit import Emit, c_op, footprint
@@ -54,7 +53,7 @@ def emit_fully_connected(e: Emit):
     layout = None
     if why_not is None:
         bias = fold_input_offset(bias, weights, fields["input_offset"])
-        paired = layer_choice(op, "fc_paired", FC_PAIRED_WEIGHTS)  # a tuning schedule may switch it per layer
+        paired = e.ctx.layer_choice(op, "fc_paired", FC_PAIRED_WEIGHTS)  # a tuning schedule may switch it per layer
         layout = FC_PAIRED if paired and int(weights.min(initial=0)) >= -127 else FC_BLOCKED
         weights = pair_fully_connected(weights) if layout == FC_PAIRED else block_fully_connected(weights)
     fields.update(multiplier=e.int32s("multiplier", mults), shift=e.int32s("shift", shifts))
