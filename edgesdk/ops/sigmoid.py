@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import quant
 from ..ir.rounding import ROUNDING_LUT
+from . import ort
 from .base import OpDef, Operands, require_same_elements, rounding_of
 from . import register
 from .softmax import input_radius
@@ -53,6 +54,8 @@ class Sigmoid(OpDef):
         x, y = op.inputs[0], op.outputs[0]
         if x.quant is None or y.quant is None:
             return None
+        if str(mode) == "ort" and op.type == "LOGISTIC":  # QLinearSigmoid's table
+            return ort.table_data(op)
         rounding = rounding_of(op, mode)
         x_scale, x_zp = float(x.quant.scale[0]), int(x.quant.zero_point[0])
         multiplier, left_shift = sigmoid_input_rescale(x_scale)
