@@ -56,7 +56,7 @@ def unsupported_reason(op) -> str | None:
                     "summing float32 products in the order of its MLAS kernels, which edgesdk does not reproduce. "
                     "On x86-64 ONNX Runtime fuses only uint8 activations, and keeps an int8 tensor (and the ops "
                     "producing and reading it) in float32 when it feeds more than one op: quantize the model with "
-                    "uint8 activations (quantize_static's default activation_type=QuantType.QUInt8)")
+                    "uint8 activations (quantize_static(..., activation_type=QuantType.QUInt8); its default is QInt8)")
         if op.type == "MEAN":
             return None
         if not full_range_activation(op):

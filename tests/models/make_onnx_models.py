@@ -1,6 +1,6 @@
 """Build the ONNX QDQ test corpus: small float ONNX models quantized by ONNX Runtime's own static quantizer.
 
-    python3 tests/models/make_onnx_models.py [--only PATTERN] [--list]
+    python3 tests/models/make_onnx_models.py [--only PATTERN] [--list] [--refresh]
 
 Needs the `onnx` and `onnxruntime` packages (edgesdk's [tvm] extra). CI never runs this: it reads the committed
 files in tests/models/onnx/ and their manifest.json.
@@ -9,8 +9,8 @@ Every model comes from a `Spec`: a name, the ONNX ops under test, input shapes, 
 float graph with onnx.helper from constants drawn from a generator seeded with the spec's name. Each spec is
 quantized with onnxruntime.quantization.quantize_static (QuantFormat.QDQ, int8 weights) in its variants:
 
-    u8      activations QUInt8 (quantize_static's default), per-tensor weights
-    s8      activations QInt8, per-tensor weights
+    u8      activations QUInt8, per-tensor weights
+    s8      activations QInt8 (quantize_static's default), per-tensor weights
     u8_pc   QUInt8, per-channel weights (weight ops only)
     s8_pc   QInt8, per-channel weights (weight ops only)
 
@@ -391,11 +391,26 @@ def make(spec_: Spec) -> list:
     return entries
 
 
+def refresh() -> int:
+    manifest = json.loads(MANIFEST.read_text())
+    for entry in manifest["models"]:
+        path = OUT / entry["file"]
+        entry["ort_kernels"] = ort_kernels(path)
+        entry["ort_buildable"], entry["ort_refusal"] = ort_buildable(path)
+    manifest["onnxruntime"] = ort.__version__
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="fnmatch pattern of spec names (the rest of the manifest is kept)")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--refresh", action="store_true",
+                        help="keep the models; recompute the manifest's ONNX Runtime kernels and edgesdk's verdicts")
     args = parser.parse_args(argv)
+    if args.refresh:
+        return refresh()
     if args.list:
         for s in SPECS:
             print(f"{s.name:22s} {','.join(s.variants):20s} {' '.join(s.ops)}")
