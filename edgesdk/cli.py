@@ -92,8 +92,9 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("model", help="the .tflite model")
     b.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     b.add_argument("--target", default="npu,c", help='target priority list, last = fallback (default "npu,c"; "c" = CPU only)')
-    b.add_argument("--rounding", default="ref", choices=["ref", "tflm"],
-                   help="match LiteRT's reference kernels (ref, default) or TFLite Micro (tflm); docs/rounding.md")
+    b.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"],
+                   help="match LiteRT's reference kernels (ref, default), TFLite Micro (tflm) or, for QDQ ONNX "
+                        "models, ONNX Runtime's CPU execution (ort); docs/rounding.md")
     b.add_argument("-o", "--output", required=True, help="output directory (replaced atomically)")
     b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
     b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
@@ -119,7 +120,7 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument("model", help="the .tflite model")
     t.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     t.add_argument("--target", default="npu,c", help='target priority list (default "npu,c")')
-    t.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
+    t.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"], help="as for build (default ref)")
     t.add_argument("--objective", default="latency", choices=["latency", "sram"],
                    help="least estimated latency that fits the board (default), or least arena, ties by latency")
     t.add_argument("--verify", type=int, default=2, metavar="K",
@@ -396,10 +397,11 @@ def load_npy(path: str) -> np.ndarray:
 
 def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outputs: list) -> dict:
     """Byte comparison of every step's outputs with the reference interpreter run on the same sequence."""
-    from .reference import run_reference_sequence
+    from .importer.onnx_importer import model_file_name
+    from .reference import ORACLES, run_reference_sequence
 
-    mode = report["rounding"]  # checked by load_report: 'ref' or 'tflm'
-    model = build_dir / "model.tflite"
+    mode = report["rounding"]  # checked by load_report: 'ref', 'tflm' or 'ort'
+    model = build_dir / model_file_name(report["model"])  # model.tflite, or model.onnx
     if not model.is_file():
         raise UsageError(f"{model} is missing, so --check has no model to run the reference on; rebuild with "
                          "'edgesdk build'.")
@@ -412,8 +414,7 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
             mismatches[k] += bad
             if bad and first_bad_step is None:
                 first_bad_step = step
-    oracle = "LiteRT BUILTIN_REF" if mode == "ref" else "TFLite Micro"
-    result = {"oracle": oracle, "bit_exact": not any(mismatches), "mismatched_bytes": mismatches, "steps": len(steps)}
+    result = {"oracle": ORACLES[mode], "bit_exact": not any(mismatches), "mismatched_bytes": mismatches, "steps": len(steps)}
     if first_bad_step is not None:
         result["first_mismatch_step"] = first_bad_step
     return result

@@ -29,7 +29,7 @@ from .targets import parse_target_list
 from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
 from .targets.api import CodegenOptions
 
-ROUNDING_MODES = ("ref", "tflm")
+ROUNDING_MODES = ("ref", "tflm", "ort")  # ort: ONNX Runtime (edgesdk/importer/ort_plan.py)
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
 SRAM_RESERVE_BYTES = 1024
 
@@ -79,6 +79,10 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     schedule = _requested_schedule(model_path, options, board, targets)
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
+    if options.rounding == "ort":  # how ONNX Runtime runs each QDQ group, asked of ONNX Runtime itself
+        from .importer.ort_plan import prepare as prepare_ort
+
+        prepare_ort(graph)
     folding = fold_constants(graph) if options.fold_constants else FoldReport()
     codegen = CodegenOptions(options.rounding, board, schedule, board.image_flash_bytes if check_fit else None)
     if schedule is not None:

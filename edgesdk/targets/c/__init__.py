@@ -112,8 +112,14 @@ def kernel_files(op) -> tuple:
     """(headers, sources) of the kernel library that op's calls need."""
     from .emit import c_ops
 
+    from .ops.ort import HEADERS as ORT_HEADERS, SOURCES as ORT_SOURCES, uses_ort_kernel
+
     entry = c_ops().get(op.type)
-    return (entry.headers, entry.sources) if entry is not None and "relax_function" not in op.attrs else ((), ())
+    if entry is None or "relax_function" in op.attrs:
+        return (), ()
+    if uses_ort_kernel(op):  # --rounding ort (edgesdk/targets/c/ops/ort.py)
+        return entry.headers + ORT_HEADERS, entry.sources + ORT_SOURCES
+    return entry.headers, entry.sources
 
 
 def included_headers(files: list) -> list:

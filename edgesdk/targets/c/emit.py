@@ -26,7 +26,7 @@ from ...ops import prepared
 from .calls import C_TYPES, Arena, Const, HostLayer, Int, Macro, Null, Params, PointerList, render_params
 
 ROUNDING_C = {"double": "EDGESDK_ROUNDING_DOUBLE", "single": "EDGESDK_ROUNDING_SINGLE",
-              "fp64": "EDGESDK_ROUNDING_FP64"}
+              "fp64": "EDGESDK_ROUNDING_FP64", "f32": "EDGESDK_ROUNDING_F32"}
 
 
 @dataclass
@@ -141,6 +141,9 @@ class Emit:
         array = np.ascontiguousarray(values).reshape(-1)
         return Const(self.ctx.const_array(self._hint(what), array, ctype, describe_op(self.op)), ctype, array)
 
+    def float32s(self, what: str, values) -> Const:
+        return self.const(what, np.asarray(values, dtype=np.float32), "float")
+
     def int32s(self, what: str, values) -> Const:
         return self.const(what, np.asarray(values, dtype=np.int64).astype(np.int32), "int32_t")
 
@@ -156,6 +159,10 @@ class Emit:
     @staticmethod
     def rounding(name: str) -> Macro:
         return Macro(ROUNDING_C[name])
+
+    @staticmethod
+    def macro(name: str) -> Macro:
+        return Macro(name)
 
     @staticmethod
     def null(ctype: str) -> Null:

@@ -292,6 +292,15 @@ def constraint_no_fused_activation(op):
     return act == "NONE", f"activation {act}"
 
 
+# -- --rounding ort -----------------------------------------------------------------------------------------------
+def constraint_no_float_requantization(op):
+    """With --rounding ort, the op only moves int8 data of one quantization (ONNX Runtime requantizes in float32, rounding half to even; the NPU's requantization is fixed point)"""
+    from ...ir.ort import execution, requantizes
+
+    run = execution(op)
+    return not requantizes(op), f"ONNX Runtime computes it as {run.text if run else op.type}"
+
+
 # -- the commands themselves ------------------------------------------------------------------------------------
 class _ProbeContext:
     """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
@@ -340,7 +349,7 @@ def constraint_commands_accepted(op):
 
 
 GENERIC = [constraint_int8_activations, constraint_per_tensor_activation_quant, constraint_tensor_dims,
-           constraint_operand_size]
+           constraint_operand_size, constraint_no_float_requantization]
 CONV_COMMON = [constraint_weights_int8_const, constraint_single_weight_zero_point, constraint_bias_int32,
                constraint_fused_activation, constraint_requant_representable, constraint_macs_per_command]
 SPATIAL = [constraint_kernel_size, constraint_stride, constraint_dilation, constraint_padding]
