@@ -10,23 +10,11 @@ from dataclasses import dataclass
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
 from . import ort
+from .conv_data import ConvData  # noqa: F401  (other modules import it from here)
 from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, input_of, op_error, rounding_of
 from . import register
 from .window import padding_name, window_attributes
-
-
-@dataclass(frozen=True)
-class ConvData:
-    input_offset: int  # -input zero point
-    filter_offset: int  # -filter zero point where the reference applies it (uint8 kernels), else 0
-    output_offset: int  # output zero point
-    scales: tuple  # real multiplier per output channel
-    multipliers: tuple
-    shifts: tuple
-    act_min: int
-    act_max: int
-    rounding: str  # edgesdk.ir.rounding: "double" | "single" | "fp64"
 
 
 @dataclass(frozen=True)

@@ -123,8 +123,8 @@ def conv_scales(op) -> tuple:
 
 def conv_data(op):
     """ConvData for the "f32" requantization: the float32 scales, the filter's zero point applied."""
-    from .conv_2d import ConvData
     from .activation import activation_range
+    from .conv_data import ConvData
 
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     zps = set(np.asarray(w.quant.zero_point).reshape(-1).tolist())
