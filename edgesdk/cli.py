@@ -105,6 +105,10 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--export", action="store_true",
                    help="also write OUT/export/<model>/ and <model>.tar: the model as a static library for your own "
                         "firmware (sources, Makefile, CMakeLists.txt, metadata.json)")
+    b.add_argument("--dump-after", metavar="PASS", action="append", default=[],
+                   help="print the compiler's state (ops, tensors, targets, memory plan, executor steps) to stderr "
+                        "after pass PASS: import, fold, partition, scratch, plan or codegen (repeatable, or "
+                        "comma-separated; 'all' for every pass)")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
 
@@ -207,7 +211,8 @@ def cmd_build(args) -> int:
                          "in stripes. Drop one of them.")
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
                            compile_firmware=not args.no_firmware, werror=args.werror,
-                           cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export)
+                           cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export,
+                           dump_after=_dump_after(args.dump_after))
     report = build(args.model, args.output, options)
     for warning in report.get("warnings", []):
         print(f"edgesdk: warning: {warning}", file=sys.stderr)
@@ -219,6 +224,13 @@ def cmd_build(args) -> int:
             print(export_summary(Path(args.output) / report["export"]["dir"], Path(args.output) / report["export"]["tar"],
                                  json.loads((Path(args.output) / report["export"]["dir"] / "metadata.json").read_text())))
     return 0
+
+
+def _dump_after(values: list) -> tuple:
+    from .compiler import PASS_NAMES
+
+    names = [n.strip() for value in values for n in value.split(",") if n.strip()]
+    return PASS_NAMES if "all" in names else tuple(names)  # unknown names: compile_model says which exist
 
 
 def cmd_export(args) -> int:
