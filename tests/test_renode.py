@@ -18,7 +18,7 @@ from edgesdk.errors import ToolchainError, UsageError
 from edgesdk.npu import cmdtable as C
 from edgesdk.npu import registers as R
 from edgesdk.npu.model import run_table
-from edgesdk.renode import PERIPHERAL_SOURCES, compile_peripherals, npu_library
+from edgesdk.renode import PERIPHERAL_SOURCES, compile_peripherals, native_libraries
 from edgesdk.renode.platform import (check_against_board, cpu_timing, emulator_board, platform_board, repl_path,
                                      resc_path, scaffold_repl)
 from edgesdk.renode.repl import Connection, Enum, Range, Reference, ReplSyntaxError, format_repl, parse_repl, read_repl
@@ -214,12 +214,14 @@ def test_csharp_register_constants_match_the_register_map():
 
 
 class Harness:
-    """PeripheralHarness.exe under Mono: the C# peripherals over the stand-ins, with libedgesdk_npu.so."""
+    """PeripheralHarness.exe under Mono: the C# peripherals over the stand-ins, with their native models
+    (libedgesdk_npu.so, libedgesdk_dsp.so)."""
 
     def __init__(self, tmp_path, flash_size=0x400000, sram_size=0x80000):
         self.dir = tmp_path
         self.exe = compile_peripherals(tmp_path, harness=True)
-        self.lib_dir = npu_library(tmp_path / "lib").parent
+        self.lib_dir = tmp_path / "lib"
+        native_libraries(self.lib_dir)
         self.args = [hex(FLASH), hex(flash_size), hex(SRAM), hex(sram_size)]
 
     def run(self, script: list) -> list:
