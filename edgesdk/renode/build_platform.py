@@ -90,9 +90,9 @@ def _references(entry) -> set:
 def write_build_platform(board: Board, report: dict, directory) -> BuildPlatform:
     """Write the build's platform (module doc) into `directory` and build its native libraries there."""
     board_repl_path, board_resc_path = repl_path(board), resc_path(board)
-    for path in (board_repl_path, board_resc_path):
+    for path, what in ((board_resc_path, "Renode script"), (board_repl_path, "Renode platform description")):
         if not path.is_file():
-            raise UsageError(f"Board {board.name} has no Renode file {path.name} beside {board.path}; the HIL suites "
+            raise UsageError(f"Board {board.name} has no {what} {path.name} beside {board.path}; the HIL suites "
                              "load the board's Renode platform. Keep the board's folder (board.json with its .repl and "
                              ".resc) as it was when you built (edgesdk/boards/riscv-npu shows the files).")
     directory = Path(directory)
@@ -113,6 +113,7 @@ def write_build_platform(board: Board, report: dict, directory) -> BuildPlatform
     resc_file.write_text(_resc_text(board, board_resc_path, repl_file.name, sources, peripherals, left_out))
 
     library_dir = directory / LIBRARY_DIRNAME
+    library_dir.mkdir(exist_ok=True)  # always there: renode-test gets it on LD_LIBRARY_PATH
     from . import native_libraries
 
     libraries = native_libraries(library_dir, sorted(set(peripherals.values())))
