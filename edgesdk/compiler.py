@@ -14,12 +14,11 @@ import json
 import shutil
 import tempfile
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aot.executor import build_executor, collect_scratch_sizes, flash_budget
-from .aot.memory_plan import plan_memory
+from .aot.executor import build_executor, collect_scratch_sizes
+from .aot.memory_plan import MemoryProblem
 from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
@@ -27,10 +26,10 @@ from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
 from .targets import parse_target_list
-from .targets.npu.cascade import cascade_report, choose_cascades, plan_with_groups
-from .tune.active import applying
+from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
+from .targets.api import CodegenOptions
 
-ROUNDING_MODES = ("ref", "tflm")
+ROUNDING_MODES = ("ref", "tflm", "ort")  # ort: ONNX Runtime (edgesdk/importer/ort_plan.py)
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
 SRAM_RESERVE_BYTES = 1024
 
@@ -42,7 +41,7 @@ class BuildOptions:
     rounding: str = "ref"
     compile_firmware: bool = True
     werror: bool = False  # treat compiler warnings as errors (the tests build this way)
-    cascade: bool = True  # run NPU layer chains in stripes where that shrinks the arena (targets/npu/cascade.py)
+    cascade: bool = True  # run NPU layer chains in stripes where that shrinks the arena (aot/cascade.py)
     # Per-layer choices to apply as given instead of the defaults (edgesdk/tune): an edgesdk.tune.Schedule, or
     # the path of an `edgesdk tune` log (checked against the model, board, targets and rounding). Either
     # replaces the cascade choice (`cascade` is then ignored); None: today's defaults.
@@ -66,6 +65,8 @@ class Compiled:
     executor: object
     schedule: object = None  # the edgesdk.tune.Schedule applied, None for a default build
     folding: object = None  # the edgesdk.ops.folding.FoldReport of the constant folding pass
+    memory_problem: object = None  # the aot.memory_plan.MemoryProblem the plan solves (the tuner asks it again)
+    codegen_options: object = None  # the targets.api.CodegenOptions every codegen context of the build saw
 
 
 def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True) -> Compiled:
@@ -78,28 +79,33 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     schedule = _requested_schedule(model_path, options, board, targets)
     if graph is None:  # else an already imported graph (build_from_relax)
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
+    if options.rounding == "ort":  # how ONNX Runtime runs each QDQ group, asked of ONNX Runtime itself
+        from .importer.ort_plan import prepare as prepare_ort
+
+        prepare_ort(graph)
     folding = fold_constants(graph) if options.fold_constants else FoldReport()
-    budget = flash_budget(board.image_flash_bytes, board.name) if check_fit else nullcontext()
-    with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
-        if schedule is not None:
-            schedule.check_graph(graph)
-        regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
-        if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
-            check_sram_fits(sram_lower_bound(graph, regions), board, 0, at_least=True)
-            check_flash_lower_bound(regions, board)
-        scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
-        if schedule is not None:  # the schedule's cascade groups, as given: no search
-            plan = plan_with_groups(graph, regions, scratch, schedule.cascade_specs())
-        else:
-            plan = plan_memory(graph, scratch)
-            if options.cascade:
-                plan = choose_cascades(graph, regions, scratch, plan, options.rounding, board)
-        if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
-            check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
-        executor = build_executor(graph, regions, plan, options.rounding, board)
-        if check_fit:
-            check_flash_fits(executor, board)
-    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding)
+    codegen = CodegenOptions(options.rounding, board, schedule, board.image_flash_bytes if check_fit else None)
+    if schedule is not None:
+        schedule.check_graph(graph)
+    regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
+    if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
+        check_sram_fits(sram_lower_bound(graph, regions), board, 0, at_least=True)
+        check_flash_lower_bound(regions, board)
+    scratch = collect_scratch_sizes(graph, regions, codegen)
+    problem = MemoryProblem(graph, scratch, in_place=targets_in_place_rules(regions))
+    striping = Striping(regions, codegen)
+    if schedule is not None:  # the schedule's cascade groups, as given: no search
+        plan = plan_with_groups(problem, regions, schedule.cascade_specs(), striping)
+    else:
+        plan = problem.plan()
+        if options.cascade:
+            plan = choose_cascades(problem, regions, plan, striping)
+    if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
+        check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
+    executor = build_executor(graph, regions, plan, codegen)
+    if check_fit:
+        check_flash_fits(executor, board)
+    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding, problem, codegen)
 
 
 def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):
@@ -113,13 +119,28 @@ def _requested_schedule(model_path, options: BuildOptions, board: Board, targets
     return schedule_from_log(options.tuning_log, model_path, board.name, targets, options.rounding)
 
 
+def targets_in_place_rules(regions):
+    """The memory planner's in-place permissions: each op's own target answers (Target.in_place)."""
+    from .targets import get_target
+
+    target_of = {op: get_target(region.target) for region in regions for op in region.ops}
+
+    def rule(op, x):
+        target = target_of.get(op)
+        return target.in_place(op, x) if target is not None else None
+
+    return rule
+
+
 def sram_lower_bound(graph, regions=()) -> int:
     """Arena bytes any plan needs, from the graph alone: every model input is in the arena before the first op
-    (all of them at once), every model output after the last one, and every tensor a layer outside the NPU
-    reads or writes is whole while it runs (only NPU cascades keep tensors as stripes)."""
+    (all of them at once), every model output after the last one, and every tensor of a layer its target
+    cannot run in stripes is whole while it runs (only cascade groups keep tensors as stripes)."""
+    from .targets import get_target
+
     inputs = sum(t.nbytes for t in dict.fromkeys(graph.inputs) if not t.is_const)
     tensors = [t for t in graph.outputs if not t.is_const]
-    tensors += [t for region in regions if region.target != "npu" for op in region.ops
+    tensors += [t for region in regions for op in region.ops if not get_target(region.target).can_stripe(op)
                 for t in op.inputs + op.outputs if t is not None and not t.is_const]
     return max([inputs] + [t.nbytes for t in tensors])
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
+from . import ort
 from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, input_of, op_error, rounding_of
 from . import register
@@ -109,4 +110,6 @@ class Conv2D(OpDef):
     def prepare(self, op, mode: str) -> ConvData | FloatLayerData:
         if op.outputs[0].dtype == "float32":
             return float_layer_data(op)
+        if str(mode) == "ort":  # ONNX Runtime's QLinearConv: float32 requantization (edgesdk/ops/ort.py)
+            return ort.conv_data(op)
         return conv_like_data(op, mode, conv_effective_scales(op))
