@@ -150,16 +150,25 @@ def test_pointwise_conv_takes_the_blocked_path_flattened(tmp_path):
     assert packed[:8] == list(w[:8, 0, 0, 0]) and packed[32:] == list(w[8:].reshape(-1))
 
 
-def test_depthwise_takes_the_sliding_path_with_channel_major_weights(tmp_path):
+def test_depthwise_takes_the_sliding_path_with_channel_records(tmp_path):
+    """One record per channel: folded bias, 2 * multiplier, right shift, k, the padded-column taps, 9 weights."""
+    from edgesdk.targets.c.layouts import unpack_depthwise_channel_records
+
     rng = np.random.default_rng(1)
     w = rng.integers(-127, 128, (1, 3, 3, 5)).astype(np.int8)
     graph = _model(tmp_path, mg.depthwise_model((1, 4, 4, 5), w, np.zeros(5, np.int32), (0.1, -7), [0.01] * 5,
                                                 (0.2, 1), stride=(2, 2)))
     ctx = testing.HostContext("ref")
     assert emit(graph.ops[0], ctx).comment.endswith("sliding")
-    assert ".sliding = 1" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
-    assert _const(ctx, "depthwise_conv_2d_0_weights")[:9] == list(w[0, :, :, 0].reshape(-1))
-    assert _const(ctx, "bias_folded") == [7 * int(w[..., c].sum(dtype=np.int64)) for c in range(5)]
+    params = _params_text(ctx, "edgesdk_depthwise_conv2d_params")
+    assert ".sliding = 1" in params and "multiplier = (const int32_t *)0" in params
+    fields = unpack_depthwise_channel_records(_const(ctx, "depthwise_conv_2d_0_channels"), 5)
+    assert fields["weights"].tolist() == [list(w[0, :, :, c].reshape(-1)) for c in range(5)]
+    assert fields["bias"].tolist() == [7 * int(w[..., c].sum(dtype=np.int64)) for c in range(5)]
+    assert fields["z0"].tolist() == [-7 * int(w[0, :, 0, c].sum(dtype=np.int64)) for c in range(5)]
+    assert fields["z2"].tolist() == [-7 * int(w[0, :, 2, c].sum(dtype=np.int64)) for c in range(5)]
+    assert all(1 <= r <= 31 for r in fields["r"]) and not fields["padding"].any()
+    assert fields["k"].tolist() == [3 << (int(r) - 1) for r in fields["r"]]  # (1 + 2 * output zero point 1)
 
 
 def test_depthwise_outside_the_fast_domain_keeps_the_reference_loops(tmp_path):

@@ -15,6 +15,7 @@ from ...ir.rounding import ROUNDING_FP64
 from . import KERNELS_DIR
 
 CONV_BLOCK = 8  # output channels per register block of edgesdk_conv2d_blocked.c
+CONV_BLOCKED, CONV_PAIRED = 1, 2  # edgesdk_conv2d_params.blocked
 FAST_ACC_LIMIT = 1 << 31  # the fast kernels accumulate in int32 from the folded bias: no sum may overflow
 FC_BLOCKED, FC_PAIRED = 1, 2
 FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED"}
@@ -125,3 +126,90 @@ def block_fully_connected(weights) -> np.ndarray:
     parts = [block_channels(weights[:sixteen], 16), block_channels(weights[sixteen:eight], 8),
              weights[eight:].reshape(-1)]
     return np.concatenate(parts).astype(np.int8)
+
+
+DW_RECORD_WORDS = 9  # edgesdk_dw_channel
+
+
+def depthwise_requant_k(shifts, output_offset: int) -> np.ndarray:
+    """edgesdk_requant_rk's k per channel: (1 + 2 * output_offset) * 2^(r - 1), r = -shift."""
+    r = -np.asarray(shifts, np.int64)
+    return (1 + 2 * int(output_offset)) * (np.int64(1) << (r - 1))
+
+
+def depthwise_channel_records(weights_9, bias_folded, mults, shifts, output_offset: int, zero_point: int) -> np.ndarray:
+    """The sliding depthwise kernel's per-channel records (edgesdk_dw_channel in edgesdk_depthwise_conv2d.h), as
+    int32 words: folded bias, 2 * multiplier (uint32 bits), -shift, k, z0, z2, then the 9 weights and 3 zero
+    bytes."""
+    channels = len(bias_folded)
+    w9 = np.asarray(weights_9, np.int8).reshape(channels, 3, 3)
+    weights = np.zeros((channels, 12), np.int8)
+    weights[:, :9] = w9.reshape(channels, 9)
+    columns = w9.astype(np.int64).sum(axis=1)  # [channel][fx]
+    head = np.stack([np.asarray(bias_folded, np.int64), 2 * np.asarray(mults, np.int64),
+                     -np.asarray(shifts, np.int64), depthwise_requant_k(shifts, output_offset),
+                     zero_point * columns[:, 0], zero_point * columns[:, 2]], axis=1)
+    head = (head & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    return np.concatenate([head, weights.view("<i4")], axis=1).reshape(-1)
+
+
+def unpack_depthwise_channel_records(words, channels: int) -> dict:
+    """The fields of depthwise_channel_records (for the proof and tests); signed fields as int64."""
+    rows = np.asarray(words, np.int64).reshape(channels, DW_RECORD_WORDS)
+    weights = (rows[:, 6:] & 0xFFFFFFFF).astype("<u4").view(np.int8).reshape(channels, 12)
+    return {"bias": rows[:, 0], "m2": rows[:, 1] & 0xFFFFFFFF, "r": rows[:, 2], "k": rows[:, 3], "z0": rows[:, 4],
+            "z2": rows[:, 5], "weights": weights[:, :9], "padding": weights[:, 9:]}
+
+
+def requant_records(mults, shifts, output_offset: int) -> np.ndarray:
+    """Per channel {2 * multiplier (uint32 bits), r = -shift, k} for edgesdk_requant_rk, as int32 words."""
+    k = depthwise_requant_k(shifts, output_offset)
+    rows = np.stack([2 * np.asarray(mults, np.int64), -np.asarray(shifts, np.int64), k], axis=1)
+    return (rows & 0xFFFFFFFF).astype(np.uint32).view(np.int32).reshape(-1)
+
+
+def requant_reach(bias_folded, weights_2d, k) -> int:
+    """Largest |accumulator| + |k| + 2 over the channels (int8 inputs): edgesdk_requant_rk adds k to a value of at
+    most |accumulator| + 1 in magnitude, which must not overflow int32."""
+    reach = np.abs(np.asarray(bias_folded, np.int64)) + 128 * np.abs(np.asarray(weights_2d, np.int64)).sum(axis=1)
+    return int(np.max(reach + np.abs(np.asarray(k, np.int64)) + 2, initial=0))
+
+
+def conv_pairs() -> int:
+    return kernel_constant("edgesdk_conv2d.h", "EDGESDK_CONV_PAIRS")
+
+
+def _pair_rows(words, filter_h: int, run: int) -> np.ndarray:
+    """[pairs][filter_h][run] words of one block in the kernel's order: per filter row, per two taps [tap][pair]
+    twice, the odd last tap [pair] alone."""
+    parts = []
+    even = run // 2 * 2
+    for fy in range(filter_h):
+        row = words[:, fy, :]
+        parts.append(row[:, :even].reshape(len(words), even // 2, 2).transpose(1, 2, 0).reshape(-1))
+        if run % 2:
+            parts.append(row[:, even])
+    return np.concatenate(parts)
+
+
+def pair_conv_weights(weights_2d, filter_h: int, run: int) -> np.ndarray:
+    """[out][filter_h * run] int8 -> the bytes of EDGESDK_CONV_PAIRED's int32 words (edgesdk_conv2d.h)."""
+    w = np.asarray(weights_2d, np.int64).reshape(len(weights_2d), filter_h, run)
+    if len(w) % 2:
+        w = np.concatenate([w, np.zeros((1, filter_h, run), np.int64)])
+    words = w[0::2] + 65536 * w[1::2]  # [pair][fy][tap]
+    block = conv_pairs()
+    full = len(words) // block * block
+    parts = [_pair_rows(words[i:i + block], filter_h, run) for i in range(0, full, block)]
+    parts += [_pair_rows(words[i:i + 1], filter_h, run) for i in range(full, len(words))]
+    return np.concatenate(parts).astype("<i4").view(np.int8)
+
+
+def pair_conv_bias(bias_folded) -> np.ndarray:
+    """Per channel pair: bias[a] + 65536 * bias[b] (mod 2^32) and bias[b], as int32 words."""
+    b = np.asarray(bias_folded, np.int64)
+    if len(b) % 2:
+        b = np.concatenate([b, [0]])
+    low = (b[0::2] + 65536 * b[1::2]) & 0xFFFFFFFF
+    words = np.stack([low, b[1::2] & 0xFFFFFFFF], axis=1)
+    return words.astype(np.uint32).view(np.int32).reshape(-1)
