@@ -155,13 +155,16 @@ def test_fp64_requantization_fast_path_equals_double_rounding(tmp_path):
 
 def _fast_suite(rng) -> list:
     """[(name, .tflite bytes, expected path)] of single-op models the fast kernels must take."""
-    def conv(name, shape, out_c, fhw, stride=(1, 1), padding=modelgen.SAME, bias_scale=3000, activation="NONE"):
+    def conv(name, shape, out_c, fhw, stride=(1, 1), padding=modelgen.SAME, bias_scale=3000, activation="NONE",
+             int8_blocks=False):
         w = rng.integers(-127, 128, (out_c, *fhw, shape[3])).astype(np.int8)
+        if int8_blocks:  # two weights of -128 in one two-tap chunk overflow a paired 16-bit lane
+            w[0, 0, 0, :2] = -128
         scales = [float(np.float32(s)) for s in rng.uniform(0.002, 0.02, out_c)]
         bias = rng.integers(-bias_scale, bias_scale, out_c).astype(np.int32)
         data = modelgen.conv_model(shape, w, bias, modelgen._q(rng), scales, modelgen._q(rng, 0.02, 0.3),
                                    stride=stride, padding=padding, activation=activation)
-        return name, data, "blocked"
+        return name, data, "blocked" if int8_blocks else "paired"
 
     def depthwise(name, shape, stride=1, padding=modelgen.SAME, activation="NONE"):
         c = shape[3]
@@ -194,6 +197,9 @@ def _fast_suite(rng) -> list:
         conv("conv10x4_kws_like", (1, 13, 6, 1), 8, (10, 4), stride=(2, 2)),
         conv("conv_valid_one_column", (1, 6, 3, 6), 10, (3, 3), padding=modelgen.VALID),
         conv("conv_large_bias", (1, 4, 4, 8), 8, (3, 3), bias_scale=1 << 29),
+        conv("conv3x3_int8_blocks", (2, 5, 7, 3), 19, (3, 3), activation="RELU", int8_blocks=True),
+        conv("conv1x1_int8_blocks", (1, 5, 3, 12), 13, (1, 1), int8_blocks=True),
+        conv("conv1x1_even_depth", (1, 4, 5, 16), 24, (1, 1)),
         *(depthwise(f"dw_s1_w{w}", (1, 3, w, 5)) for w in range(1, 8)),
         depthwise("dw_s1_batch2_relu", (2, 6, 5, 16), activation="RELU"),
         depthwise("dw_s1_valid", (1, 5, 6, 3), padding=modelgen.VALID),

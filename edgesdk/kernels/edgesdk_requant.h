@@ -56,6 +56,20 @@ static inline int32_t edgesdk_requant_rk(int32_t acc, uint32_t m2, int32_t r, in
     return (toward + big_k) >> r;
 }
 
+/*
+ * edgesdk_requant_rk without the rounding correction for negative accumulators, for layers whose activation
+ * clamp starts at or above the output offset (act_min >= output_offset: ReLU, ReLU6, ...). Equal to
+ * edgesdk_requant_rk for acc >= 0; for acc < 0 both are at most output_offset (the doubling high multiply of a
+ * negative acc by a non-negative multiplier is <= 0, and (t + k) >> r <= output_offset for t <= 0), so the
+ * clamp to act_min gives the same output. 6 instructions.
+ */
+static inline int32_t edgesdk_requant_rk_relu(int32_t acc, uint32_t m2, int32_t r, int32_t big_k)
+{
+    const int64_t product = (int64_t)acc * (int64_t)m2;
+    const int32_t high = (int32_t)(product >> 32) + (int32_t)((uint32_t)product >> 31);
+    return (high + big_k) >> r;
+}
+
 /* Activation clamp, int8. */
 static inline int8_t edgesdk_clamp_s8(int32_t value, int32_t act_min, int32_t act_max)
 {

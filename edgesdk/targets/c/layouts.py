@@ -15,7 +15,7 @@ from ...ir.rounding import ROUNDING_FP64
 from . import KERNELS_DIR
 
 CONV_BLOCK = 8  # output channels per register block of edgesdk_conv2d_blocked.c
-CONV_BLOCKED, CONV_PAIRED = 1, 2  # edgesdk_conv2d_params.blocked
+CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES = 1, 2, 3  # edgesdk_conv2d_params.blocked
 FAST_ACC_LIMIT = 1 << 31  # the fast kernels accumulate in int32 from the folded bias: no sum may overflow
 FC_BLOCKED, FC_PAIRED = 1, 2
 FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED"}
@@ -131,10 +131,21 @@ def block_fully_connected(weights) -> np.ndarray:
 DW_RECORD_WORDS = 9  # edgesdk_dw_channel
 
 
-def depthwise_requant_k(shifts, output_offset: int) -> np.ndarray:
-    """edgesdk_requant_rk's k per channel: (1 + 2 * output_offset) * 2^(r - 1), r = -shift."""
+def accumulator_reach(bias_folded, weights_2d) -> np.ndarray:
+    """Per channel, the largest |bias' + sum_k w[k] * x[k]| over int8 inputs x."""
+    return np.abs(np.asarray(bias_folded, np.int64)) + 128 * np.abs(np.asarray(weights_2d, np.int64)).sum(axis=1)
+
+
+def requant_rk(shifts, output_offset: int, bias_folded, weights_2d) -> tuple:
+    """edgesdk_requant_rk's (r, k) per channel: r = -shift and k = (1 + 2 * output_offset) * 2^(r - 1), except that
+    r is lowered to bit_length(B + 1) + 1 for a channel whose accumulators |acc| <= B cannot reach 2^(r - 1): its
+    output is the output offset for every input with either shift (|t| < 2^(r - 1) rounds to 0), and the smaller
+    r keeps k within int32."""
     r = -np.asarray(shifts, np.int64)
-    return (1 + 2 * int(output_offset)) * (np.int64(1) << (r - 1))
+    reach = accumulator_reach(bias_folded, weights_2d) + 1
+    cap = np.array([int(b).bit_length() + 1 for b in reach], np.int64).reshape(r.shape)
+    r = np.minimum(r, cap)
+    return r, (1 + 2 * int(output_offset)) * (np.int64(1) << (r - 1))
 
 
 def depthwise_channel_records(weights_9, bias_folded, mults, shifts, output_offset: int, zero_point: int) -> np.ndarray:
@@ -146,8 +157,8 @@ def depthwise_channel_records(weights_9, bias_folded, mults, shifts, output_offs
     weights = np.zeros((channels, 12), np.int8)
     weights[:, :9] = w9.reshape(channels, 9)
     columns = w9.astype(np.int64).sum(axis=1)  # [channel][fx]
-    head = np.stack([np.asarray(bias_folded, np.int64), 2 * np.asarray(mults, np.int64),
-                     -np.asarray(shifts, np.int64), depthwise_requant_k(shifts, output_offset),
+    r, k = requant_rk(shifts, output_offset, bias_folded, w9.reshape(channels, 9))
+    head = np.stack([np.asarray(bias_folded, np.int64), 2 * np.asarray(mults, np.int64), r, k,
                      zero_point * columns[:, 0], zero_point * columns[:, 2]], axis=1)
     head = (head & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     return np.concatenate([head, weights.view("<i4")], axis=1).reshape(-1)
@@ -161,22 +172,30 @@ def unpack_depthwise_channel_records(words, channels: int) -> dict:
             "z2": rows[:, 5], "weights": weights[:, :9], "padding": weights[:, 9:]}
 
 
-def requant_records(mults, shifts, output_offset: int) -> np.ndarray:
-    """Per channel {2 * multiplier (uint32 bits), r = -shift, k} for edgesdk_requant_rk, as int32 words."""
-    k = depthwise_requant_k(shifts, output_offset)
-    rows = np.stack([2 * np.asarray(mults, np.int64), -np.asarray(shifts, np.int64), k], axis=1)
+def requant_records(mults, shifts, output_offset: int, bias_folded, weights_2d) -> np.ndarray:
+    """Per channel {2 * multiplier (uint32 bits), r, k} for edgesdk_requant_rk (requant_rk), as int32 words."""
+    r, k = requant_rk(shifts, output_offset, bias_folded, weights_2d)
+    rows = np.stack([2 * np.asarray(mults, np.int64), r, k], axis=1)
     return (rows & 0xFFFFFFFF).astype(np.uint32).view(np.int32).reshape(-1)
 
 
 def requant_reach(bias_folded, weights_2d, k) -> int:
     """Largest |accumulator| + |k| + 2 over the channels (int8 inputs): edgesdk_requant_rk adds k to a value of at
     most |accumulator| + 1 in magnitude, which must not overflow int32."""
-    reach = np.abs(np.asarray(bias_folded, np.int64)) + 128 * np.abs(np.asarray(weights_2d, np.int64)).sum(axis=1)
+    reach = accumulator_reach(bias_folded, weights_2d)
     return int(np.max(reach + np.abs(np.asarray(k, np.int64)) + 2, initial=0))
 
 
-def conv_pairs() -> int:
-    return kernel_constant("edgesdk_conv2d.h", "EDGESDK_CONV_PAIRS")
+def pair_blocks(pairs: int) -> list:
+    """The paired conv kernel's block sizes (edgesdk_conv_pair_blocks): blocks of 3 pairs, then of 2; fewer than
+    2 pairs count as 2."""
+    pairs = max(pairs, 2)
+    rest = pairs % 3
+    return [3] * (pairs // 3 - (rest == 1)) + [2] * {0: 0, 1: 2, 2: 1}[rest]
+
+
+def padded_pairs(out_c: int) -> int:
+    return sum(pair_blocks((out_c + 1) // 2))
 
 
 def _pair_rows(words, filter_h: int, run: int) -> np.ndarray:
@@ -192,24 +211,50 @@ def _pair_rows(words, filter_h: int, run: int) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _pad_channels(values, channels: int) -> np.ndarray:
+    """values[out][...] with zero rows appended up to `channels` rows."""
+    values = np.asarray(values, np.int64)
+    pad = np.zeros((channels - len(values), *values.shape[1:]), np.int64)
+    return np.concatenate([values, pad])
+
+
 def pair_conv_weights(weights_2d, filter_h: int, run: int) -> np.ndarray:
     """[out][filter_h * run] int8 -> the bytes of EDGESDK_CONV_PAIRED's int32 words (edgesdk_conv2d.h)."""
-    w = np.asarray(weights_2d, np.int64).reshape(len(weights_2d), filter_h, run)
-    if len(w) % 2:
-        w = np.concatenate([w, np.zeros((1, filter_h, run), np.int64)])
+    out = len(weights_2d)
+    w = _pad_channels(np.asarray(weights_2d).reshape(out, filter_h, run), 2 * padded_pairs(out))
     words = w[0::2] + 65536 * w[1::2]  # [pair][fy][tap]
-    block = conv_pairs()
-    full = len(words) // block * block
-    parts = [_pair_rows(words[i:i + block], filter_h, run) for i in range(0, full, block)]
-    parts += [_pair_rows(words[i:i + 1], filter_h, run) for i in range(full, len(words))]
+    parts, start = [], 0
+    for size in pair_blocks((out + 1) // 2):
+        parts.append(_pair_rows(words[start:start + size], filter_h, run))
+        start += size
     return np.concatenate(parts).astype("<i4").view(np.int8)
 
 
 def pair_conv_bias(bias_folded) -> np.ndarray:
-    """Per channel pair: bias[a] + 65536 * bias[b] (mod 2^32) and bias[b], as int32 words."""
-    b = np.asarray(bias_folded, np.int64)
-    if len(b) % 2:
-        b = np.concatenate([b, [0]])
+    """Per channel pair (padded_pairs): bias[a] + 65536 * bias[a + 1] (mod 2^32) and bias[a + 1], as int32 words."""
+    b = _pad_channels(bias_folded, 2 * padded_pairs(len(bias_folded)))
     low = (b[0::2] + 65536 * b[1::2]) & 0xFFFFFFFF
     words = np.stack([low, b[1::2] & 0xFFFFFFFF], axis=1)
     return words.astype(np.uint32).view(np.int32).reshape(-1)
+
+
+def pair_requant_records(mults, shifts, output_offset: int, bias_folded, weights_2d) -> np.ndarray:
+    """requant_records for every channel of the padded pairs (a missing channel: multiplier 0, r 1, k 0)."""
+    channels = 2 * padded_pairs(len(mults))
+    rows = requant_records(mults, shifts, output_offset, bias_folded, weights_2d).reshape(-1, 3).astype(np.int64)
+    pad = np.tile(np.array([[0, 1, 0]], np.int64), (channels - len(rows), 1))
+    return np.concatenate([rows, pad]).astype(np.int32).reshape(-1)
+
+
+def paired_chunks_fit(weights_2d, filter_h: int, run: int) -> bool:
+    """Every two-tap chunk of the paired layout (per filter row, pairs of taps; an odd last tap alone) keeps a
+    channel's sum within a signed 16-bit lane for any int8 input: sum of max(127 w, -128 w) <= 32767 and sum of
+    min(127 w, -128 w) >= -32768."""
+    w = np.asarray(weights_2d, np.int64).reshape(len(weights_2d), filter_h, run)
+    even = run // 2 * 2
+    if not even:
+        return True
+    chunks = w[:, :, :even].reshape(len(w), filter_h, even // 2, 2)
+    high = np.maximum(127 * chunks, -128 * chunks).sum(axis=-1)
+    low = np.minimum(127 * chunks, -128 * chunks).sum(axis=-1)
+    return bool(high.max() <= 32767 and low.min() >= -32768)

@@ -9,8 +9,8 @@ import numpy as np
 from .. import supported as rules
 from ..calls import Const, Macro
 from ..emit import Emit, c_op, footprint
-from ..layouts import (DW_RECORD_WORDS, bias_values, depthwise_channel_records, depthwise_requant_k,
-                       fast_requant_obstacle, fast_shifts, fold_input_offset, unpack_depthwise_channel_records)
+from ..layouts import (DW_RECORD_WORDS, bias_values, depthwise_channel_records, fast_requant_obstacle, fast_shifts,
+                       fold_input_offset, requant_reach, requant_rk, unpack_depthwise_channel_records)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .conv_2d import bias_const, float_bias, weights_const
 from .layer16 import (acc64_shift_checks, bias64_const, depthwise_dtypes, fast_requant_checks, fast_requant_fields,
@@ -34,8 +34,8 @@ def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, m
     why_not = fast_requant_obstacle(f, rounding, per_channel_weights, bias, mults, shifts)
     if why_not is None:
         folded = fold_input_offset(bias, per_channel_weights, f["input_offset"])
-        k = depthwise_requant_k(fast_shifts(mults, shifts), f["output_offset"])
-        if _requant_reach(folded, per_channel_weights, k) >= 1 << 31:
+        _, k = requant_rk(fast_shifts(mults, shifts), f["output_offset"], folded, per_channel_weights)
+        if requant_reach(folded, per_channel_weights, k) >= 1 << 31:
             return "requantization constant too large"
     return why_not
 
@@ -43,13 +43,6 @@ def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, m
 def _pad_right(f: dict) -> int:
     """Columns past the input that the last window reaches."""
     return max(0, (f["out_w"] - 1) * f["stride_w"] - f["pad_left"] + 3 - f["in_w"])
-
-
-def _requant_reach(bias_folded, weights_9, k) -> int:
-    """Largest |accumulator| + |k| + 2 of any channel: edgesdk_requant_rk adds k to a value of at most
-    |accumulator| + 1 in magnitude, which must not overflow int32."""
-    reach = np.abs(np.asarray(bias_folded, np.int64)) + 128 * np.abs(np.asarray(weights_9, np.int64)).sum(axis=1)
-    return int(np.max(reach + np.abs(np.asarray(k, np.int64)) + 2, initial=0))
 
 
 @c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, depthwise_dtypes, symmetric_filters,
@@ -141,7 +134,7 @@ def _record_checks(records, channels: int) -> list:
     checks = require(bool(np.all(fields["m2"] % 2 == 0)), "a record's m2 is not twice a multiplier")
     checks += require(bool(np.all((fields["r"] >= 1) & (fields["r"] <= 31))),
                       "a record's shift is not a right shift of 1..31")
-    reach = _requant_reach(fields["bias"], fields["weights"], fields["k"])
+    reach = requant_reach(fields["bias"], fields["weights"], fields["k"])
     checks += require(reach < 1 << 31, "a channel's sums or requantization can overflow int32")
     return checks + require(not np.any(fields["padding"]), "a record's padding bytes are not zero")
 
