@@ -133,21 +133,29 @@ def _const(ctx, symbol_part: str) -> list:
     return [int(v) for v in text.split("{", 1)[1].rsplit("}", 1)[0].split(",")]
 
 
-def test_pointwise_conv_takes_the_blocked_path_flattened(tmp_path):
-    """A 1x1 stride-1 CONV_2D: blocked layout, input offset folded into the bias, one long row of pixels."""
+def test_pointwise_conv_takes_the_paired_path_flattened(tmp_path):
+    """A 1x1 stride-1 CONV_2D: paired layout (two output channels per 32-bit word, 3-pair then 2-pair blocks),
+    input offset folded into the bias, one long row of pixels."""
     rng = np.random.default_rng(0)
-    w = rng.integers(-127, 128, (10, 1, 1, 4)).astype(np.int8)
+    w = rng.integers(-128, 128, (10, 1, 1, 4)).astype(np.int8)
     bias = rng.integers(-100, 100, 10).astype(np.int32)
     graph = _model(tmp_path, mg.conv_model((1, 3, 5, 4), w, bias, (0.1, 3), [0.01] * 10, (0.2, -5)))
     ctx = testing.HostContext("ref")
     step = emit(graph.ops[0], ctx)
-    assert step.comment.endswith("blocked") and "conv_2d_0_bias_folded" in step.code
+    assert step.comment.endswith("paired") and "conv_2d_0_bias_folded" in step.code
     params = _params_text(ctx, "edgesdk_conv2d_params")
-    assert ".blocked = 1" in params and ".in_h = 1" in params and ".in_w = 15" in params and ".out_w = 15" in params
-    folded = _const(ctx, "conv_2d_0_bias_folded")
-    assert folded == [int(b) - 3 * int(row.sum(dtype=np.int64)) for b, row in zip(bias, w.reshape(10, -1))]
-    packed = _const(ctx, "conv_2d_0_weights")
-    assert packed[:8] == list(w[:8, 0, 0, 0]) and packed[32:] == list(w[8:].reshape(-1))
+    assert ".blocked = 2" in params and ".in_h = 1" in params and ".in_w = 15" in params and ".out_w = 15" in params
+    folded = np.array([int(b) - 3 * int(row.sum(dtype=np.int64)) for b, row in zip(bias, w.reshape(10, -1))])
+    words = np.array(_const(ctx, "conv_2d_0_bias_folded"), np.int64)
+    # per pair: bias[a] + 65536 * bias[a + 1], and bias[a + 1] less 32767 per two-tap chunk (4 taps: 2 chunks)
+    assert list(words[0::2]) == list(folded[0::2] + 65536 * folded[1::2])
+    assert list(words[1::2]) == list(folded[1::2] - 32767 * 2)
+    packed = np.array(_const(ctx, "conv_2d_0_weights"), np.int8).view("<i4")
+    w64 = w[:, 0, 0, :].astype(np.int64)
+    pair_words = w64[0::2] + 65536 * w64[1::2]  # [pair][tap]
+    blocks = (pair_words[0:3], pair_words[3:5])  # per block, tap by tap: the block's words
+    assert list(packed) == [int(v) for block in blocks for tap in range(4) for v in block[:, tap]]
+    assert len(_const(ctx, "conv_2d_0_requant")) == 3 * 10  # {2 * multiplier, r, k} per channel
 
 
 def test_depthwise_takes_the_sliding_path_with_channel_records(tmp_path):

@@ -158,15 +158,19 @@ def test_fp64_requantization_fast_path_equals_double_rounding(tmp_path):
 def _fast_suite(rng) -> list:
     """[(name, .tflite bytes, expected path)] of single-op models the fast kernels must take."""
     def conv(name, shape, out_c, fhw, stride=(1, 1), padding=modelgen.SAME, bias_scale=3000, activation="NONE",
-             int8_blocks=False):
+             minus128=False, q_out=None, w_scale=(0.002, 0.02), expect="paired", dead=False):
         w = rng.integers(-127, 128, (out_c, *fhw, shape[3])).astype(np.int8)
-        if int8_blocks:  # two weights of -128 in one two-tap chunk overflow a paired 16-bit lane
-            w[0, 0, 0, :2] = -128
-        scales = [float(np.float32(s)) for s in rng.uniform(0.002, 0.02, out_c)]
+        if minus128:  # the extremes of a paired 16-bit lane: two products of 16384 in one two-tap chunk
+            w[0, 0, 0, :2] = -128  # channel a's lane
+            w[1] = -128  # channel b's lane, every chunk
+        scales = [float(np.float32(s)) for s in rng.uniform(*w_scale, out_c)]
         bias = rng.integers(-bias_scale, bias_scale, out_c).astype(np.int32)
-        data = modelgen.conv_model(shape, w, bias, modelgen._q(rng), scales, modelgen._q(rng, 0.02, 0.3),
+        if dead:  # channels without weights (a trained model's dead ones), biases out of the fast kernels' reach
+            w[[1, 2, 4]] = 0
+            bias[[1, 2, 4]] = [1 << 30, -(1 << 30), 777]
+        data = modelgen.conv_model(shape, w, bias, modelgen._q(rng), scales, q_out or modelgen._q(rng, 0.02, 0.3),
                                    stride=stride, padding=padding, activation=activation)
-        return name, data, "blocked" if int8_blocks else "paired"
+        return name, data, expect
 
     def depthwise(name, shape, stride=1, padding=modelgen.SAME, activation="NONE"):
         c = shape[3]
@@ -199,8 +203,14 @@ def _fast_suite(rng) -> list:
         conv("conv10x4_kws_like", (1, 13, 6, 1), 8, (10, 4), stride=(2, 2)),
         conv("conv_valid_one_column", (1, 6, 3, 6), 10, (3, 3), padding=modelgen.VALID),
         conv("conv_large_bias", (1, 4, 4, 8), 8, (3, 3), bias_scale=1 << 29),
-        conv("conv3x3_int8_blocks", (2, 5, 7, 3), 19, (3, 3), activation="RELU", int8_blocks=True),
-        conv("conv1x1_int8_blocks", (1, 5, 3, 12), 13, (1, 1), int8_blocks=True),
+        conv("conv3x3_minus128", (2, 5, 7, 3), 19, (3, 3), activation="RELU", minus128=True),
+        conv("conv1x1_minus128", (1, 5, 3, 12), 13, (1, 1), minus128=True),
+        conv("conv1x1_minus128_even", (1, 3, 4, 8), 6, (1, 1), minus128=True),
+        conv("conv3x3_dead_channels", (1, 4, 5, 4), 7, (3, 3), dead=True),
+        conv("conv1x1_dead_channels_relu", (1, 4, 4, 16), 6, (1, 1), dead=True, activation="RELU"),
+        # edgesdk_requant_rk's k out of int32 reach (zero point 127, a right shift of 24 or more): blocked kernel
+        conv("conv_requant_k_blocked", (1, 5, 4, 6), 11, (3, 3), bias_scale=1 << 25, q_out=(4.0, 127),
+             w_scale=(1e-6, 2e-6), minus128=True, expect="blocked"),
         conv("conv1x1_even_depth", (1, 4, 5, 16), 24, (1, 1)),
         *(depthwise(f"dw_s1_w{w}", (1, 3, w, 5)) for w in range(1, 8)),
         depthwise("dw_s1_batch2_relu", (2, 6, 5, 16), activation="RELU"),

@@ -55,15 +55,16 @@ void edgesdk_conv2d_s8_blocked(const edgesdk_conv2d_params *p, const int8_t *inp
 
 /*
  * The paired fast path (edgesdk_conv2d_paired.c): the conditions of the blocked one, two taps of any output
- * channel never reaching past half a 16-bit lane (every weight in [-127, 127] suffices: see the kernel), and
+ * channel summing to [-32767, 32768] for int8 inputs (true of any int8 weights: see the kernel), and
  * k of every channel within the reach of edgesdk_requant_rk. Output channels a, a + 1 form a pair; the pairs
  * (at least two: missing channels are zero) run in blocks of 3, then of 2 (edgesdk_conv_pair_blocks). Then:
  *   filter: int32 words w[a] + 65536 * w[a + 1], 4-byte aligned; per block, per filter row fy, per two taps
  *           t, t + 1 of the row (tap = fx * in_c + c): [tap t: the block's words][tap t + 1: its words], and a
  *           row's odd last tap alone. EDGESDK_CONV_PAIRED_PATCHES: the whole window is one row (every pixel
  *           reads a copy of its window);
- *   bias:   per pair: bias'[a] + 65536 * bias'[a + 1] (mod 2^32) and bias'[a + 1], bias' the folded bias of
- *           the blocked path (0 for a missing channel);
+ *   bias:   per pair: bias'[a] + 65536 * bias'[a + 1] and bias'[a + 1] - 32767 * chunks (both mod 2^32),
+ *           bias' the folded bias of the blocked path (0 for a missing channel), chunks the two-tap chunks
+ *           (and odd last taps) of a window: rows * ceil(taps per row / 2);
  *   requant: per channel of every pair 2 * multiplier (uint32 bits), r and k (edgesdk_requant_rk).
  */
 #define EDGESDK_CONV_PAIRED_PATCHES 3 /* blocked: EDGESDK_CONV_PAIRED over copies of every window */

@@ -5,13 +5,15 @@
  *
  * Two output channels a, b share each 32-bit weight word W = w_a + 65536 * w_b, so one multiply x * W gives
  * both products in 16-bit lanes. Over two taps, R = x0 * W0 + x1 * W1 = L + 65536 * H with L the two products
- * of channel a and H those of b; the compiler checks that no two taps of a chunk reach past half a lane
- * (|L|, |H| <= 32767 for any int8 input: true whenever the weights are in [-127, 127]), so R is exact in int32
- * and H = (R + 32768) >> 16. Each channel pair keeps two accumulators: `high` sums H, `low` sums R (mod
- * 2^32); at the end channel a's sum is low - 65536 * high, channel b's is high. Per two taps, one pixel and one
- * pair: 2 multiplies and 5 adds or shifts for 4 multiply-accumulates, plus the loads: each weight word serves
- * two pixels, each input byte EDGESDK_CONV_PAIRS pairs (3 pairs x 2 pixels = 12 accumulator pairs: what RV32's
- * registers hold next to the inputs, the weights and the pointers).
+ * of channel a and H those of b. Any two int8 products sum to [-32512, 32768], so V = R + EDGESDK_LANE_BIAS
+ * (32767 in each lane) is L + 32767 + 65536 * (H + 32767) with both lanes in [255, 65535]: exact in uint32,
+ * and V >> 16 (logical) is H + 32767 (the compiler still checks the lane bounds per chunk, paired_chunks_fit).
+ * Each channel pair keeps two accumulators: `high` sums V >> 16 from the high bias minus 32767 per chunk (the
+ * compiler's init), so it ends at channel b's sum; `low` sums R (mod 2^32) from bias_a + 65536 * bias_b, so
+ * channel a's sum is low - 65536 * high. Per two taps, one pixel and one pair: 2 multiplies and 5 adds or
+ * shifts for 4 multiply-accumulates, plus the loads: each weight word serves two pixels, each input byte up to
+ * 3 pairs (3 pairs x 2 pixels = 12 accumulator pairs: what RV32's registers hold next to the inputs, the
+ * weights and the pointers).
  *
  * Pixels are taken two at a time along the output row. A pair whose windows lie inside the input reads them in
  * place (filter_w * in_c contiguous bytes per filter row); otherwise both windows are first copied to patches
@@ -24,6 +26,8 @@
 #include "edgesdk_requant.h"
 
 typedef int32_t __attribute__((may_alias)) packed_word; /* the filter array is declared int8_t */
+
+#define EDGESDK_LANE_BIAS 0x7FFF7FFFu /* 32767 in each 16-bit lane of a two-tap sum (see above) */
 
 typedef struct {
     const packed_word *filter;
@@ -40,9 +44,9 @@ typedef struct {
         _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
             const int32_t w0_ = (w)[j_], w1_ = (w)[(NP) + j_];                                          \
             _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
-                const int32_t r_ = x[p_][0] * w0_ + x[p_][1] * w1_;                                     \
-                high[p_][j_] += (r_ + 32768) >> 16;                                                     \
-                low[p_][j_] += (uint32_t)r_;                                                            \
+                const uint32_t r_ = (uint32_t)x[p_][0] * (uint32_t)w0_ + (uint32_t)x[p_][1] * (uint32_t)w1_; \
+                high[p_][j_] += (r_ + EDGESDK_LANE_BIAS) >> 16;                                         \
+                low[p_][j_] += r_;                                                                      \
             }                                                                                           \
             EDGESDK_MAC_ORDER(w, high[(P) - 1][j_]);                                                    \
         }                                                                                               \
@@ -75,9 +79,9 @@ typedef struct {
         if ((run) & 1) {                                                                                \
             _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                 \
                 _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                              \
-                    const int32_t r_ = xs[p_][0] * (w)[j_];                                             \
-                    high[p_][j_] += (r_ + 32768) >> 16;                                                 \
-                    low[p_][j_] += (uint32_t)r_;                                                        \
+                    const uint32_t r_ = (uint32_t)xs[p_][0] * (uint32_t)(w)[j_];                        \
+                    high[p_][j_] += (r_ + EDGESDK_LANE_BIAS) >> 16;                                     \
+                    low[p_][j_] += r_;                                                                  \
                 }                                                                                       \
             }                                                                                           \
             (w) += (NP);                                                                                \
@@ -89,7 +93,7 @@ typedef struct {
     do {                                                                                                \
         _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
             const uint32_t l_ = (uint32_t)(init)[2 * ((pair0) + j_)];                                   \
-            const int32_t h_ = (init)[2 * ((pair0) + j_) + 1];                                          \
+            const uint32_t h_ = (uint32_t)(init)[2 * ((pair0) + j_) + 1];                              \
             _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
                 low[p_][j_] = l_;                                                                       \
                 high[p_][j_] = h_;                                                                      \
@@ -113,11 +117,11 @@ typedef struct {
         _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
             const int32_t *const q_ = (c).requant + 6 * ((pair0) + j_);                                 \
             _Pragma("GCC unroll 2") for (int p_ = 0; p_ < 2; p_++) {                                    \
-                const int32_t sum_a_ = (int32_t)(low[p_][j_] - ((uint32_t)high[p_][j_] << 16));         \
+                const int32_t sum_a_ = (int32_t)(low[p_][j_] - (high[p_][j_] << 16));                   \
                 v_[p_][2 * j_] = OUTPUT(sum_a_, (uint32_t)q_[0], q_[1], q_[2], relu);                   \
             }                                                                                           \
             _Pragma("GCC unroll 2") for (int p_ = 0; p_ < 2; p_++) {                                    \
-                v_[p_][2 * j_ + 1] = OUTPUT(high[p_][j_], (uint32_t)q_[3], q_[4], q_[5], relu);         \
+                v_[p_][2 * j_ + 1] = OUTPUT((int32_t)high[p_][j_], (uint32_t)q_[3], q_[4], q_[5], relu); \
             }                                                                                           \
         }                                                                                               \
         int8_t *const o0_ = outs[0] + 2 * (pair0), *const o1_ = outs[1] + 2 * (pair0);                  \
@@ -141,7 +145,7 @@ typedef struct {
 #define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, relu, last)                               \
     do {                                                                                                \
         uint32_t low[2][NP];                                                                            \
-        int32_t high[2][NP];                                                                            \
+        uint32_t high[2][NP];                                                                           \
         PAIR_INIT(2, NP, low, high, (c).init, pair);                                                    \
         const int8_t *row_ = (x0);                                                                      \
         for (int32_t fy_ = 0; fy_ < (c).filter_h; fy_++, row_ += (row_bytes)) {                         \

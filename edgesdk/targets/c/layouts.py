@@ -230,26 +230,51 @@ def pair_conv_weights(weights_2d, filter_h: int, run: int) -> np.ndarray:
     return np.concatenate(parts).astype("<i4").view(np.int8)
 
 
-def pair_conv_bias(bias_folded) -> np.ndarray:
-    """Per channel pair (padded_pairs): bias[a] + 65536 * bias[a + 1] (mod 2^32) and bias[a + 1], as int32 words."""
+LANE_BIAS = 32767  # edgesdk_conv2d_paired.c: added to each 16-bit lane of a two-tap sum
+
+
+def pair_conv_bias(bias_folded, chunks: int) -> np.ndarray:
+    """Per channel pair (padded_pairs): bias[a] + 65536 * bias[a + 1] and bias[a + 1] - LANE_BIAS * chunks (the
+    high accumulator gains LANE_BIAS per two-tap chunk), mod 2^32, as int32 words."""
     b = _pad_channels(bias_folded, 2 * padded_pairs(len(bias_folded)))
     low = (b[0::2] + 65536 * b[1::2]) & 0xFFFFFFFF
-    words = np.stack([low, b[1::2] & 0xFFFFFFFF], axis=1)
+    high = (b[1::2] - LANE_BIAS * chunks) & 0xFFFFFFFF
+    words = np.stack([low, high], axis=1)
     return words.astype(np.uint32).view(np.int32).reshape(-1)
 
 
-def pair_requant_records(mults, shifts, output_offset: int, bias_folded, weights_2d) -> np.ndarray:
-    """requant_records for every channel of the padded pairs (a missing channel: multiplier 0, r 1, k 0)."""
+def pair_chunks(filter_h: int, run: int) -> int:
+    """Two-tap chunks (and odd last taps) of a window of filter_h rows of `run` taps."""
+    return filter_h * ((run + 1) // 2)
+
+
+def pair_requant_records(mults, shifts, output_offset: int, bias_folded, weights_2d, constants=None) -> np.ndarray:
+    """requant_records for every channel of the padded pairs (a missing channel: multiplier 0, r 1, k 0).
+    constants {channel: output}: channels whose accumulator is 0 (no weights, bias 0) get {0, 1, 2 * output},
+    which edgesdk_requant_rk turns into that output."""
     channels = 2 * padded_pairs(len(mults))
     rows = requant_records(mults, shifts, output_offset, bias_folded, weights_2d).reshape(-1, 3).astype(np.int64)
+    for channel, value in (constants or {}).items():
+        rows[channel] = [0, 1, 2 * value]
     pad = np.tile(np.array([[0, 1, 0]], np.int64), (channels - len(rows), 1))
     return np.concatenate([rows, pad]).astype(np.int32).reshape(-1)
 
 
+def constant_channels(weights_2d, bias_folded, output_of) -> tuple:
+    """Channels without a weight compute output_of(bias) for every input: (the folded bias with 0 for them,
+    {channel: output}). Their bias may be far out of a fast kernel's reach (dead channels of a trained model
+    carry biases like 2^30); with 0 in its place and the output in the requantization record it costs nothing."""
+    bias = np.asarray(bias_folded, np.int64).copy()
+    dead = np.flatnonzero(~np.asarray(weights_2d).any(axis=1))
+    constants = {int(c): int(output_of(int(c), int(bias[c]))) for c in dead}
+    bias[dead] = 0
+    return bias, constants
+
+
 def paired_chunks_fit(weights_2d, filter_h: int, run: int) -> bool:
     """Every two-tap chunk of the paired layout (per filter row, pairs of taps; an odd last tap alone) keeps a
-    channel's sum within a signed 16-bit lane for any int8 input: sum of max(127 w, -128 w) <= 32767 and sum of
-    min(127 w, -128 w) >= -32768."""
+    channel's sum plus LANE_BIAS within an unsigned 16-bit lane for any int8 input: sum of min(127 w, -128 w)
+    >= -32767 and sum of max(127 w, -128 w) <= 32768 (true of any int8 weights)."""
     w = np.asarray(weights_2d, np.int64).reshape(len(weights_2d), filter_h, run)
     even = run // 2 * 2
     if not even:
@@ -257,4 +282,4 @@ def paired_chunks_fit(weights_2d, filter_h: int, run: int) -> bool:
     chunks = w[:, :, :even].reshape(len(w), filter_h, even // 2, 2)
     high = np.maximum(127 * chunks, -128 * chunks).sum(axis=-1)
     low = np.minimum(127 * chunks, -128 * chunks).sum(axis=-1)
-    return bool(high.max() <= 32767 and low.min() >= -32768)
+    return bool(high.max() <= 65535 - LANE_BIAS and low.min() >= -LANE_BIAS)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....ir import quant
 from .. import supported as rules
 from ..calls import Const
 from ..emit import Emit, c_op, footprint
 from ..layouts import (CONV_BLOCK, CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES, bias_values, block_channels,
-                       conv_patch_max, fast_requant_obstacle, fast_shifts, fold_input_offset, kernel_constant,
-                       pair_conv_bias, pair_conv_weights, pair_requant_records, paired_chunks_fit, padded_pairs,
-                       requant_reach, requant_rk, windows_inside)
+                       constant_channels, conv_patch_max, fast_requant_obstacle, fast_shifts, fold_input_offset,
+                       kernel_constant, pair_chunks, pair_conv_bias, pair_conv_weights, pair_requant_records,
+                       paired_chunks_fit, padded_pairs, requant_reach, requant_rk, windows_inside)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .layer16 import (acc64_shift_checks, accumulator_macro, bias64_const, fast_requant_checks, fast_requant_fields,
                       int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
@@ -54,11 +55,13 @@ PATCHED_RUN_BELOW = 16  # filter rows shorter than this (or odd) run as one row 
 
 def paired_rows(f: dict) -> tuple:
     """(rows, taps per row) of the paired kernel's windows: the filter's rows, read in place; or, when a filter
-    row is short or odd (a small in_c), the whole window as one row, each pixel reading a copy of its window
-    (EDGESDK_CONV_PAIRED_PATCHES: fewer row starts and odd taps, pixels paired across rows)."""
+    row is short or odd (a small in_c) and a window fits the patch buffer, the whole window as one row, each
+    pixel reading a copy of its window (EDGESDK_CONV_PAIRED_PATCHES: fewer row starts and odd taps, pixels
+    paired across rows)."""
     run = f["filter_w"] * f["in_c"]
-    if f["filter_h"] > 1 and (run % 2 or run < PATCHED_RUN_BELOW):
-        return 1, f["filter_h"] * run
+    taps = f["filter_h"] * run
+    if f["filter_h"] > 1 and (run % 2 or run < PATCHED_RUN_BELOW) and taps <= conv_patch_max():
+        return 1, taps
     return f["filter_h"], run
 
 
@@ -69,6 +72,13 @@ def paired_conv_ok(weights_2d, bias_folded, shifts, output_offset: int, rows: in
         return False
     _, k = requant_rk(shifts, output_offset, bias_folded, weights_2d)
     return requant_reach(bias_folded, weights_2d, k) < 1 << 31
+
+
+def reference_output(d, channel: int, acc: int) -> int:
+    """The layer's output for accumulator `acc` (bias included) of `channel`, as TFLite's kernels compute it."""
+    scaled = quant.multiply_by_quantized_multiplier(acc, int(d.multipliers[channel]), int(d.shifts[channel]),
+                                                    d.rounding)
+    return int(np.clip(scaled + d.output_offset, d.act_min, d.act_max))
 
 
 def flat_pointwise(f: dict) -> dict:
@@ -119,11 +129,13 @@ def emit_conv2d(e: Emit):
         fields.update(flat_pointwise(fields))
         bias = fold_input_offset(bias, flat, fields["input_offset"])
         rows, run = paired_rows(fields)
-        if paired_conv_ok(flat, bias, shifts, fields["output_offset"], rows, run):
+        live_bias, constants = constant_channels(flat, bias, lambda c, acc: reference_output(d, c, acc))
+        if paired_conv_ok(flat, live_bias, shifts, fields["output_offset"], rows, run):
             fields["blocked"] = CONV_PAIRED_PATCHES if rows == 1 < fields["filter_h"] else CONV_PAIRED
             weights = pair_conv_weights(flat, rows, run)
-            requant = e.int32s("requant", pair_requant_records(mults, shifts, fields["output_offset"], bias, flat))
-            bias = pair_conv_bias(bias)
+            requant = e.int32s("requant", pair_requant_records(mults, shifts, fields["output_offset"], live_bias,
+                                                               flat, constants))
+            bias = pair_conv_bias(live_bias, pair_chunks(rows, run))
         else:
             fields["blocked"] = CONV_BLOCKED
             weights = block_channels(flat, CONV_BLOCK)
@@ -180,9 +192,11 @@ def requant_record_checks(records, channels: int) -> list:
 
 
 def _blocked_preconditions(p, bias) -> list:
-    """edgesdk_conv2d_s8_blocked (edgesdk_conv2d_blocked.c): no groups or dilation, a folded bias, and any
-    window it cannot read in place -- one reaching into padding, or the odd last pixel of a row when the
-    filter has more than one row -- is copied into a stack buffer of EDGESDK_CONV_PATCH_MAX bytes."""
+    """The fast conv kernels (edgesdk_conv2d_blocked.c, edgesdk_conv2d_paired.c): no groups or dilation, a
+    folded bias, and the windows they copy to the stack fit EDGESDK_CONV_PATCH_MAX bytes each. The blocked
+    kernel copies a window reaching into padding, or the odd last pixel of a row when the filter has more than
+    one row, into one buffer; the paired one copies two windows reaching into padding (EDGESDK_CONV_PAIRED) or
+    every window (EDGESDK_CONV_PAIRED_PATCHES) into a buffer of two windows."""
     checks = require(p["blocked"] in (CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES),
                      f"unknown conv layout {p['blocked']}")
     checks += require(p["filter_in_c"] == p["in_c"] and p["dilation_h"] == p["dilation_w"] == 1,
@@ -190,12 +204,18 @@ def _blocked_preconditions(p, bias) -> list:
     checks += require(optional(bias, 1) == 1, "the blocked conv kernel needs its folded bias")
     patch_max = conv_patch_max()
     taps = p["filter_h"] * p["filter_w"] * p["in_c"]
-    inside = (p["pad_top"] == 0 and p["pad_left"] == 0 and (p["out_h"] - 1) * p["stride_h"] + p["filter_h"] <= p["in_h"]
-              and (p["out_w"] - 1) * p["stride_w"] + p["filter_w"] <= p["in_w"])
-    copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
+    inside = windows_inside(p)
+    if p["blocked"] == CONV_PAIRED_PATCHES:
+        copies, which = True, "every window"
+    elif p["blocked"] == CONV_PAIRED:
+        copies, which = not inside, "windows in padding"
+    else:
+        copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
+        which = "windows in padding" if not inside else "windows of the odd last column"
+    kernel = "blocked" if p["blocked"] == CONV_BLOCKED else "paired"
     return checks + require(not copies or taps <= patch_max,
-                            f"the blocked conv kernel would copy a {taps}-byte filter window into its "
-                            f"{patch_max}-byte stack buffer (windows {'in padding' if not inside else 'of the odd last column'})")
+                            f"the {kernel} conv kernel would copy a {taps}-byte filter window into its "
+                            f"{patch_max}-byte stack buffer ({which})")
 
 
 def conv_geometry(op) -> dict:
