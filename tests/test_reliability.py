@@ -414,6 +414,41 @@ def test_proof_guards_the_fast_conv_kernels_stack_buffer(tmp_path, monkeypatch):
                          "(windows of the odd last column)")
 
 
+def test_proof_knows_the_paired_conv_layout(tmp_path):
+    """edgesdk_conv2d_s8_paired: the weights (two channels per 32-bit word), the biases and the {2M, r, k}
+    records the proof decodes must keep every channel's sum and k within int32, and the records be ones the
+    requantization defines."""
+    rng = np.random.default_rng(3)
+    w = rng.integers(-128, 128, (5, 3, 3, 4)).astype(np.int8)
+    data = modelgen.conv_model((1, 6, 6, 4), w, rng.integers(-500, 500, 5).astype(np.int32), (0.05, 3),
+                               [0.01] * 5, (0.2, -4))
+    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    verify_build(compiled)
+    params = host_layers(compiled)[0].calls[0].args[0]
+    assert params.fields["blocked"] == 3  # 3x3 over 4 channels: the patch mode
+    records = params.fields["requant"]
+
+    def with_record(channel: int, column: int, value: int):
+        values = list(records.values)
+        values[3 * channel + column] = value
+        params.fields["requant"] = Const(records.symbol, records.ctype, np.array(values, np.int64))
+
+    with_record(3, 2, (1 << 31) - 1000)  # channel 3's k: its sum plus k can overflow
+    proof_fails(compiled, "a channel's sums or requantization can overflow int32")
+    with_record(4, 1, 0)  # a right shift of 0
+    proof_fails(compiled, "a record's shift is not a right shift of 1..31")
+    params.fields["requant"] = records
+    layer = host_layers(compiled)[0]
+    call = layer.calls[0]
+    bias = call.args[3]
+    huge = list(bias.values)
+    huge[3] = (1 << 31) - 1 - 32767 * 18  # channel 3's bias 2^31 - 1: the second pair's high word, less 32767
+    # per two-tap chunk (36 taps: 18)
+    layer.calls[0] = KernelCall(call.kernel, (*call.args[:3], Const(bias.symbol, bias.ctype, np.array(huge)),
+                                              *call.args[4:]))
+    proof_fails(compiled, "a channel's sums or requantization can overflow int32")
+
+
 # -- importer checks the proof caught during fuzzing --------------------------------------------------------
 def write(tmp_path, data: bytes):
     path = tmp_path / "m.tflite"

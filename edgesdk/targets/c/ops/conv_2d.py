@@ -9,10 +9,11 @@ from ....ir import quant
 from .. import supported as rules
 from ..calls import Const
 from ..emit import Emit, c_op, footprint
-from ..layouts import (CONV_BLOCK, CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES, bias_values, block_channels,
-                       constant_channels, conv_patch_max, fast_requant_obstacle, fast_shifts, fold_input_offset,
-                       kernel_constant, pair_chunks, pair_conv_bias, pair_conv_weights, pair_requant_records,
-                       paired_chunks_fit, padded_pairs, requant_reach, requant_rk, windows_inside)
+from ..layouts import (CONV_BLOCK, CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES, LANE_BIAS, bias_values,
+                       block_channels, constant_channels, conv_patch_max, fast_requant_obstacle, fast_shifts,
+                       fold_input_offset, kernel_constant, pair_blocks, pair_chunks, pair_conv_bias,
+                       pair_conv_weights, pair_requant_records, paired_chunks_fit, padded_pairs, requant_reach,
+                       requant_rk, windows_inside)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .layer16 import (acc64_shift_checks, accumulator_macro, bias64_const, fast_requant_checks, fast_requant_fields,
                       int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
@@ -172,6 +173,8 @@ def conv2d_footprint(call, op) -> list:
         checks += require(isinstance(p["requant"], Const), "the paired conv kernel needs its requantization records")
         if not checks:
             checks += requant_record_checks(p["requant"], 2 * pairs)
+        if not checks:
+            checks += paired_sum_checks(p, w, b, pairs, taps)
         return checks + [(w, 4 * pairs * taps, "paired filter"), (b, 8 * pairs, "paired bias"),
                          (p["requant"], 24 * pairs, f"requantization records[{2 * pairs}]")] + io
     return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
@@ -179,9 +182,37 @@ def conv2d_footprint(call, op) -> list:
         (b, optional(b, 4 * out_c), "bias")] + io
 
 
+def paired_sum_checks(p, w, b, pairs: int, taps: int) -> list:
+    """No channel's sum, nor edgesdk_requant_rk's sum plus k, can overflow int32 for any int8 input: the
+    weights and biases decoded from the paired layout (edgesdk_conv2d.h), the k of the records."""
+    if not (isinstance(w, Const) and isinstance(b, Const)):
+        return ["the paired conv kernel needs constant weights and bias"]
+    words = np.asarray(w.values, np.int64)[:4 * pairs * taps].astype(np.uint8).view("<i4").astype(np.int64)
+    init = np.asarray(b.values, np.int64)[:2 * pairs]
+    if len(words) < pairs * taps or len(init) < 2 * pairs:
+        return []  # the footprint's length checks report it
+    low = (words + 32768) % 65536 - 32768  # channel a's weight: the word's low 16 bits, signed
+    magnitude = np.zeros(2 * pairs, np.int64)
+    start = 0
+    for size in pair_blocks(pairs):
+        block = words[start * taps:(start + size) * taps].reshape(taps, size)
+        block_low = low[start * taps:(start + size) * taps].reshape(taps, size)
+        magnitude[2 * start:2 * (start + size):2] = np.abs(block_low).sum(axis=0)
+        magnitude[2 * start + 1:2 * (start + size):2] = np.abs((block - block_low) // 65536).sum(axis=0)
+        start += size
+    rows, run = (1, taps) if p["blocked"] == CONV_PAIRED_PATCHES else (p["filter_h"], p["filter_w"] * p["in_c"])
+    wrap = lambda v: (np.asarray(v, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)  # noqa: E731
+    bias_b = wrap(init[1::2] + LANE_BIAS * pair_chunks(rows, run))
+    bias_a = wrap(init[0::2] - 65536 * bias_b)
+    bias = np.stack([bias_a, bias_b], axis=1).reshape(-1)
+    k = np.asarray(p["requant"].values, np.int64)[:6 * pairs].reshape(-1, 3)[:, 2]
+    reach = np.abs(bias) + 128 * magnitude + np.abs(k) + 2
+    return require(bool(np.all(reach < 1 << 31)), "a channel's sums or requantization can overflow int32")
+
+
 def requant_record_checks(records, channels: int) -> list:
     """edgesdk_requant_rk's constants are ones it defines: 2 * a multiplier in [0, 2^31) and a right shift of
-    1..31. (That no sum or k overflows int32 is the emitter's condition, paired_conv_ok.)"""
+    1..31 (that no sum or k overflows int32: paired_sum_checks)."""
     values = np.asarray(records.values, np.int64)[:3 * channels]
     if values.size < 3 * channels:
         return [f"the requantization records hold {values.size} words, {3 * channels} needed"]
