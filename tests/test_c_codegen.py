@@ -189,6 +189,21 @@ def test_depthwise_outside_the_fast_domain_keeps_the_reference_loops(tmp_path):
     assert ".sliding = 0" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
 
 
+def test_fully_connected_reads_lanes_every_four_taps_when_the_weights_allow(tmp_path):
+    """EDGESDK_FC_PAIRED_QUADS: the paired layout, taken when every unit's four taps keep a lane within
+    [-32767, 32768]: weights of at most 64 in magnitude always do, one chunk of four 127s does not."""
+    rng = np.random.default_rng(1)
+    for weights, layout in ((rng.integers(-64, 65, (6, 12)), "EDGESDK_FC_PAIRED_QUADS"),
+                            (np.concatenate([np.full((6, 4), 127), rng.integers(-3, 4, (6, 8))], axis=1),
+                             "EDGESDK_FC_PAIRED")):
+        graph = _model(tmp_path, mg.fully_connected_model(1, weights.astype(np.int8), np.zeros(6, np.int32),
+                                                          (0.1, 2), 0.01, (0.2, -3)))
+        ctx = testing.HostContext("ref")
+        assert emit(graph.ops[0], ctx).comment.endswith("paired")
+        params = _params_text(ctx, "edgesdk_fully_connected_params")
+        assert params.split(".blocked = ")[1].split(",")[0].split("}")[0].strip() == layout
+
+
 def test_fully_connected_pairs_weights_in_16_bit_lanes(tmp_path):
     """Paired layout: words w[a] + 65536 * w[a + 1]; per-tensor constants flagged; fp64 window a power of two."""
     rng = np.random.default_rng(2)

@@ -181,8 +181,10 @@ def _fast_suite(rng) -> list:
                                         stride=(stride, stride), padding=padding, activation=activation)
         return name, data, "sliding"
 
-    def fc(name, batch, out, depth, per_channel=True, power_of_two=False, int8_blocks=False):
-        w = rng.integers(-127, 128, (out, depth)).astype(np.int8)
+    def fc(name, batch, out, depth, per_channel=True, power_of_two=False, int8_blocks=False, reach=127):
+        w = rng.integers(-reach, reach + 1, (out, depth)).astype(np.int8)
+        if reach == 64:  # four taps of -64: the lane bound of EDGESDK_FC_PAIRED_QUADS exactly (128 * 256)
+            w[:] = -64
         if int8_blocks:  # a weight of -128 rules out the paired 16-bit lanes
             w[0, 0] = -128
         bias = rng.integers(-2000, 2000, out).astype(np.int32)
@@ -221,6 +223,8 @@ def _fast_suite(rng) -> list:
         fc("fc_15_odd", 1, 15, 7), fc("fc_5_depth1", 2, 5, 1), fc("fc_ties", 1, 40, 33, power_of_two=True),
         fc("fc_int8_16", 1, 16, 20, int8_blocks=True), fc("fc_int8_29_batch2", 2, 29, 13, int8_blocks=True),
         fc("fc_int8_ties", 1, 24, 18, power_of_two=True, int8_blocks=True),
+        fc("fc_quads_27_batch2", 2, 19, 27, reach=60), fc("fc_quads_18", 1, 17, 18, reach=63),
+        fc("fc_quads_bound", 1, 6, 13, reach=64),
     ]
 
 

@@ -17,8 +17,9 @@ from . import KERNELS_DIR
 CONV_BLOCK = 8  # output channels per register block of edgesdk_conv2d_blocked.c
 CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES = 1, 2, 3  # edgesdk_conv2d_params.blocked
 FAST_ACC_LIMIT = 1 << 31  # the fast kernels accumulate in int32 from the folded bias: no sum may overflow
-FC_BLOCKED, FC_PAIRED = 1, 2
-FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED"}
+FC_BLOCKED, FC_PAIRED, FC_PAIRED_QUADS = 1, 2, 3
+FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED",
+               FC_PAIRED_QUADS: "EDGESDK_FC_PAIRED_QUADS"}
 # The paired layout stores two weights per 32-bit word: FULLY_CONNECTED weights take twice the flash, and the
 # layer ~2.4 instead of ~3.1 instructions per MAC (edgesdk_fully_connected_blocked.c). False: int8 blocks only.
 FC_PAIRED_WEIGHTS = True
@@ -116,6 +117,19 @@ def pair_fully_connected(weights) -> np.ndarray:
             break
         parts.append(block)
     return np.concatenate([part.reshape(-1) for part in parts]).astype("<i4").view(np.int8)
+
+
+def quad_lanes_fit(weights) -> bool:
+    """EDGESDK_FC_PAIRED_QUADS's condition: every unit's taps 4q..4q + 3 sum to [-32767, 32768] for any int8
+    input, so that 32767 added to each 16-bit lane of their paired sum keeps both lanes in [0, 65535]."""
+    w = np.asarray(weights, np.int64)
+    quads = w.shape[1] // 4
+    if quads == 0:
+        return False
+    chunks = w[:, :4 * quads].reshape(len(w), quads, 4)
+    high = np.maximum(127 * chunks, -128 * chunks).sum(axis=-1)
+    low = np.minimum(127 * chunks, -128 * chunks).sum(axis=-1)
+    return bool(high.max() <= 32768 and low.min() >= -32767)
 
 
 def block_fully_connected(weights) -> np.ndarray:
