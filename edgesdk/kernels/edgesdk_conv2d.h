@@ -26,6 +26,7 @@ typedef struct {
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
     int32_t blocked;           /* EDGESDK_CONV_BLOCKED / _PAIRED: a fast path below (filter layout and bias differ) */
     const int32_t *requant;    /* EDGESDK_CONV_PAIRED(_PATCHES): per channel {2 * multiplier, r, k}, see there */
+    const float *scale_f32;    /* per output channel, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QLinearConv) */
 } edgesdk_conv2d_params;
 
 #define EDGESDK_CONV_BLOCKED 1 /* int8 weights in blocks of 8 output channels (edgesdk_conv2d_blocked.c) */

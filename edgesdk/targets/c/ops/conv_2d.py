@@ -144,6 +144,8 @@ def emit_conv2d(e: Emit):
         fields.update(multiplier=e.null("int32_t"), shift=e.null("int32_t"), requant=requant)
     else:
         fields.update(multiplier=e.int32s("multiplier", mults), shift=e.int32s("shift", shifts), requant=requant)
+    if d.rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
+        fields["scale_f32"] = e.float32s("scale_f32", d.scales)
     params = e.params("edgesdk_conv2d_params", fields)
     bias_c = bias_const(e, b, bias, bool(fields["blocked"]))
     e.call("edgesdk_conv2d_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
@@ -177,7 +179,7 @@ def conv2d_footprint(call, op) -> list:
             checks += paired_sum_checks(p, w, b, pairs, taps)
         return checks + [(w, 4 * pairs * taps, "paired filter"), (b, 8 * pairs, "paired bias"),
                          (p["requant"], 24 * pairs, f"requantization records[{2 * pairs}]")] + io
-    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
+    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + f32_scales(p, out_c) + [
         (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
         (b, optional(b, 4 * out_c), "bias")] + io
 
@@ -220,6 +222,14 @@ def requant_record_checks(records, channels: int) -> list:
     checks = require(bool(np.all((rows[:, 0] & 0xFFFFFFFF) % 2 == 0)), "a record's m2 is not twice a multiplier")
     return checks + require(bool(np.all((rows[:, 1] >= 1) & (rows[:, 1] <= 31))),
                             "a record's shift is not a right shift of 1..31")
+
+
+def f32_scales(p, channels: int) -> list:
+    """EDGESDK_ROUNDING_F32 reads one float scale per channel (--rounding ort)."""
+    rounding = p["rounding"]
+    if getattr(rounding, "name", rounding) != "EDGESDK_ROUNDING_F32":
+        return []
+    return [(p.get("scale_f32"), 4 * channels, f"scale_f32[{channels}]")]
 
 
 def _blocked_preconditions(p, bias) -> list:

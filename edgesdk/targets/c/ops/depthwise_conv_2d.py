@@ -12,7 +12,7 @@ from ..emit import Emit, c_op, footprint
 from ..layouts import (DW_RECORD_WORDS, bias_values, depthwise_channel_records, fast_requant_obstacle, fast_shifts,
                        fold_input_offset, requant_reach, requant_rk, unpack_depthwise_channel_records)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
-from .conv_2d import bias_const, float_bias, weights_const
+from .conv_2d import bias_const, f32_scales, float_bias, weights_const
 from .layer16 import (acc64_shift_checks, bias64_const, depthwise_dtypes, fast_requant_checks, fast_requant_fields,
                       int16_shifts_in_range, sum32, symmetric_filters)
 
@@ -89,6 +89,8 @@ def emit_depthwise_conv2d(e: Emit):
     else:
         fields["multiplier"] = e.int32s("multiplier", mults)
         fields["shift"] = e.int32s("shift", shifts)
+        if d.rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
+            fields["scale_f32"] = e.float32s("scale_f32", d.scales)
         params = e.params("edgesdk_depthwise_conv2d_params", fields)
         e.call("edgesdk_depthwise_conv2d_s8", params, e.tensor(x), weights_const(e, weights),
                bias_const(e, b, bias, False), e.arena(y))
@@ -121,7 +123,7 @@ def depthwise_footprint(call, op) -> list:
             return checks
         checks += _record_checks(b, out_c)
         return checks + [(b, 4 * DW_RECORD_WORDS * out_c, f"channel records[{out_c}]")] + io
-    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
+    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + f32_scales(p, out_c) + [
         (w, p["filter_h"] * p["filter_w"] * p["out_c"], "filter"), (b, optional(b, 4 * out_c), "bias")] + io
 
 
