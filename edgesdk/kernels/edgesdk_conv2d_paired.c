@@ -12,7 +12,7 @@
  * compiler's init), so it ends at channel b's sum; `low` sums R (mod 2^32) from bias_a + 65536 * bias_b, so
  * channel a's sum is low - 65536 * high. Per two taps, one pixel and one pair: 2 multiplies and 5 adds or
  * shifts for 4 multiply-accumulates, plus the loads: each weight word serves two pixels, each input byte up to
- * 3 pairs (3 pairs x 2 pixels = 12 accumulator pairs: what RV32's registers hold next to the inputs, the
+ * 3 pairs (3 pairs x 2 pixels = 12 accumulators: what RV32's registers hold next to the inputs, the
  * weights and the pointers).
  *
  * Pixels are taken two at a time along the output row. A pair whose windows lie inside the input reads them in
