@@ -34,7 +34,24 @@ static void load_table(const int8_t table[256])
 
 static int32_t last_failed_layer = -1;
 
-static int32_t wait_done(void);
+static int32_t wait_done(void)
+{
+    for (uint32_t poll = 0; poll < POLL_LIMIT; ++poll) {
+        const uint32_t status = *lut_reg(REG_STATUS);
+        if ((status & STATUS_DONE) == 0u) {
+            continue;
+        }
+        switch (STATUS_ERROR(status)) {
+        case 0u:
+            return LUTACCEL_OK;
+        case 1u:
+            return LUTACCEL_ERR_BUS;
+        default:
+            return LUTACCEL_ERR_LENGTH;
+        }
+    }
+    return LUTACCEL_ERR_TIMEOUT;
+}
 
 /* Start a run (the table is loaded, or CTRL_LOAD_TABLE with TABLE_SRC set) and wait for it. */
 static int32_t start(const int8_t *in, int8_t *out, uint32_t length, uint32_t ctrl)
@@ -84,23 +101,4 @@ int32_t lutaccel_run_jobs(const uint8_t *tables, uint8_t *arena, const struct lu
 int32_t lutaccel_last_failed_layer(void)
 {
     return last_failed_layer;
-}
-
-static int32_t wait_done(void)
-{
-    for (uint32_t poll = 0; poll < POLL_LIMIT; ++poll) {
-        const uint32_t status = *lut_reg(REG_STATUS);
-        if ((status & STATUS_DONE) == 0u) {
-            continue;
-        }
-        switch (STATUS_ERROR(status)) {
-        case 0u:
-            return LUTACCEL_OK;
-        case 1u:
-            return LUTACCEL_ERR_BUS;
-        default:
-            return LUTACCEL_ERR_LENGTH;
-        }
-    }
-    return LUTACCEL_ERR_TIMEOUT;
 }
