@@ -447,6 +447,7 @@ def test_example_layer_switch_goes_through_a_schedule(lut, tmp_path):
     assert schedule.switch(3, "dma_table") is False and schedule.switch(0, "dma_table") is None
     assert not any(job.dma_table for job in _lut_jobs(default))
     tuned = Schedule.from_json(schedule.with_layer(3, dma_table=True).to_json())  # as a tuning log carries it
+    assert tuned.differences(schedule) == ["op 3 (TANH): dma_table False -> True"]
     compiled = _compile(tmp_path, activation_chain_model(), schedule=tuned)
     assert [job.dma_table for job in _lut_jobs(compiled)] == [False, True, False, False]
     assert schedule_of(compiled).switch(3, "dma_table") is True

@@ -90,7 +90,8 @@ class Schedule:
         return {layer.index: layer.target for layer in self.layers}
 
     def switch(self, index: int, name: str) -> bool | None:
-        """The layer's switch `name` (SWITCHES), None when the schedule leaves it to the default."""
+        """The layer's switch `name` (built-in or a target's own), None when the schedule leaves it to the
+        default."""
         layer = self._by_index.get(index)
         return None if layer is None else layer.switch(name)
 
