@@ -55,6 +55,23 @@ def _sample_tables() -> list:
         C.DmaCopy(x, y),
         C.End(),
     ]))
+    x16, y16 = d(1, 0, (1, 8, 8, 16), "int16"), d(1, 4096, (1, 8, 8, 16), "int16")
+    tables.append(C.encode([  # version 1.2: int16 operands, signed strides, the new commands
+        C.Conv2D(x16, d(1, 8192, (1, 8, 8, 8), "int16"), d(0, 0, (8, 3, 3, 16)), p, pad_top=1, pad_left=1,
+                 act_min=-1000, act_max=30000),
+        C.DepthwiseConv2D(x16, y16, d(0, 0, (1, 3, 3, 16)), p, pad_top=1, pad_left=1, rounding=2),
+        C.TransposeConv2D(x, d(1, 8192, (1, 16, 16, 8)), d(0, 0, (8, 3, 3, 16)), p, stride_h=2, stride_w=2,
+                          pad_top=1, pad_left=1),
+        C.MaxPool2D(x16, d(1, 9000, (1, 4, 4, 16), "int16"), filter_h=2, filter_w=2, stride_h=2, stride_w=2,
+                    act_min=-300, act_max=300),
+        C.Sub(x16, y16, d(1, 12000, (1, 8, 8, 16), "int16"), input1_multiplier=1 << 30, input2_multiplier=1 << 30,
+              output_multiplier=1 << 30, output_shift=-15, left_shift=15, act_min=-32768, act_max=-2),
+        C.Minimum(x, x, y), C.Maximum(x16, y16, d(1, 16000, (1, 8, 8, 16), "int16")),
+        C.Table(x, y, p, table_count=16), C.Table(x16, y16, p),
+        C.GatherHW(x, d(1, 2048, (1, 16, 4, 16)), p),
+        C.DmaCopy(C.TensorDesc(1, 1023, (1, 8, 8, 16), (1024, 128, 16, -1)), y),
+        C.End(),
+    ]))
     return tables
 
 
@@ -128,9 +145,11 @@ def test_python_mirror_equals_the_c_model_on_random_tables():
         body = b""
         for _ in range(count):
             opcode = rng.choice([R.OP_END, R.OP_DMA_COPY, R.OP_CONV2D, R.OP_DEPTHWISE_CONV2D, R.OP_MAX_POOL,
-                                 R.OP_AVG_POOL, R.OP_ADD, R.OP_MUL, 0x7F])
+                                 R.OP_AVG_POOL, R.OP_ADD, R.OP_MUL, R.OP_SUB, R.OP_MIN, R.OP_MAX, R.OP_TABLE,
+                                 R.OP_GATHER_HW, R.OP_TRANSPOSE_CONV2D, 0x7F])
             size = {R.OP_END: 8, R.OP_DMA_COPY: 72, R.OP_MAX_POOL: 88, R.OP_AVG_POOL: 88, R.OP_ADD: 144,
-                    R.OP_MUL: 144}.get(opcode, 136)
+                    R.OP_MUL: 144, R.OP_SUB: 144, R.OP_MIN: 144, R.OP_MAX: 144, R.OP_TABLE: 88,
+                    R.OP_GATHER_HW: 80}.get(opcode, 136)
             fields = bytes(rng.choice([0, 0, 0, 1, 2, 255]) for _ in range(size - 8))
             body += struct.pack("<BBHHH", opcode, rng.choice([0, 0, 1, 2, 3]), size, rng.choice([0, 0, 1, 2, 4, 8]),
                                 0) + fields
@@ -257,6 +276,7 @@ TABLES = {
     R.ERR_BAD_QUANT: None,  # below: an ADD field (static) and a channel record (read at run time)
     R.ERR_NO_END: lambda t: t[:8] + struct.pack("<I", struct.unpack_from("<I", t, 8)[0] - 1) + t[12:],
     R.ERR_BAD_WEIGHTS: None,  # below: a compressed stream that does not decode
+    R.ERR_BAD_INDEX: None,  # below: a GATHER_HW index map naming a row outside its source
 }
 
 # code -> why no compiled table can reach it (the test checks what can be checked of the argument).
@@ -341,8 +361,32 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
                 verify_build(kws_npu)
         finally:
             blob[conv.weights.offset:conv.weights.offset + 8] = saved
+    elif code == R.ERR_BAD_INDEX:
+        _bad_index_map_is_refused(kws_npu, table)
     else:
         assert code in UNREACHABLE or code in MODELS
+
+
+def _bad_index_map_is_refused(compiled, table: bytes) -> None:
+    """A GATHER_HW over KWS's first layer's input whose row map (in the blob, where its channel records were)
+    names rows 0..9 of a 49-row input, then 0xFFFF: the NPU would stop with BAD_INDEX, the proof refuses it."""
+    from edgesdk.npu.model import run_table
+
+    conv = C.decode(table)[0]
+    src = conv.input
+    dst = C.TensorDesc.dense(1, conv.output.offset, (1, 11, 2, src.shape[3]))
+    gather = C.encode([C.GatherHW(src, dst, conv.params), C.End()])
+    blob = compiled.executor.blobs["npu_weights"].data
+    saved = bytes(blob[conv.params.offset:conv.params.offset + 26])
+    struct.pack_into("<13H", blob, conv.params.offset, *range(10), 0xFFFF, 0, 1)
+    try:
+        assert validate_table(gather)[0] == R.ERR_NONE  # only the map's content is wrong: found when it runs
+        flash, sram = 0x20000000, 0x80000000
+        run = run_table(gather, {flash: bytearray(blob), sram: bytearray(compiled.plan.arena_bytes)}, [flash, sram])
+        assert run.error_code == R.ERR_BAD_INDEX
+        _proof_refuses(compiled, gather, "index map names row(s) [65535]")
+    finally:
+        blob[conv.params.offset:conv.params.offset + 26] = saved
 
 
 def test_the_issue_model_is_refused_before_codegen(tmp_path):
