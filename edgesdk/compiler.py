@@ -23,6 +23,7 @@ from .aot.memory_plan import plan_memory
 from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
+from .ir.rounding import building_for
 from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
@@ -80,7 +81,9 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
         graph = import_model(model_path)  # .tflite, or .onnx through TVM
     folding = fold_constants(graph) if options.fold_constants else FoldReport()
     budget = flash_budget(board.image_flash_bytes, board.name) if check_fit else nullcontext()
-    with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
+    # per-layer switches for the code generators (edgesdk/tune/active.py); the rounding mode for the targets'
+    # mode-dependent constraints (edgesdk.ir.rounding.build_modes)
+    with applying(schedule), budget, building_for(options.rounding):
         if schedule is not None:
             schedule.check_graph(graph)
         regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)

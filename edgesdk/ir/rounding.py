@@ -21,6 +21,9 @@ Ops without requantization (pooling, pad, copies) get "double"; the value is the
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 
 from .quant import ROUNDING_DOUBLE, ROUNDING_SINGLE, effective_scale
@@ -39,6 +42,28 @@ _RULES = {
     },
     "tflm": {},
 }
+
+
+# The rounding mode of the build in progress (edgesdk.compiler sets it around its passes), so that a target's
+# constraints can refuse an op only in the mode where the two references disagree; None: not known (e.g.
+# `edgesdk inspect`), and such a constraint must then hold in every mode.
+_BUILD_MODE: ContextVar = ContextVar("edgesdk_build_rounding_mode", default=None)
+
+
+@contextmanager
+def building_for(mode: str):
+    """Make `mode` ("ref" or "tflm") the build's rounding mode for the enclosed passes."""
+    token = _BUILD_MODE.set(mode)
+    try:
+        yield mode
+    finally:
+        _BUILD_MODE.reset(token)
+
+
+def build_modes() -> tuple:
+    """The rounding modes the build in progress compiles for: its own, or every mode when none is set."""
+    mode = _BUILD_MODE.get()
+    return (mode,) if mode else MODES
 
 
 def requant_rounding(op, mode: str) -> str:

@@ -513,7 +513,8 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
     def rows_desc(tensor, start, stop, bases):
         _, _, w, c = _nhwc(tensor.shape)
         first = start - bases[tensor] if tensor in inter else start
-        return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(tensor) + first * row_bytes(tensor), (1, stop - start, w, c))
+        return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(tensor) + first * row_bytes(tensor), (1, stop - start, w, c),
+                                  tensor.dtype)
 
     result = []
     for event in schedule.events:

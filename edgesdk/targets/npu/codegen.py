@@ -5,8 +5,10 @@
   _weights_blob(ctx).add(data, align=16, label="") -> int   offset of constant bytes in region 0 (flash blob)
   ctx.rounding_for(op) -> "double" | "single" | "fp64"   requantization the compiler chose for op
                                                    (fp64, LiteRT's reference FULLY_CONNECTED: conv commands only)
-Every multiplier is computed with edgesdk.ir.quant the way TFLite's Prepare functions compute it, so the
-NPU's output equals the reference kernels' bit for bit.
+  ctx.rounding_mode -> "ref" | "tflm"              the reference the build follows (default "ref")
+Every multiplier is computed with edgesdk.ir.quant the way TFLite's Prepare functions compute it (most come from
+the op layer, edgesdk.ops.prepared, which the host C target uses too), so the NPU's output equals the reference
+kernels' bit for bit. Tensors are int8 or int16 (16x8 layers: int16 activations, int8 weights, int64 bias).
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ...ir.quant import activation_range, quantize_multiplier
+from ...ir.quant import quantize_multiplier
 from ...ir.rounding import conv_effective_scales, fully_connected_effective_scales
 from ...npu import registers as R
 from ...npu import cmdtable as C
 from ...npu import weight_codec
-from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
+from ...ops import prepared
+from ...ops.activation import activation_range
+from .supported import NPU_SUPPORT, mul_parameters
 from .cascade import groups_by_op, lower_group
+from .shapes import collapse_broadcast
 from .tables import WEIGHTS_BLOB
 from ...tune.active import layer_choice
 
@@ -49,13 +54,22 @@ def lower_ops(ops, ctx) -> list:
 
 
 # -- operands ------------------------------------------------------------------------------------------------
+NUMPY_DTYPES = {"int8": np.int8, "int16": np.dtype("<i2")}
+
+
+def mode_of(ctx) -> str:
+    """The reference the build follows: "ref" (LiteRT) or "tflm"."""
+    return str(getattr(ctx, "rounding_mode", "ref"))
+
+
 def _operand(t, ctx, shape=None) -> C.TensorDesc:
     """Dense descriptor of a tensor: constants go to the weights blob, activations live in the arena."""
     shape = C.to_nhwc(t.shape if shape is None else shape)
     if t.is_const:
-        offset = _weights_blob(ctx).add(np.ascontiguousarray(t.data, dtype=np.int8).tobytes(), 16, t.name)
-        return C.TensorDesc.dense(WEIGHTS_REGION, offset, shape)
-    return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(t), shape)
+        data = np.ascontiguousarray(t.data, dtype=NUMPY_DTYPES[t.dtype]).tobytes()
+        offset = _weights_blob(ctx).add(data, 16, t.name)
+        return C.TensorDesc.dense(WEIGHTS_REGION, offset, shape, t.dtype)
+    return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(t), shape, t.dtype)
 
 
 def _conv_weights(w, ctx, shape=None, op=None) -> dict:
@@ -77,12 +91,23 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     return dict(weights=desc, weight_stream_bytes=len(stream))
 
 
-def _broadcast_operand(t, out_shape, ctx) -> C.TensorDesc:
-    """`t` read with the output's shape: size-1 dimensions that the output expands get stride 0."""
-    dense = _operand(t, ctx)
-    out_nhwc = C.to_nhwc(out_shape)
-    strides = tuple(0 if d == 1 and o > 1 else s for d, o, s in zip(dense.shape, out_nhwc, dense.strides))
-    return C.TensorDesc(dense.region, dense.offset, out_nhwc, strides)
+def _broadcast_operand(t, in4, out4, ctx) -> C.TensorDesc:
+    """`t` (read as shape `in4`, the same bytes) with the output's shape `out4`: size-1 dimensions that the
+    output expands get stride 0."""
+    dense = _operand(t, ctx, in4)
+    strides = tuple(0 if d == 1 and o > 1 else s for d, o, s in zip(in4, out4, dense.strides))
+    return C.TensorDesc(dense.region, dense.offset, tuple(out4), strides, dense.dtype)
+
+
+def elementwise_operands(op, ctx) -> tuple:
+    """(input 1, input 2, output) descriptors of a broadcasting elementwise op in four dimensions (shapes.py)."""
+    x1, x2, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    view = collapse_broadcast(y.shape, [x1.shape, x2.shape])
+    if view is None:
+        raise UnsupportedOpError(f"{op.location}: its broadcast does not fit the NPU's four dimensions. Assign it "
+                                 "to the 'c' target.")
+    out4, (in1, in2) = view
+    return _broadcast_operand(x1, in1, out4, ctx), _broadcast_operand(x2, in2, out4, ctx), _operand(y, ctx, out4)
 
 
 def _rounding(op, ctx, allow_fp64: bool = False) -> int:
@@ -95,8 +120,8 @@ def _rounding(op, ctx, allow_fp64: bool = False) -> int:
 
 
 def _act_range(op) -> tuple:
-    y = op.outputs[0]
-    return activation_range(op.attrs.get("activation", "NONE"), y.quant.scale0, y.quant.zp0)
+    """The fused activation's clamp in the output's type (CalculateActivationRangeQuantized)."""
+    return activation_range(op)
 
 
 def _note(op) -> str:
@@ -130,10 +155,11 @@ def _conv_common(op, ctx) -> dict:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     rounding = _rounding(op, ctx, allow_fp64=True)
     rounding_name = ctx.rounding_for(op)
+    wide = x.dtype == "int16"  # 16x8: int64 bias in 16-byte records
     if rounding == R.ROUNDING_FP64:
-        params = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op, rounding_name))
+        params = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op, rounding_name), wide)
     else:
-        params = C.pack_channel_params(*conv_channel_params(op, rounding_name))
+        params = C.pack_channel_params(*conv_channel_params(op, rounding_name), wide=wide)
     act_min, act_max = _act_range(op)
     return dict(
         params=C.ParamRef(WEIGHTS_REGION, _weights_blob(ctx).add(params, 4, f"{y.name} channel params")),
@@ -192,20 +218,27 @@ def lower_max_pool(op, ctx) -> list:
 def _elementwise_fields(op, ctx) -> dict:
     x1, x2, y = op.inputs[0], op.inputs[1], op.outputs[0]
     act_min, act_max = _act_range(op)
-    return dict(input1=_broadcast_operand(x1, y.shape, ctx), input2=_broadcast_operand(x2, y.shape, ctx),
-                output=_operand(y, ctx), input1_offset=-x1.quant.zp0, input2_offset=-x2.quant.zp0,
+    input1, input2, output = elementwise_operands(op, ctx)
+    return dict(input1=input1, input2=input2, output=output, input1_offset=-x1.quant.zp0, input2_offset=-x2.quant.zp0,
                 output_offset=y.quant.zp0, act_min=act_min, act_max=act_max, rounding=_rounding(op, ctx),
                 note=_note(op))
 
 
 def lower_add(op, ctx) -> list:
-    m1, s1, m2, s2, mo, so = add_parameters(op)
-    return [C.Add(**_elementwise_fields(op, ctx), input1_multiplier=m1, input1_shift=s1, input2_multiplier=m2,
-                  input2_shift=s2, output_multiplier=mo, output_shift=so, left_shift=ADD_LEFT_SHIFT)]
+    """ADD (and SUB): TFLite's general quantized path, constants from the op layer (left shift 20 for int8,
+    15 for int16)."""
+    d = prepared(op, mode_of(ctx))
+    if not hasattr(d, "input1_multiplier"):
+        raise UnsupportedOpError(f"{op.location} takes LiteRT's power-of-two int16 path, which the NPU does not "
+                                 "implement. Assign it to the 'c' target.")
+    command = C.Sub if op.type == "SUB" else C.Add
+    return [command(**_elementwise_fields(op, ctx), input1_multiplier=d.input1_multiplier,
+                    input1_shift=d.input1_shift, input2_multiplier=d.input2_multiplier, input2_shift=d.input2_shift,
+                    output_multiplier=d.output_multiplier, output_shift=d.output_shift, left_shift=d.left_shift)]
 
 
 def lower_mul(op, ctx) -> list:
-    mo, so = mul_parameters(op, getattr(ctx, "rounding_mode", "ref"))
+    mo, so = mul_parameters(op, mode_of(ctx))
     return [C.Mul(**_elementwise_fields(op, ctx), output_multiplier=mo, output_shift=so)]
 
 

@@ -6,6 +6,10 @@ partitioner reports the first failing one (edgesdk/partition/target.py). Arithme
   uint8 kernel rounds (sum + n/2) / n on non-negative sums (a floor division after the shift): the
   command's floor-rounding flag reproduces it, so no constraint is needed for it.
 * uint8 filters keep a nonzero zero point: the conv commands carry one weight offset for all channels.
+* 16x8 layers (int16 activations, int8 weights, int64 bias) accumulate in 64 bits and requantize with
+  TFLite's 64-bit MultiplyByQuantizedMultiplier (or LiteRT's FP64 one for FULLY_CONNECTED).
+* Where LiteRT and TFLite Micro compute an op differently, a constraint that depends on it checks the build's
+  rounding mode (edgesdk.ir.rounding.build_modes: every mode when none is known, e.g. `edgesdk inspect`).
 """
 
 from __future__ import annotations
@@ -13,11 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.quant import effective_scale, quantize_multiplier
-from ...ir.rounding import mul_effective_scale
+from ...ir.rounding import build_modes, mul_effective_scale
 from ...npu import registers as R
+from ...ops import prepared
 from ...partition.target import TargetSupport
+from .shapes import broadcasts, collapse_broadcast
 
 SUPPORTED_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+NPU_DTYPES = ("int8", "int16")
+TENSOR_TYPE_INT32 = 2  # TFLite schema TensorType: quantized_bias_type INT32 (a 16x8 layer with int32 bias)
 
 
 # -- helpers ------------------------------------------------------------------------------------------------
@@ -51,11 +59,16 @@ def _kernel_hw(op) -> tuple:
     return op.inputs[1].shape[1], op.inputs[1].shape[2]
 
 
+def _is_16x8(op) -> bool:
+    return op.outputs[0].dtype == "int16"
+
+
 # -- generic --------------------------------------------------------------------------------------------------
-def constraint_int8_activations(op):
-    """Activation inputs and outputs are int8"""
-    bad = [f"{t.name}: {t.dtype}" for t in _activations(op) if t.dtype != "int8"]
-    return not bad, ", ".join(bad)
+def constraint_int8_or_int16_activations(op):
+    """Activation inputs and outputs are all int8 or all int16"""
+    dtypes = {t.dtype for t in _activations(op)}
+    ok = len(dtypes) == 1 and dtypes <= set(NPU_DTYPES)
+    return ok, ", ".join(f"{t.name}: {t.dtype}" for t in _activations(op))
 
 
 def constraint_per_tensor_activation_quant(op):
@@ -81,6 +94,12 @@ def constraint_fused_activation(op):
     """Fused activation is NONE, RELU, RELU6 or RELU_N1_TO_1"""
     act = op.attrs.get("activation", "NONE")
     return act in SUPPORTED_ACTIVATIONS, f"activation {act}"
+
+
+def constraint_int16_zero_points(op):
+    """int16 activations have zero point 0 (TFLite's 16-bit kernels require it)"""
+    bad = [t.name for t in _activations(op) if t.dtype == "int16" and t.quant is not None and t.quant.zp0 != 0]
+    return not bad, "nonzero zero point: " + ", ".join(bad)
 
 
 # -- convolution and fully connected ---------------------------------------------------------------------------
@@ -109,14 +128,45 @@ def constraint_single_weight_zero_point(op):
     return len(zps) == 1, f"weight zero points {sorted(zps)[:4]}"
 
 
-def constraint_bias_int32(op):
-    """Bias is absent or constant int32 with one value per output channel"""
-    b = op.inputs[2] if len(op.inputs) > 2 else None
+def _bias(op):
+    index = 3 if op.type == "TRANSPOSE_CONV" else 2
+    return op.inputs[index] if len(op.inputs) > index else None
+
+
+def constraint_bias(op):
+    """Bias is absent or constant with one value per output channel: int32 for int8 layers, int64 for 16x8 layers (the converter's default; an INT32 quantized_bias_type is not supported)"""
+    b = _bias(op)
+    wide = _is_16x8(op)
+    if wide and op.attrs.get("quantized_bias_type", 0) == TENSOR_TYPE_INT32:
+        return False, "quantized_bias_type INT32 (a 16x8 layer accumulating in int32)"
     if b is None:
         return True, ""
     channels = op.outputs[0].shape[-1]
-    ok = b.is_const and b.dtype == "int32" and b.num_elements == channels
+    ok = b.is_const and b.dtype == ("int64" if wide else "int32") and b.num_elements == channels
     return ok, f"bias '{b.name}' {b.dtype}{list(b.shape)} for {channels} output channels"
+
+
+def constraint_16x8_symmetric_weights(op):
+    """16x8 layers have symmetric weights (every weight zero point 0)"""
+    w = op.inputs[1]
+    if not _is_16x8(op) or w.quant is None:
+        return True, ""
+    zps = set(np.asarray(w.quant.zero_point).reshape(-1).tolist())
+    return zps == {0}, f"weight zero points {sorted(zps)[:4]}"
+
+
+def constraint_16x8_requant_shift(op):
+    """16x8 layers: every requantization shift is at most 14 (the 64-bit requantization shifts right by 15 - shift)"""
+    if not _is_16x8(op):
+        return True, ""
+    bad = [s for m, s in zip(*_channel_multipliers(op)) if m != 0 and s > R.MAX_SHIFT_WIDE]
+    return not bad, f"shift {bad[0]}" if bad else ""
+
+
+def _channel_multipliers(op) -> tuple:
+    """(multipliers, shifts) per output channel, from the op layer's data (the same in both modes)."""
+    data = prepared(op, "tflm")
+    return data.multipliers, data.shifts
 
 
 def constraint_kernel_size(op):
@@ -240,49 +290,43 @@ def constraint_concat_same_quantization(op):
 
 
 # -- elementwise ----------------------------------------------------------------------------------------------
-def _broadcast_ok(in_shape, out_shape) -> bool:
-    if len(in_shape) > len(out_shape):
-        return False
-    padded = (1,) * (len(out_shape) - len(in_shape)) + tuple(in_shape)
-    return all(a == b or a == 1 for a, b in zip(padded, out_shape))
-
-
 def constraint_broadcast(op):
     """Input shapes broadcast to the output shape (NumPy rules; zero strides in the descriptors)"""
     y = op.outputs[0]
-    bad = [f"{list(t.shape)}" for t in op.inputs[:2] if not _broadcast_ok(t.shape, y.shape)]
+    bad = [f"{list(t.shape)}" for t in op.inputs[:2] if not broadcasts(t.shape, y.shape)]
     return not bad, f"inputs {bad} vs output {list(y.shape)}"
 
 
+def constraint_broadcast_dims(op):
+    """The broadcast fits four dimensions of at most 65535 (higher ranks: size-1 dimensions dropped and neighbours that broadcast alike merged)"""
+    y = op.outputs[0]
+    shapes = [list(t.shape) for t in op.inputs[:2]]
+    empty = any(d < 1 for s in shapes + [list(y.shape)] for d in s)
+    return not empty and collapse_broadcast(y.shape, shapes) is not None, f"inputs {shapes}, output {list(y.shape)}"
+
+
+def constraint_add_general_path(op):
+    """int16 ADD/SUB take TFLite's general rescaling path: LiteRT's power-of-two path (pot_scale_int16 with power-of-two scales) is not supported in --rounding ref builds"""
+    pot = [mode for mode in build_modes() if not hasattr(prepared(op, mode), "input1_multiplier")]
+    return not pot, f"LiteRT's power-of-two int16 path ({', '.join(pot)})"
+
+
 def constraint_add_scales(op):
-    """ADD's input and output rescaling multipliers have shifts in [-31, 30]"""
-    m1, s1, m2, s2, mo, so = add_parameters(op)
-    return all(_shift_ok(s) for s in (s1, s2, so)), f"shifts {s1}, {s2}, {so}"
+    """ADD/SUB's input and output rescaling multipliers have shifts in [-31, 30]"""
+    d = prepared(op, "ref")
+    shifts = (d.input1_shift, d.input2_shift, d.output_shift)
+    return all(_shift_ok(s) for s in shifts), "shifts {}, {}, {}".format(*shifts)
 
 
 def constraint_mul_scale(op):
     """MUL's output rescaling multiplier has a shift in [-31, 30]"""
-    _m, shift = mul_parameters(op)
-    return _shift_ok(shift), f"shift {shift}"
-
-
-def add_parameters(op) -> tuple:
-    """TFLite's int8 ADD Prepare: (input1 mult, shift, input2 mult, shift, output mult, shift), left shift 20."""
-    x1, x2, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    s1, s2, so = (float(np.float32(t.quant.scale0)) for t in (x1, x2, y))
-    twice_max = 2.0 * max(s1, s2)
-    m1, sh1 = quantize_multiplier(s1 / twice_max)
-    m2, sh2 = quantize_multiplier(s2 / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * so))
-    return m1, sh1, m2, sh2, mo, sho
+    shifts = [prepared(op, mode).output_shift for mode in build_modes()]
+    return all(_shift_ok(s) for s in shifts), f"shift {shifts[0]}"
 
 
 def mul_parameters(op, mode: str = "ref") -> tuple:
-    """TFLite's int8 MUL Prepare: one multiplier for s1 * s2 / s_out (float32 in LiteRT, double in TFLM)."""
+    """TFLite's MUL Prepare: one multiplier for s1 * s2 / s_out (float32 in LiteRT, double in TFLM)."""
     return quantize_multiplier(mul_effective_scale(op, mode))
-
-
-ADD_LEFT_SHIFT = 20
 
 
 # -- data movement ---------------------------------------------------------------------------------------------
@@ -339,13 +383,16 @@ def constraint_commands_accepted(op):
                    f"with {R.error_name(code)}: {R.error_description(code)}")
 
 
-GENERIC = [constraint_int8_activations, constraint_per_tensor_activation_quant, constraint_tensor_dims,
-           constraint_operand_size]
-CONV_COMMON = [constraint_weights_int8_const, constraint_single_weight_zero_point, constraint_bias_int32,
-               constraint_fused_activation, constraint_requant_representable, constraint_macs_per_command]
+GENERIC = [constraint_int8_or_int16_activations, constraint_per_tensor_activation_quant, constraint_operand_size]
+DIMS = [constraint_tensor_dims]
+BROADCAST = [constraint_broadcast, constraint_broadcast_dims]
+CONV_COMMON = [constraint_weights_int8_const, constraint_single_weight_zero_point, constraint_bias,
+               constraint_int16_zero_points, constraint_16x8_symmetric_weights, constraint_fused_activation,
+               constraint_requant_representable, constraint_16x8_requant_shift, constraint_macs_per_command]
 SPATIAL = [constraint_kernel_size, constraint_stride, constraint_dilation, constraint_padding]
 POOL = [constraint_pool_shapes, constraint_pool_filter, constraint_stride, constraint_padding,
-        constraint_pool_work, constraint_pool_same_quantization, constraint_fused_activation]
+        constraint_pool_work, constraint_pool_same_quantization, constraint_int16_zero_points,
+        constraint_fused_activation]
 # Last for every op: whatever the named rules above miss, the NPU's own static checks do not (issue 12).
 ACCEPTED = [constraint_commands_accepted]
 
@@ -353,15 +400,18 @@ NPU_SUPPORT = TargetSupport(
     name="npu",
     generic=GENERIC,
     ops={
-        "CONV_2D": [constraint_not_grouped, constraint_conv_shapes] + CONV_COMMON + SPATIAL + ACCEPTED,
-        "DEPTHWISE_CONV_2D": [constraint_conv_shapes] + CONV_COMMON + SPATIAL + [constraint_depth_multiplier] + ACCEPTED,
-        "FULLY_CONNECTED": [constraint_fc_shapes] + CONV_COMMON + ACCEPTED,
-        "AVERAGE_POOL_2D": POOL + ACCEPTED,
-        "MAX_POOL_2D": POOL + ACCEPTED,
-        "ADD": [constraint_broadcast, constraint_fused_activation, constraint_add_scales] + ACCEPTED,
-        "MUL": [constraint_broadcast, constraint_fused_activation, constraint_mul_scale] + ACCEPTED,
+        "CONV_2D": DIMS + [constraint_not_grouped, constraint_conv_shapes] + CONV_COMMON + SPATIAL + ACCEPTED,
+        "DEPTHWISE_CONV_2D": DIMS + [constraint_conv_shapes] + CONV_COMMON + SPATIAL + [constraint_depth_multiplier]
+        + ACCEPTED,
+        "FULLY_CONNECTED": DIMS + [constraint_fc_shapes] + CONV_COMMON + ACCEPTED,
+        "AVERAGE_POOL_2D": DIMS + POOL + ACCEPTED,
+        "MAX_POOL_2D": DIMS + POOL + ACCEPTED,
+        "ADD": BROADCAST + [constraint_fused_activation, constraint_int16_zero_points, constraint_add_general_path,
+                            constraint_add_scales] + ACCEPTED,
+        "MUL": BROADCAST + [constraint_fused_activation, constraint_int16_zero_points, constraint_mul_scale]
+        + ACCEPTED,
         # RESHAPE: no command when the planner aliases input and output, else one DMA copy
-        "RESHAPE": ACCEPTED,
-        "CONCATENATION": [constraint_no_fused_activation, constraint_concat_same_quantization] + ACCEPTED,
+        "RESHAPE": DIMS + ACCEPTED,
+        "CONCATENATION": DIMS + [constraint_no_fused_activation, constraint_concat_same_quantization] + ACCEPTED,
     },
 )

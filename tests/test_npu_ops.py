@@ -1,0 +1,188 @@
+"""The NPU's op set beyond the int8 layers (issue 10, part 5): 16x8 layers, TRANSPOSE_CONV, SUB/MINIMUM/MAXIMUM,
+pointwise activations through tables, nearest-neighbour resampling and data movement as strided DMA.
+
+Host-level, no firmware: every op of the converter-made corpus (tests/models/ops) that the NPU accepts under a
+rounding mode is lowered on its own and run on the NPU's C model (edgesdk.npu.model.run_table) with the
+reference's own input for that op, and its output must equal the reference's byte for byte -- LiteRT's
+reference kernels for --rounding ref, TFLite Micro for --rounding tflm -- on the cases the references were
+checked on (seeded random, all-min, all-max). `NPU_REFUSED` lists, per corpus model, why the NPU leaves an op of
+it to the host, so the set of ops the NPU takes cannot shrink unnoticed. A few slow tests build firmware with
+--target npu,c and run it on the emulator.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+import corpus
+from edgesdk.aot.executor import Blob
+from edgesdk.importer import import_tflite
+from edgesdk.ir.rounding import building_for, requant_rounding
+from edgesdk.npu import cmdtable as C
+from edgesdk.npu import timing as T
+from edgesdk.npu.model import board_memory_classes, run_table
+from edgesdk.board import load_board
+from edgesdk.ops.folding import fold_constants
+from edgesdk.targets.c import testing
+from edgesdk.targets.npu.codegen import lower_ops
+from edgesdk.targets.npu.supported import NPU_SUPPORT
+
+FLASH, SRAM = 0x20000000, 0x80000000
+BOARD_CLASSES = board_memory_classes(load_board("riscv-npu"))
+NUMPY = {"int8": np.int8, "int16": np.int16}
+
+# The op types this file is about, and the corpus models of them.
+NPU_OP_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL")
+ENTRIES = [e for e in corpus.entries() if e["mode"] in ("int8", "int16") and e["op"] in NPU_OP_TYPES]
+BY_OP = defaultdict(list)
+for _entry in ENTRIES:
+    BY_OP[_entry["op"]].append(_entry)
+
+# corpus model -> why the NPU leaves its op (of the model's own type) to the host.
+NPU_REFUSED = {}
+
+
+class NpuContext:
+    """The codegen context of one NPU region run on the C model: a weights blob, every activation in its own
+    arena slot, the rounding the build's mode uses."""
+
+    def __init__(self, mode: str):
+        self.rounding_mode = mode
+        self.weights = Blob("npu_weights", "edgesdk_npu_weights")
+        self.offsets, self.arena_bytes = {}, 0
+
+    def arena_offset(self, t) -> int:
+        if t not in self.offsets:
+            self.offsets[t] = self.arena_bytes
+            self.arena_bytes += (max(t.nbytes, 1) + 15) // 16 * 16
+        return self.offsets[t]
+
+    def blob(self, name: str):
+        return self.weights
+
+    def rounding_for(self, op) -> str:
+        return requant_rounding(op, self.rounding_mode)
+
+
+def run_on_npu(ops, values: dict, mode: str) -> tuple:
+    """Lower `ops` as one NPU region and run it on the C model. `values`: input tensor -> array.
+    Returns ({output tensor: array}, RunResult, commands)."""
+    ctx = NpuContext(mode)
+    with building_for(mode):
+        commands = lower_ops(ops, ctx)
+    arena = bytearray(ctx.arena_bytes + 16)
+    for t, v in values.items():
+        data = np.ascontiguousarray(np.asarray(v).astype(NUMPY[t.dtype])).tobytes()
+        arena[ctx.offsets[t]:ctx.offsets[t] + len(data)] = data
+    result = run_table(C.encode(commands), {FLASH: ctx.weights.data + bytes(16), SRAM: arena}, [FLASH, SRAM],
+                       read_only=[FLASH], memory_classes=BOARD_CLASSES)
+    outputs = {}
+    for op in ops:
+        for t in op.outputs:
+            raw = bytes(arena[ctx.offsets[t]:ctx.offsets[t] + t.nbytes])
+            outputs[t] = np.frombuffer(raw, NUMPY[t.dtype]).reshape(t.shape)
+    return outputs, result, commands
+
+
+def npu_ops(graph, mode: str) -> tuple:
+    """(ops the NPU accepts under `mode`, {op: why not} for the others)."""
+    accepted, refused = [], {}
+    with building_for(mode):
+        for op in graph.ops:
+            ok, reason = NPU_SUPPORT.check(op)
+            if ok:
+                accepted.append(op)
+            else:
+                refused[op] = reason
+    return accepted, refused
+
+
+def _graph(entry):
+    graph = import_tflite(corpus.CORPUS / entry["file"])
+    fold_constants(graph)
+    return graph
+
+
+def _mismatches(entry, graph, ops, mode: str) -> list:
+    problems = []
+    path = corpus.CORPUS / entry["file"]
+    memory = T.MemoryMap.for_addresses([(b, s, T.MemoryClass(k, bw)) for b, s, k, bw in BOARD_CLASSES], [FLASH, SRAM])
+    for case in corpus.CASES:
+        ref = testing.reference_tensors(path, corpus.case_inputs(entry, case, 0), mode)
+        for op in ops:
+            inputs = {t: testing.ir_value(t, graph, ref) for t in dict.fromkeys(op.inputs)
+                      if t is not None and not t.is_const}
+            if any(v is None for v in inputs.values()):
+                continue
+            outputs, result, commands = run_on_npu([op], inputs, mode)
+            where = f"{entry['file']} [{mode} {case}] {op.location}"
+            if not result.ok:
+                problems.append(f"{where}: the NPU stopped: {result}")
+                continue
+            if T.table_cost(commands, memory).cycles != result.cycles:
+                problems.append(f"{where}: the timing model says {T.table_cost(commands, memory).cycles} cycles, "
+                                f"the C model {result.cycles}")
+            for y in op.outputs:
+                want = testing.ir_value(y, graph, ref)
+                differ = np.count_nonzero(np.asarray(want).reshape(-1) != outputs[y].reshape(-1))
+                if differ:
+                    problems.append(f"{where} '{y.name}': {differ} of {y.num_elements} values differ")
+    return problems
+
+
+@pytest.mark.parametrize("mode", ["ref", "tflm"])
+@pytest.mark.parametrize("op_type", sorted(BY_OP))
+def test_corpus_ops_on_the_npu_match_the_reference(op_type, mode):
+    checked, problems = 0, []
+    for entry in BY_OP[op_type]:
+        if corpus.expected_unsupported(entry) or not corpus.reference_ok(entry, mode):
+            continue
+        graph = _graph(entry)
+        accepted, refused = npu_ops(graph, mode)
+        own = [op for op in graph.ops if op.type == op_type]
+        if entry["file"] in NPU_REFUSED:
+            assert any(op in refused for op in own), f"{entry['file']} runs on the NPU now: update NPU_REFUSED"
+        else:
+            problems += [f"{entry['file']} {op.location} refused: {refused[op]}" for op in own if op in refused]
+        problems += _mismatches(entry, graph, accepted, mode)
+        checked += len([op for op in accepted if op.type == op_type])
+    assert not problems, "\n".join(problems[:40])
+    assert checked > 0, f"no {op_type} model of the corpus runs on the NPU under --rounding {mode}"
+
+
+def test_int16_layers_run_in_cascade_stripes():
+    """A 16x8 conv -> depthwise -> 1x1 conv chain (the corpus' int16 keyword-spotting CNN) run in row stripes
+    of several heights: the striped table's output equals LiteRT's, like the unstriped one's."""
+    from edgesdk.aot.executor import build_executor
+    from edgesdk.aot.memory_plan import plan_memory
+    from edgesdk.partition.partitioner import partition
+    from edgesdk.targets import parse_target_list
+    from edgesdk.targets.npu import cascade
+
+    path = corpus.CORPUS / "net_kws_cnn_int16.tflite"
+    entry = next(e for e in corpus.entries() if e["file"] == path.name)
+    graph, board = import_tflite(path), load_board("riscv-npu")
+    regions = partition(graph, parse_target_list("npu,c", board))
+    chain = tuple(graph.ops[0:3])
+    assert cascade.chain_ok(chain, graph) and all(op.outputs[0].dtype == "int16" for op in chain)
+    inputs = corpus.case_inputs(entry, "seed0", 0)
+    want = testing.reference_tensors(path, inputs, "ref")[chain[-1].outputs[0].id]
+    for height in (1, 3, 8, 25):
+        groups = [cascade.CascadeGroup(chain, height, 0)] if height < 25 else []
+        plan = plan_memory(graph, cascades=groups)
+        model = build_executor(graph, regions, plan, "ref", board)
+        arena = bytearray(plan.arena_bytes + 16)
+        x, y = graph.inputs[0], chain[-1].outputs[0]
+        arena[plan.offset(x):plan.offset(x) + x.nbytes] = inputs[0].astype(np.int16).tobytes()
+        table = model.target_data["npu"][0]
+        assert [op.index for op in table.ops] == [0, 1, 2]
+        result = run_table(table.data, {FLASH: bytearray(model.blobs["npu_weights"].data) + bytes(16), SRAM: arena},
+                           [FLASH, SRAM], read_only=[FLASH], memory_classes=BOARD_CLASSES)
+        assert result.ok, result
+        got = np.frombuffer(bytes(arena[plan.offset(y):plan.offset(y) + y.nbytes]), np.int16).reshape(y.shape)
+        np.testing.assert_array_equal(got, want, err_msg=f"stripe height {height}")
+        if groups:  # it really ran in stripes
+            assert sum("rows" in c.note for c in table.commands) >= groups[0].schedule().stripes
