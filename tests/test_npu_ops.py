@@ -35,7 +35,8 @@ BOARD_CLASSES = board_memory_classes(load_board("riscv-npu"))
 NUMPY = {"int8": np.int8, "int16": np.int16}
 
 # The op types this file is about, and the corpus models of them.
-NPU_OP_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL")
+NPU_OP_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL",
+                "SUB", "MINIMUM", "MAXIMUM")
 ENTRIES = [e for e in corpus.entries() if e["mode"] in ("int8", "int16") and e["op"] in NPU_OP_TYPES]
 BY_OP = defaultdict(list)
 for _entry in ENTRIES:
@@ -107,18 +108,24 @@ def _graph(entry):
 
 
 def _mismatches(entry, graph, ops, mode: str) -> list:
+    cases = [(case, corpus.case_inputs(entry, case, 0)) for case in corpus.CASES]
+    return npu_mismatches(corpus.CORPUS / entry["file"], graph, ops, mode, cases)
+
+
+def npu_mismatches(path, graph, ops, mode: str, cases) -> list:
+    """Each op of `ops` run alone on the NPU model with the reference's own inputs, for every (name, model
+    inputs) case: the differences from the reference's outputs and from the timing model, as messages."""
     problems = []
-    path = corpus.CORPUS / entry["file"]
     memory = T.MemoryMap.for_addresses([(b, s, T.MemoryClass(k, bw)) for b, s, k, bw in BOARD_CLASSES], [FLASH, SRAM])
-    for case in corpus.CASES:
-        ref = testing.reference_tensors(path, corpus.case_inputs(entry, case, 0), mode)
+    for case, model_inputs in cases:
+        ref = testing.reference_tensors(path, model_inputs, mode)
         for op in ops:
             inputs = {t: testing.ir_value(t, graph, ref) for t in dict.fromkeys(op.inputs)
                       if t is not None and not t.is_const}
             if any(v is None for v in inputs.values()):
                 continue
             outputs, result, commands = run_on_npu([op], inputs, mode)
-            where = f"{entry['file']} [{mode} {case}] {op.location}"
+            where = f"{path.name} [{mode} {case}] {op.location}"
             if not result.ok:
                 problems.append(f"{where}: the NPU stopped: {result}")
                 continue
@@ -186,3 +193,65 @@ def test_int16_layers_run_in_cascade_stripes():
         np.testing.assert_array_equal(got, want, err_msg=f"stripe height {height}")
         if groups:  # it really ran in stripes
             assert sum("rows" in c.note for c in table.commands) >= groups[0].schedule().stripes
+
+
+# -- hand-made models: what the corpus lacks ----------------------------------------------------------------------
+def _model(tmp_path, name: str, data: bytes):
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(data)
+    graph = import_tflite(path)
+    fold_constants(graph)
+    return path, graph
+
+
+def _random_cases(rng, graph, count: int = 2) -> list:
+    """Seeded random inputs and the all-min / all-max ones for a model's int8/int16 inputs."""
+    dtypes = [NUMPY[t.dtype] for t in graph.inputs]
+    cases = [(f"random{k}", [rng.integers(np.iinfo(d).min, np.iinfo(d).max + 1, t.shape).astype(d)
+                             for t, d in zip(graph.inputs, dtypes)]) for k in range(count)]
+    for name, pick in (("min", "min"), ("max", "max")):
+        cases.append((name, [np.full(t.shape, getattr(np.iinfo(d), pick), d) for t, d in zip(graph.inputs, dtypes)]))
+    return cases
+
+
+@pytest.mark.parametrize("op_type", ["ADD", "SUB", "MUL"])
+def test_int16_elementwise_on_random_quantizations(tmp_path, op_type):
+    from test_ops_elementwise import ACT, binary
+
+    rng = np.random.default_rng(61)
+    problems = []
+    for k in range(6):
+        scales = [float(rng.uniform(1e-5, 1e-3)) for _ in range(3)]
+        if op_type == "MUL":
+            scales[2] = float(scales[0] * scales[1] * rng.uniform(500, 40000))
+        shapes = [((2, 3, 4), (2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,), (2, 3, 4)), ((3, 1), (1, 5), (3, 5))][k % 3]
+        fields = {"FusedActivationFunction": ACT[["NONE", "RELU", "RELU6", "RELU_N1_TO_1"][k % 4]]}
+        if op_type != "MUL":
+            fields["PotScaleInt16"] = False
+        path, graph = _model(tmp_path, f"{op_type}{k}", binary(op_type, *shapes, "int16", (scales[0], 0), (scales[1], 0),
+                                                             (scales[2], 0), **fields))
+        for mode in ("ref", "tflm"):
+            accepted, refused = npu_ops(graph, mode)
+            assert accepted == graph.ops, refused
+            problems += npu_mismatches(path, graph, accepted, mode, _random_cases(rng, graph))
+    assert not problems, "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("op_type", ["ADD", "SUB"])
+def test_litert_power_of_two_int16_path_stays_on_the_host_in_ref_builds(tmp_path, op_type):
+    """LiteRT's pot_scale_int16 arithmetic is not the NPU's: --rounding ref builds leave the op to the host;
+    --rounding tflm builds (TFLite Micro takes the general path) run it on the NPU, bit-exact."""
+    from test_ops_elementwise import ACT, binary
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    shape = (4, 33)
+    path, graph = _model(tmp_path, "pot", binary(op_type, shape, shape, shape, "int16", (2.0 ** -15, 0), (2.0 ** -12, 0),
+                                                 (2.0 ** -12, 0), FusedActivationFunction=ACT["NONE"],
+                                                 PotScaleInt16=True))
+    _, refused = npu_ops(graph, "ref")
+    assert refused[graph.ops[0]].startswith("constraint_add_general_path")
+    assert compile_model(path, BuildOptions(target="npu,c", rounding="ref")).regions[0].target == "c"
+    accepted, _ = npu_ops(graph, "tflm")
+    assert accepted == graph.ops
+    assert compile_model(path, BuildOptions(target="npu,c", rounding="tflm")).regions[0].target == "npu"
+    assert not npu_mismatches(path, graph, accepted, "tflm", _random_cases(np.random.default_rng(62), graph))

@@ -242,6 +242,14 @@ def lower_mul(op, ctx) -> list:
     return [C.Mul(**_elementwise_fields(op, ctx), output_multiplier=mo, output_shift=so)]
 
 
+def lower_minimum_maximum(op, ctx) -> list:
+    """TFLite's MINIMUM/MAXIMUM compare the stored values: no offsets, no requantization, the full range."""
+    input1, input2, output = elementwise_operands(op, ctx)
+    lo, hi = C.DTYPE_RANGES[output.dtype]
+    command = C.Minimum if op.type == "MINIMUM" else C.Maximum
+    return [command(input1, input2, output, act_min=lo, act_max=hi, note=_note(op))]
+
+
 # -- data movement -----------------------------------------------------------------------------------------------
 def lower_reshape(op, ctx) -> list:
     """No command when the memory planner aliased input and output; else one contiguous copy."""
@@ -272,7 +280,10 @@ LOWERINGS = {
     "AVERAGE_POOL_2D": lower_average_pool,
     "MAX_POOL_2D": lower_max_pool,
     "ADD": lower_add,
+    "SUB": lower_add,
     "MUL": lower_mul,
+    "MINIMUM": lower_minimum_maximum,
+    "MAXIMUM": lower_minimum_maximum,
     "RESHAPE": lower_reshape,
     "CONCATENATION": lower_concatenation,
 }

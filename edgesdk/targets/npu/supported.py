@@ -313,9 +313,12 @@ def constraint_add_general_path(op):
 
 def constraint_add_scales(op):
     """ADD/SUB's input and output rescaling multipliers have shifts in [-31, 30]"""
-    d = prepared(op, "ref")
-    shifts = (d.input1_shift, d.input2_shift, d.output_shift)
-    return all(_shift_ok(s) for s in shifts), "shifts {}, {}, {}".format(*shifts)
+    for mode in build_modes():  # the general path's constants (constraint_add_general_path runs first)
+        d = prepared(op, mode)
+        shifts = (d.input1_shift, d.input2_shift, d.output_shift)
+        if not all(_shift_ok(s) for s in shifts):
+            return False, "shifts {}, {}, {}".format(*shifts)
+    return True, ""
 
 
 def constraint_mul_scale(op):
@@ -339,11 +342,16 @@ def constraint_no_fused_activation(op):
 # -- the commands themselves ------------------------------------------------------------------------------------
 class _ProbeContext:
     """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
-    nowhere (only their sizes matter), dense weights, double rounding (valid in every command)."""
+    nowhere (only their sizes matter: `probing` lets a lowering skip computing their values), dense weights,
+    double rounding (valid in every command), the constants of rounding mode `mode`."""
 
     plan = None
     compress_weights = False
     rounding_mode = "ref"
+    probing = True
+
+    def __init__(self, mode: str = "ref"):
+        self.rounding_mode = mode
 
     def arena_offset(self, tensor) -> int:
         return 0
@@ -370,17 +378,18 @@ def constraint_commands_accepted(op):
     from ...tune.active import applying
     from .codegen import LOWERINGS
 
-    try:
-        with applying(None):  # dense weights, whatever a tuning schedule says: only the shapes matter here
-            commands = LOWERINGS[op.type](op, _ProbeContext())
-        table = C.encode(list(commands) + [C.End()])
-    except (C.CommandTableError, EdgesdkError, ValueError, OverflowError) as exc:
-        return False, f"its commands cannot be encoded: {exc}"
-    code, index = validate.check_table(table)
-    if code == R.ERR_NONE:
-        return True, ""
-    return False, (f"command {index} of its {len(commands)} ({type(commands[index]).__name__}) would stop the NPU "
-                   f"with {R.error_name(code)}: {R.error_description(code)}")
+    for mode in build_modes():
+        try:
+            with applying(None):  # dense weights, whatever a tuning schedule says: only the shapes matter here
+                commands = LOWERINGS[op.type](op, _ProbeContext(mode))
+            table = C.encode(list(commands) + [C.End()])
+        except (C.CommandTableError, EdgesdkError, ValueError, OverflowError) as exc:
+            return False, f"its commands cannot be encoded: {exc}"
+        code, index = validate.check_table(table)
+        if code != R.ERR_NONE:
+            return False, (f"command {index} of its {len(commands)} ({type(commands[index]).__name__}) would stop "
+                           f"the NPU with {R.error_name(code)}: {R.error_description(code)}")
+    return True, ""
 
 
 GENERIC = [constraint_int8_or_int16_activations, constraint_per_tensor_activation_quant, constraint_operand_size]
@@ -408,8 +417,13 @@ NPU_SUPPORT = TargetSupport(
         "MAX_POOL_2D": DIMS + POOL + ACCEPTED,
         "ADD": BROADCAST + [constraint_fused_activation, constraint_int16_zero_points, constraint_add_general_path,
                             constraint_add_scales] + ACCEPTED,
+        "SUB": BROADCAST + [constraint_fused_activation, constraint_int16_zero_points, constraint_add_general_path,
+                            constraint_add_scales] + ACCEPTED,
         "MUL": BROADCAST + [constraint_fused_activation, constraint_int16_zero_points, constraint_mul_scale]
         + ACCEPTED,
+        # MINIMUM, MAXIMUM compare the stored values (TFLite's kernels): no quantization rule
+        "MINIMUM": BROADCAST + ACCEPTED,
+        "MAXIMUM": BROADCAST + ACCEPTED,
         # RESHAPE: no command when the planner aliases input and output, else one DMA copy
         "RESHAPE": DIMS + ACCEPTED,
         "CONCATENATION": DIMS + [constraint_no_fused_activation, constraint_concat_same_quantization] + ACCEPTED,
