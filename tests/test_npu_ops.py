@@ -36,7 +36,7 @@ NUMPY = {"int8": np.int8, "int16": np.int16}
 
 # The op types this file is about, and the corpus models of them.
 NPU_OP_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL",
-                "SUB", "MINIMUM", "MAXIMUM")
+                "SUB", "MINIMUM", "MAXIMUM", "TRANSPOSE_CONV")
 ENTRIES = [e for e in corpus.entries() if e["mode"] in ("int8", "int16") and e["op"] in NPU_OP_TYPES]
 BY_OP = defaultdict(list)
 for _entry in ENTRIES:
@@ -255,3 +255,39 @@ def test_litert_power_of_two_int16_path_stays_on_the_host_in_ref_builds(tmp_path
     assert accepted == graph.ops
     assert compile_model(path, BuildOptions(target="npu,c", rounding="tflm")).regions[0].target == "npu"
     assert not npu_mismatches(path, graph, accepted, "tflm", _random_cases(np.random.default_rng(62), graph))
+
+
+def _hand_made_layer_models() -> dict:
+    """tests/test_ops_conv.py's hand-made layer models that are not float32: name -> (bytes, reference modes)."""
+    from test_ops_conv import ALL_MODELS
+
+    return {name: value for name, value in ALL_MODELS.items() if "f32" not in name}
+
+
+# hand-made model -> why the NPU leaves its layer to the host (the constraint that says so)
+HAND_MADE_REFUSED = {
+    "conv16_int32_bias": "constraint_bias",  # quantized_bias_type INT32: TFLite accumulates in int32
+    "conv16_int32_wraps": "constraint_bias",
+    "conv16_no_bias_int32_type": "constraint_bias",
+    "fc16_int32_bias": "constraint_bias",
+    "fc16_int32_type_no_bias": "constraint_bias",
+    "tconv_s16_no_bias_int32_type": "constraint_bias",
+    "conv16_grouped": "constraint_not_grouped",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_hand_made_layer_models()))
+def test_hand_made_layers_on_the_npu(name, tmp_path):
+    from test_ops_conv import case_inputs
+
+    data, modes = _hand_made_layer_models()[name]
+    path, graph = _model(tmp_path, name, data)
+    problems = []
+    for mode in modes:
+        accepted, refused = npu_ops(graph, mode)
+        if name in HAND_MADE_REFUSED:
+            assert any(reason.startswith(HAND_MADE_REFUSED[name]) for reason in refused.values()), refused
+        else:
+            assert not refused or all(op.type not in NPU_OP_TYPES for op in refused), refused
+        problems += npu_mismatches(path, graph, accepted, mode, case_inputs(path))
+    assert not problems, "\n".join(problems[:20])

@@ -114,7 +114,7 @@ def check_transposed_window(in_size: int, out_size: int, kernel: int, stride: in
     """The transposed window rule along one axis (C: check_transposed_window)."""
     if pad > kernel - 1:
         return R.ERR_BAD_PARAM
-    if out_size - 1 + pad > (in_size - 1) * stride + kernel - 1:
+    if out_size + pad > in_size * stride + kernel - 1:
         return R.ERR_BAD_SHAPE
     return R.ERR_NONE
 

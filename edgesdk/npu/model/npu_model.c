@@ -420,8 +420,9 @@ static uint32_t check_window(uint32_t in_size, uint32_t out_size, uint32_t kerne
 
 /*
  * The transposed window rule along one axis: input i spreads over outputs i * stride - pad + k, k < kernel.
- * The leading pad cuts at most kernel - 1 of the first input's taps, and every output lies within the
- * spread of the inputs (outputs no tap reaches get the bias alone; the rule bounds how many).
+ * The leading pad cuts at most kernel - 1 of the first input's taps, and fewer than `stride` outputs lie past
+ * the last input's taps (they get the bias alone, as in TFLite's VALID padding): out + pad <= in * stride +
+ * kernel - 1.
  */
 static uint32_t check_transposed_window(uint32_t in_size, uint32_t out_size, uint32_t kernel, uint32_t stride,
                                         uint32_t pad)
@@ -429,7 +430,7 @@ static uint32_t check_transposed_window(uint32_t in_size, uint32_t out_size, uin
     if (pad > kernel - 1) {
         return NPU_ERR_BAD_PARAM;
     }
-    if ((uint64_t)out_size - 1 + pad > (uint64_t)(in_size - 1) * stride + kernel - 1) {
+    if ((uint64_t)out_size + pad > (uint64_t)in_size * stride + kernel - 1) {
         return NPU_ERR_BAD_SHAPE;
     }
     return NPU_ERR_NONE;

@@ -196,6 +196,23 @@ def lower_fully_connected(op, ctx) -> list:
                      **_conv_weights(w, ctx, (out_features, 1, 1, in_features), op), **_conv_common(op, ctx))]
 
 
+def lower_transpose_conv(op, ctx) -> list:
+    """TRANSPOSE_CONV: the TRANSPOSE_CONV2D command (inputs: output shape, OHWI weights, input, bias), TFLite's
+    padding as the leading pad, constants from the op layer (an int32 accumulator for int8, int64 for 16x8)."""
+    w, x, y = op.inputs[1], op.inputs[2], op.outputs[0]
+    b = op.inputs[3] if len(op.inputs) > 3 else None
+    d = prepared(op, mode_of(ctx))
+    bias = b.data.reshape(-1).astype(np.int64).tolist() if b is not None else [0] * y.shape[-1]
+    records = C.pack_channel_params(bias, d.multipliers, d.shifts, wide=x.dtype == "int16")
+    a = op.attrs
+    return [C.TransposeConv2D(
+        input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx, op=op),
+        params=C.ParamRef(WEIGHTS_REGION, _weights_blob(ctx).add(records, 4, f"{y.name} channel params")),
+        input_offset=d.input_offset, weight_offset=d.filter_offset, output_offset=d.output_offset,
+        act_min=d.act_min, act_max=d.act_max, stride_h=a["stride_h"], stride_w=a["stride_w"], pad_top=a["pad_top"],
+        pad_left=a["pad_left"], rounding=_rounding(op, ctx), note=_note(op))]
+
+
 # -- pooling -----------------------------------------------------------------------------------------------------
 def _pool_fields(op, ctx) -> dict:
     a = op.attrs
@@ -277,6 +294,7 @@ LOWERINGS = {
     "CONV_2D": lower_conv2d,
     "DEPTHWISE_CONV_2D": lower_depthwise_conv2d,
     "FULLY_CONNECTED": lower_fully_connected,
+    "TRANSPOSE_CONV": lower_transpose_conv,
     "AVERAGE_POOL_2D": lower_average_pool,
     "MAX_POOL_2D": lower_max_pool,
     "ADD": lower_add,

@@ -44,13 +44,18 @@ def _shift_ok(shift: int) -> bool:
 
 def _conv_channel_scales(op) -> list:
     """The real requantization scale of every output channel, as TFLite computes it (double)."""
-    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    x, w, y = _layer_input(op), op.inputs[1], op.outputs[0]
     return [effective_scale(x.quant.scale0, s, denominator=y.quant.scale0) for s in np.asarray(w.quant.scale).reshape(-1)]
 
 
 def _window_ok(in_size: int, out_size: int, kernel: int, stride: int, dilation: int, pad: int) -> bool:
     """The NPU's window rule (datasheet): pad <= (kernel-1)*dilation, last window starts inside the input."""
     return pad <= (kernel - 1) * dilation and (out_size - 1) * stride <= in_size - 1 + pad
+
+
+def _layer_input(op):
+    """The activation input of a layer op (TRANSPOSE_CONV's is its third input)."""
+    return op.inputs[2] if op.type == "TRANSPOSE_CONV" else op.inputs[0]
 
 
 def _kernel_hw(op) -> tuple:
@@ -207,6 +212,9 @@ def constraint_requant_representable(op):
 
 def _conv_macs(op) -> int:
     y, w = op.outputs[0], op.inputs[1]
+    if op.type == "TRANSPOSE_CONV":  # every input pixel times every tap
+        x = op.inputs[2]
+        return x.shape[0] * x.shape[1] * x.shape[2] * w.shape[0] * w.shape[1] * w.shape[2] * w.shape[3]
     if op.type == "FULLY_CONNECTED":
         return y.num_elements * w.shape[1]
     if op.type == "DEPTHWISE_CONV_2D":
@@ -246,6 +254,29 @@ def constraint_conv_shapes(op):
     else:
         ok = w.shape[0] == y.shape[3]
     return ok and x.shape[0] == y.shape[0], f"input {list(x.shape)}, filter {list(w.shape)}, output {list(y.shape)}"
+
+
+def constraint_transpose_conv_shapes(op):
+    """TRANSPOSE_CONV's output shape is a constant, its input and output 4-D with one output channel per filter"""
+    shape, w, x, y = op.inputs[0], op.inputs[1], op.inputs[2], op.outputs[0]
+    ok = shape.is_const and len(x.shape) == 4 and len(y.shape) == 4 and w.shape[0] == y.shape[3]
+    return ok, f"output shape {'constant' if shape.is_const else 'computed'}, input {list(x.shape)}, filter {list(w.shape)}"
+
+
+def constraint_symmetric_weights(op):
+    """The weights are symmetric (every weight zero point 0; TFLite's int8 TRANSPOSE_CONV ignores them)"""
+    zps = set(np.asarray(op.inputs[1].quant.zero_point).reshape(-1).tolist())
+    return zps == {0}, f"weight zero points {sorted(zps)[:4]}"
+
+
+def constraint_transposed_padding(op):
+    """Each leading pad is at most the kernel extent minus one and fewer than one stride of outputs lies past the last input's taps (the transposed window rule)"""
+    x, w, y = op.inputs[2], op.inputs[1], op.outputs[0]
+    a = op.attrs
+    ok = all(pad <= k - 1 and out + pad <= size * stride + k - 1
+             for size, out, k, stride, pad in ((x.shape[1], y.shape[1], w.shape[1], a["stride_h"], a["pad_top"]),
+                                              (x.shape[2], y.shape[2], w.shape[2], a["stride_w"], a["pad_left"])))
+    return ok, f"pad top {a['pad_top']}, left {a['pad_left']}"
 
 
 # -- pooling -----------------------------------------------------------------------------------------------------
@@ -413,6 +444,8 @@ NPU_SUPPORT = TargetSupport(
         "DEPTHWISE_CONV_2D": DIMS + [constraint_conv_shapes] + CONV_COMMON + SPATIAL + [constraint_depth_multiplier]
         + ACCEPTED,
         "FULLY_CONNECTED": DIMS + [constraint_fc_shapes] + CONV_COMMON + ACCEPTED,
+        "TRANSPOSE_CONV": DIMS + [constraint_transpose_conv_shapes, constraint_symmetric_weights] + CONV_COMMON
+        + [constraint_kernel_size, constraint_stride, constraint_transposed_padding] + ACCEPTED,
         "AVERAGE_POOL_2D": DIMS + POOL + ACCEPTED,
         "MAX_POOL_2D": DIMS + POOL + ACCEPTED,
         "ADD": BROADCAST + [constraint_fused_activation, constraint_int16_zero_points, constraint_add_general_path,
