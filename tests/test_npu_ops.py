@@ -36,7 +36,7 @@ NUMPY = {"int8": np.int8, "int16": np.int16}
 
 # The op types this file is about, and the corpus models of them.
 NPU_OP_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL",
-                "SUB", "MINIMUM", "MAXIMUM", "TRANSPOSE_CONV")
+                "SUB", "MINIMUM", "MAXIMUM", "TRANSPOSE_CONV", "RESIZE_NEAREST_NEIGHBOR")
 ENTRIES = [e for e in corpus.entries() if e["mode"] in ("int8", "int16") and e["op"] in NPU_OP_TYPES]
 BY_OP = defaultdict(list)
 for _entry in ENTRIES:

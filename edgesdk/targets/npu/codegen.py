@@ -268,6 +268,15 @@ def lower_minimum_maximum(op, ctx) -> list:
 
 
 # -- data movement -----------------------------------------------------------------------------------------------
+def lower_resize_nearest(op, ctx) -> list:
+    """RESIZE_NEAREST_NEIGHBOR: one GATHER_HW through the source row and column of every output row and column,
+    which the op layer computes as TFLite's kernel does (align corners, half-pixel centres, float32 scales)."""
+    x, y = op.inputs[0], op.outputs[0]
+    d = prepared(op, mode_of(ctx))
+    offset = _weights_blob(ctx).add(C.pack_gather_maps(d.rows, d.cols), 2, f"{y.name} row and column maps")
+    return [C.GatherHW(_operand(x, ctx), _operand(y, ctx), C.ParamRef(WEIGHTS_REGION, offset), note=_note(op))]
+
+
 def lower_reshape(op, ctx) -> list:
     """No command when the memory planner aliased input and output; else one contiguous copy."""
     x, y = op.inputs[0], op.outputs[0]
@@ -303,5 +312,6 @@ LOWERINGS = {
     "MINIMUM": lower_minimum_maximum,
     "MAXIMUM": lower_minimum_maximum,
     "RESHAPE": lower_reshape,
+    "RESIZE_NEAREST_NEIGHBOR": lower_resize_nearest,
     "CONCATENATION": lower_concatenation,
 }

@@ -370,6 +370,14 @@ def constraint_no_fused_activation(op):
     return act == "NONE", f"activation {act}"
 
 
+def constraint_resize_shapes(op):
+    """The output size is a constant; input and output are 4-D NHWC with the same batch and channels"""
+    x, size, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    ok = (size.is_const and len(x.shape) == 4 and len(y.shape) == 4 and x.shape[0] == y.shape[0]
+          and x.shape[3] == y.shape[3])
+    return ok, f"size {'constant' if size.is_const else 'computed'}, {list(x.shape)} -> {list(y.shape)}"
+
+
 # -- the commands themselves ------------------------------------------------------------------------------------
 class _ProbeContext:
     """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
@@ -459,6 +467,8 @@ NPU_SUPPORT = TargetSupport(
         "MAXIMUM": BROADCAST + ACCEPTED,
         # RESHAPE: no command when the planner aliases input and output, else one DMA copy
         "RESHAPE": DIMS + ACCEPTED,
+        # nearest-neighbour resampling copies the stored values: no quantization rule
+        "RESIZE_NEAREST_NEIGHBOR": DIMS + [constraint_resize_shapes] + ACCEPTED,
         "CONCATENATION": DIMS + [constraint_no_fused_activation, constraint_concat_same_quantization] + ACCEPTED,
     },
 )
