@@ -25,6 +25,7 @@ from ...ops import prepared
 from ...ops.activation import activation_range
 from .supported import NPU_SUPPORT, mul_parameters
 from .cascade import groups_by_op, lower_group
+from . import pointwise
 from .shapes import collapse_broadcast
 from .tables import WEIGHTS_BLOB
 from ...tune.active import layer_choice
@@ -41,6 +42,9 @@ def lower_ops(ops, ctx) -> list:
     """Commands for one NPU region, in order, ending with the completion command."""
     commands = []
     groups = groups_by_op(getattr(ctx, "plan", None))  # cascade groups run in stripes (cascade.py)
+    tabulated = [op for op in ops if LOWERINGS.get(op.type) is lower_pointwise]
+    if tabulated and not getattr(ctx, "probing", False):
+        pointwise.evaluate(tabulated, mode_of(ctx))  # every table of the region from one host library
     for op in ops:
         ok, reason = NPU_SUPPORT.check(op)
         if not ok:
@@ -267,6 +271,29 @@ def lower_minimum_maximum(op, ctx) -> list:
     return [command(input1, input2, output, act_min=lo, act_max=hi, note=_note(op))]
 
 
+# -- pointwise activations -----------------------------------------------------------------------------------------
+def lower_pointwise(op, ctx) -> list:
+    """A pointwise activation (RELU family, LOGISTIC, TANH, LEAKY_RELU, PRELU, ...): one TABLE command whose
+    table(s) hold the op's value for every input code (pointwise.py); PRELU with per-channel alpha gets one
+    table per channel."""
+    x, y = pointwise.activation_input(op), op.outputs[0]
+    shape = pointwise.table_view(y.shape)
+    if getattr(ctx, "probing", False):  # a static-check probe: only the tables' size matters
+        count = pointwise.channel_constants(op)
+        entries = R.TABLE_ENTRIES_INT16 if x.dtype == "int16" else R.TABLE_ENTRIES_INT8
+        data = bytes(count * entries * (2 if x.dtype == "int16" else 1))
+    else:
+        try:
+            values, count = pointwise.tables(op, mode_of(ctx))
+        except ValueError as exc:
+            raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {exc}. Assign it to the 'c' target.") \
+                from None
+        data = C.pack_table(values, x.dtype)
+    offset = _weights_blob(ctx).add(data, 4, f"{y.name} table")
+    return [C.Table(_operand(x, ctx, shape), _operand(y, ctx, shape), C.ParamRef(WEIGHTS_REGION, offset),
+                    table_count=count, note=_note(op))]
+
+
 # -- data movement -----------------------------------------------------------------------------------------------
 def lower_resize_nearest(op, ctx) -> list:
     """RESIZE_NEAREST_NEIGHBOR: one GATHER_HW through the source row and column of every output row and column,
@@ -300,6 +327,7 @@ def lower_concatenation(op, ctx) -> list:
 
 
 LOWERINGS = {
+    **{op_type: lower_pointwise for op_type in pointwise.POINTWISE_TYPES},
     "CONV_2D": lower_conv2d,
     "DEPTHWISE_CONV_2D": lower_depthwise_conv2d,
     "FULLY_CONNECTED": lower_fully_connected,

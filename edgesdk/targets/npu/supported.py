@@ -378,6 +378,52 @@ def constraint_resize_shapes(op):
     return ok, f"size {'constant' if size.is_const else 'computed'}, {list(x.shape)} -> {list(y.shape)}"
 
 
+# -- pointwise activations (TABLE) ------------------------------------------------------------------------------
+def constraint_pointwise_shapes(op):
+    """Input and output have one shape and one type (a table maps each value to a value of its type)"""
+    from .pointwise import activation_input
+
+    x, y = activation_input(op), op.outputs[0]
+    return tuple(x.shape) == tuple(y.shape) and x.dtype == y.dtype, f"{x.dtype}{list(x.shape)} -> {y.dtype}{list(y.shape)}"
+
+
+def constraint_pointwise_dims(op):
+    """The tensor fits four dimensions of at most 65535 with the channels last (leading dimensions merge)"""
+    from .pointwise import table_view
+
+    return table_view(op.outputs[0].shape) is not None, f"shape {list(op.outputs[0].shape)}"
+
+
+def constraint_alpha_per_channel(op):
+    """PRELU's alpha is a constant that varies along the channel axis only (one table per channel)"""
+    from .pointwise import alpha_problem
+
+    problem = alpha_problem(op)
+    return not problem, problem
+
+
+def constraint_host_kernel(op):
+    """The host C target runs the op: the tables are its kernel's output for every input code, in the build's rounding mode"""
+    from .. import target_support
+
+    ok, reason = target_support("c").check(op)
+    return ok, reason
+
+
+def constraint_int16_table_exact(op):
+    """int16: the 513-entry interpolated table reproduces the op on all 65,536 inputs (int8 tables always do)"""
+    from .pointwise import HostKernelError, tables
+
+    if op.outputs[0].dtype != "int16":
+        return True, ""
+    for mode in build_modes():
+        try:
+            tables(op, mode)
+        except (HostKernelError, ValueError) as exc:
+            return False, f"--rounding {mode}: {exc}"
+    return True, ""
+
+
 # -- the commands themselves ------------------------------------------------------------------------------------
 class _ProbeContext:
     """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
@@ -434,6 +480,8 @@ def constraint_commands_accepted(op):
 GENERIC = [constraint_int8_or_int16_activations, constraint_per_tensor_activation_quant, constraint_operand_size]
 DIMS = [constraint_tensor_dims]
 BROADCAST = [constraint_broadcast, constraint_broadcast_dims]
+POINTWISE = [constraint_pointwise_shapes, constraint_pointwise_dims, constraint_host_kernel,
+             constraint_int16_table_exact]
 CONV_COMMON = [constraint_weights_int8_const, constraint_single_weight_zero_point, constraint_bias,
                constraint_int16_zero_points, constraint_16x8_symmetric_weights, constraint_fused_activation,
                constraint_requant_representable, constraint_16x8_requant_shift, constraint_macs_per_command]
@@ -444,10 +492,22 @@ POOL = [constraint_pool_shapes, constraint_pool_filter, constraint_stride, const
 # Last for every op: whatever the named rules above miss, the NPU's own static checks do not (issue 12).
 ACCEPTED = [constraint_commands_accepted]
 
+def _pointwise_ops() -> dict:
+    """The pointwise activations the op layer defines, as TABLE commands (PRELU: its alpha per channel)."""
+    from ...ops import op_def
+    from .pointwise import POINTWISE_TYPES
+
+    rules = {t: POINTWISE + ACCEPTED for t in POINTWISE_TYPES if op_def(t) is not None}
+    if "PRELU" in rules:
+        rules["PRELU"] = [constraint_alpha_per_channel] + rules["PRELU"]
+    return rules
+
+
 NPU_SUPPORT = TargetSupport(
     name="npu",
     generic=GENERIC,
     ops={
+        **_pointwise_ops(),
         "CONV_2D": DIMS + [constraint_not_grouped, constraint_conv_shapes] + CONV_COMMON + SPATIAL + ACCEPTED,
         "DEPTHWISE_CONV_2D": DIMS + [constraint_conv_shapes] + CONV_COMMON + SPATIAL + [constraint_depth_multiplier]
         + ACCEPTED,
