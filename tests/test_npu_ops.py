@@ -37,7 +37,10 @@ NUMPY = {"int8": np.int8, "int16": np.int16}
 # The op types this file is about, and the corpus models of them.
 NPU_OP_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL",
                 "SUB", "MINIMUM", "MAXIMUM", "TRANSPOSE_CONV", "RESIZE_NEAREST_NEIGHBOR", "RELU", "RELU6",
-                "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "PRELU", "LEAKY_RELU", "ELU", "QUANTIZE")
+                "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "PRELU", "LEAKY_RELU", "ELU", "QUANTIZE",
+                "TRANSPOSE", "CONCATENATION", "PACK", "SPLIT", "SPLIT_V", "UNPACK", "SLICE", "STRIDED_SLICE", "PAD",
+                "PADV2", "REVERSE_V2", "MIRROR_PAD", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "BATCH_TO_SPACE_ND",
+                "BROADCAST_TO", "RESHAPE", "EXPAND_DIMS", "SQUEEZE")
 ENTRIES = [e for e in corpus.entries() if e["mode"] in ("int8", "int16") and e["op"] in NPU_OP_TYPES]
 BY_OP = defaultdict(list)
 for _entry in ENTRIES:
@@ -46,6 +49,8 @@ for _entry in ENTRIES:
 # corpus model -> why the NPU leaves its op (of the model's own type) to the host.
 NPU_REFUSED = {
     "prelu_full_int8.tflite": "alpha (4, 5) varies along H as well: no table per channel expresses it",
+    "slice_dynamic_begin_int8.tflite": "begin is a model input: the slice is known only at run time",
+    "slice_dynamic_begin_int16.tflite": "begin is a model input: the slice is known only at run time",
 }
 
 
@@ -333,3 +338,54 @@ def test_prelu_gets_one_table_per_channel():
     outputs = run_on_npu([op], {op.inputs[0]: np.zeros(op.inputs[0].shape, np.int8)}, "ref")[2]
     table = outputs[0]
     assert isinstance(table, C.Table) and table.table_count == op.inputs[0].shape[-1] > 1
+
+
+# -- data movement: the decomposition itself ----------------------------------------------------------------------
+def _random_maps(rng) -> list:
+    """AxisMaps the op layer builds, of ranks up to 6: transposes, strided slices with negative steps, pads,
+    mirror-like maps (reflected runs) and a long dimension."""
+    from edgesdk.ops import axis_map as A
+
+    maps = []
+    for _ in range(12):
+        rank = int(rng.integers(1, 7))
+        shape = tuple(int(d) for d in rng.integers(1, 5, rank))
+        maps.append(A.transpose(shape, list(rng.permutation(rank))))
+        starts = [int(rng.integers(0, n)) for n in shape]
+        steps = [int(rng.choice([-2, -1, 1, 2, 3])) for _ in shape]
+        counts = [max(1, (s + 1 if st < 0 else n - s) // abs(st)) for n, s, st in zip(shape, starts, steps)]
+        maps.append(A.strided(shape, starts, counts, steps))
+        pads = rng.integers(0, 3, (rank, 2))
+        maps.append(A.padded(shape, pads[:, 0], pads[:, 1], 7))
+    reflect = ((2, 1, 0, 1, 2, 1),)  # runs of steps -1, +1, -1 along one dimension
+    maps.append(A.AxisMap((3,), (6,), reflect))
+    maps.append(A.identity((3, 70000)))  # a merged run of 210000 elements: split into two descriptor dimensions
+    return maps
+
+
+def test_strided_copies_move_what_the_axis_maps_say():
+    from edgesdk.targets.npu import movement
+    from edgesdk.targets.npu.codegen import _copies
+
+    rng = np.random.default_rng(80)
+    for axis_map in _random_maps(rng):
+        for dtype in ("int8", "int16"):
+            x = rng.integers(-100, 100, axis_map.in_shape).astype(NUMPY[dtype])
+            want = axis_map.apply(x)
+            out_off = (x.nbytes + 15) // 16 * 16
+            arena = bytearray(out_off + want.nbytes + 16)
+            arena[:x.nbytes] = x.tobytes()
+            ctx = NpuContext("ref")
+            fill, boxes = movement.map_boxes(axis_map)
+            commands = []
+            if fill:
+                pad = (0, ctx.weights.add(np.asarray([axis_map.pad_value], NUMPY[dtype]).tobytes(), 2))
+                commands += _copies(movement.fill_box(axis_map.out_shape), pad, out_off, dtype, "fill")
+            for box in boxes:
+                commands += _copies(box, (1, 0), out_off, dtype, "copy")
+            assert len(commands) == movement.command_count(boxes, fill, axis_map.out_shape) <= movement.MAX_COMMANDS
+            result = run_table(C.encode(commands + [C.End()]), {FLASH: ctx.weights.data + bytes(16), SRAM: arena},
+                               [FLASH, SRAM], read_only=[FLASH])
+            assert result.ok, result
+            got = np.frombuffer(bytes(arena[out_off:out_off + want.nbytes]), NUMPY[dtype]).reshape(want.shape)
+            np.testing.assert_array_equal(got, want, err_msg=f"{axis_map.in_shape} -> {axis_map.out_shape}")

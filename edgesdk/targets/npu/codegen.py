@@ -25,7 +25,7 @@ from ...ops import prepared
 from ...ops.activation import activation_range
 from .supported import NPU_SUPPORT, mul_parameters
 from .cascade import groups_by_op, lower_group
-from . import pointwise
+from . import movement, pointwise
 from .shapes import collapse_broadcast
 from .tables import WEIGHTS_BLOB
 from ...tune.active import layer_choice
@@ -305,24 +305,69 @@ def lower_resize_nearest(op, ctx) -> list:
 
 
 def lower_reshape(op, ctx) -> list:
-    """No command when the memory planner aliased input and output; else one contiguous copy."""
+    """RESHAPE, EXPAND_DIMS, SQUEEZE: no command when the memory planner aliased input and output; else a flat
+    copy."""
     x, y = op.inputs[0], op.outputs[0]
     if not x.is_const and ctx.arena_offset(x) == ctx.arena_offset(y):
         return []
-    return [C.DmaCopy(_operand(x, ctx, y.shape), _operand(y, ctx), note=_note(op))]
+    return _copies(movement.flat_box(y.num_elements), _base(x, ctx), ctx.arena_offset(y), y.dtype, _note(op))
+
+
+def _base(t, ctx) -> tuple:
+    """(region, byte offset) of a tensor's first element: a constant in the weights blob, else the arena."""
+    if t.is_const:
+        data = np.ascontiguousarray(t.data, dtype=NUMPY_DTYPES[t.dtype]).tobytes()
+        return WEIGHTS_REGION, _weights_blob(ctx).add(data, 16, t.name)
+    return ARENA_REGION, ctx.arena_offset(t)
+
+
+def _copies(box, src: tuple, dst_offset: int, dtype: str, note: str) -> list:
+    """DMA_COPY commands of one movement box (movement.py) from `src` (region, byte offset) to the arena."""
+    parts = movement.chunks(box)
+    if parts is None:
+        raise UnsupportedOpError(f"{note}: a copy does not fit the NPU's descriptors. Assign it to the 'c' target.")
+    size = R.DTYPE_BYTES[C.dtype_code(dtype)]
+    commands = []
+    for dims, src_elem, dst_elem in parts:
+        shape = tuple(count for count, _, _ in dims)
+        source = C.TensorDesc(src[0], src[1] + src_elem * size, shape, tuple(s * size for _, s, _ in dims),
+                              C.dtype_code(dtype))
+        target = C.TensorDesc(ARENA_REGION, dst_offset + dst_elem * size, shape, tuple(d * size for _, _, d in dims),
+                              C.dtype_code(dtype))
+        commands.append(C.DmaCopy(source, target, note=note))
+    return commands
+
+
+def lower_movement(op, ctx) -> list:
+    """TRANSPOSE, SLICE, STRIDED_SLICE, SPLIT, PAD, REVERSE_V2, ...: the op layer's AxisMap (one per output) as
+    strided copies (movement.py), after one fill of the output with the pad value where the map pads."""
+    maps = movement.op_maps(op, prepared(op, mode_of(ctx)))
+    x = movement.moved_input(op)
+    if maps is None or x is None:
+        raise UnsupportedOpError(f"{op.location} moves data by values known only at run time. Assign it to the "
+                                 "'c' target.")
+    src = _base(x, ctx)
+    commands = []
+    for y, axis_map in maps:
+        fill, boxes = movement.map_boxes(axis_map)
+        if fill:
+            value = np.asarray([axis_map.pad_value], dtype=NUMPY_DTYPES[y.dtype]).tobytes()
+            pad = (WEIGHTS_REGION, _weights_blob(ctx).add(value, 2, f"{y.name} pad value"))
+            commands += _copies(movement.fill_box(axis_map.out_shape), pad, ctx.arena_offset(y), y.dtype,
+                                f"{_note(op)} (padding of '{y.name}')")
+        for box in boxes:
+            commands += _copies(box, src, ctx.arena_offset(y), y.dtype, f"{_note(op)} -> '{y.name}'")
+    return commands
 
 
 def lower_concatenation(op, ctx) -> list:
-    """One DMA per input into its slice of the output (same quantization, so a plain copy)."""
+    """CONCATENATION and PACK: each input copied into its slice of the output (raw values: TFLite does not
+    rescale int8 or int16 concatenations)."""
     y = op.outputs[0]
-    out = _operand(y, ctx)
-    axis = op.attrs["axis"] + (4 - len(y.shape))
-    commands, position = [], 0
-    for x in op.inputs:
-        src = _operand(x, ctx)
-        dst = C.TensorDesc(out.region, out.offset + position * out.strides[axis], src.shape, out.strides)
-        commands.append(C.DmaCopy(src, dst, note=f"{_note(op)} (input '{x.name}')"))
-        position += src.shape[axis]
+    boxes = movement.placement_boxes([x.shape for x in op.inputs], op.attrs["axis"], y.shape)
+    commands = []
+    for x, box in zip(op.inputs, boxes):
+        commands += _copies(box, _base(x, ctx), ctx.arena_offset(y), y.dtype, f"{_note(op)} (input '{x.name}')")
     return commands
 
 
@@ -340,6 +385,10 @@ LOWERINGS = {
     "MINIMUM": lower_minimum_maximum,
     "MAXIMUM": lower_minimum_maximum,
     "RESHAPE": lower_reshape,
+    "EXPAND_DIMS": lower_reshape,
+    "SQUEEZE": lower_reshape,
     "RESIZE_NEAREST_NEIGHBOR": lower_resize_nearest,
     "CONCATENATION": lower_concatenation,
+    "PACK": lower_concatenation,
+    **{op_type: lower_movement for op_type in movement.MOVEMENT_TYPES},
 }

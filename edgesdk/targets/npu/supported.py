@@ -316,7 +316,9 @@ def constraint_pool_same_quantization(op):
 
 
 def constraint_concat_same_quantization(op):
-    """All inputs and the output have exactly the same scale and zero point (TFLite's int8 check; no rescaling)"""
+    """int8 inputs have exactly the output's scale and zero point (TFLite's int8 check; no rescaling; int16 inputs are copied as they are)"""
+    if op.outputs[0].dtype == "int16":
+        return True, ""
     return _same_quant(op, 0.0)
 
 
@@ -424,6 +426,41 @@ def constraint_int16_table_exact(op):
     return True, ""
 
 
+# -- data movement (strided DMA) --------------------------------------------------------------------------------
+def constraint_movement_expressible(op):
+    """The movement is known at build time (constant parameters) and takes at most 256 DMA copies of four dimensions"""
+    from ...errors import EdgesdkError
+    from .movement import MAX_COMMANDS, command_count, map_boxes, op_maps, moved_input
+
+    for mode in build_modes():
+        try:
+            maps = op_maps(op, prepared(op, mode))
+        except EdgesdkError as exc:  # e.g. a slice TFLite Micro reads differently (--rounding tflm)
+            return False, f"--rounding {mode}: {str(exc).splitlines()[0]}"
+        if maps is None or moved_input(op) is None:
+            return False, "its parameters are computed at run time"
+        total = 0
+        for y, axis_map in maps:
+            fill, boxes = map_boxes(axis_map)
+            count = command_count(boxes, fill, axis_map.out_shape)
+            if count is None:
+                return False, f"'{y.name}' needs copies longer than the descriptors or more than {MAX_COMMANDS}"
+            total += count
+        if total > MAX_COMMANDS:
+            return False, f"{total} copies"
+    return True, ""
+
+
+def constraint_placement_expressible(op):
+    """Each input's slice of the output takes at most 256 DMA copies of four dimensions"""
+    from .movement import MAX_COMMANDS, command_count, placement_boxes
+
+    boxes = placement_boxes([x.shape for x in op.inputs], op.attrs["axis"], op.outputs[0].shape)
+    count = command_count(boxes, False, op.outputs[0].shape)
+    ok = count is not None and count <= MAX_COMMANDS
+    return ok, f"{count} copies" if count is not None else "a slice longer than the descriptors"
+
+
 # -- the commands themselves ------------------------------------------------------------------------------------
 class _ProbeContext:
     """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
@@ -503,6 +540,9 @@ def _pointwise_ops() -> dict:
     return rules
 
 
+from ...ops import op_def  # noqa: E402  (the op layer's registry: movement ops the op layer defines)
+from .movement import MOVEMENT_TYPES  # noqa: E402
+
 NPU_SUPPORT = TargetSupport(
     name="npu",
     generic=GENERIC,
@@ -525,10 +565,15 @@ NPU_SUPPORT = TargetSupport(
         # MINIMUM, MAXIMUM compare the stored values (TFLite's kernels): no quantization rule
         "MINIMUM": BROADCAST + ACCEPTED,
         "MAXIMUM": BROADCAST + ACCEPTED,
-        # RESHAPE: no command when the planner aliases input and output, else one DMA copy
-        "RESHAPE": DIMS + ACCEPTED,
+        # RESHAPE, EXPAND_DIMS, SQUEEZE: no command when the planner aliases input and output, else a flat copy
+        "RESHAPE": ACCEPTED,
+        "EXPAND_DIMS": ACCEPTED,
+        "SQUEEZE": ACCEPTED,
         # nearest-neighbour resampling copies the stored values: no quantization rule
         "RESIZE_NEAREST_NEIGHBOR": DIMS + [constraint_resize_shapes] + ACCEPTED,
-        "CONCATENATION": DIMS + [constraint_no_fused_activation, constraint_concat_same_quantization] + ACCEPTED,
+        "CONCATENATION": [constraint_no_fused_activation, constraint_concat_same_quantization,
+                          constraint_placement_expressible] + ACCEPTED,
+        "PACK": [constraint_placement_expressible] + ACCEPTED,
+        **{t: [constraint_movement_expressible] + ACCEPTED for t in MOVEMENT_TYPES if op_def(t) is not None},
     },
 )
