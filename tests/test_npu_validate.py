@@ -243,12 +243,66 @@ def _conv_requant_out_of_range():
                                1e6, (1e-9, 0))
 
 
-# code -> (model builder, or None). Each model's op would reach the code on the NPU; partitioning refuses it.
+def _transpose_conv_kernel_too_large():
+    return modelgen.transpose_conv_model((1, 2, 2, 4), np.ones((4, 65, 1, 4), np.int8), np.zeros(4, np.int32),
+                                         (0.05, 0), 0.02, (0.1, 0), stride=(1, 1), padding=modelgen.VALID)
+
+
+def _transpose_conv_channels_differ():
+    """A TRANSPOSE_CONV whose output has other channels than it has filters."""
+    m = modelgen.ModelBuilder()
+    shape = m.const(np.asarray((1, 8, 8, 6), np.int32), "int32")
+    w = m.const(np.ones((4, 3, 3, 8)), "int8", scale=0.02, zero_point=0)
+    x = m.tensor((1, 4, 4, 8), "int8", 0.05, 0)
+    y = m.tensor((1, 8, 8, 6), "int8", 0.1, 0)
+    m.op("TRANSPOSE_CONV", [shape, w, x], [y], "TransposeConvOptions", Padding=modelgen.SAME, StrideH=2, StrideW=2)
+    return m.build([x], [y])
+
+
+def _transpose_conv_16x8_shift_too_large():
+    """A 16x8 layer whose requantization shift is 17: its 64-bit requantization allows at most 14."""
+    return modelgen.transpose_conv_model((1, 2, 2, 4), np.ones((4, 3, 3, 4), np.int8), np.zeros(4, np.int64),
+                                         (1.0, 0), 1.0, (1e-5, 0), dtype="int16")
+
+
+def _sub_shift_out_of_range():
+    return modelgen.binary_model("SUB", (1, 4), (1, 4), (1, 4), (1.0, 0), (1.0, 0), (1e-17, 0))
+
+
+def _resize_nearest_too_large():
+    """An 8 MiB nearest-neighbour upsampling: one GATHER_HW operand beyond the NPU's 4 MiB."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 512, 512, 8), "int8", 0.05, 0)
+    size = m.const(np.asarray((1024, 1024), np.int32), "int32")
+    y = m.tensor((1, 1024, 1024, 8), "int8", 0.05, 0)
+    m.op("RESIZE_NEAREST_NEIGHBOR", [x, size], [y], "ResizeNearestNeighborOptions")
+    return m.build([x], [y])
+
+
+def _relu_too_large():
+    """An 8 MiB pointwise activation: one TABLE operand beyond 4 MiB."""
+    return modelgen.unary_model("RELU", (1, 1024, 1024, 8), (0.05, 0), (0.05, 0))
+
+
+def _transpose_too_large():
+    """An 8 MiB TRANSPOSE: strided DMA operands beyond 4 MiB."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 1024, 1024, 8), "int8", 0.05, 0)
+    perm = m.const(np.asarray((0, 2, 1, 3), np.int32), "int32")
+    y = m.tensor((1, 1024, 1024, 8), "int8", 0.05, 0)
+    m.op("TRANSPOSE", [x, perm], [y], "TransposeOptions")
+    return m.build([x], [y])
+
+
+# code -> (model builder, or None). Each model's op would reach the code on the NPU; partitioning refuses it by a
+# named constraint (not only by the last-resort check that lowers the op and validates its commands).
 MODELS = {
-    R.ERR_BAD_SHAPE: [_pool_channels_differ, _conv_channels_differ, _depthwise_filter_batch],
-    R.ERR_TOO_LARGE: [_pool_too_much_work],
-    R.ERR_BAD_PARAM: [_conv_kernel_too_large],
-    R.ERR_BAD_QUANT: [_add_shift_out_of_range, _conv_requant_out_of_range],
+    R.ERR_BAD_SHAPE: [_pool_channels_differ, _conv_channels_differ, _depthwise_filter_batch,
+                      _transpose_conv_channels_differ],
+    R.ERR_TOO_LARGE: [_pool_too_much_work, _resize_nearest_too_large, _relu_too_large, _transpose_too_large],
+    R.ERR_BAD_PARAM: [_conv_kernel_too_large, _transpose_conv_kernel_too_large],
+    R.ERR_BAD_QUANT: [_add_shift_out_of_range, _conv_requant_out_of_range, _sub_shift_out_of_range,
+                      _transpose_conv_16x8_shift_too_large],
 }
 
 
@@ -328,6 +382,7 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
         assert _naive_error(op) == code, (make.__name__, R.error_name(_naive_error(op)))
         ok, reason = NPU_SUPPORT.check(op)
         assert not ok, make.__name__
+        assert not reason.startswith("constraint_commands_accepted"), (make.__name__, reason)
         with pytest.raises(UnsupportedOpError):  # nothing else may take it: the NPU is the only target
             compile_model(path, BuildOptions(target="npu"))
     table = kws_npu.executor.target_data["npu"][0].data
