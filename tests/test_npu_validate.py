@@ -6,16 +6,20 @@
 2. For every NPU error code, table-driven: a model whose naive lowering would reach it is refused when
    partitioning (the NPU's constraints), a table carrying it is refused by the build-time proof, or the code
    cannot come from a compiled table (and why).
+3. The build-time proof passes real builds holding every command kind of format 1.2 (int8 and int16) and
+   refuses each of their commands moved outside its region.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import struct
 
 import numpy as np
 import pytest
 
+import corpus
 import modelgen
 from conftest import model_path
 from edgesdk.compiler import BuildOptions, compile_model
@@ -452,3 +456,78 @@ def test_the_issue_model_is_refused_before_codegen(tmp_path):
     with pytest.raises(ModelError, match="pools 8 input channels into 4 output channels") as refused:
         compile_model(path, BuildOptions(target="npu,c"))
     assert refused.value.exit_code == 2
+
+
+# -- 3. the build-time proof covers the commands of format 1.2 ---------------------------------------------
+# Corpus models (tests/models/ops) whose NPU tables hold every command kind of version 1.2, int8 and int16.
+PROOF_MODELS = ("conv_3x3_same_int16", "transpose_conv_s2_valid_bias_int8", "transpose_conv_s2_same_int16",
+                "sub_bcast_ch_int16", "minimum_bcast_both_int8", "maximum_same4d_int16", "logistic_rank4_int8",
+                "prelu_channel_int8", "resize_nearest_x2_int8", "transpose_nhwc_nchw_int16",
+                "strided_slice_neg_stride_int8", "concat_axis1_3in_int8", "split_last_int16", "pad_hw_int8")
+
+
+def _source(command):
+    """The (first) input descriptor of a command."""
+    return next(getattr(command, f) for f in ("input", "input1", "src") if hasattr(command, f))
+
+
+def _kind(command) -> str:
+    return f"{type(command).__name__} {'int16' if _source(command).dtype == R.DTYPE_INT16 else 'int8'}"
+
+
+def _param_ref_field(command):
+    return {C.Table: "table", C.GatherHW: "maps"}.get(type(command), "params" if isinstance(command, C.Conv2D) else None)
+
+
+def _output_field(command) -> str:
+    return "dst" if isinstance(command, (C.DmaCopy, C.GatherHW)) else "output"
+
+
+def _refused(compiled, index: int, table: bytes) -> str:
+    """The proof's message for the build with its table `index` replaced ("" if the proof passes)."""
+    tables = compiled.executor.target_data["npu"]
+    original, tables[index].data = tables[index].data, table
+    try:
+        verify_build(compiled)
+        return ""
+    except VerificationError as err:
+        return str(err)
+    finally:
+        tables[index].data = original
+
+
+@pytest.fixture(scope="module")
+def proof_builds():
+    builds = {}
+    for name in PROOF_MODELS:
+        builds[name] = compile_model(corpus.CORPUS / f"{name}.tflite", BuildOptions(target="npu,c"))
+    return builds
+
+
+def test_the_proof_passes_and_refuses_every_new_command_kind(proof_builds):
+    """Each 1.2 command of real builds passes the proof; moved past its region (its output, its table, index
+    maps or channel records) it is refused, naming the command."""
+    kinds, negative_strides = set(), 0
+    for name, compiled in proof_builds.items():
+        counts = verify_build(compiled)
+        assert counts["npu_commands"] > 1, name
+        arena = compiled.plan.arena_bytes
+        blob = len(compiled.executor.blobs["npu_weights"].data) if "npu_weights" in compiled.executor.blobs else 0
+        for index, table in enumerate(compiled.executor.target_data["npu"]):
+            commands = C.decode(table.data)
+            for number, command in enumerate(commands[:-1]):
+                kinds.add(_kind(command))
+                out = _output_field(command)
+                negative_strides += any(s < 0 for s in _source(command).strides)
+                moved = dataclasses.replace(command, **{out: dataclasses.replace(getattr(command, out), offset=arena)})
+                bad = C.encode(commands[:number] + [moved] + commands[number + 1:])
+                assert f"command {number}" in _refused(compiled, index, bad), (name, number, command)
+                ref = _param_ref_field(command)
+                if ref is not None:
+                    moved = dataclasses.replace(command, **{ref: C.ParamRef(0, blob)})
+                    bad = C.encode(commands[:number] + [moved] + commands[number + 1:])
+                    assert f"command {number}" in _refused(compiled, index, bad), (name, number, ref)
+    want = {"Conv2D int16", "TransposeConv2D int8", "TransposeConv2D int16", "Sub int16", "Minimum int8",
+            "Maximum int16", "Table int8", "Table int16", "GatherHW int8", "DmaCopy int8", "DmaCopy int16"}
+    assert want <= kinds, sorted(want - kinds)
+    assert negative_strides > 0  # STRIDED_SLICE with a negative stride walks its source backwards
