@@ -409,3 +409,26 @@ def test_strided_copies_move_what_the_axis_maps_say():
             assert result.ok, result
             got = np.frombuffer(bytes(arena[out_off:out_off + want.nbytes]), NUMPY[dtype]).reshape(want.shape)
             np.testing.assert_array_equal(got, want, err_msg=f"{axis_map.in_shape} -> {axis_map.out_shape}")
+
+
+# -- the shared int16 model on the emulator --------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["ref", "tflm"])
+def test_shared_int16_keyword_spotting_model_runs_on_the_npu_bit_exact(mode, tmp_path):
+    """The shared 16x8 DS-CNN (arm_ml_zoo/ds_cnn_s_int16.tflite), every layer but SOFTMAX on NPU-1: the output on
+    the emulator equals the reference of the build's mode on seeds 0-2, and the NPU's cycle counter equals the
+    timing model's figure in the report."""
+    from conftest import MODELS_DIR
+    from edgesdk.compiler import BuildOptions, build
+    from edgesdk.reference import run_reference
+    from edgesdk.runner import random_inputs, run_inference
+
+    path = MODELS_DIR / "arm_ml_zoo" / "ds_cnn_s_int16.tflite"
+    report = build(path, tmp_path / "fw", BuildOptions(target="npu,c", rounding=mode))
+    assert [op["type"] for op in report["ops"] if op["target"] != "npu"] == ["SOFTMAX"], report["ops"]
+    for seed in range(3):
+        inputs = random_inputs(report, seed)
+        result = run_inference(tmp_path / "fw", inputs)
+        assert result.exit_code == 0 and result.npu_cycles == report["target_reports"]["npu"]["cycles"]
+        for want, got in zip(run_reference(path, inputs, mode), result.outputs):
+            np.testing.assert_array_equal(np.asarray(got).reshape(-1), np.asarray(want).reshape(-1), err_msg=f"seed {seed}")
