@@ -1,4 +1,4 @@
-"""Command line: edgesdk build | export | run | inspect | tune | hil | flash.
+"""Command line: edgesdk build | export | run | inspect | tune | regress | hil | flash.
 
 User errors (EdgesdkError) print one paragraph and exit with the error's code; anything else is an internal
 error: one paragraph asking for a bug report (the traceback only with EDGESDK_DEBUG=1).
@@ -92,8 +92,9 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("model", help="the .tflite model")
     b.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     b.add_argument("--target", default="npu,c", help='target priority list, last = fallback (default "npu,c"; "c" = CPU only)')
-    b.add_argument("--rounding", default="ref", choices=["ref", "tflm"],
-                   help="match LiteRT's reference kernels (ref, default) or TFLite Micro (tflm); docs/rounding.md")
+    b.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"],
+                   help="match LiteRT's reference kernels (ref, default), TFLite Micro (tflm) or, for QDQ ONNX "
+                        "models, ONNX Runtime's CPU execution (ort); docs/rounding.md")
     b.add_argument("-o", "--output", required=True, help="output directory (replaced atomically)")
     b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
     b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
@@ -104,6 +105,10 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--export", action="store_true",
                    help="also write OUT/export/<model>/ and <model>.tar: the model as a static library for your own "
                         "firmware (sources, Makefile, CMakeLists.txt, metadata.json)")
+    b.add_argument("--dump-after", metavar="PASS", action="append", default=[],
+                   help="print the compiler's state (ops, tensors, targets, memory plan, executor steps) to stderr "
+                        "after pass PASS: import, fold, partition, scratch, plan or codegen (repeatable, or "
+                        "comma-separated; 'all' for every pass)")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
 
@@ -119,7 +124,7 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument("model", help="the .tflite model")
     t.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     t.add_argument("--target", default="npu,c", help='target priority list (default "npu,c")')
-    t.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
+    t.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"], help="as for build (default ref)")
     t.add_argument("--objective", default="latency", choices=["latency", "sram"],
                    help="least estimated latency that fits the board (default), or least arena, ties by latency")
     t.add_argument("--verify", type=int, default=2, metavar="K",
@@ -128,7 +133,25 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int, default=0, help="seed of the search order and of the measured input (default 0)")
     t.add_argument("-o", "--output", required=True, metavar="LOG.json", help="the tuning log to write")
     t.add_argument("--json", action="store_true", help="print the log instead of the summary")
+    add_pool_arguments(t, "measure the --verify candidates in parallel")
     t.set_defaults(func=cmd_tune)
+
+    g = sub.add_parser("regress", help="build, run and check every model x board x target list; one summary table")
+    g.add_argument("models", nargs="+", metavar="MODEL", help=".tflite models")
+    g.add_argument("--boards", default="riscv-npu", help="comma-separated boards (default riscv-npu)")
+    g.add_argument("--targets", default="npu,c",
+                   help='semicolon-separated target lists, e.g. "npu,c;c" (default "npu,c")')
+    g.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
+    g.add_argument("--seeds", default="0", help="comma-separated seeds of the random inputs, one run each (default 0)")
+    g.add_argument("--run-on", default="builtin", choices=["builtin", "qemu", "board"],
+                   help="the built-in emulator (default), the board's QEMU machine (CPU-only builds), or the board "
+                        "itself through its probe's GDB server, on the node offering the Ray resource board:<name>")
+    g.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of each run in seconds (default 120)")
+    g.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="where to write summary.json, summary.txt and each row's build (replaced atomically)")
+    g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
+    add_pool_arguments(g, "run the rows in parallel")
+    g.set_defaults(func=cmd_regress)
 
     r = sub.add_parser("run", help="run a build on the built-in emulator (or on QEMU)")
     r.add_argument("build_dir", help="output directory of 'edgesdk build'")
@@ -188,7 +211,8 @@ def cmd_build(args) -> int:
                          "in stripes. Drop one of them.")
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
                            compile_firmware=not args.no_firmware, werror=args.werror,
-                           cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export)
+                           cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export,
+                           dump_after=_dump_after(args.dump_after))
     report = build(args.model, args.output, options)
     for warning in report.get("warnings", []):
         print(f"edgesdk: warning: {warning}", file=sys.stderr)
@@ -200,6 +224,13 @@ def cmd_build(args) -> int:
             print(export_summary(Path(args.output) / report["export"]["dir"], Path(args.output) / report["export"]["tar"],
                                  json.loads((Path(args.output) / report["export"]["dir"] / "metadata.json").read_text())))
     return 0
+
+
+def _dump_after(values: list) -> tuple:
+    from .compiler import PASS_NAMES
+
+    names = [n.strip() for value in values for n in value.split(",") if n.strip()]
+    return PASS_NAMES if "all" in names else tuple(names)  # unknown names: compile_model says which exist
 
 
 def cmd_export(args) -> int:
@@ -226,12 +257,37 @@ def export_summary(folder: Path, tar: Path, metadata: dict) -> str:
     return "\n".join(lines)
 
 
+def add_pool_arguments(parser, purpose: str) -> None:
+    """--workers N | --cluster ADDRESS (edgesdk/farm/pool.py)."""
+    group = parser.add_argument_group("parallel runs (edgesdk/farm, docs/farm.md)")
+    group.add_argument("--workers", type=int, default=1, metavar="N",
+                       help=f"{purpose} on N local worker processes (Ray, the [farm] extra); 1 (default): serially "
+                            "in this process")
+    group.add_argument("--cluster", metavar="ADDRESS",
+                       help=f"{purpose} on an existing Ray cluster: HOST:PORT of its head, 'auto', or ray://HOST:PORT "
+                            "(docs/farm.md)")
+
+
+def cmd_regress(args) -> int:
+    from .farm.regress import RegressOptions, exit_code, parse_list, parse_seeds, regress, summary_table
+
+    options = RegressOptions(boards=parse_list(args.boards, ",", "--boards", "riscv-npu,hifive1-revb"),
+                             target_lists=parse_list(args.targets, ";", "--targets", '"npu,c;c"'),
+                             rounding=args.rounding, seeds=parse_seeds(args.seeds), run_on=args.run_on,
+                             timeout_s=args.timeout)
+    progress = None if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
+    summary = regress(args.models, args.output, options, args.workers, args.cluster, progress)
+    print(json.dumps(summary, indent=2) if args.json else summary_table(summary) + f"\nsummary: {Path(args.output) / 'summary.json'}")
+    return exit_code(summary)
+
+
 def cmd_tune(args) -> int:
     from .tune.log import write_tuning_log
     from .tune.tuner import TuneOptions, summary, tune
 
     options = TuneOptions(board=args.board, target=args.target, rounding=args.rounding, objective=args.objective,
-                          verify=args.verify, seconds=args.seconds, seed=args.seed)
+                          verify=args.verify, seconds=args.seconds, seed=args.seed, workers=args.workers,
+                          cluster=args.cluster)
     progress = None if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
     log = tune(args.model, options, progress)
     write_tuning_log(args.output, log)
@@ -353,10 +409,11 @@ def load_npy(path: str) -> np.ndarray:
 
 def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outputs: list) -> dict:
     """Byte comparison of every step's outputs with the reference interpreter run on the same sequence."""
-    from .reference import run_reference_sequence
+    from .importer.onnx_importer import model_file_name
+    from .reference import ORACLES, run_reference_sequence
 
-    mode = report["rounding"]  # checked by load_report: 'ref' or 'tflm'
-    model = build_dir / "model.tflite"
+    mode = report["rounding"]  # checked by load_report: 'ref', 'tflm' or 'ort'
+    model = build_dir / model_file_name(report["model"])  # model.tflite, or model.onnx
     if not model.is_file():
         raise UsageError(f"{model} is missing, so --check has no model to run the reference on; rebuild with "
                          "'edgesdk build'.")
@@ -369,8 +426,7 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
             mismatches[k] += bad
             if bad and first_bad_step is None:
                 first_bad_step = step
-    oracle = "LiteRT BUILTIN_REF" if mode == "ref" else "TFLite Micro"
-    result = {"oracle": oracle, "bit_exact": not any(mismatches), "mismatched_bytes": mismatches, "steps": len(steps)}
+    result = {"oracle": ORACLES[mode], "bit_exact": not any(mismatches), "mismatched_bytes": mismatches, "steps": len(steps)}
     if first_bad_step is not None:
         result["first_mismatch_step"] = first_bad_step
     return result

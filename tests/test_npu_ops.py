@@ -75,6 +75,8 @@ class NpuContext:
     """The codegen context of one NPU region run on the C model: a weights blob, every activation in its own
     arena slot, the rounding the build's mode uses."""
 
+    plan = None  # no cascade groups
+
     def __init__(self, mode: str):
         self.rounding_mode = mode
         self.weights = Blob("npu_weights", "edgesdk_npu_weights")
@@ -91,6 +93,9 @@ class NpuContext:
 
     def rounding_for(self, op) -> str:
         return requant_rounding(op, self.rounding_mode)
+
+    def layer_choice(self, op, name: str, default: bool) -> bool:
+        return default
 
 
 def run_on_npu(ops, values: dict, mode: str) -> tuple:
@@ -194,22 +199,23 @@ def test_int16_layers_run_in_cascade_stripes():
     of several heights: the striped table's output equals LiteRT's, like the unstriped one's."""
     from edgesdk.aot.executor import build_executor
     from edgesdk.aot.memory_plan import plan_memory
+    from edgesdk.ops.stripes import CascadeGroup, chain_ok
     from edgesdk.partition.partitioner import partition
     from edgesdk.targets import parse_target_list
-    from edgesdk.targets.npu import cascade
+    from edgesdk.targets.api import CodegenOptions
 
     path = corpus.CORPUS / "net_kws_cnn_int16.tflite"
     entry = next(e for e in corpus.entries() if e["file"] == path.name)
     graph, board = import_tflite(path), load_board("riscv-npu")
     regions = partition(graph, parse_target_list("npu,c", board))
     chain = tuple(graph.ops[0:3])
-    assert cascade.chain_ok(chain, graph) and all(op.outputs[0].dtype == "int16" for op in chain)
+    assert chain_ok(chain, graph) and all(op.outputs[0].dtype == "int16" for op in chain)
     inputs = corpus.case_inputs(entry, "seed0", 0)
     want = testing.reference_tensors(path, inputs, "ref")[chain[-1].outputs[0].id]
     for height in (1, 3, 8, 25):
-        groups = [cascade.CascadeGroup(chain, height, 0)] if height < 25 else []
+        groups = [CascadeGroup(chain, height, 0)] if height < 25 else []
         plan = plan_memory(graph, cascades=groups)
-        model = build_executor(graph, regions, plan, "ref", board)
+        model = build_executor(graph, regions, plan, CodegenOptions("ref", board))
         arena = bytearray(plan.arena_bytes + 16)
         x, y = graph.inputs[0], chain[-1].outputs[0]
         arena[plan.offset(x):plan.offset(x) + x.nbytes] = inputs[0].astype(np.int16).tobytes()

@@ -4,6 +4,7 @@
 
 * mode "ref"  - LiteRT 2.3 BUILTIN_REF (the default oracle),
 * mode "tflm" - the TFLite Micro interpreter (`tflite-micro` Python package),
+* mode "ort"  - ONNX Runtime's CPU execution of QDQ ONNX models (edgesdk/ir/ort.py),
 
 with one of:
 
@@ -15,6 +16,8 @@ with one of:
              bit (it agrees with "double" except when the product lies within ~2^-24 of a half);
 * "lut"    - a 256-entry table built from float32 math at compile time: LiteRT's int8 LOGISTIC and
              TANH. TFLite Micro computes them in gemmlowp fixed point ("double").
+* "f32"    - round_half_even(float32(acc) * float32 scale): ONNX Runtime's requantization (MlasRequantizeOutput)
+             of convolutions, matrix products and global average pooling. Host C kernels only.
 
 Ops without requantization (pooling, pad, copies) get "double"; the value is then irrelevant.
 """
@@ -30,8 +33,9 @@ from .quant import ROUNDING_DOUBLE, ROUNDING_SINGLE, effective_scale
 
 ROUNDING_FP64 = "fp64"
 ROUNDING_LUT = "lut"
-MODES = ("ref", "tflm")
-ROUNDINGS = (ROUNDING_DOUBLE, ROUNDING_SINGLE, ROUNDING_FP64, ROUNDING_LUT)
+ROUNDING_F32 = "f32"
+MODES = ("ref", "tflm", "ort")
+ROUNDINGS = (ROUNDING_DOUBLE, ROUNDING_SINGLE, ROUNDING_FP64, ROUNDING_LUT, ROUNDING_F32)
 
 # Measured per op type (tests/test_rounding.py keeps each entry honest); anything absent is "double".
 _RULES = {
@@ -41,18 +45,27 @@ _RULES = {
         "TANH": ROUNDING_LUT,
     },
     "tflm": {},
+    # ONNX Runtime: the accumulator ops requantize in float32; the unary ops are tables (edgesdk/ir/ort.py). Ops
+    # with formulas of their own (ADD, MUL, AVERAGE_POOL_2D) carry them in their ort build-time data.
+    "ort": {
+        "CONV_2D": ROUNDING_F32,
+        "DEPTHWISE_CONV_2D": ROUNDING_F32,
+        "FULLY_CONNECTED": ROUNDING_F32,
+        "MEAN": ROUNDING_F32,
+        "LOGISTIC": ROUNDING_LUT,
+    },
 }
 
 
 # The rounding mode of the build in progress (edgesdk.compiler sets it around its passes), so that a target's
 # constraints can refuse an op only in the mode where the two references disagree; None: not known (e.g.
-# `edgesdk inspect`), and such a constraint must then hold in every mode.
+# `edgesdk inspect`), and such a constraint must then hold for both TFLite references.
 _BUILD_MODE: ContextVar = ContextVar("edgesdk_build_rounding_mode", default=None)
 
 
 @contextmanager
 def building_for(mode: str):
-    """Make `mode` ("ref" or "tflm") the build's rounding mode for the enclosed passes."""
+    """Make `mode` ("ref", "tflm" or "ort") the build's rounding mode for the enclosed passes."""
     token = _BUILD_MODE.set(mode)
     try:
         yield mode
@@ -61,15 +74,18 @@ def building_for(mode: str):
 
 
 def build_modes() -> tuple:
-    """The rounding modes the build in progress compiles for: its own, or every mode when none is set."""
+    """The rounding modes the build in progress compiles for: its own, or both TFLite references when none is
+    set (ort's constants exist only for ops an ONNX Runtime plan annotated, in builds that set "ort")."""
     mode = _BUILD_MODE.get()
-    return (mode,) if mode else MODES
+    return (mode,) if mode else ("ref", "tflm")
 
 
 def requant_rounding(op, mode: str) -> str:
     """The arithmetic `op` must use to be bit-exact with reference `mode` ("ref" or "tflm")."""
     if mode not in MODES:
         raise ValueError(f"unknown rounding mode {mode!r} (expected one of {', '.join(MODES)})")
+    if mode == "ort":
+        return _RULES[mode].get(op.type, ROUNDING_DOUBLE)
     if op.type == "DEPTHWISE_CONV_2D" and op.uint8_semantics:
         # TFLite's uint8 depthwise kernel hard-codes the gemmlowp rounding (DepthwiseConvOutputRounding::
         # kAwayFromZero), whatever the build's rounding.
@@ -94,7 +110,7 @@ CONSTANT_DIFFERENCES = {
 
 
 def differing_op_types() -> list:
-    """Op types whose arithmetic differs between the two references (rounding or constants)."""
+    """Op types whose arithmetic differs between LiteRT and TFLite Micro (rounding or constants)."""
     types = set(_RULES["ref"]) | set(_RULES["tflm"])
     rounding = {t for t in types if _RULES["ref"].get(t, ROUNDING_DOUBLE) != _RULES["tflm"].get(t, ROUNDING_DOUBLE)}
     return sorted(rounding | set(CONSTANT_DIFFERENCES))

@@ -23,12 +23,12 @@ from ...npu import cmdtable as C
 from ...npu import weight_codec
 from ...ops import prepared
 from ...ops.activation import activation_range
+from ...ops.stripes import groups_by_op
 from .supported import NPU_SUPPORT, mul_parameters
-from .cascade import groups_by_op, lower_group
+from .stripes import lower_group
 from . import movement, pointwise
 from .shapes import collapse_broadcast
 from .tables import WEIGHTS_BLOB
-from ...tune.active import layer_choice
 
 WEIGHTS_REGION = 0  # constants blob in flash (ctx.blob(WEIGHTS_BLOB), edgesdk_npu_weights)
 ARENA_REGION = 1  # activation arena in SRAM
@@ -41,7 +41,7 @@ def _weights_blob(ctx):
 def lower_ops(ops, ctx) -> list:
     """Commands for one NPU region, in order, ending with the completion command."""
     commands = []
-    groups = groups_by_op(getattr(ctx, "plan", None))  # cascade groups run in stripes (cascade.py)
+    groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
     tabulated = [op for op in ops if LOWERINGS.get(op.type) is lower_pointwise]
     if tabulated and not getattr(ctx, "probing", False):
         pointwise.evaluate(tabulated, mode_of(ctx))  # every table of the region from one host library
@@ -80,13 +80,11 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     """The weights fields of a conv command: a compressed stream when that is smaller (weight_codec.py).
 
     Fewer flash bytes is fewer cycles wherever the flash fetch bounds the command, and the decode is never
-    slower than the fetch of the dense bytes; `ctx.compress_weights = False` keeps every stream dense, and
-    a tuning schedule may switch it per layer (edgesdk/tune/active.py).
+    slower than the fetch of the dense bytes; a tuning schedule may switch it per layer
+    (CodegenOptions.layer_choice).
     """
     data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
-    compress = getattr(ctx, "compress_weights", True)
-    if op is not None:
-        compress = layer_choice(op, "compress_weights", compress)
+    compress = ctx.layer_choice(op, "compress_weights", True) if op is not None else True
     stream = weight_codec.compress_if_smaller(data) if compress else None
     if stream is None:
         return dict(weights=_operand(w, ctx, shape))

@@ -461,6 +461,15 @@ def constraint_placement_expressible(op):
     return ok, f"{count} copies" if count is not None else "a slice longer than the descriptors"
 
 
+# -- --rounding ort -----------------------------------------------------------------------------------------------
+def constraint_no_float_requantization(op):
+    """With --rounding ort, the op only moves int8 data of one quantization (ONNX Runtime requantizes in float32, rounding half to even; the NPU's requantization is fixed point)"""
+    from ...ir.ort import execution, requantizes
+
+    run = execution(op)
+    return not requantizes(op), f"ONNX Runtime computes it as {run.text if run else op.type}"
+
+
 # -- the commands themselves ------------------------------------------------------------------------------------
 class _ProbeContext:
     """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
@@ -468,12 +477,14 @@ class _ProbeContext:
     double rounding (valid in every command), the constants of rounding mode `mode`."""
 
     plan = None
-    compress_weights = False
     rounding_mode = "ref"
     probing = True
 
     def __init__(self, mode: str = "ref"):
         self.rounding_mode = mode
+
+    def layer_choice(self, op, name: str, default: bool) -> bool:
+        return False if name == "compress_weights" else default  # dense weights: only the shapes matter
 
     def arena_offset(self, tensor) -> int:
         return 0
@@ -497,13 +508,11 @@ def constraint_commands_accepted(op):
     from ...errors import EdgesdkError
     from ...npu import cmdtable as C
     from ...npu import validate
-    from ...tune.active import applying
     from .codegen import LOWERINGS
 
     for mode in build_modes():
         try:
-            with applying(None):  # dense weights, whatever a tuning schedule says: only the shapes matter here
-                commands = LOWERINGS[op.type](op, _ProbeContext(mode))
+            commands = LOWERINGS[op.type](op, _ProbeContext(mode))  # dense weights: only the shapes matter
             table = C.encode(list(commands) + [C.End()])
         except (C.CommandTableError, EdgesdkError, ValueError, OverflowError) as exc:
             return False, f"its commands cannot be encoded: {exc}"
@@ -514,7 +523,8 @@ def constraint_commands_accepted(op):
     return True, ""
 
 
-GENERIC = [constraint_int8_or_int16_activations, constraint_per_tensor_activation_quant, constraint_operand_size]
+GENERIC = [constraint_int8_or_int16_activations, constraint_per_tensor_activation_quant, constraint_operand_size,
+           constraint_no_float_requantization]
 DIMS = [constraint_tensor_dims]
 BROADCAST = [constraint_broadcast, constraint_broadcast_dims]
 POINTWISE = [constraint_pointwise_shapes, constraint_pointwise_dims, constraint_host_kernel,
