@@ -4,8 +4,8 @@ An int8 pointwise op is exactly a 256-entry table, whatever its arithmetic. An i
 TFLite's 513-entry interpolation (docs/npu-datasheet.md, TABLE) reproduces it on all 65,536 inputs; TFLite builds
 its own int16 GELU, EXP, LOG and RSQRT tables in that form, and piecewise-linear ops with kinks on the 128-code
 grid fit too. The values come from the host C target's kernel for the op, run on the host over every input code
-(edgesdk.targets.c.testing: the same generated call the firmware gets, with the op layer's constants for the
-build's rounding mode) -- so the NPU's table and the host's arithmetic cannot disagree, and every op the host
+(the C target's Target.host_library: the same generated call the firmware gets, with the op layer's constants
+for the build's rounding mode) -- so the NPU's table and the host's arithmetic cannot disagree, and every op the host
 runs bit-exactly (LiteRT's float32-built tables, TFLite Micro's fixed point, PRELU's two multipliers...) is
 tabulated without an NPU-specific formula.
 
@@ -27,6 +27,7 @@ from .shapes import MAX_DIMS
 POINTWISE_TYPES = ("RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU",
                    "PRELU", "ELU", "GELU", "EXP", "LOG", "ABS", "NEG", "SQRT", "RSQRT", "SQUARE", "QUANTIZE")
 INT16_SEGMENT = 128  # inputs per interpolation segment of an int16 table (7 fractional bits)
+HOST_TARGET = "c"  # the target whose kernels the tables tabulate (Target.host_library): the host's arithmetic
 
 _TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # op -> {mode: values per input code}
 
@@ -80,13 +81,13 @@ def _probe_op(op, count: int, channels: int):
 def evaluate(ops, mode: str) -> None:
     """Run each op's host kernel over every input code (one host library for all of them) into the cache."""
     from ...errors import EdgesdkError
-    from ..c.testing import OpLibrary
-    from .. import target_support
+    from .. import get_target
 
     pending = [op for op in ops if mode not in _TABLES.get(op, {})]
     if not pending:
         return
-    host = target_support("c")
+    host_target = get_target(HOST_TARGET)
+    host = host_target.support
     probes = []
     for op in pending:
         ok, reason = host.check(op)
@@ -100,7 +101,9 @@ def evaluate(ops, mode: str) -> None:
     if not probes:
         return
     try:
-        library = OpLibrary([p for _, p, _, _, _ in probes], mode)
+        library = host_target.host_library([p for _, p, _, _, _ in probes], mode)
+        if library is None:
+            raise EdgesdkError(f"target '{HOST_TARGET}' computes nothing on the host")
     except EdgesdkError as exc:  # e.g. the emitter refuses this mode
         for op, *_ in probes:
             _TABLES.setdefault(op, {})[mode] = HostKernelError(str(exc).splitlines()[0])
