@@ -159,7 +159,7 @@ def measure(name: str, model_path: Path, work_dir: Path, results_dir: Path, prof
     inputs = random_inputs(npu_report, INPUT_SEED)
     npu_run, npu_wall = _timed_run(npu_dir, inputs)
     cpu_run, cpu_wall = _timed_run(cpu_dir, inputs)
-    figures["npu_cycles_estimate"] = npu_report["estimate"]["npu_cycles"]
+    figures["npu_cycles_estimate"] = npu_report["target_reports"]["npu"]["cycles"]
     figures["npu_cycles"] = npu_run.npu_cycles
     figures["npu_build_cpu_instructions"] = npu_run.inference_instructions
     figures["cpu_instructions"] = cpu_run.inference_instructions
@@ -167,7 +167,8 @@ def measure(name: str, model_path: Path, work_dir: Path, results_dir: Path, prof
     figures["bit_exact"] = {"npu,c": _bit_exact(npu_dir, inputs, npu_run.outputs),
                             "c": _bit_exact(cpu_dir, inputs, cpu_run.outputs)}
     cpu_hz = board.cpu["clock_hz"]
-    npu_hz = board.npu.props.get("clock_hz") if board.npu.props else None
+    npu = timing.npu_peripheral(board)
+    npu_hz = npu.props.get("clock_hz") if npu is not None and npu.props else None
     figures["clocks_hz"] = {"cpu": cpu_hz, "npu": npu_hz}
     figures["latency_us"] = (npu_run.inference_instructions / cpu_hz + npu_run.npu_cycles / npu_hz) * 1e6
 

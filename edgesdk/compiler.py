@@ -107,7 +107,8 @@ def partition_pass(s: BuildState) -> None:
     consecutive ops of one target form a region. Refuse a model that cannot fit from the graph alone."""
     if s.schedule is not None:
         s.schedule.check_graph(s.graph)
-    s.regions = partition(s.graph, s.targets, forced=s.schedule.op_targets() if s.schedule is not None else None)
+    s.regions = partition(s.graph, s.targets, forced=s.schedule.op_targets() if s.schedule is not None else None,
+                          modes=(s.options.rounding,))  # constraints whose rule depends on the reference
     if s.check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
         check_sram_fits(sram_lower_bound(s.graph, s.regions), s.board, 0, at_least=True)
         check_flash_lower_bound(s.regions, s.board)

@@ -346,11 +346,13 @@ def _conv_op(**changes):
     (lambda: _conv_op(stride_h=65), "constraint_stride"),
     (lambda: _conv_op(dilation_w=33), "constraint_dilation"),
     (lambda: _conv_op(pad_top=3), "constraint_padding"),
-    (lambda: Op(0, "CONV_2D", [_tensor(0, (1, 8, 8, 4), dtype="int16"), _conv_op().inputs[1], None], [_tensor(1, (1, 8, 8, 6))], _conv_op().attrs), "constraint_int8_activations"),
+    (lambda: Op(0, "CONV_2D", [_tensor(0, (1, 8, 8, 4), dtype="int16"), _conv_op().inputs[1], None], [_tensor(1, (1, 8, 8, 6))], _conv_op().attrs), "constraint_int8_or_int16_activations"),
     (lambda: Op(0, "ADD", [_tensor(0, (1, 8, 8, 4)), _tensor(1, (1, 8, 3, 4))], [_tensor(2, (1, 8, 8, 4))], {"activation": "NONE"}), "constraint_broadcast"),
     (lambda: Op(0, "MAX_POOL_2D", [_tensor(0, (1, 8, 8, 4))], [_tensor(1, (1, 4, 4, 4), scale=0.1)],
                 dict(filter_h=2, filter_w=2, stride_h=2, stride_w=2, pad_top=0, pad_left=0, activation="NONE")), "constraint_pool_same_quantization"),
-    (lambda: Op(0, "ADD", [_tensor(0, (1, 2, 2, 2, 2)), _tensor(1, (1, 2, 2, 2, 2))], [_tensor(2, (1, 2, 2, 2, 2))], {"activation": "NONE"}), "constraint_tensor_dims"),
+    (lambda: Op(0, "ADD", [_tensor(0, (2, 2, 2, 2, 2)), _tensor(1, (2, 1, 2, 1, 2))], [_tensor(2, (2, 2, 2, 2, 2))], {"activation": "NONE"}), "constraint_broadcast_dims"),
+    (lambda: Op(0, "MAX_POOL_2D", [_tensor(0, (1, 1, 8, 8, 4))], [_tensor(1, (1, 1, 4, 4, 4))],
+                dict(filter_h=2, filter_w=2, stride_h=2, stride_w=2, pad_top=0, pad_left=0, activation="NONE")), "constraint_tensor_dims"),
 ])
 def test_constraints_reject_with_their_name(make, constraint):
     ok, reason = NPU_SUPPORT.check(make())

@@ -4,6 +4,7 @@ index; random and mutated tables never crash). Also: the firmware driver compile
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,7 +17,7 @@ from edgesdk.ir.quant import multiply_by_quantized_multiplier
 from edgesdk.npu import cmdtable as C
 from edgesdk.npu import registers as R
 from edgesdk.npu import timing as T
-from edgesdk.npu.model import BytearrayBus, NpuDevice, board_memory_classes, read_result, run_table
+from edgesdk.npu.model import BytearrayBus, NpuDevice, board_memory_classes, read_result, run_table, validate_table
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
 from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
@@ -568,6 +569,316 @@ def test_random_and_mutated_tables_never_crash():
             assert result.ok or result.error_command == R.NO_COMMAND or result.error_command < count
             outcomes.add(result.error_name)
     assert len(outcomes) >= 6, outcomes  # the mutations reach many different checks
+
+
+# -- version 1.2: int16 operands, TRANSPOSE_CONV2D, SUB/MIN/MAX, TABLE, GATHER_HW, signed strides -----------------
+def rand_i16(rng, shape) -> np.ndarray:
+    return rng.integers(-32768, 32768, shape).astype(np.int16)
+
+
+def read16(m: Memory, offset: int, shape) -> np.ndarray:
+    n = int(np.prod(shape))
+    return np.frombuffer(bytes(m.sram[offset:offset + 2 * n]), "<i2").reshape(shape)
+
+
+def mbqm64(acc, mult, shift) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier(int64_t, ...): the multiplier rounded to 16 bits, one rounding."""
+    acc, mult, shift = (np.broadcast_to(np.asarray(v, object), np.shape(acc)) for v in (acc, mult, shift))
+    fn = np.frompyfunc(lambda a, m, s: ((int(a) * (((int(m) + (1 << 15)) >> 16) if m < 0x7FFF0000 else 0x7FFF)
+                                         + (1 << (14 - int(s)))) >> (15 - int(s))), 3, 1)
+    return fn(acc, mult, shift).astype(np.int64)
+
+
+def channel_params16(rng, channels):
+    bias = rng.integers(-(1 << 40), 1 << 40, channels)
+    mult = rng.integers(1 << 30, (1 << 31) - 1, channels)
+    shift = rng.integers(-22, -14, channels)
+    return bias, mult, shift
+
+
+def test_16x8_conv_and_depthwise_match_numpy():
+    """int16 activations, int8 weights, int64 bias in 16-byte records; the int16 clamp's high bytes."""
+    rng = np.random.default_rng(16)
+    x = rand_i16(rng, (1, 7, 6, 5))
+    w, wd = rand_i8(rng, (4, 3, 3, 5)), rand_i8(rng, (1, 3, 3, 10))
+    (bias, mult, shift), (bias_d, mult_d, shift_d) = channel_params16(rng, 4), channel_params16(rng, 10)
+    m = Memory()
+    xd = C.TensorDesc.dense(1, m.arena(x.tobytes()), x.shape, "int16")
+    conv = C.Conv2D(xd, C.TensorDesc.dense(1, m.arena(2 * 7 * 6 * 4), (1, 7, 6, 4), "int16"),
+                    C.TensorDesc.dense(0, m.const(w.tobytes()), w.shape),
+                    C.ParamRef(0, m.const(C.pack_channel_params(bias, mult, shift, wide=True))),
+                    pad_top=1, pad_left=1, act_min=-20000, act_max=31000)
+    dw = C.DepthwiseConv2D(xd, C.TensorDesc.dense(1, m.arena(2 * 4 * 3 * 10), (1, 4, 3, 10), "int16"),
+                           C.TensorDesc.dense(0, m.const(wd.tobytes()), wd.shape),
+                           C.ParamRef(0, m.const(C.pack_channel_params(bias_d, mult_d, shift_d, wide=True))),
+                           stride_h=2, stride_w=2, pad_top=1, pad_left=1, depth_multiplier=2, act_min=-32768,
+                           act_max=32767, rounding=R.ROUNDING_SINGLE)
+    result = m.run([conv, dw, C.End()])
+    assert result.ok, result
+    assert C.decode(C.encode([conv, C.End()]))[0] == conv  # the clamp's high bytes round-trip
+    for cmd, weights, b, mu, sh, depthwise in ((conv, w, bias, mult, shift, False), (dw, wd, bias_d, mult_d, shift_d, True)):
+        acc = _acc(x, weights, cmd, depthwise) + b
+        want = np.clip(mbqm64(acc, mu, sh), cmd.act_min, cmd.act_max)
+        np.testing.assert_array_equal(read16(m, cmd.output.offset, cmd.output.shape), want)
+
+
+def _acc(x, w, cmd, depthwise) -> np.ndarray:
+    """sum(x * w) over each window (int64, no offsets), by the int8 reference with a zero requantization path."""
+    n, oh, ow, oc = cmd.output.shape
+    kh, kw = w.shape[1], w.shape[2]
+    xp = np.zeros((n, x.shape[1] + 2 * kh, x.shape[2] + 2 * kw, x.shape[3]), np.int64)
+    xp[:, cmd.pad_top:cmd.pad_top + x.shape[1], cmd.pad_left:cmd.pad_left + x.shape[2]] = x
+    acc = np.zeros((n, oh, ow, oc), np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            patch = xp[:, ky:ky + (oh - 1) * cmd.stride_h + 1:cmd.stride_h, kx:kx + (ow - 1) * cmd.stride_w + 1:cmd.stride_w]
+            if depthwise:
+                acc += patch[..., np.arange(oc) // cmd.depth_multiplier] * w[0, ky, kx].astype(np.int64)
+            else:
+                acc += np.einsum("nhwc,oc->nhwo", patch, w[:, ky, kx].astype(np.int64))
+    return acc
+
+
+def test_16x8_fp64_and_wide_shift_limit():
+    rng = np.random.default_rng(17)
+    x, w = rand_i16(rng, (2, 1, 1, 30)), rand_i8(rng, (3, 1, 1, 30))
+    bias, scales = rng.integers(-(1 << 35), 1 << 35, 3), rng.uniform(1e-6, 1e-4, 3)
+    m = Memory()
+    out = C.TensorDesc.dense(1, m.arena(12), (2, 1, 1, 3), "int16")
+    cmd = C.Conv2D(C.TensorDesc.dense(1, m.arena(x.tobytes()), x.shape, "int16"), out,
+                   C.TensorDesc.dense(0, m.const(w.tobytes()), w.shape),
+                   C.ParamRef(0, m.const(C.pack_channel_params_fp64(bias, scales, wide=True))),
+                   rounding=R.ROUNDING_FP64, act_min=-32768, act_max=32767)
+    assert m.run([cmd, C.End()]).ok
+    acc = np.einsum("nc,oc->no", x.reshape(2, 30).astype(np.int64), w.reshape(3, 30).astype(np.int64)) + bias
+    want = np.clip(round_half_away(acc * scales), -32768, 32767)
+    np.testing.assert_array_equal(read16(m, out.offset, (2, 3)), want)
+    cmd.rounding, cmd.params = R.ROUNDING_DOUBLE, C.ParamRef(0, m.const(C.pack_channel_params([0] * 3, [1 << 30] * 3,
+                                                                                          [14, 15, 0], wide=True)))
+    result = m.run([cmd, C.End()])  # shift 15: the 64-bit requantization would shift by 0
+    assert (result.error_code, result.error_command) == (R.ERR_BAD_QUANT, 0)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_transpose_conv_matches_a_scatter(dtype):
+    """Each input pixel adds x * w to the output window at (iy * stride - pad, ix * stride - pad); outputs no
+    tap reaches keep the bias alone."""
+    rng = np.random.default_rng(18)
+    x = rand_i8(rng, (1, 4, 3, 6)) if dtype == "int8" else rand_i16(rng, (1, 4, 3, 6))
+    w = rand_i8(rng, (5, 3, 2, 6))
+    out_shape, (sh, sw), (pt, pl) = (1, 8, 6, 5), (2, 3), (1, 0)
+    m = Memory()
+    wide = dtype == "int16"
+    bias, mult, shift = channel_params16(rng, 5) if wide else channel_params(rng, 5)
+    elem = 2 if wide else 1
+    cmd = C.TransposeConv2D(C.TensorDesc.dense(1, m.arena(x.tobytes()), x.shape, dtype),
+                            C.TensorDesc.dense(1, m.arena(elem * int(np.prod(out_shape))), out_shape, dtype),
+                            C.TensorDesc.dense(0, m.const(w.tobytes()), w.shape),
+                            C.ParamRef(0, m.const(C.pack_channel_params(bias, mult, shift, wide=wide))),
+                            input_offset=0 if wide else 3, output_offset=0 if wide else -4, stride_h=sh, stride_w=sw,
+                            pad_top=pt, pad_left=pl, act_min=-32768 if wide else -128, act_max=32767 if wide else 127)
+    result = m.run([cmd, C.End()])
+    assert result.ok, result
+    full = np.zeros((1, (4 - 1) * sh + 3 + 1, (3 - 1) * sw + 2 + 1, 5), np.int64)
+    xo = x.astype(np.int64) + cmd.input_offset
+    for iy in range(4):
+        for ix in range(3):
+            full[0, iy * sh:iy * sh + 3, ix * sw:ix * sw + 2] += np.einsum("c,ohwc->hwo", xo[0, iy, ix], w.astype(np.int64))
+    acc = full[:, pt:pt + out_shape[1], pl:pl + out_shape[2]] + bias
+    if wide:
+        want = np.clip(mbqm64(acc, mult, shift), -32768, 32767)
+        got = read16(m, cmd.output.offset, out_shape)
+    else:
+        want = np.clip(requant(wrap32(acc), mult, shift, cmd.rounding) + cmd.output_offset, -128, 127)
+        got = m.read(cmd.output.offset, out_shape)
+    np.testing.assert_array_equal(got, want)
+    assert result.macs == 4 * 3 * 5 * 3 * 2 * 6  # every input pixel times every tap
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_sub_min_max_and_int16_add_mul_match_numpy(dtype):
+    rng = np.random.default_rng(19)
+    rand = rand_i8 if dtype == "int8" else rand_i16
+    out_shape = (1, 3, 5, 7)
+    x1, x2 = rand(rng, out_shape), rand(rng, (1, 1, 5, 1))
+    m = Memory()
+    elem = x1.itemsize
+    d1 = C.TensorDesc.dense(1, m.arena(x1.tobytes()), out_shape, dtype)
+    dense2 = C.TensorDesc.dense(1, m.arena(x2.tobytes()), (1, 1, 5, 1), dtype)
+    d2 = C.TensorDesc(1, dense2.offset, out_shape, (0, 0, dense2.strides[2], 0), dense2.dtype)
+    lo, hi = (-100, 110) if dtype == "int8" else (-30000, 29000)
+    left = 20 if dtype == "int8" else 15
+
+    def out():
+        return C.TensorDesc.dense(1, m.arena(elem * x1.size), out_shape, dtype)
+
+    scaling = dict(input1_multiplier=1518500250, input1_shift=-1, input2_multiplier=1173000000, input2_shift=-2,
+                   output_multiplier=1652000000, output_shift=-left + 2, left_shift=left, act_min=lo, act_max=hi)
+    add, sub = C.Add(d1, d2, out(), **scaling), C.Sub(d1, d2, out(), **scaling)
+    mul = C.Mul(d1, d2, out(), output_multiplier=1300000000, output_shift=-7 if dtype == "int8" else -15,
+                act_min=lo, act_max=hi)
+    full = C.DTYPE_RANGES[d1.dtype]
+    low, high = C.Minimum(d1, d2, out(), act_min=full[0], act_max=full[1]), C.Maximum(d1, d2, out(), act_min=lo, act_max=hi)
+    assert m.run([add, sub, mul, low, high, C.End()]).ok
+    a, b = x1.astype(np.int64), np.broadcast_to(x2, out_shape).astype(np.int64)
+    read = m.read if dtype == "int8" else functools.partial(read16, m)
+    s1 = requant(wrap32(a << left), add.input1_multiplier, add.input1_shift, 0)
+    s2 = requant(wrap32(b << left), add.input2_multiplier, add.input2_shift, 0)
+    for cmd, combined in ((add, s1 + s2), (sub, s1 - s2)):
+        want = np.clip(requant(combined, cmd.output_multiplier, cmd.output_shift, 0), lo, hi)
+        np.testing.assert_array_equal(read(cmd.output.offset, out_shape), want)
+    np.testing.assert_array_equal(read(mul.output.offset, out_shape),
+                                  np.clip(requant(a * b, mul.output_multiplier, mul.output_shift, 0), lo, hi))
+    np.testing.assert_array_equal(read(low.output.offset, out_shape), np.minimum(a, b))
+    np.testing.assert_array_equal(read(high.output.offset, out_shape), np.clip(np.maximum(a, b), lo, hi))
+
+
+def test_int16_pools_match_numpy():
+    rng = np.random.default_rng(20)
+    x = rand_i16(rng, (1, 9, 8, 11))
+    m = Memory()
+    xd = C.TensorDesc.dense(1, m.arena(x.tobytes()), x.shape, "int16")
+    fields = dict(filter_h=3, filter_w=2, stride_h=2, stride_w=2, pad_top=1, pad_left=1, act_min=-20000, act_max=25000)
+    mx = C.MaxPool2D(xd, C.TensorDesc.dense(1, m.arena(2 * 5 * 5 * 11), (1, 5, 5, 11), "int16"), **fields)
+    av = C.AvgPool2D(xd, C.TensorDesc.dense(1, m.arena(2 * 5 * 5 * 11), (1, 5, 5, 11), "int16"), **fields)
+    assert m.run([mx, av, C.End()]).ok
+    for cmd, is_max in ((mx, True), (av, False)):
+        want = ref_pool(x.astype(np.int64), cmd, is_max)  # ref_pool clips into int8 storage: compare before it
+        raw = read16(m, cmd.output.offset, cmd.output.shape)
+        assert np.array_equal(raw.astype(np.int8), want) and raw.min() < -128 and raw.max() > 127
+
+
+def lut_lookup16(lut, x) -> np.ndarray:
+    """TFLite's LUTLookup(int16_t) over an array."""
+    x = np.asarray(x, np.int64)
+    index = 256 + (x >> 7)
+    base = lut[index]
+    slope = ((lut[index + 1] - lut[index] + 32768) % 65536) - 32768
+    return ((base + ((slope * (x & 0x7F) + 64) >> 7) + 32768) % 65536) - 32768
+
+
+def test_tables_int8_per_channel_and_int16_interpolated():
+    rng = np.random.default_rng(21)
+    x8, x16 = rand_i8(rng, (1, 2, 3, 4)), np.arange(-32768, 32768, dtype=np.int16).reshape(1, 1, 256, 256)
+    tables8 = rand_i8(rng, (4, 256))
+    lut = rng.integers(-32768, 32768, 513).astype(np.int16)
+    lut[100:110] = [32767, -32768, 30000, -30000, 0, 1, -1, 32767, 32767, -32768]  # slopes that wrap
+    m = Memory(1 << 19)
+    t8 = C.Table(C.TensorDesc.dense(1, m.arena(x8.tobytes()), x8.shape), C.TensorDesc.dense(1, m.arena(24), x8.shape),
+                 C.ParamRef(0, m.const(C.pack_table(tables8.reshape(-1), "int8"))), table_count=4)
+    t16 = C.Table(C.TensorDesc.dense(1, m.arena(x16.tobytes()), x16.shape, "int16"),
+                  C.TensorDesc.dense(1, m.arena(2 * x16.size), x16.shape, "int16"),
+                  C.ParamRef(0, m.const(C.pack_table(lut, "int16"))))
+    result = m.run([t8, t16, C.End()])
+    assert result.ok, result
+    want8 = tables8[np.arange(4), x8.astype(np.uint8)]  # entry (uint8)x of the channel's table
+    np.testing.assert_array_equal(m.read(t8.output.offset, x8.shape), want8)
+    np.testing.assert_array_equal(read16(m, t16.output.offset, x16.shape).reshape(-1),
+                                  lut_lookup16(lut.astype(np.int64), x16.reshape(-1)))
+
+
+def test_gather_rows_and_columns_and_bad_index():
+    rng = np.random.default_rng(22)
+    x = rand_i16(rng, (2, 3, 5, 4))
+    rows, cols = [0, 0, 1, 2, 2, 2, 1], [4, 3, 0, 0]
+    m = Memory()
+    src = C.TensorDesc.dense(1, m.arena(x.tobytes()), x.shape, "int16")
+    dst = C.TensorDesc.dense(1, m.arena(2 * 2 * 7 * 4 * 4), (2, 7, 4, 4), "int16")
+    gather = C.GatherHW(src, dst, C.ParamRef(0, m.const(C.pack_gather_maps(rows, cols))))
+    result = m.run([gather, C.End()])
+    assert result.ok
+    np.testing.assert_array_equal(read16(m, dst.offset, dst.shape), x[:, rows][:, :, cols])
+    bad = C.GatherHW(src, dst, C.ParamRef(0, m.const(C.pack_gather_maps(rows[:-1] + [3], cols))))
+    result = m.run([gather, bad, C.End()])
+    assert (result.error_code, result.error_command) == (R.ERR_BAD_INDEX, 1)
+
+
+def test_negative_strides_walk_backwards():
+    """A DMA reading channels and rows in reverse (signed strides) and writing an int16 slice."""
+    rng = np.random.default_rng(23)
+    x = rand_i16(rng, (1, 4, 3, 5))
+    m = Memory()
+    off = m.arena(x.tobytes())
+    dst = C.TensorDesc.dense(1, m.arena(x.nbytes), x.shape, "int16")
+    last_row_last_channel = off + 2 * (3 * 3 * 5 + 4)
+    src = C.TensorDesc(1, last_row_last_channel, x.shape, (120, -30, 10, -2), R.DTYPE_INT16)
+    result = m.run([C.DmaCopy(src, dst), C.End()])
+    assert result.ok
+    np.testing.assert_array_equal(read16(m, dst.offset, x.shape), x[:, ::-1, :, ::-1])
+    below = C.TensorDesc(1, 0, (1, 1, 1, 2), (0, 0, 0, -1))  # its second element would be at arena - 1
+    assert validate_table(C.encode([C.DmaCopy(below, dst), C.End()]), (0, 0))[0] == R.ERR_ADDRESS_RANGE
+
+
+def v12_table(m: Memory, rng) -> list:
+    """One of every version 1.2 command (int16 where it exists), for the timing and robustness tests."""
+    x = rand_i16(rng, (1, 6, 5, 10))
+    xd = C.TensorDesc.dense(1, m.arena(x.tobytes()), x.shape, "int16")
+    bias, mult, shift = channel_params16(rng, 9)
+    w = m.const(rand_i8(rng, (9, 3, 3, 10)).tobytes())
+    p = C.ParamRef(0, m.const(C.pack_channel_params(bias, mult, shift, wide=True)))
+
+    def t16(shape):
+        return C.TensorDesc.dense(1, m.arena(2 * int(np.prod(shape))), shape, "int16")
+
+    y = t16((1, 6, 5, 10))
+    return [
+        C.Conv2D(xd, t16((1, 6, 5, 9)), C.TensorDesc.dense(0, w, (9, 3, 3, 10)), p, pad_top=1, pad_left=1,
+                 act_min=-32768, act_max=32767),
+        C.TransposeConv2D(xd, t16((1, 12, 10, 9)), C.TensorDesc.dense(0, w, (9, 3, 3, 10)), p, stride_h=2,
+                          stride_w=2, pad_top=1, pad_left=1, act_min=-32768, act_max=32767),
+        C.AvgPool2D(xd, t16((1, 3, 3, 10)), filter_h=2, filter_w=2, stride_h=2, stride_w=2, act_min=-32768,
+                    act_max=32767),
+        C.Sub(xd, xd, y, input1_multiplier=1 << 30, input2_multiplier=1 << 30, output_multiplier=1 << 30,
+              output_shift=-15, left_shift=15, act_min=-32768, act_max=32767),
+        C.Maximum(xd, y, t16((1, 6, 5, 10)), act_min=-32768, act_max=32767),
+        C.Table(xd, t16((1, 6, 5, 10)), C.ParamRef(0, m.const(C.pack_table(rand_i16(rng, 513), "int16")))),
+        C.GatherHW(xd, t16((1, 12, 10, 10)), C.ParamRef(0, m.const(C.pack_gather_maps(np.arange(12) // 2,
+                                                                                      np.arange(10) // 2)))),
+        C.DmaCopy(C.TensorDesc(1, xd.offset + 2 * 9, (1, 6, 5, 10), (600, 100, 20, -2), R.DTYPE_INT16), y),
+        C.End(),
+    ]
+
+
+def test_timing_model_matches_perf_counters_for_version_1_2_commands():
+    m = Memory(1 << 17)
+    commands = v12_table(m, np.random.default_rng(24))
+    result = m.run(commands)
+    assert result.ok, result
+    for memory in (T.MemoryMap.for_addresses([(b, s, T.MemoryClass(k, bw)) for b, s, k, bw in BOARD_CLASSES],
+                                             [FLASH, SRAM]), T.MemoryMap.for_board(load_board("riscv-npu"))):
+        cost = T.table_cost(commands, memory)
+        assert cost.cycles == result.cycles
+        assert (cost.macs, cost.sram_read_bytes, cost.flash_read_bytes, cost.write_bytes) == \
+            (result.macs, result.sram_read_bytes, result.flash_read_bytes, result.write_bytes)
+
+
+def test_int16_halves_the_lanes_in_the_timing_model():
+    memory = T.MemoryMap()
+    d8, d16 = (C.TensorDesc.dense(1, 0, (1, 8, 8, 16), t) for t in ("int8", "int16"))
+    w = C.TensorDesc.dense(0, 0, (8, 1, 1, 16))
+    conv8 = T.command_cost(C.Conv2D(d8, C.TensorDesc.dense(1, 4096, (1, 8, 8, 8)), w, C.ParamRef(0, 0)), memory)
+    conv16 = T.command_cost(C.Conv2D(d16, C.TensorDesc.dense(1, 4096, (1, 8, 8, 8), "int16"), w, C.ParamRef(0, 0)), memory)
+    assert conv16.compute_cycles == 2 * conv8.compute_cycles and conv16.macs == conv8.macs
+    add8, add16 = (T.command_cost(C.Add(d, d, d), memory) for d in (d8, d16))
+    assert add16.compute_cycles == 2 * add8.compute_cycles and add16.memory_cycles == 2 * add8.memory_cycles
+
+
+def test_version_1_2_tables_never_crash_when_mutated():
+    rng = np.random.default_rng(25)
+    m = Memory(1 << 17)
+    table = bytearray(C.encode(v12_table(m, rng)))
+    outcomes = set()
+    with NpuDevice() as dev:
+        for trial in range(300):
+            t = bytearray(table)
+            for _ in range(int(rng.integers(1, 4))):
+                pos = int(rng.integers(16, len(t)))
+                t[pos] = int(rng.integers(0, 256)) if trial % 2 else t[pos] ^ (1 << int(rng.integers(0, 8)))
+            result = run_table(bytes(t), {FLASH: m.flash + bytes(16), SRAM: bytearray(m.sram)}, [FLASH, SRAM],
+                               read_only=[FLASH], device=dev, memory_classes=BOARD_CLASSES)
+            assert result.ok or result.error_code in R.ERROR_NAMES, result
+            outcomes.add(result.error_name)
+    assert len(outcomes) >= 6, outcomes
 
 
 # -- firmware driver ---------------------------------------------------------------------------------------------

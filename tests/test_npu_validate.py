@@ -6,16 +6,20 @@
 2. For every NPU error code, table-driven: a model whose naive lowering would reach it is refused when
    partitioning (the NPU's constraints), a table carrying it is refused by the build-time proof, or the code
    cannot come from a compiled table (and why).
+3. The build-time proof passes real builds holding every command kind of format 1.2 (int8 and int16) and
+   refuses each of their commands moved outside its region.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import struct
 
 import numpy as np
 import pytest
 
+import corpus
 import modelgen
 from conftest import model_path
 from edgesdk.compiler import BuildOptions, compile_model
@@ -53,6 +57,23 @@ def _sample_tables() -> list:
               input2_multiplier=1 << 30, output_multiplier=1 << 30, output_shift=-20),
         C.Mul(x, x, y, output_multiplier=1 << 30, output_shift=-8),
         C.DmaCopy(x, y),
+        C.End(),
+    ]))
+    x16, y16 = d(1, 0, (1, 8, 8, 16), "int16"), d(1, 4096, (1, 8, 8, 16), "int16")
+    tables.append(C.encode([  # version 1.2: int16 operands, signed strides, the new commands
+        C.Conv2D(x16, d(1, 8192, (1, 8, 8, 8), "int16"), d(0, 0, (8, 3, 3, 16)), p, pad_top=1, pad_left=1,
+                 act_min=-1000, act_max=30000),
+        C.DepthwiseConv2D(x16, y16, d(0, 0, (1, 3, 3, 16)), p, pad_top=1, pad_left=1, rounding=2),
+        C.TransposeConv2D(x, d(1, 8192, (1, 16, 16, 8)), d(0, 0, (8, 3, 3, 16)), p, stride_h=2, stride_w=2,
+                          pad_top=1, pad_left=1),
+        C.MaxPool2D(x16, d(1, 9000, (1, 4, 4, 16), "int16"), filter_h=2, filter_w=2, stride_h=2, stride_w=2,
+                    act_min=-300, act_max=300),
+        C.Sub(x16, y16, d(1, 12000, (1, 8, 8, 16), "int16"), input1_multiplier=1 << 30, input2_multiplier=1 << 30,
+              output_multiplier=1 << 30, output_shift=-15, left_shift=15, act_min=-32768, act_max=-2),
+        C.Minimum(x, x, y), C.Maximum(x16, y16, d(1, 16000, (1, 8, 8, 16), "int16")),
+        C.Table(x, y, p, table_count=16), C.Table(x16, y16, p),
+        C.GatherHW(x, d(1, 2048, (1, 16, 4, 16)), p),
+        C.DmaCopy(C.TensorDesc(1, 1023, (1, 8, 8, 16), (1024, 128, 16, -1)), y),
         C.End(),
     ]))
     return tables
@@ -128,9 +149,11 @@ def test_python_mirror_equals_the_c_model_on_random_tables():
         body = b""
         for _ in range(count):
             opcode = rng.choice([R.OP_END, R.OP_DMA_COPY, R.OP_CONV2D, R.OP_DEPTHWISE_CONV2D, R.OP_MAX_POOL,
-                                 R.OP_AVG_POOL, R.OP_ADD, R.OP_MUL, 0x7F])
+                                 R.OP_AVG_POOL, R.OP_ADD, R.OP_MUL, R.OP_SUB, R.OP_MIN, R.OP_MAX, R.OP_TABLE,
+                                 R.OP_GATHER_HW, R.OP_TRANSPOSE_CONV2D, 0x7F])
             size = {R.OP_END: 8, R.OP_DMA_COPY: 72, R.OP_MAX_POOL: 88, R.OP_AVG_POOL: 88, R.OP_ADD: 144,
-                    R.OP_MUL: 144}.get(opcode, 136)
+                    R.OP_MUL: 144, R.OP_SUB: 144, R.OP_MIN: 144, R.OP_MAX: 144, R.OP_TABLE: 88,
+                    R.OP_GATHER_HW: 80}.get(opcode, 136)
             fields = bytes(rng.choice([0, 0, 0, 1, 2, 255]) for _ in range(size - 8))
             body += struct.pack("<BBHHH", opcode, rng.choice([0, 0, 1, 2, 3]), size, rng.choice([0, 0, 1, 2, 4, 8]),
                                 0) + fields
@@ -224,12 +247,66 @@ def _conv_requant_out_of_range():
                                1e6, (1e-9, 0))
 
 
-# code -> (model builder, or None). Each model's op would reach the code on the NPU; partitioning refuses it.
+def _transpose_conv_kernel_too_large():
+    return modelgen.transpose_conv_model((1, 2, 2, 4), np.ones((4, 65, 1, 4), np.int8), np.zeros(4, np.int32),
+                                         (0.05, 0), 0.02, (0.1, 0), stride=(1, 1), padding=modelgen.VALID)
+
+
+def _transpose_conv_channels_differ():
+    """A TRANSPOSE_CONV whose output has other channels than it has filters."""
+    m = modelgen.ModelBuilder()
+    shape = m.const(np.asarray((1, 8, 8, 6), np.int32), "int32")
+    w = m.const(np.ones((4, 3, 3, 8)), "int8", scale=0.02, zero_point=0)
+    x = m.tensor((1, 4, 4, 8), "int8", 0.05, 0)
+    y = m.tensor((1, 8, 8, 6), "int8", 0.1, 0)
+    m.op("TRANSPOSE_CONV", [shape, w, x], [y], "TransposeConvOptions", Padding=modelgen.SAME, StrideH=2, StrideW=2)
+    return m.build([x], [y])
+
+
+def _transpose_conv_16x8_shift_too_large():
+    """A 16x8 layer whose requantization shift is 17: its 64-bit requantization allows at most 14."""
+    return modelgen.transpose_conv_model((1, 2, 2, 4), np.ones((4, 3, 3, 4), np.int8), np.zeros(4, np.int64),
+                                         (1.0, 0), 1.0, (1e-5, 0), dtype="int16")
+
+
+def _sub_shift_out_of_range():
+    return modelgen.binary_model("SUB", (1, 4), (1, 4), (1, 4), (1.0, 0), (1.0, 0), (1e-17, 0))
+
+
+def _resize_nearest_too_large():
+    """An 8 MiB nearest-neighbour upsampling: one GATHER_HW operand beyond the NPU's 4 MiB."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 512, 512, 8), "int8", 0.05, 0)
+    size = m.const(np.asarray((1024, 1024), np.int32), "int32")
+    y = m.tensor((1, 1024, 1024, 8), "int8", 0.05, 0)
+    m.op("RESIZE_NEAREST_NEIGHBOR", [x, size], [y], "ResizeNearestNeighborOptions")
+    return m.build([x], [y])
+
+
+def _relu_too_large():
+    """An 8 MiB pointwise activation: one TABLE operand beyond 4 MiB."""
+    return modelgen.unary_model("RELU", (1, 1024, 1024, 8), (0.05, 0), (0.05, 0))
+
+
+def _transpose_too_large():
+    """An 8 MiB TRANSPOSE: strided DMA operands beyond 4 MiB."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 1024, 1024, 8), "int8", 0.05, 0)
+    perm = m.const(np.asarray((0, 2, 1, 3), np.int32), "int32")
+    y = m.tensor((1, 1024, 1024, 8), "int8", 0.05, 0)
+    m.op("TRANSPOSE", [x, perm], [y], "TransposeOptions")
+    return m.build([x], [y])
+
+
+# code -> (model builder, or None). Each model's op would reach the code on the NPU; partitioning refuses it by a
+# named constraint (not only by the last-resort check that lowers the op and validates its commands).
 MODELS = {
-    R.ERR_BAD_SHAPE: [_pool_channels_differ, _conv_channels_differ, _depthwise_filter_batch],
-    R.ERR_TOO_LARGE: [_pool_too_much_work],
-    R.ERR_BAD_PARAM: [_conv_kernel_too_large],
-    R.ERR_BAD_QUANT: [_add_shift_out_of_range, _conv_requant_out_of_range],
+    R.ERR_BAD_SHAPE: [_pool_channels_differ, _conv_channels_differ, _depthwise_filter_batch,
+                      _transpose_conv_channels_differ],
+    R.ERR_TOO_LARGE: [_pool_too_much_work, _resize_nearest_too_large, _relu_too_large, _transpose_too_large],
+    R.ERR_BAD_PARAM: [_conv_kernel_too_large, _transpose_conv_kernel_too_large],
+    R.ERR_BAD_QUANT: [_add_shift_out_of_range, _conv_requant_out_of_range, _sub_shift_out_of_range,
+                      _transpose_conv_16x8_shift_too_large],
 }
 
 
@@ -257,6 +334,7 @@ TABLES = {
     R.ERR_BAD_QUANT: None,  # below: an ADD field (static) and a channel record (read at run time)
     R.ERR_NO_END: lambda t: t[:8] + struct.pack("<I", struct.unpack_from("<I", t, 8)[0] - 1) + t[12:],
     R.ERR_BAD_WEIGHTS: None,  # below: a compressed stream that does not decode
+    R.ERR_BAD_INDEX: None,  # below: a GATHER_HW index map naming a row outside its source
 }
 
 # code -> why no compiled table can reach it (the test checks what can be checked of the argument).
@@ -308,6 +386,7 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
         assert _naive_error(op) == code, (make.__name__, R.error_name(_naive_error(op)))
         ok, reason = NPU_SUPPORT.check(op)
         assert not ok, make.__name__
+        assert not reason.startswith("constraint_commands_accepted"), (make.__name__, reason)
         with pytest.raises(UnsupportedOpError):  # nothing else may take it: the NPU is the only target
             compile_model(path, BuildOptions(target="npu"))
     table = kws_npu.executor.target_data["npu"][0].data
@@ -341,8 +420,32 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
                 verify_build(kws_npu)
         finally:
             blob[conv.weights.offset:conv.weights.offset + 8] = saved
+    elif code == R.ERR_BAD_INDEX:
+        _bad_index_map_is_refused(kws_npu, table)
     else:
         assert code in UNREACHABLE or code in MODELS
+
+
+def _bad_index_map_is_refused(compiled, table: bytes) -> None:
+    """A GATHER_HW over KWS's first layer's input whose row map (in the blob, where its channel records were)
+    names rows 0..9 of a 49-row input, then 0xFFFF: the NPU would stop with BAD_INDEX, the proof refuses it."""
+    from edgesdk.npu.model import run_table
+
+    conv = C.decode(table)[0]
+    src = conv.input
+    dst = C.TensorDesc.dense(1, conv.output.offset, (1, 11, 2, src.shape[3]))
+    gather = C.encode([C.GatherHW(src, dst, conv.params), C.End()])
+    blob = compiled.executor.blobs["npu_weights"].data
+    saved = bytes(blob[conv.params.offset:conv.params.offset + 26])
+    struct.pack_into("<13H", blob, conv.params.offset, *range(10), 0xFFFF, 0, 1)
+    try:
+        assert validate_table(gather)[0] == R.ERR_NONE  # only the map's content is wrong: found when it runs
+        flash, sram = 0x20000000, 0x80000000
+        run = run_table(gather, {flash: bytearray(blob), sram: bytearray(compiled.plan.arena_bytes)}, [flash, sram])
+        assert run.error_code == R.ERR_BAD_INDEX
+        _proof_refuses(compiled, gather, "index map names row(s) [65535]")
+    finally:
+        blob[conv.params.offset:conv.params.offset + 26] = saved
 
 
 def test_the_issue_model_is_refused_before_codegen(tmp_path):
@@ -353,3 +456,78 @@ def test_the_issue_model_is_refused_before_codegen(tmp_path):
     with pytest.raises(ModelError, match="pools 8 input channels into 4 output channels") as refused:
         compile_model(path, BuildOptions(target="npu,c"))
     assert refused.value.exit_code == 2
+
+
+# -- 3. the build-time proof covers the commands of format 1.2 ---------------------------------------------
+# Corpus models (tests/models/ops) whose NPU tables hold every command kind of version 1.2, int8 and int16.
+PROOF_MODELS = ("conv_3x3_same_int16", "transpose_conv_s2_valid_bias_int8", "transpose_conv_s2_same_int16",
+                "sub_bcast_ch_int16", "minimum_bcast_both_int8", "maximum_same4d_int16", "logistic_rank4_int8",
+                "prelu_channel_int8", "resize_nearest_x2_int8", "transpose_nhwc_nchw_int16",
+                "strided_slice_neg_stride_int8", "concat_axis1_3in_int8", "split_last_int16", "pad_hw_int8")
+
+
+def _source(command):
+    """The (first) input descriptor of a command."""
+    return next(getattr(command, f) for f in ("input", "input1", "src") if hasattr(command, f))
+
+
+def _kind(command) -> str:
+    return f"{type(command).__name__} {'int16' if _source(command).dtype == R.DTYPE_INT16 else 'int8'}"
+
+
+def _param_ref_field(command):
+    return {C.Table: "table", C.GatherHW: "maps"}.get(type(command), "params" if isinstance(command, C.Conv2D) else None)
+
+
+def _output_field(command) -> str:
+    return "dst" if isinstance(command, (C.DmaCopy, C.GatherHW)) else "output"
+
+
+def _refused(compiled, index: int, table: bytes) -> str:
+    """The proof's message for the build with its table `index` replaced ("" if the proof passes)."""
+    tables = compiled.executor.target_data["npu"]
+    original, tables[index].data = tables[index].data, table
+    try:
+        verify_build(compiled)
+        return ""
+    except VerificationError as err:
+        return str(err)
+    finally:
+        tables[index].data = original
+
+
+@pytest.fixture(scope="module")
+def proof_builds():
+    builds = {}
+    for name in PROOF_MODELS:
+        builds[name] = compile_model(corpus.CORPUS / f"{name}.tflite", BuildOptions(target="npu,c"))
+    return builds
+
+
+def test_the_proof_passes_and_refuses_every_new_command_kind(proof_builds):
+    """Each 1.2 command of real builds passes the proof; moved past its region (its output, its table, index
+    maps or channel records) it is refused, naming the command."""
+    kinds, negative_strides = set(), 0
+    for name, compiled in proof_builds.items():
+        counts = verify_build(compiled)
+        assert counts["npu_commands"] > 1, name
+        arena = compiled.plan.arena_bytes
+        blob = len(compiled.executor.blobs["npu_weights"].data) if "npu_weights" in compiled.executor.blobs else 0
+        for index, table in enumerate(compiled.executor.target_data["npu"]):
+            commands = C.decode(table.data)
+            for number, command in enumerate(commands[:-1]):
+                kinds.add(_kind(command))
+                out = _output_field(command)
+                negative_strides += any(s < 0 for s in _source(command).strides)
+                moved = dataclasses.replace(command, **{out: dataclasses.replace(getattr(command, out), offset=arena)})
+                bad = C.encode(commands[:number] + [moved] + commands[number + 1:])
+                assert f"command {number}" in _refused(compiled, index, bad), (name, number, command)
+                ref = _param_ref_field(command)
+                if ref is not None:
+                    moved = dataclasses.replace(command, **{ref: C.ParamRef(0, blob)})
+                    bad = C.encode(commands[:number] + [moved] + commands[number + 1:])
+                    assert f"command {number}" in _refused(compiled, index, bad), (name, number, ref)
+    want = {"Conv2D int16", "TransposeConv2D int8", "TransposeConv2D int16", "Sub int16", "Minimum int8",
+            "Maximum int16", "Table int8", "Table int16", "GatherHW int8", "DmaCopy int8", "DmaCopy int16"}
+    assert want <= kinds, sorted(want - kinds)
+    assert negative_strides > 0  # STRIDED_SLICE with a negative stride walks its source backwards

@@ -345,7 +345,7 @@ def patch_table(compiled, command: int, field_offset: int, fmt: str, value) -> N
 
 @pytest.mark.parametrize("field_offset, fmt, value, fragment", [
     (40 + 4, "<I", 1 << 20, "which has 32 bytes"),  # output offset far beyond the arena
-    (8 + 4, "<I", 31, "reaches byte 46 of region 1"),  # input runs off the end of the arena
+    (8 + 4, "<I", 31, "reaches bytes 31..46 of region 1"),  # input runs off the end of the arena
     (72 + 4, "<I", 4000, "of region 0"),  # weights beyond the blob
     (8, "<B", 5, "names region 5"),  # a region no table may use
     (40, "<B", 0, "outputs must go to the arena"),  # the output in flash

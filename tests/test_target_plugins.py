@@ -276,13 +276,15 @@ def test_example_target_build_runs_bit_exact(plugin_env, tmp_path):
 
 
 def test_example_target_follows_priority(plugin_env, tmp_path):
-    """With 'c' ahead of 'lut' the activations stay on the host core, and the result is the same."""
+    """With 'lut' last the activations never reach it (NPU-1 takes them as TABLE commands, the host core
+    whatever the NPU refuses), and the result is the same."""
     model = tmp_path / "activations.tflite"
     model.write_bytes(activation_chain_model())
     out = tmp_path / "build_c_first"
     _edgesdk(plugin_env, "build", model, "-o", out, "--board", "riscv-npu-lut", "--target", "npu,c,lut")
     report = json.loads((out / "report.json").read_text())
-    assert {op["target"] for op in report["ops"]} == {"npu", "c"}
+    targets = {op["target"] for op in report["ops"]}
+    assert "npu" in targets and targets <= {"npu", "c"}
     run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "1", "--check", "--json").stdout)
     assert run["reference"]["bit_exact"] and run["peripherals"]["lut0"]["runs"] == 0
 

@@ -15,17 +15,53 @@ from . import registers as R
 
 _HEADER = struct.Struct("<IHHII")  # magic, version major, minor, number of commands, table bytes
 _CMD_HEADER = struct.Struct("<BBHHH")  # opcode, rounding, size, flags, reserved
-_DESC = struct.Struct("<BBHI4H4I")  # region, dtype, reserved, offset, shape[4], strides[4]
+_DESC = struct.Struct("<BBHI4H4i")  # region, dtype, reserved, offset, shape[4], strides[4] (signed)
 _PARAM_REF = struct.Struct("<B3xI")  # region, 3 reserved bytes, offset
-_CONV_TAIL = struct.Struct("<hhhbb8H")  # offsets, act range, strides, dilations, pads, depth mult., reserved
-_POOL_TAIL = struct.Struct("<6Hbb2x")  # filter h/w, stride h/w, pad top/left, act min/max
-_ELT_TAIL = struct.Struct("<hhhbb6iB7x")  # offsets, act range, 3 multiplier/shift pairs, left shift
+# offsets, act range (low bytes), strides, dilations, pads, depth mult., act range high bytes (int16 outputs)
+_CONV_TAIL = struct.Struct("<hhhbb7HBB")
+_POOL_TAIL = struct.Struct("<6HbbBB")  # filter h/w, stride h/w, pad top/left, act min/max, their high bytes
+_ELT_TAIL = struct.Struct("<hhhbb6iBBB5x")  # offsets, act range, 3 multiplier/shift pairs, left shift, high bytes
+_TABLE_TAIL = struct.Struct("<HHI")  # table count, reserved, reserved
 
 ROUNDING_CODES = {"double": R.ROUNDING_DOUBLE, "single": R.ROUNDING_SINGLE, "fp64": R.ROUNDING_FP64}
 
 
 class CommandTableError(ValueError):
     """A table that cannot be encoded or decoded (a compiler bug or a corrupt table, not a user error)."""
+
+
+DTYPE_CODES = {"int8": R.DTYPE_INT8, "int16": R.DTYPE_INT16}
+DTYPE_RANGES = {R.DTYPE_INT8: (-128, 127), R.DTYPE_INT16: (-32768, 32767)}
+
+
+def dtype_code(dtype) -> int:
+    """'int8'/'int16' (IR tensor types) or 0/1 -> the descriptor's dtype field."""
+    if dtype in DTYPE_CODES:
+        return DTYPE_CODES[dtype]
+    if dtype in R.DTYPE_BYTES:
+        return int(dtype)
+    raise CommandTableError(f"the NPU has no {dtype} operands (it has {', '.join(DTYPE_CODES)})")
+
+
+def act_fields(act_min: int, act_max: int, dtype: int) -> tuple:
+    """The clamp as encoded: (low byte of min, of max) as i8, then the high bytes (int16 outputs; 0 for int8)."""
+    if dtype == R.DTYPE_INT8:
+        return act_min, act_max, 0, 0
+    return (_signed8(act_min & 0xFF), _signed8(act_max & 0xFF), (act_min >> 8) & 0xFF, (act_max >> 8) & 0xFF)
+
+
+def act_value(low: int, high: int, dtype: int) -> int:
+    """A clamp bound from its encoded bytes (inverse of act_fields); int8 outputs require a zero high byte."""
+    if dtype == R.DTYPE_INT8:
+        if high:
+            raise CommandTableError(f"an int8 output's clamp has high byte {high:#04x} (must be 0)")
+        return low
+    value = (low & 0xFF) | (high << 8)
+    return value - 0x10000 if value & 0x8000 else value
+
+
+def _signed8(v: int) -> int:
+    return v - 0x100 if v & 0x80 else v
 
 
 def rounding_code(rounding) -> int:
@@ -40,10 +76,11 @@ def rounding_code(rounding) -> int:
 # -- operands ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TensorDesc:
-    """An int8 tensor in memory: REGION_BASE[region] + offset + sum(index[i] * strides[i]) for NHWC indices.
+    """An int8 or int16 tensor in memory: element [n,h,w,c] at REGION_BASE[region] + offset + sum(index[i] *
+    strides[i]).
 
-    A stride of 0 repeats one element along that dimension (broadcast); a slice of a larger tensor is a
-    descriptor with the larger tensor's strides.
+    Strides are in bytes and signed: a stride of 0 repeats one element along that dimension (broadcast), a
+    negative one walks backwards; a slice of a larger tensor is a descriptor with the larger tensor's strides.
     """
 
     region: int
@@ -53,10 +90,15 @@ class TensorDesc:
     dtype: int = R.DTYPE_INT8
 
     @classmethod
-    def dense(cls, region: int, offset: int, shape) -> "TensorDesc":
+    def dense(cls, region: int, offset: int, shape, dtype=R.DTYPE_INT8) -> "TensorDesc":
         """A contiguous NHWC tensor; shapes of rank < 4 are padded with leading 1s."""
         shape = to_nhwc(shape)
-        return cls(region, offset, shape, dense_strides(shape))
+        code = dtype_code(dtype)
+        return cls(region, offset, shape, tuple(s * R.DTYPE_BYTES[code] for s in dense_strides(shape)), code)
+
+    @property
+    def element_bytes(self) -> int:
+        return R.DTYPE_BYTES[self.dtype]
 
     @property
     def num_elements(self) -> int:
@@ -68,7 +110,7 @@ class TensorDesc:
     @property
     def compact_bytes(self) -> int:
         """Bytes the NPU reads for this operand: broadcast (stride 0) dimensions are read once."""
-        n = 1
+        n = self.element_bytes
         for d, s in zip(self.shape, self.strides):
             n *= d if s != 0 else 1
         return n
@@ -109,18 +151,39 @@ class ParamRef:
         return cls(*_PARAM_REF.unpack_from(data, pos))
 
 
-def pack_channel_params(bias, multipliers, shifts) -> bytes:
-    """The channel-parameter array a ParamRef points at (12 bytes per output channel), rounding 0 or 1."""
+def pack_channel_params(bias, multipliers, shifts, wide: bool = False) -> bytes:
+    """The channel-parameter array a ParamRef points at, rounding 0 or 1: 12 bytes per output channel (int32
+    bias), or 16 (`wide`, 16x8 layers: int64 bias)."""
     if not len(bias) == len(multipliers) == len(shifts):
         raise CommandTableError("bias, multipliers and shifts differ in length")
-    return b"".join(struct.pack("<iii", int(b), int(m), int(s)) for b, m, s in zip(bias, multipliers, shifts))
+    record = "<qii" if wide else "<iii"
+    return b"".join(struct.pack(record, int(b), int(m), int(s)) for b, m, s in zip(bias, multipliers, shifts))
 
 
-def pack_channel_params_fp64(bias, scales) -> bytes:
-    """Channel records for rounding FP64: int32 bias, then the real scale as an IEEE binary64."""
+def pack_channel_params_fp64(bias, scales, wide: bool = False) -> bytes:
+    """Channel records for rounding FP64: int32 (int64 when `wide`) bias, then the real scale as a binary64."""
     if len(bias) != len(scales):
         raise CommandTableError("bias and scales differ in length")
-    return b"".join(struct.pack("<id", int(b), float(s)) for b, s in zip(bias, scales))
+    record = "<qd" if wide else "<id"
+    return b"".join(struct.pack(record, int(b), float(s)) for b, s in zip(bias, scales))
+
+
+def pack_table(values, dtype) -> bytes:
+    """A TABLE command's table: 256 int8 entries in TFLite's order (entry (uint8)x holds f(x)), or 513 int16
+    ones (base values of x = -32768 + 128 i, and one more for the last interpolation)."""
+    code = dtype_code(dtype)
+    values = [int(v) for v in values]
+    count = R.TABLE_ENTRIES_INT16 if code == R.DTYPE_INT16 else R.TABLE_ENTRIES_INT8
+    if len(values) % count:
+        raise CommandTableError(f"a table of {len(values)} entries is not a whole number of {count}-entry tables")
+    return struct.pack(f"<{len(values)}{'h' if code == R.DTYPE_INT16 else 'b'}", *values)
+
+
+def pack_gather_maps(rows, cols) -> bytes:
+    """A GATHER_HW command's maps: the source row of each destination row, then the source column of each
+    destination column, u16 each."""
+    values = [int(v) for v in list(rows) + list(cols)]
+    return struct.pack(f"<{len(values)}H", *values)
 
 
 # -- commands ------------------------------------------------------------------------------------------------
@@ -231,30 +294,33 @@ class Conv2D(Command):
         return 1
 
     def encode_body(self) -> bytes:
-        tail = _CONV_TAIL.pack(self.input_offset, self.weight_offset, self.output_offset, self.act_min, self.act_max,
+        lo_min, lo_max, hi_min, hi_max = act_fields(self.act_min, self.act_max, self.output.dtype)
+        tail = _CONV_TAIL.pack(self.input_offset, self.weight_offset, self.output_offset, lo_min, lo_max,
                                self.stride_h, self.stride_w, self.dilation_h, self.dilation_w, self.pad_top,
-                               self.pad_left, self._depth_multiplier(), 0)
+                               self.pad_left, self._depth_multiplier(), hi_min, hi_max)
         return self.input.encode() + self.output.encode() + self._weights_field().encode() + self.params.encode() + tail
 
     @classmethod
     def decode_body(cls, data, pos, rounding, flags):
-        (in_off, w_off, out_off, act_min, act_max, sh, sw, dh, dw, pt, pl, dm, _res) = _CONV_TAIL.unpack_from(data, pos + 112)
-        kwargs = dict(input_offset=in_off, weight_offset=w_off, output_offset=out_off, act_min=act_min,
-                      act_max=act_max, stride_h=sh, stride_w=sw, dilation_h=dh, dilation_w=dw, pad_top=pt,
+        (in_off, w_off, out_off, lo_min, lo_max, sh, sw, dh, dw, pt, pl, dm, hi_min, hi_max) = \
+            _CONV_TAIL.unpack_from(data, pos + 112)
+        output = TensorDesc.decode(data, pos + 40)
+        kwargs = dict(input_offset=in_off, weight_offset=w_off, output_offset=out_off,
+                      act_min=act_value(lo_min, hi_min, output.dtype), act_max=act_value(lo_max, hi_max, output.dtype),
+                      stride_h=sh, stride_w=sw, dilation_h=dh, dilation_w=dw, pad_top=pt,
                       pad_left=pl, rounding=rounding, per_tensor_params=bool(flags & R.FLAG_PER_TENSOR_PARAMS))
         if cls.depth_multiplier_field:
             kwargs["depth_multiplier"] = dm
         elif dm != 1:
-            raise CommandTableError(f"CONV2D at byte {pos} has depth multiplier field {dm} (must be 1)")
+            raise CommandTableError(f"{cls.__name__} at byte {pos} has depth multiplier field {dm} (must be 1)")
         weights = TensorDesc.decode(data, pos + 72)
         if flags & R.FLAG_COMPRESSED_WEIGHTS:
             stream_bytes, *rest = weights.strides
-            if any(rest) or stream_bytes == 0:
+            if any(rest) or stream_bytes <= 0:
                 raise CommandTableError(f"compressed weights at byte {pos} have stride words {weights.strides}")
             kwargs["weight_stream_bytes"] = stream_bytes
             weights = TensorDesc.dense(weights.region, weights.offset, weights.shape)
-        return cls(TensorDesc.decode(data, pos + 8), TensorDesc.decode(data, pos + 40), weights,
-                   ParamRef.decode(data, pos + 104), **kwargs)
+        return cls(TensorDesc.decode(data, pos + 8), output, weights, ParamRef.decode(data, pos + 104), **kwargs)
 
 
 @dataclass
@@ -267,6 +333,15 @@ class DepthwiseConv2D(Conv2D):
 
     def _depth_multiplier(self) -> int:
         return self.depth_multiplier
+
+
+@dataclass
+class TransposeConv2D(Conv2D):
+    """The transposed convolution: input pixel (iy, ix) adds (x + input_offset) * (w[oc, ky, kx, :] +
+    weight_offset) to output (iy * stride_h - pad_top + ky, ix * stride_w - pad_left + kx); then bias,
+    requantization, offset and clamp as Conv2D. Weights [C_out, KH, KW, C_in]; no dilation."""
+
+    opcode: ClassVar[int] = R.OP_TRANSPOSE_CONV2D
 
 
 @dataclass
@@ -284,16 +359,18 @@ class _Pool(Command):
     size: ClassVar[int] = R.CMD_BYTES_POOL
 
     def encode_body(self) -> bytes:
+        lo_min, lo_max, hi_min, hi_max = act_fields(self.act_min, self.act_max, self.output.dtype)
         tail = _POOL_TAIL.pack(self.filter_h, self.filter_w, self.stride_h, self.stride_w, self.pad_top,
-                               self.pad_left, self.act_min, self.act_max)
+                               self.pad_left, lo_min, lo_max, hi_min, hi_max)
         return self.input.encode() + self.output.encode() + tail
 
     @classmethod
     def _decode_fields(cls, data, pos) -> dict:
-        fh, fw, sh, sw, pt, pl, act_min, act_max = _POOL_TAIL.unpack_from(data, pos + 72)
-        return dict(input=TensorDesc.decode(data, pos + 8), output=TensorDesc.decode(data, pos + 40),
+        fh, fw, sh, sw, pt, pl, lo_min, lo_max, hi_min, hi_max = _POOL_TAIL.unpack_from(data, pos + 72)
+        output = TensorDesc.decode(data, pos + 40)
+        return dict(input=TensorDesc.decode(data, pos + 8), output=output,
                     filter_h=fh, filter_w=fw, stride_h=sh, stride_w=sw, pad_top=pt, pad_left=pl,
-                    act_min=act_min, act_max=act_max)
+                    act_min=act_value(lo_min, hi_min, output.dtype), act_max=act_value(lo_max, hi_max, output.dtype))
 
 
 @dataclass
@@ -347,17 +424,19 @@ class _Elementwise(Command):
 
     def encode_body(self) -> bytes:
         m1, s1, m2, s2, left = self._input_scaling()
-        tail = _ELT_TAIL.pack(self.input1_offset, self.input2_offset, self.output_offset, self.act_min, self.act_max,
-                              m1, s1, m2, s2, self.output_multiplier, self.output_shift, left)
+        lo_min, lo_max, hi_min, hi_max = act_fields(self.act_min, self.act_max, self.output.dtype)
+        tail = _ELT_TAIL.pack(self.input1_offset, self.input2_offset, self.output_offset, lo_min, lo_max,
+                              m1, s1, m2, s2, self.output_multiplier, self.output_shift, left, hi_min, hi_max)
         return self.input1.encode() + self.input2.encode() + self.output.encode() + tail
 
     @classmethod
     def _decode_fields(cls, data, pos, rounding) -> tuple:
-        (o1, o2, oo, act_min, act_max, m1, s1, m2, s2, mo, so, left) = _ELT_TAIL.unpack_from(data, pos + 104)
+        (o1, o2, oo, lo_min, lo_max, m1, s1, m2, s2, mo, so, left, hi_min, hi_max) = _ELT_TAIL.unpack_from(data, pos + 104)
+        output = TensorDesc.decode(data, pos + 72)
         common = dict(input1=TensorDesc.decode(data, pos + 8), input2=TensorDesc.decode(data, pos + 40),
-                      output=TensorDesc.decode(data, pos + 72), input1_offset=o1, input2_offset=o2,
-                      output_offset=oo, act_min=act_min, act_max=act_max, output_multiplier=mo, output_shift=so,
-                      rounding=rounding)
+                      output=output, input1_offset=o1, input2_offset=o2, output_offset=oo,
+                      act_min=act_value(lo_min, hi_min, output.dtype), act_max=act_value(lo_max, hi_max, output.dtype),
+                      output_multiplier=mo, output_shift=so, rounding=rounding)
         return common, (m1, s1, m2, s2, left)
 
 
@@ -384,8 +463,15 @@ class Add(_Elementwise):
 
 
 @dataclass
+class Sub(Add):
+    """TFLite's SUB: as ADD, the rescaled input 2 subtracted instead of added."""
+
+    opcode: ClassVar[int] = R.OP_SUB
+
+
+@dataclass
 class Mul(_Elementwise):
-    """TFLite int8 MUL: requant((x1 + offset1) * (x2 + offset2)) + output_offset, clamped."""
+    """TFLite MUL: requant((x1 + offset1) * (x2 + offset2)) + output_offset, clamped."""
 
     note: str = field(default="", compare=False)
     opcode: ClassVar[int] = R.OP_MUL
@@ -394,11 +480,72 @@ class Mul(_Elementwise):
     def decode_body(cls, data, pos, rounding, flags):
         common, scaling = cls._decode_fields(data, pos, rounding)
         if any(scaling):
-            raise CommandTableError(f"MUL at byte {pos} has nonzero ADD-only fields {scaling}")
+            raise CommandTableError(f"{cls.__name__} at byte {pos} has nonzero ADD-only fields {scaling}")
         return cls(**common)
 
 
-COMMAND_TYPES = {cls.opcode: cls for cls in (End, DmaCopy, Conv2D, DepthwiseConv2D, MaxPool2D, AvgPool2D, Add, Mul)}
+@dataclass
+class Minimum(Mul):
+    """min(x1 + offset1, x2 + offset2) + output_offset, clamped (TFLite's MINIMUM compares stored values:
+    offsets 0). The multiplier fields are unused."""
+
+    opcode: ClassVar[int] = R.OP_MIN
+
+
+@dataclass
+class Maximum(Mul):
+    """max(x1 + offset1, x2 + offset2) + output_offset, clamped (offsets 0 for TFLite's MAXIMUM)."""
+
+    opcode: ClassVar[int] = R.OP_MAX
+
+
+@dataclass
+class Table(Command):
+    """out = table[c](x), elementwise: int8 through 256 entries (entry (uint8)x), int16 through 513 entries
+    interpolated as TFLite's LUTLookup. `table_count` 1 (one table) or C (table c for channel c), back to back."""
+
+    input: TensorDesc
+    output: TensorDesc
+    table: ParamRef
+    table_count: int = 1
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_TABLE
+    size: ClassVar[int] = R.CMD_BYTES_TABLE
+
+    def encode_body(self) -> bytes:
+        return self.input.encode() + self.output.encode() + self.table.encode() + _TABLE_TAIL.pack(self.table_count, 0, 0)
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        count, reserved, reserved2 = _TABLE_TAIL.unpack_from(data, pos + 80)
+        if reserved or reserved2:
+            raise CommandTableError(f"TABLE at byte {pos} has nonzero reserved fields")
+        return cls(TensorDesc.decode(data, pos + 8), TensorDesc.decode(data, pos + 40), ParamRef.decode(data, pos + 72),
+                   count)
+
+
+@dataclass
+class GatherHW(Command):
+    """dst[n, y, x, c] = src[n, rows[y], cols[x], c]: rows and columns through index maps (u16 each, rows then
+    columns, at `maps`): nearest-neighbour resampling."""
+
+    src: TensorDesc
+    dst: TensorDesc
+    maps: ParamRef
+    note: str = field(default="", compare=False)
+    opcode: ClassVar[int] = R.OP_GATHER_HW
+    size: ClassVar[int] = R.CMD_BYTES_GATHER_HW
+
+    def encode_body(self) -> bytes:
+        return self.src.encode() + self.dst.encode() + self.maps.encode()
+
+    @classmethod
+    def decode_body(cls, data, pos, rounding, flags):
+        return cls(TensorDesc.decode(data, pos + 8), TensorDesc.decode(data, pos + 40), ParamRef.decode(data, pos + 72))
+
+
+COMMAND_TYPES = {cls.opcode: cls for cls in (End, DmaCopy, GatherHW, Conv2D, DepthwiseConv2D, TransposeConv2D,
+                                             MaxPool2D, AvgPool2D, Add, Mul, Sub, Minimum, Maximum, Table)}
 
 
 # -- tables ----------------------------------------------------------------------------------------------------
@@ -458,7 +605,7 @@ def describe(cmd):
             continue
         value = getattr(cmd, f.name)
         if isinstance(value, TensorDesc):
-            value = f"r{value.region}+{value.offset}{list(value.shape)}"
+            value = f"r{value.region}+{value.offset}{list(value.shape)}" + ("i16" if value.dtype == R.DTYPE_INT16 else "")
         elif isinstance(value, ParamRef):
             value = f"r{value.region}+{value.offset}"
         parts.append(f"{f.name}={value}")

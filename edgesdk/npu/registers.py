@@ -10,7 +10,8 @@ from __future__ import annotations
 # -- identification ------------------------------------------------------------------------------
 ID_VALUE = 0x3155504E  # bytes "NPU1" in little endian
 VERSION_MAJOR = 1  # command-table format major version the hardware executes
-VERSION_MINOR = 1  # 1.1: compressed weight streams (FLAG_COMPRESSED_WEIGHTS)
+VERSION_MINOR = 2  # 1.1: compressed weight streams; 1.2: int16 operands, signed strides, TRANSPOSE_CONV2D,
+#                     SUB/MIN/MAX, TABLE, GATHER_HW
 VERSION_VALUE = (VERSION_MAJOR << 16) | VERSION_MINOR
 
 # -- register offsets (bytes from the peripheral base; all registers are 32-bit) -----------------
@@ -76,6 +77,7 @@ ERR_ABORTED = 0x0E
 ERR_NO_BUS = 0x0F
 ERR_NO_MEMORY = 0x10
 ERR_BAD_WEIGHTS = 0x11
+ERR_BAD_INDEX = 0x12
 
 ERROR_NAMES = {
     ERR_NONE: ("NONE", "no error"),
@@ -100,6 +102,7 @@ ERROR_NAMES = {
     ERR_NO_MEMORY: ("NO_MEMORY", "the model could not allocate an internal buffer (host only)"),
     ERR_BAD_WEIGHTS: ("BAD_WEIGHTS", "a compressed weight stream is malformed (header, code lengths, a code, "
                                      "a run or a lane that does not fit its size)"),
+    ERR_BAD_INDEX: ("BAD_INDEX", "an index map entry of a GATHER_HW command lies outside its source tensor"),
 }
 
 
@@ -118,21 +121,30 @@ CMD_HEADER_BYTES = 8
 DESC_BYTES = 32
 PARAM_REF_BYTES = 8
 CHANNEL_PARAM_BYTES = 12  # per output channel: int32 bias, then int32 multiplier + int32 shift, or a float64 scale
+CHANNEL_PARAM_BYTES_WIDE = 16  # 16x8 layers (int16 input): int64 bias, then multiplier + shift, or a float64 scale
 
 OP_END = 0x01
 OP_DMA_COPY = 0x02
+OP_GATHER_HW = 0x03
 OP_CONV2D = 0x10
 OP_DEPTHWISE_CONV2D = 0x11
+OP_TRANSPOSE_CONV2D = 0x12
 OP_MAX_POOL = 0x20
 OP_AVG_POOL = 0x21
 OP_ADD = 0x30
 OP_MUL = 0x31
+OP_SUB = 0x32
+OP_MIN = 0x33
+OP_MAX = 0x34
+OP_TABLE = 0x40
 
 CMD_BYTES_END = 8
 CMD_BYTES_DMA_COPY = 72
 CMD_BYTES_CONV = 136
 CMD_BYTES_POOL = 88
 CMD_BYTES_ELEMENTWISE = 144
+CMD_BYTES_GATHER_HW = 80
+CMD_BYTES_TABLE = 88
 
 ROUNDING_DOUBLE = 0  # = EDGESDK_ROUNDING_DOUBLE in edgesdk/kernels/edgesdk_arith.h
 ROUNDING_SINGLE = 1  # = EDGESDK_ROUNDING_SINGLE
@@ -150,6 +162,10 @@ WEIGHT_MAX_CODE_LENGTH = 15
 WEIGHT_RUN_SYMBOLS = 16  # run symbol k: 2^(k+1) + (k+1 extra bits) repeats of the run value
 
 DTYPE_INT8 = 0
+DTYPE_INT16 = 1
+DTYPE_BYTES = {DTYPE_INT8: 1, DTYPE_INT16: 2}
+TABLE_ENTRIES_INT8 = 256  # TABLE: one int8 result per int8 input
+TABLE_ENTRIES_INT16 = 513  # TABLE: 512 int16 base values + 1, interpolated (TFLite's LUTLookup)
 
 # -- limits ---------------------------------------------------------------------------------------------
 MAX_TABLE_BYTES = 1 << 20
@@ -163,14 +179,17 @@ MAX_DILATION = 32
 MAX_LEFT_SHIFT = 24
 MIN_SHIFT = -31
 MAX_SHIFT = 30
+MAX_SHIFT_WIDE = 14  # 16x8 requantization (64-bit): shifts right by 15 - shift
 MAX_OPS_PER_COMMAND = 1 << 28  # MACs (conv) or element operations (pool, elementwise) per command
 
 # -- timing model ------------------------------------------------------------------------------------------
 MACS_PER_CYCLE = 128
 CONV_OC_LANES = 8  # conv / FC: 8 output channels x 16 input channels per cycle
 CONV_IC_LANES = 16
+CONV_IC_LANES_16 = 8  # int16 inputs: 16x8 products take two 8x8 lanes
 VEC_CHANNEL_LANES = 16  # depthwise, pooling, elementwise: 16 channels x 8 output columns per cycle
 VEC_PIXEL_LANES = 8
+VEC_CHANNEL_LANES_16 = 8  # int16 operands: half the channels per cycle
 CMD_OVERHEAD_CYCLES = 32
 BANDWIDTH_SCALE = 256  # bandwidths are given as bytes per NPU cycle x 256
 DEFAULT_BYTES_PER_CYCLE_X256 = 8 * 256  # addresses in no configured memory class

@@ -11,8 +11,10 @@ A compressed weight stream (flag COMPRESSED_WEIGHTS) costs max(fetch of its comp
 decode at WEIGHT_DECODE_LANES weights per cycle) instead of a fetch of the dense weights.
 
 compute_cycles counts the lanes the channel granularity wastes: the MAC array does 8 output x 16 input
-channels per cycle for CONV2D (and fully connected); the vector engine does 16 channels x 8 output
-columns per cycle for depthwise, pooling and elementwise commands.
+channels per cycle for CONV2D (and fully connected; 8 int16 input channels: a 16x8 product takes two 8x8
+lanes) and TRANSPOSE_CONV2D (over the input pixels, each spread over every tap); the vector engine does 16
+channels (8 int16 ones) x 8 output columns per cycle for depthwise, pooling, elementwise and table commands.
+DMA_COPY and GATHER_HW only move bytes.
 """
 
 from __future__ import annotations
@@ -175,21 +177,25 @@ def _desc_stream(cost: CommandCost, memory: MemoryMap, desc: C.TensorDesc, is_wr
     _add_stream(cost, memory.class_of(desc.region, desc.offset), desc.compact_bytes, is_write)
 
 
-def _vector_cycles(out_shape, taps: int) -> int:
-    n, h, w, c = out_shape
-    return n * h * _ceil_div(w, R.VEC_PIXEL_LANES) * _ceil_div(c, R.VEC_CHANNEL_LANES) * taps
+def _vector_cycles(out: C.TensorDesc, taps: int) -> int:
+    n, h, w, c = out.shape
+    lanes = R.VEC_CHANNEL_LANES_16 if out.dtype == R.DTYPE_INT16 else R.VEC_CHANNEL_LANES
+    return n * h * _ceil_div(w, R.VEC_PIXEL_LANES) * _ceil_div(c, lanes) * taps
 
 
 def _conv_cost(cmd: C.Conv2D, memory: MemoryMap) -> CommandCost:
     n, oh, ow, oc = cmd.output.shape
     _, kh, kw, wc = cmd.weights.shape
     cost = CommandCost()
+    lanes = R.CONV_IC_LANES_16 if cmd.input.dtype == R.DTYPE_INT16 else R.CONV_IC_LANES
     if isinstance(cmd, C.DepthwiseConv2D):
-        cost.compute_cycles = _vector_cycles(cmd.output.shape, kh * kw)
+        cost.compute_cycles = _vector_cycles(cmd.output, kh * kw)
         cost.macs = n * oh * ow * oc * kh * kw
     else:
-        cost.compute_cycles = (n * oh * ow * kh * kw * _ceil_div(wc, R.CONV_IC_LANES) * _ceil_div(oc, R.CONV_OC_LANES))
-        cost.macs = n * oh * ow * oc * kh * kw * wc
+        # TRANSPOSE_CONV2D: every input pixel spreads over every tap; CONV2D: every output pixel gathers them.
+        pixels = _prod(cmd.input.shape[:3]) if isinstance(cmd, C.TransposeConv2D) else n * oh * ow
+        cost.compute_cycles = pixels * kh * kw * _ceil_div(wc, lanes) * _ceil_div(oc, R.CONV_OC_LANES)
+        cost.macs = pixels * oc * kh * kw * wc
     cost.ops = cost.macs
     _desc_stream(cost, memory, cmd.input, False)
     if cmd.weight_stream_bytes:
@@ -198,7 +204,8 @@ def _conv_cost(cmd: C.Conv2D, memory: MemoryMap) -> CommandCost:
     else:
         _desc_stream(cost, memory, cmd.weights, False)
     records = 1 if cmd.per_tensor_params else oc
-    _add_stream(cost, memory.class_of(cmd.params.region, cmd.params.offset), records * R.CHANNEL_PARAM_BYTES, False)
+    record_bytes = R.CHANNEL_PARAM_BYTES_WIDE if cmd.input.dtype == R.DTYPE_INT16 else R.CHANNEL_PARAM_BYTES
+    _add_stream(cost, memory.class_of(cmd.params.region, cmd.params.offset), records * record_bytes, False)
     _desc_stream(cost, memory, cmd.output, True)
     return cost
 
@@ -210,20 +217,46 @@ def command_cost(cmd: C.Command, memory: MemoryMap) -> CommandCost:
     cost = CommandCost()
     if isinstance(cmd, (C.MaxPool2D, C.AvgPool2D)):
         taps = cmd.filter_h * cmd.filter_w
-        cost.compute_cycles = _vector_cycles(cmd.output.shape, taps)
+        cost.compute_cycles = _vector_cycles(cmd.output, taps)
         cost.ops = cmd.output.num_elements * taps
         _desc_stream(cost, memory, cmd.input, False)
         _desc_stream(cost, memory, cmd.output, True)
-    elif isinstance(cmd, (C.Add, C.Mul)):
-        cost.compute_cycles = _vector_cycles(cmd.output.shape, 1)
+    elif isinstance(cmd, C._Elementwise):
+        cost.compute_cycles = _vector_cycles(cmd.output, 1)
         cost.ops = cmd.output.num_elements
         _desc_stream(cost, memory, cmd.input1, False)
         _desc_stream(cost, memory, cmd.input2, False)
         _desc_stream(cost, memory, cmd.output, True)
+    elif isinstance(cmd, C.Table):
+        cost.compute_cycles = _vector_cycles(cmd.output, 1)
+        cost.ops = cmd.output.num_elements
+        _desc_stream(cost, memory, cmd.input, False)
+        _add_stream(cost, memory.class_of(cmd.table.region, cmd.table.offset), table_bytes(cmd), False)
+        _desc_stream(cost, memory, cmd.output, True)
+    elif isinstance(cmd, C.GatherHW):
+        # the DMA engine fetches one source element per destination element, through the index maps
+        _add_stream(cost, memory.class_of(cmd.src.region, cmd.src.offset),
+                    cmd.dst.num_elements * cmd.dst.element_bytes, False)
+        _add_stream(cost, memory.class_of(cmd.maps.region, cmd.maps.offset), 2 * (cmd.dst.shape[1] + cmd.dst.shape[2]),
+                    False)
+        _desc_stream(cost, memory, cmd.dst, True)
     elif isinstance(cmd, C.DmaCopy):
         _desc_stream(cost, memory, cmd.src, False)
         _desc_stream(cost, memory, cmd.dst, True)
     return cost
+
+
+def table_bytes(cmd: C.Table) -> int:
+    """Bytes of a TABLE command's tables: 256 int8 or 513 int16 entries each."""
+    entries = R.TABLE_ENTRIES_INT16 if cmd.input.dtype == R.DTYPE_INT16 else R.TABLE_ENTRIES_INT8
+    return cmd.table_count * entries * cmd.input.element_bytes
+
+
+def _prod(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
 
 
 def table_cost(commands, memory: MemoryMap | None = None) -> TableCost:

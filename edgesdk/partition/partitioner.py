@@ -17,6 +17,7 @@ from typing import NamedTuple
 from ..errors import UnsupportedOpError, UsageError
 from ..ir.graph import Graph
 from ..targets import target_support
+from .target import UNKNOWN_MODES
 
 
 class Choice(NamedTuple):
@@ -40,22 +41,24 @@ class Region:
         return f"{idx[0]}..{idx[-1]}" if len(idx) > 1 else f"{idx[0]}"
 
 
-def annotate(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> dict:
+def annotate(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None,
+             modes: tuple = UNKNOWN_MODES) -> dict:
     """{op: Choice(target, reason)} for every op of the graph (target None: no target accepts it).
 
     `supports` (TargetSupport per target) defaults to the registered targets' tables. `forced` (operator
     index -> target, from a tuning schedule, edgesdk/tune) overrides the priority order for those ops; the
-    forced target must be in the list and accept the op.
+    forced target must be in the list and accept the op. `modes`: the rounding modes the build is for (its own;
+    both TFLite references when not known yet), for the constraints whose rule depends on them.
     """
     supports = supports or [target_support(t) for t in targets]
-    return {op: _forced_choice(op, forced[op.index], targets, supports) if forced and op.index in forced
-            else _first_accepting(op, targets, supports) for op in graph.ops}
+    return {op: _forced_choice(op, forced[op.index], targets, supports, modes) if forced and op.index in forced
+            else _first_accepting(op, targets, supports, modes) for op in graph.ops}
 
 
-def _first_accepting(op, targets: list, supports: list) -> Choice:
+def _first_accepting(op, targets: list, supports: list, modes: tuple) -> Choice:
     reasons = []
     for name, support in zip(targets, supports):
-        ok, detail = support.check(op)
+        ok, detail = support.check(op, modes)
         if ok:
             return Choice(name, "; ".join(reasons) if reasons else f"{name}: all constraints met")
         reasons.append(f"not {name}: {detail}")
@@ -67,13 +70,13 @@ def rejected_ops(choices: dict) -> list:
     return [op for op, choice in choices.items() if choice.target is None]
 
 
-def _forced_choice(op, name: str, targets: list, supports: list) -> Choice:
+def _forced_choice(op, name: str, targets: list, supports: list, modes: tuple) -> Choice:
     """Put `op` on target `name` as a tuning schedule asks, if that target is in the list and accepts it."""
     if name not in targets:
         raise UsageError(f"The tuning schedule puts {op.location} on target '{name}', which is not in the target "
                          f"list {','.join(targets)}. Build with the target list the schedule was tuned for, or "
                          "re-run 'edgesdk tune'.")
-    ok, detail = supports[targets.index(name)].check(op)
+    ok, detail = supports[targets.index(name)].check(op, modes)
     if not ok:
         raise UsageError(f"The tuning schedule puts {op.location} on target '{name}', which cannot run it: "
                          f"{detail}. Re-run 'edgesdk tune' for this model and edgesdk version.")
@@ -102,26 +105,28 @@ def reason_of(regions: list) -> dict:
     return {op: reason for region in regions for op, reason in region.reasons.items()}
 
 
-def partition(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> list:
+def partition(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None,
+              modes: tuple = UNKNOWN_MODES) -> list:
     """Annotate and merge; raise UnsupportedOpError naming every op that no target can run, grouped by op type
     and reason (one message for the whole model). `forced`: see annotate."""
     supports = supports or [target_support(t) for t in targets]
-    choices = annotate(graph, targets, supports, forced)
+    choices = annotate(graph, targets, supports, forced, modes)
     rejected = rejected_ops(choices)
     if rejected:
-        raise UnsupportedOpError(unsupported_report(rejected, targets, supports, len(graph.ops)))
+        raise UnsupportedOpError(unsupported_report(rejected, targets, supports, len(graph.ops), modes))
     return merge_regions(graph.ops, choices)
 
 
 MAX_LOCATIONS = 8  # per group in the message; the rest are counted
 
 
-def unsupported_report(rejected: list, targets: list, supports: list, total_ops: int) -> str:
+def unsupported_report(rejected: list, targets: list, supports: list, total_ops: int,
+                       modes: tuple = UNKNOWN_MODES) -> str:
     """Every op that cannot run, grouped by op type and the reason the fallback target gives, with counts, the
     locations, the activation types and what the user can do."""
     groups: dict = {}
     for op in rejected:
-        failure = supports[-1].failure(op)
+        failure = supports[-1].failure(op, modes)
         key = (op.type, failure.constraint, failure.rule, _activation_types(op))
         groups.setdefault(key, []).append((op, failure))
     lines = [f"{len(rejected)} of {total_ops} operator(s) cannot run on any of the targets {','.join(targets)}:"]

@@ -2,13 +2,31 @@
 
 A constraint is a small function `(op) -> (ok, detail)` whose docstring states the rule (as in Vela's
 supported-operators tables); the supported-ops report and `edgesdk inspect` are generated from those
-docstrings. A target lists, per TFLite op type, the constraints that op must satisfy there.
+docstrings. A target lists, per TFLite op type, the constraints that op must satisfy there. A constraint whose
+rule depends on the reference the build matches takes the build's rounding modes as a second parameter named
+`modes` (`(op, modes) -> (ok, detail)`): the partitioner passes the build's own mode, and both TFLite
+references when none is known yet (`edgesdk inspect`).
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
+
+# The rounding modes a constraint must hold for when the build's own is not known (edgesdk inspect).
+UNKNOWN_MODES = ("ref", "tflm")
+
+
+@lru_cache(maxsize=None)
+def _takes_modes(fn: Callable) -> bool:
+    return "modes" in inspect.signature(fn).parameters
+
+
+def run_constraint(fn: Callable, op, modes: tuple = UNKNOWN_MODES) -> tuple:
+    """(ok, detail) of constraint `fn` for `op`, given the build's rounding modes if the rule depends on them."""
+    return fn(op, modes) if _takes_modes(fn) else fn(op)
 
 
 def constraint_rule(fn: Callable) -> str:
@@ -47,19 +65,20 @@ class TargetSupport:
     def supports_type(self, op_type: str) -> bool:
         return op_type in self.ops
 
-    def failure(self, op) -> "Failure | None":
-        """Why `op` cannot run on this target (the first constraint that fails), or None when it can."""
+    def failure(self, op, modes: tuple = UNKNOWN_MODES) -> "Failure | None":
+        """Why `op` cannot run on this target (the first constraint that fails) in a build for rounding `modes`,
+        or None when it can."""
         if op.type not in self.ops:
             return Failure(self.name, "", f"{self.name} has no {op.type} operation", "")
         for fn in [*self.generic, *self.ops[op.type]]:
-            ok, detail = fn(op)
+            ok, detail = run_constraint(fn, op, modes)
             if not ok:
                 return Failure(self.name, fn.__name__, constraint_rule(fn), detail)
         return None
 
-    def check(self, op) -> tuple[bool, str]:
+    def check(self, op, modes: tuple = UNKNOWN_MODES) -> tuple[bool, str]:
         """(True, "") when `op` can run on this target, else (False, "<constraint>: <rule> (<detail>)")."""
-        failure = self.failure(op)
+        failure = self.failure(op, modes)
         return (True, "") if failure is None else (False, failure.text)
 
     def rules(self) -> dict:

@@ -253,6 +253,12 @@ class Target:
         from. Needed when can_stripe answers True for some op."""
         raise NotImplementedError(f"target '{self.name}' can stripe ops but has no stripe_cost")
 
+    def host_library(self, ops, mode: str):
+        """`ops` compiled on the host as this target's code computes them in rounding `mode`, for another target
+        that tabulates an op's value over every input code (NPU-1's TABLE): an object whose `run(op, {tensor:
+        array})` returns the op's outputs. None by default: this target computes nothing on the host."""
+        return None
+
     def generate(self, region, ctx) -> RegionCode:
         raise NotImplementedError
 

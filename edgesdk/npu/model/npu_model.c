@@ -7,9 +7,10 @@
  *   2. execute the commands in order: read the operands in bulk into host buffers, check the
  *      per-channel parameters read from memory, compute, write the output back.
  * Any failure stops the run with an NPU_ERR_* code and the failing command's index; nothing here may
- * crash on a random table, and every allocation is bounded by NPU_MAX_OPERAND_BYTES.
- * The arithmetic is TFLite's int8 reference arithmetic (edgesdk_arith.h and edgesdk_fp64.h are shared with
- * the CPU kernels).
+ * crash on a random table, and every allocation is bounded by the limits (an operand of NPU_MAX_OPERAND_BYTES
+ * is held as int32 values: four times that).
+ * The arithmetic is TFLite's reference arithmetic for int8 and 16x8 layers (edgesdk_arith.h, edgesdk_fp64.h
+ * and edgesdk_layer16.h are shared with the CPU kernels).
  */
 #include "npu_model.h"
 
@@ -18,6 +19,7 @@
 
 #include "edgesdk_arith.h"
 #include "edgesdk_fp64.h"
+#include "edgesdk_layer16.h"
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Little-endian field access                                                                        */
@@ -62,7 +64,8 @@ typedef struct {
     uint32_t reserved;
     uint32_t offset;
     uint32_t shape[4];  /* N, H, W, C */
-    uint32_t stride[4]; /* bytes; 0 repeats one element along that dimension (broadcast) */
+    int32_t stride[4];  /* bytes, signed; 0 repeats one element along that dimension (broadcast) */
+    uint32_t stride_word[4]; /* the same words unsigned (a compressed weight stream's size) */
 } npu_desc_t;
 
 typedef struct {
@@ -75,9 +78,9 @@ typedef struct {
     npu_desc_t input, output, weights;
     npu_param_ref_t params;
     int32_t input_offset, weight_offset, output_offset;
-    int32_t act_min, act_max;
+    int32_t act_min, act_max; /* int16 outputs: with the high bytes at 134/135 */
     uint32_t stride_h, stride_w, dilation_h, dilation_w;
-    uint32_t pad_top, pad_left, depth_multiplier, reserved;
+    uint32_t pad_top, pad_left, depth_multiplier, reserved; /* reserved: bytes 134/135, the clamp's high bytes */
     /* NPU_FLAG_COMPRESSED_WEIGHTS: the weights descriptor's stride words are (stream bytes, 0, 0, 0) */
     uint32_t weight_stream_bytes;
     uint32_t weight_stride_rest; /* OR of the three other stride words (must be 0) */
@@ -87,7 +90,7 @@ typedef struct {
     npu_desc_t input, output;
     uint32_t filter_h, filter_w, stride_h, stride_w, pad_top, pad_left;
     int32_t act_min, act_max;
-    uint32_t reserved;
+    uint32_t reserved; /* bytes 86/87: the clamp's high bytes (int16 outputs), else 0 */
 } pool_args_t;
 
 typedef struct {
@@ -96,12 +99,25 @@ typedef struct {
     int32_t act_min, act_max;
     int32_t input1_multiplier, input1_shift, input2_multiplier, input2_shift;
     int32_t output_multiplier, output_shift;
-    uint32_t left_shift, reserved;
+    uint32_t left_shift;
+    uint32_t act_high;  /* bytes 137/138: the clamp's high bytes (int16 outputs), else 0 */
+    uint32_t reserved;  /* bytes 139..143 */
 } eltwise_args_t;
 
 typedef struct {
     npu_desc_t src, dst;
 } dma_args_t;
+
+typedef struct {
+    npu_desc_t input, output;
+    npu_param_ref_t table;
+    uint32_t table_count, reserved;
+} table_args_t;
+
+typedef struct {
+    npu_desc_t src, dst;
+    npu_param_ref_t maps; /* u16 row map [dst H], then u16 column map [dst W] */
+} gather_args_t;
 
 typedef struct {
     uint32_t opcode, rounding, size, flags, reserved;
@@ -110,6 +126,8 @@ typedef struct {
         pool_args_t pool;
         eltwise_args_t elt;
         dma_args_t dma;
+        table_args_t table;
+        gather_args_t gather;
     } u;
 } npu_cmd_t;
 
@@ -121,8 +139,19 @@ static void decode_desc(const uint8_t *p, npu_desc_t *d)
     d->offset = get_u32(p + 4);
     for (int i = 0; i < 4; i++) {
         d->shape[i] = get_u16(p + 8 + 2 * i);
-        d->stride[i] = get_u32(p + 16 + 4 * i);
+        d->stride_word[i] = get_u32(p + 16 + 4 * i);
+        d->stride[i] = get_i32(p + 16 + 4 * i);
     }
+}
+
+/* A clamp bound: the i8 field at `low`, or for an int16 output the i16 value whose high byte is at `high`. */
+static int32_t act_value(const uint8_t *low, const uint8_t *high, uint32_t out_dtype)
+{
+    if (out_dtype == NPU_DTYPE_INT16) {
+        uint32_t u = get_u8(low) | (get_u8(high) << 8);
+        return (int32_t)u - ((u & 0x8000u) ? 65536 : 0);
+    }
+    return get_i8(low);
 }
 
 static void decode_param_ref(const uint8_t *p, npu_param_ref_t *r)
@@ -141,8 +170,8 @@ static void decode_conv(const uint8_t *p, conv_args_t *a)
     a->input_offset = get_i16(p + 112);
     a->weight_offset = get_i16(p + 114);
     a->output_offset = get_i16(p + 116);
-    a->act_min = get_i8(p + 118);
-    a->act_max = get_i8(p + 119);
+    a->act_min = act_value(p + 118, p + 134, a->output.dtype);
+    a->act_max = act_value(p + 119, p + 135, a->output.dtype);
     a->stride_h = get_u16(p + 120);
     a->stride_w = get_u16(p + 122);
     a->dilation_h = get_u16(p + 124);
@@ -163,8 +192,8 @@ static void decode_pool(const uint8_t *p, pool_args_t *a)
     a->stride_w = get_u16(p + 78);
     a->pad_top = get_u16(p + 80);
     a->pad_left = get_u16(p + 82);
-    a->act_min = get_i8(p + 84);
-    a->act_max = get_i8(p + 85);
+    a->act_min = act_value(p + 84, p + 86, a->output.dtype);
+    a->act_max = act_value(p + 85, p + 87, a->output.dtype);
     a->reserved = get_u16(p + 86);
 }
 
@@ -176,8 +205,8 @@ static void decode_eltwise(const uint8_t *p, eltwise_args_t *a)
     a->input1_offset = get_i16(p + 104);
     a->input2_offset = get_i16(p + 106);
     a->output_offset = get_i16(p + 108);
-    a->act_min = get_i8(p + 110);
-    a->act_max = get_i8(p + 111);
+    a->act_min = act_value(p + 110, p + 137, a->output.dtype);
+    a->act_max = act_value(p + 111, p + 138, a->output.dtype);
     a->input1_multiplier = get_i32(p + 112);
     a->input1_shift = get_i32(p + 116);
     a->input2_multiplier = get_i32(p + 120);
@@ -185,10 +214,27 @@ static void decode_eltwise(const uint8_t *p, eltwise_args_t *a)
     a->output_multiplier = get_i32(p + 128);
     a->output_shift = get_i32(p + 132);
     a->left_shift = get_u8(p + 136);
+    a->act_high = get_u16(p + 137);
     a->reserved = 0;
-    for (int i = 137; i < NPU_CMD_BYTES_ELEMENTWISE; i++) {
+    for (int i = 139; i < NPU_CMD_BYTES_ELEMENTWISE; i++) {
         a->reserved |= p[i];
     }
+}
+
+static void decode_table(const uint8_t *p, table_args_t *a)
+{
+    decode_desc(p + 8, &a->input);
+    decode_desc(p + 40, &a->output);
+    decode_param_ref(p + 72, &a->table);
+    a->table_count = get_u16(p + 80);
+    a->reserved = get_u16(p + 82) | get_u32(p + 84);
+}
+
+static void decode_gather(const uint8_t *p, gather_args_t *a)
+{
+    decode_desc(p + 8, &a->src);
+    decode_desc(p + 40, &a->dst);
+    decode_param_ref(p + 72, &a->maps);
 }
 
 static uint32_t expected_size(uint32_t opcode)
@@ -196,12 +242,18 @@ static uint32_t expected_size(uint32_t opcode)
     switch (opcode) {
     case NPU_OP_END: return NPU_CMD_BYTES_END;
     case NPU_OP_DMA_COPY: return NPU_CMD_BYTES_DMA_COPY;
+    case NPU_OP_GATHER_HW: return NPU_CMD_BYTES_GATHER_HW;
     case NPU_OP_CONV2D:
-    case NPU_OP_DEPTHWISE_CONV2D: return NPU_CMD_BYTES_CONV;
+    case NPU_OP_DEPTHWISE_CONV2D:
+    case NPU_OP_TRANSPOSE_CONV2D: return NPU_CMD_BYTES_CONV;
     case NPU_OP_MAX_POOL:
     case NPU_OP_AVG_POOL: return NPU_CMD_BYTES_POOL;
     case NPU_OP_ADD:
-    case NPU_OP_MUL: return NPU_CMD_BYTES_ELEMENTWISE;
+    case NPU_OP_MUL:
+    case NPU_OP_SUB:
+    case NPU_OP_MIN:
+    case NPU_OP_MAX: return NPU_CMD_BYTES_ELEMENTWISE;
+    case NPU_OP_TABLE: return NPU_CMD_BYTES_TABLE;
     default: return 0;
     }
 }
@@ -230,19 +282,25 @@ static uint32_t decode_command(const uint8_t *p, uint32_t remaining, npu_cmd_t *
         decode_desc(p + 8, &cmd->u.dma.src);
         decode_desc(p + 40, &cmd->u.dma.dst);
         break;
+    case NPU_OP_GATHER_HW: decode_gather(p, &cmd->u.gather); break;
     case NPU_OP_CONV2D:
     case NPU_OP_DEPTHWISE_CONV2D:
+    case NPU_OP_TRANSPOSE_CONV2D:
         decode_conv(p, &cmd->u.conv);
         if (cmd->flags & NPU_FLAG_COMPRESSED_WEIGHTS) {
             npu_desc_t *w = &cmd->u.conv.weights;
-            cmd->u.conv.weight_stream_bytes = w->stride[0];
-            cmd->u.conv.weight_stride_rest = w->stride[1] | w->stride[2] | w->stride[3];
+            cmd->u.conv.weight_stream_bytes = w->stride_word[0];
+            cmd->u.conv.weight_stride_rest = w->stride_word[1] | w->stride_word[2] | w->stride_word[3];
         }
         break;
     case NPU_OP_MAX_POOL:
     case NPU_OP_AVG_POOL: decode_pool(p, &cmd->u.pool); break;
     case NPU_OP_ADD:
-    case NPU_OP_MUL: decode_eltwise(p, &cmd->u.elt); break;
+    case NPU_OP_MUL:
+    case NPU_OP_SUB:
+    case NPU_OP_MIN:
+    case NPU_OP_MAX: decode_eltwise(p, &cmd->u.elt); break;
+    case NPU_OP_TABLE: decode_table(p, &cmd->u.table); break;
     default: break;
     }
     return NPU_ERR_NONE;
@@ -268,6 +326,9 @@ static uint64_t shape_elements(const uint32_t shape[4])
     return mul_sat(mul_sat(shape[0], shape[1]), mul_sat(shape[2], shape[3]));
 }
 
+/* Bytes of one element of a (checked) descriptor's type. */
+static uint32_t dtype_bytes(uint32_t dtype) { return dtype == NPU_DTYPE_INT16 ? 2u : 1u; }
+
 /* The shape of the data an operand really reads: a broadcast (stride 0) dimension is read once. */
 static void compact_shape(const npu_desc_t *d, uint32_t out[4])
 {
@@ -280,7 +341,7 @@ static uint64_t compact_bytes(const npu_desc_t *d)
 {
     uint32_t c[4];
     compact_shape(d, c);
-    return shape_elements(c);
+    return mul_sat(shape_elements(c), dtype_bytes(d->dtype));
 }
 
 static int same_shape(const npu_desc_t *a, const npu_desc_t *b)
@@ -288,16 +349,20 @@ static int same_shape(const npu_desc_t *a, const npu_desc_t *b)
     return memcmp(a->shape, b->shape, sizeof(a->shape)) == 0;
 }
 
-/* Region, format, shape and address-range checks of one tensor descriptor. */
+/*
+ * Region, format, shape and address-range checks of one tensor descriptor. Strides are signed: a negative
+ * stride walks backwards, so the lowest and the highest byte an operand touches are both checked.
+ */
 static uint32_t check_desc(const npu_desc_t *d, const uint32_t *region_bases, int is_output)
 {
     if (d->region >= NPU_NUM_REGIONS) {
         return NPU_ERR_BAD_REGION;
     }
-    if (d->dtype != NPU_DTYPE_INT8 || d->reserved != 0) {
+    if (d->dtype > NPU_DTYPE_INT16 || d->reserved != 0) {
         return NPU_ERR_BAD_PARAM;
     }
-    uint64_t last = (uint64_t)region_bases[d->region] + d->offset;
+    int64_t low = (int64_t)region_bases[d->region] + d->offset;
+    int64_t high = low + dtype_bytes(d->dtype) - 1;
     for (int i = 0; i < 4; i++) {
         if (d->shape[i] == 0) {
             return NPU_ERR_BAD_SHAPE;
@@ -306,9 +371,14 @@ static uint32_t check_desc(const npu_desc_t *d, const uint32_t *region_bases, in
         if (is_output && d->shape[i] > 1 && d->stride[i] == 0) {
             return NPU_ERR_BAD_PARAM;
         }
-        last += (uint64_t)(d->shape[i] - 1) * d->stride[i];
+        int64_t extent = (int64_t)(d->shape[i] - 1) * d->stride[i];
+        if (extent < 0) {
+            low += extent;
+        } else {
+            high += extent;
+        }
     }
-    if (last > UINT32_MAX) {
+    if (low < 0 || high > (int64_t)UINT32_MAX) {
         return NPU_ERR_ADDRESS_RANGE;
     }
     if (compact_bytes(d) > NPU_MAX_OPERAND_BYTES) {
@@ -320,6 +390,12 @@ static uint32_t check_desc(const npu_desc_t *d, const uint32_t *region_bases, in
 static uint32_t check_act_range(int32_t act_min, int32_t act_max)
 {
     return act_min <= act_max ? NPU_ERR_NONE : NPU_ERR_BAD_PARAM;
+}
+
+/* The high bytes of the clamp fields carry an int16 output's clamp; for an int8 output they are 0. */
+static uint32_t check_act_high(const npu_desc_t *out, uint32_t high_bytes)
+{
+    return (out->dtype == NPU_DTYPE_INT8 && high_bytes != 0) ? NPU_ERR_BAD_PARAM : NPU_ERR_NONE;
 }
 
 static int shift_ok(int32_t shift) { return shift >= NPU_MIN_SHIFT && shift <= NPU_MAX_SHIFT; }
@@ -342,17 +418,49 @@ static uint32_t check_window(uint32_t in_size, uint32_t out_size, uint32_t kerne
     return NPU_ERR_NONE;
 }
 
-static uint64_t conv_ops(const conv_args_t *a, int depthwise)
+/*
+ * The transposed window rule along one axis: input i spreads over outputs i * stride - pad + k, k < kernel.
+ * The leading pad cuts at most kernel - 1 of the first input's taps, and fewer than `stride` outputs lie past
+ * the last input's taps (they get the bias alone, as in TFLite's VALID padding): out + pad <= in * stride +
+ * kernel - 1.
+ */
+static uint32_t check_transposed_window(uint32_t in_size, uint32_t out_size, uint32_t kernel, uint32_t stride,
+                                        uint32_t pad)
 {
-    const uint32_t *o = a->output.shape, *w = a->weights.shape;
-    uint64_t per_output = mul_sat(mul_sat(w[1], w[2]), depthwise ? 1 : w[3]);
-    return mul_sat(shape_elements(o), per_output);
+    if (pad > kernel - 1) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if ((uint64_t)out_size + pad > (uint64_t)in_size * stride + kernel - 1) {
+        return NPU_ERR_BAD_SHAPE;
+    }
+    return NPU_ERR_NONE;
+}
+
+/* MACs of a conv command (the transposed convolution: every input pixel times every tap). */
+static uint64_t conv_ops(const conv_args_t *a, uint32_t opcode)
+{
+    const uint32_t *i = a->input.shape, *o = a->output.shape, *w = a->weights.shape;
+    uint64_t taps = mul_sat(w[1], w[2]);
+    if (opcode == NPU_OP_DEPTHWISE_CONV2D) {
+        return mul_sat(shape_elements(o), taps);
+    }
+    if (opcode == NPU_OP_TRANSPOSE_CONV2D) {
+        uint64_t pixels = mul_sat(mul_sat(i[DIM_N], i[DIM_H]), i[DIM_W]);
+        return mul_sat(mul_sat(pixels, taps), mul_sat(w[3], o[DIM_C]));
+    }
+    return mul_sat(shape_elements(o), mul_sat(taps, w[3]));
+}
+
+/* A channel record: int32 bias (int8 input) or int64 bias (int16 input: 16x8), then the requantization. */
+static uint32_t record_bytes(const conv_args_t *a)
+{
+    return a->input.dtype == NPU_DTYPE_INT16 ? NPU_CHANNEL_PARAM_BYTES_WIDE : NPU_CHANNEL_PARAM_BYTES;
 }
 
 static uint64_t param_bytes(const conv_args_t *a, uint32_t flags)
 {
     uint32_t channels = (flags & NPU_FLAG_PER_TENSOR_PARAMS) ? 1 : a->output.shape[DIM_C];
-    return (uint64_t)channels * NPU_CHANNEL_PARAM_BYTES;
+    return (uint64_t)channels * record_bytes(a);
 }
 
 static uint32_t check_param_ref(const npu_param_ref_t *r, uint64_t bytes, const uint32_t *region_bases)
@@ -420,6 +528,38 @@ static uint32_t check_compressed_weights(const conv_args_t *a, const uint32_t *r
     return NPU_ERR_NONE;
 }
 
+/* Kernel, stride and dilation limits; a transposed convolution has no dilation. */
+static uint32_t check_conv_fields(const conv_args_t *a, uint32_t opcode)
+{
+    uint32_t kh = a->weights.shape[DIM_H], kw = a->weights.shape[DIM_W];
+    if (kh > NPU_MAX_KERNEL || kw > NPU_MAX_KERNEL || a->stride_h < 1 || a->stride_h > NPU_MAX_STRIDE ||
+        a->stride_w < 1 || a->stride_w > NPU_MAX_STRIDE || a->dilation_h < 1 ||
+        a->dilation_h > NPU_MAX_DILATION || a->dilation_w < 1 || a->dilation_w > NPU_MAX_DILATION) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if (opcode == NPU_OP_TRANSPOSE_CONV2D && (a->dilation_h != 1 || a->dilation_w != 1)) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    return NPU_ERR_NONE;
+}
+
+static uint32_t check_conv_windows(const conv_args_t *a, uint32_t opcode)
+{
+    const uint32_t *i = a->input.shape, *o = a->output.shape;
+    uint32_t kh = a->weights.shape[DIM_H], kw = a->weights.shape[DIM_W];
+    uint32_t err;
+    if (opcode == NPU_OP_TRANSPOSE_CONV2D) {
+        if ((err = check_transposed_window(i[DIM_H], o[DIM_H], kh, a->stride_h, a->pad_top))) {
+            return err;
+        }
+        return check_transposed_window(i[DIM_W], o[DIM_W], kw, a->stride_w, a->pad_left);
+    }
+    if ((err = check_window(i[DIM_H], o[DIM_H], kh, a->stride_h, a->dilation_h, a->pad_top))) {
+        return err;
+    }
+    return check_window(i[DIM_W], o[DIM_W], kw, a->stride_w, a->dilation_w, a->pad_left);
+}
+
 static uint32_t check_conv(const npu_cmd_t *cmd, const uint32_t *region_bases)
 {
     const conv_args_t *a = &cmd->u.conv;
@@ -430,7 +570,9 @@ static uint32_t check_conv(const npu_cmd_t *cmd, const uint32_t *region_bases)
         (err = compressed ? check_compressed_weights(a, region_bases) : check_desc(&a->weights, region_bases, 0))) {
         return err;
     }
-    if (cmd->flags & ~(NPU_FLAG_PER_TENSOR_PARAMS | NPU_FLAG_COMPRESSED_WEIGHTS) || a->reserved != 0) {
+    if (cmd->flags & ~(NPU_FLAG_PER_TENSOR_PARAMS | NPU_FLAG_COMPRESSED_WEIGHTS) ||
+        check_act_high(&a->output, a->reserved) || a->input.dtype != a->output.dtype ||
+        a->weights.dtype != NPU_DTYPE_INT8) {
         return NPU_ERR_BAD_PARAM;
     }
     if ((err = check_param_ref(&a->params, param_bytes(a, cmd->flags), region_bases))) {
@@ -439,22 +581,13 @@ static uint32_t check_conv(const npu_cmd_t *cmd, const uint32_t *region_bases)
     if ((err = check_conv_shapes(a, depthwise))) {
         return err;
     }
-    uint32_t kh = a->weights.shape[DIM_H], kw = a->weights.shape[DIM_W];
-    if (kh > NPU_MAX_KERNEL || kw > NPU_MAX_KERNEL || a->stride_h < 1 || a->stride_h > NPU_MAX_STRIDE ||
-        a->stride_w < 1 || a->stride_w > NPU_MAX_STRIDE || a->dilation_h < 1 ||
-        a->dilation_h > NPU_MAX_DILATION || a->dilation_w < 1 || a->dilation_w > NPU_MAX_DILATION) {
-        return NPU_ERR_BAD_PARAM;
-    }
-    if ((err = check_window(a->input.shape[DIM_H], a->output.shape[DIM_H], kh, a->stride_h, a->dilation_h,
-                            a->pad_top)) ||
-        (err = check_window(a->input.shape[DIM_W], a->output.shape[DIM_W], kw, a->stride_w, a->dilation_w,
-                            a->pad_left))) {
+    if ((err = check_conv_fields(a, cmd->opcode)) || (err = check_conv_windows(a, cmd->opcode))) {
         return err;
     }
     if ((err = check_act_range(a->act_min, a->act_max))) {
         return err;
     }
-    return conv_ops(a, depthwise) > NPU_MAX_OPS_PER_COMMAND ? NPU_ERR_TOO_LARGE : NPU_ERR_NONE;
+    return conv_ops(a, cmd->opcode) > NPU_MAX_OPS_PER_COMMAND ? NPU_ERR_TOO_LARGE : NPU_ERR_NONE;
 }
 
 static uint64_t pool_ops(const pool_args_t *a)
@@ -470,7 +603,8 @@ static uint32_t check_pool(const npu_cmd_t *cmd, const uint32_t *region_bases)
     if ((err = check_desc(&a->input, region_bases, 0)) || (err = check_desc(&a->output, region_bases, 1))) {
         return err;
     }
-    if ((cmd->flags & ~allowed_flags) || a->reserved != 0) {
+    if ((cmd->flags & ~allowed_flags) || check_act_high(&a->output, a->reserved) ||
+        a->input.dtype != a->output.dtype) {
         return NPU_ERR_BAD_PARAM;
     }
     if (a->input.shape[DIM_N] != a->output.shape[DIM_N] || a->input.shape[DIM_C] != a->output.shape[DIM_C]) {
@@ -501,7 +635,9 @@ static uint32_t check_eltwise(const npu_cmd_t *cmd, const uint32_t *region_bases
         (err = check_desc(&a->output, region_bases, 1))) {
         return err;
     }
-    if (cmd->flags != 0 || a->reserved != 0 || a->left_shift > NPU_MAX_LEFT_SHIFT) {
+    if (cmd->flags != 0 || a->reserved != 0 || check_act_high(&a->output, a->act_high) ||
+        a->left_shift > NPU_MAX_LEFT_SHIFT || a->input1.dtype != a->output.dtype ||
+        a->input2.dtype != a->output.dtype) {
         return NPU_ERR_BAD_PARAM;
     }
     if (!same_shape(&a->input1, &a->output) || !same_shape(&a->input2, &a->output)) {
@@ -524,13 +660,77 @@ static uint32_t check_dma(const npu_cmd_t *cmd, const uint32_t *region_bases)
     if ((err = check_desc(&a->src, region_bases, 0)) || (err = check_desc(&a->dst, region_bases, 1))) {
         return err;
     }
-    if (cmd->flags != 0) {
+    if (cmd->flags != 0 || a->src.dtype != a->dst.dtype) {
         return NPU_ERR_BAD_PARAM;
     }
     return same_shape(&a->src, &a->dst) ? NPU_ERR_NONE : NPU_ERR_BAD_SHAPE;
 }
 
-static int is_conv(uint32_t opcode) { return opcode == NPU_OP_CONV2D || opcode == NPU_OP_DEPTHWISE_CONV2D; }
+/* Entries of one table: 256 int8 results, or 513 int16 base values (the last only for interpolation). */
+static uint32_t table_entries(uint32_t dtype)
+{
+    return dtype == NPU_DTYPE_INT16 ? NPU_TABLE_ENTRIES_INT16 : NPU_TABLE_ENTRIES_INT8;
+}
+
+static uint64_t table_bytes(const table_args_t *a)
+{
+    return (uint64_t)a->table_count * table_entries(a->input.dtype) * dtype_bytes(a->input.dtype);
+}
+
+static uint32_t check_table(const npu_cmd_t *cmd, const uint32_t *region_bases)
+{
+    const table_args_t *a = &cmd->u.table;
+    uint32_t err;
+    if ((err = check_desc(&a->input, region_bases, 0)) || (err = check_desc(&a->output, region_bases, 1))) {
+        return err;
+    }
+    if (cmd->flags != 0 || a->reserved != 0 || a->input.dtype != a->output.dtype) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if (!same_shape(&a->input, &a->output) || (a->table_count != 1 && a->table_count != a->output.shape[DIM_C])) {
+        return NPU_ERR_BAD_SHAPE;
+    }
+    if ((err = check_param_ref(&a->table, table_bytes(a), region_bases))) {
+        return err;
+    }
+    return shape_elements(a->output.shape) > NPU_MAX_OPS_PER_COMMAND ? NPU_ERR_TOO_LARGE : NPU_ERR_NONE;
+}
+
+static uint64_t gather_map_bytes(const gather_args_t *a)
+{
+    return 2u * ((uint64_t)a->dst.shape[DIM_H] + a->dst.shape[DIM_W]);
+}
+
+static uint32_t check_gather(const npu_cmd_t *cmd, const uint32_t *region_bases)
+{
+    const gather_args_t *a = &cmd->u.gather;
+    uint32_t err;
+    if ((err = check_desc(&a->src, region_bases, 0)) || (err = check_desc(&a->dst, region_bases, 1))) {
+        return err;
+    }
+    if (cmd->flags != 0 || a->src.dtype != a->dst.dtype) {
+        return NPU_ERR_BAD_PARAM;
+    }
+    if (a->src.shape[DIM_N] != a->dst.shape[DIM_N] || a->src.shape[DIM_C] != a->dst.shape[DIM_C]) {
+        return NPU_ERR_BAD_SHAPE;
+    }
+    if ((err = check_param_ref(&a->maps, gather_map_bytes(a), region_bases))) {
+        return err;
+    }
+    return shape_elements(a->dst.shape) > NPU_MAX_OPS_PER_COMMAND ? NPU_ERR_TOO_LARGE : NPU_ERR_NONE;
+}
+
+/* The commands of the conv datapath (MAC array or vector engine with channel records). */
+static int is_conv(uint32_t opcode)
+{
+    return opcode == NPU_OP_CONV2D || opcode == NPU_OP_DEPTHWISE_CONV2D || opcode == NPU_OP_TRANSPOSE_CONV2D;
+}
+
+static int is_eltwise(uint32_t opcode)
+{
+    return opcode == NPU_OP_ADD || opcode == NPU_OP_MUL || opcode == NPU_OP_SUB || opcode == NPU_OP_MIN ||
+           opcode == NPU_OP_MAX;
+}
 
 static uint32_t check_command(const npu_cmd_t *cmd, const uint32_t *region_bases)
 {
@@ -539,15 +739,19 @@ static uint32_t check_command(const npu_cmd_t *cmd, const uint32_t *region_bases
     if (cmd->rounding > max_rounding || cmd->reserved != 0) {
         return NPU_ERR_BAD_PARAM;
     }
+    if (is_conv(cmd->opcode)) {
+        return check_conv(cmd, region_bases);
+    }
+    if (is_eltwise(cmd->opcode)) {
+        return check_eltwise(cmd, region_bases);
+    }
     switch (cmd->opcode) {
     case NPU_OP_END: return cmd->flags == 0 ? NPU_ERR_NONE : NPU_ERR_BAD_PARAM;
     case NPU_OP_DMA_COPY: return check_dma(cmd, region_bases);
-    case NPU_OP_CONV2D:
-    case NPU_OP_DEPTHWISE_CONV2D: return check_conv(cmd, region_bases);
+    case NPU_OP_GATHER_HW: return check_gather(cmd, region_bases);
     case NPU_OP_MAX_POOL:
     case NPU_OP_AVG_POOL: return check_pool(cmd, region_bases);
-    case NPU_OP_ADD:
-    case NPU_OP_MUL: return check_eltwise(cmd, region_bases);
+    case NPU_OP_TABLE: return check_table(cmd, region_bases);
     default: return NPU_ERR_BAD_OPCODE;
     }
 }
@@ -603,12 +807,23 @@ static void add_desc_stream(const npu_env_t *env, cmd_cost_t *cost, const npu_de
     add_stream(env, cost, desc_address(d, region_bases), compact_bytes(d), is_write);
 }
 
-/* Vector engine (depthwise, pooling, elementwise): 16 channels x 8 output columns per cycle. */
-static uint64_t vector_cycles(const uint32_t *out, uint64_t taps)
+/* Vector engine (depthwise, pooling, elementwise, tables): 16 int8 channels (8 int16 ones) x 8 output
+ * columns per cycle. */
+static uint64_t vector_cycles(const npu_desc_t *out, uint64_t taps)
 {
-    uint64_t columns = ceil_div(out[DIM_W], NPU_VEC_PIXEL_LANES);
-    uint64_t channels = ceil_div(out[DIM_C], NPU_VEC_CHANNEL_LANES);
-    return (uint64_t)out[DIM_N] * out[DIM_H] * columns * channels * taps;
+    uint32_t lanes = out->dtype == NPU_DTYPE_INT16 ? NPU_VEC_CHANNEL_LANES_16 : NPU_VEC_CHANNEL_LANES;
+    uint64_t columns = ceil_div(out->shape[DIM_W], NPU_VEC_PIXEL_LANES);
+    uint64_t channels = ceil_div(out->shape[DIM_C], lanes);
+    return (uint64_t)out->shape[DIM_N] * out->shape[DIM_H] * columns * channels * taps;
+}
+
+/* MAC array: 8 output channels x 16 input channels (8 int16 ones) per cycle, one kernel tap at a time, over
+ * `pixels` (output pixels; input pixels for a transposed convolution, which spreads each one over the taps). */
+static uint64_t mac_array_cycles(const conv_args_t *a, uint64_t pixels)
+{
+    const uint32_t *w = a->weights.shape;
+    uint32_t lanes = a->input.dtype == NPU_DTYPE_INT16 ? NPU_CONV_IC_LANES_16 : NPU_CONV_IC_LANES;
+    return pixels * w[DIM_H] * w[DIM_W] * ceil_div(w[DIM_C], lanes) * ceil_div(a->output.shape[DIM_C], NPU_CONV_OC_LANES);
 }
 
 /*
@@ -634,17 +849,15 @@ static void add_compressed_stream(const npu_env_t *env, cmd_cost_t *cost, uint32
 static void conv_cost(const npu_env_t *env, const npu_cmd_t *cmd, const uint32_t *rb, cmd_cost_t *cost)
 {
     const conv_args_t *a = &cmd->u.conv;
-    const uint32_t *o = a->output.shape, *w = a->weights.shape;
-    uint64_t taps = (uint64_t)w[DIM_H] * w[DIM_W];
+    const uint32_t *i = a->input.shape, *o = a->output.shape, *w = a->weights.shape;
     if (cmd->opcode == NPU_OP_DEPTHWISE_CONV2D) {
-        cost->compute_cycles = vector_cycles(o, taps);
+        cost->compute_cycles = vector_cycles(&a->output, (uint64_t)w[DIM_H] * w[DIM_W]);
+    } else if (cmd->opcode == NPU_OP_TRANSPOSE_CONV2D) {
+        cost->compute_cycles = mac_array_cycles(a, (uint64_t)i[DIM_N] * i[DIM_H] * i[DIM_W]);
     } else {
-        /* MAC array: 8 output channels x 16 input channels per cycle, one kernel tap at a time. */
-        uint64_t pixels = (uint64_t)o[DIM_N] * o[DIM_H] * o[DIM_W];
-        cost->compute_cycles = pixels * taps * ceil_div(w[DIM_C], NPU_CONV_IC_LANES) *
-                               ceil_div(o[DIM_C], NPU_CONV_OC_LANES);
+        cost->compute_cycles = mac_array_cycles(a, (uint64_t)o[DIM_N] * o[DIM_H] * o[DIM_W]);
     }
-    cost->macs = conv_ops(a, cmd->opcode == NPU_OP_DEPTHWISE_CONV2D);
+    cost->macs = conv_ops(a, cmd->opcode);
     add_desc_stream(env, cost, &a->input, rb, 0);
     if (cmd->flags & NPU_FLAG_COMPRESSED_WEIGHTS) {
         add_compressed_stream(env, cost, desc_address(&a->weights, rb), a->weight_stream_bytes,
@@ -659,23 +872,40 @@ static void conv_cost(const npu_env_t *env, const npu_cmd_t *cmd, const uint32_t
 static void command_cost(const npu_env_t *env, const npu_cmd_t *cmd, const uint32_t *rb, cmd_cost_t *cost)
 {
     memset(cost, 0, sizeof(*cost));
+    if (is_conv(cmd->opcode)) {
+        conv_cost(env, cmd, rb, cost);
+        return;
+    }
+    if (is_eltwise(cmd->opcode)) {
+        cost->compute_cycles = vector_cycles(&cmd->u.elt.output, 1);
+        add_desc_stream(env, cost, &cmd->u.elt.input1, rb, 0);
+        add_desc_stream(env, cost, &cmd->u.elt.input2, rb, 0);
+        add_desc_stream(env, cost, &cmd->u.elt.output, rb, 1);
+        return;
+    }
     switch (cmd->opcode) {
-    case NPU_OP_CONV2D:
-    case NPU_OP_DEPTHWISE_CONV2D: conv_cost(env, cmd, rb, cost); break;
     case NPU_OP_MAX_POOL:
     case NPU_OP_AVG_POOL:
-        cost->compute_cycles = vector_cycles(cmd->u.pool.output.shape,
+        cost->compute_cycles = vector_cycles(&cmd->u.pool.output,
                                              (uint64_t)cmd->u.pool.filter_h * cmd->u.pool.filter_w);
         add_desc_stream(env, cost, &cmd->u.pool.input, rb, 0);
         add_desc_stream(env, cost, &cmd->u.pool.output, rb, 1);
         break;
-    case NPU_OP_ADD:
-    case NPU_OP_MUL:
-        cost->compute_cycles = vector_cycles(cmd->u.elt.output.shape, 1);
-        add_desc_stream(env, cost, &cmd->u.elt.input1, rb, 0);
-        add_desc_stream(env, cost, &cmd->u.elt.input2, rb, 0);
-        add_desc_stream(env, cost, &cmd->u.elt.output, rb, 1);
+    case NPU_OP_TABLE:
+        cost->compute_cycles = vector_cycles(&cmd->u.table.output, 1);
+        add_desc_stream(env, cost, &cmd->u.table.input, rb, 0);
+        add_stream(env, cost, rb[cmd->u.table.table.region] + cmd->u.table.table.offset, table_bytes(&cmd->u.table), 0);
+        add_desc_stream(env, cost, &cmd->u.table.output, rb, 1);
         break;
+    case NPU_OP_GATHER_HW: {
+        /* The DMA engine fetches one source element per destination element, through the index maps. */
+        const gather_args_t *g = &cmd->u.gather;
+        uint64_t bytes = mul_sat(shape_elements(g->dst.shape), dtype_bytes(g->dst.dtype));
+        add_stream(env, cost, desc_address(&g->src, rb), bytes, 0);
+        add_stream(env, cost, rb[g->maps.region] + g->maps.offset, gather_map_bytes(g), 0);
+        add_desc_stream(env, cost, &g->dst, rb, 1);
+        break;
+    }
     case NPU_OP_DMA_COPY:
         add_desc_stream(env, cost, &cmd->u.dma.src, rb, 0);
         add_desc_stream(env, cost, &cmd->u.dma.dst, rb, 1);
@@ -704,9 +934,10 @@ typedef struct {
     const uint32_t *region_bases;
 } exec_t;
 
-/* An operand in a host buffer: compact data plus element steps (0 along broadcast dimensions). */
+/* An operand in a host buffer: compact values (int8 or int16, widened) plus element steps (0 along
+ * broadcast dimensions). */
 typedef struct {
-    int8_t *data;
+    int32_t *data;
     uint32_t shape[4];
     uint32_t step[4];
 } operand_t;
@@ -717,29 +948,33 @@ static int aborted(const exec_t *x)
 }
 
 /*
- * Move the elements of `d` (in the compact shape `cshape`) between memory and the dense buffer `buf`.
+ * Move the elements of `d` (in the compact shape `cshape`) between memory and the dense byte buffer `buf`.
  * The innermost dimensions that are contiguous in memory form one run, so a dense tensor moves in one
- * bus transfer and a slice of a larger tensor in one transfer per row.
+ * bus transfer and a slice of a larger tensor in one transfer per row; a dimension walked backwards
+ * (negative stride) moves element by element.
  */
-static uint32_t transfer(const exec_t *x, const npu_desc_t *d, const uint32_t cshape[4], int8_t *buf,
+static uint32_t transfer(const exec_t *x, const npu_desc_t *d, const uint32_t cshape[4], uint8_t *buf,
                          int is_write)
 {
-    uint32_t base = desc_address(d, x->region_bases);
+    const uint32_t size = dtype_bytes(d->dtype);
+    const int64_t base = desc_address(d, x->region_bases);
     uint64_t run = 1;
     int outer = 3;
-    while (outer >= 0 && (cshape[outer] == 1 || d->stride[outer] == run)) {
+    while (outer >= 0 && (cshape[outer] == 1 || (int64_t)d->stride[outer] == (int64_t)(run * size))) {
         run *= cshape[outer];
         outer--;
     }
     uint64_t total = shape_elements(cshape);
     uint32_t idx[4] = {0, 0, 0, 0};
     for (uint64_t pos = 0; pos < total; pos += run) {
-        uint32_t addr = base;
+        int64_t addr = base;
         for (int j = 0; j <= outer; j++) {
-            addr += idx[j] * d->stride[j];
+            addr += (int64_t)idx[j] * d->stride[j]; /* inside [0, 2^32) by check_desc */
         }
-        int bad = is_write ? x->env->write(x->env->ctx, addr, buf + pos, (uint32_t)run)
-                           : x->env->read(x->env->ctx, addr, buf + pos, (uint32_t)run);
+        uint8_t *at_buf = buf + pos * size;
+        uint32_t bytes = (uint32_t)(run * size);
+        int bad = is_write ? x->env->write(x->env->ctx, (uint32_t)addr, at_buf, bytes)
+                           : x->env->read(x->env->ctx, (uint32_t)addr, at_buf, bytes);
         if (bad) {
             return NPU_ERR_BUS;
         }
@@ -756,12 +991,41 @@ static uint32_t transfer(const exec_t *x, const npu_desc_t *d, const uint32_t cs
     return NPU_ERR_NONE;
 }
 
+/* Element i of a raw buffer of `dtype`, sign-extended. */
+static int32_t raw_value(const uint8_t *raw, uint64_t i, uint32_t dtype)
+{
+    return dtype == NPU_DTYPE_INT16 ? get_i16(raw + 2 * i) : get_i8(raw + i);
+}
+
+static void put_raw(uint8_t *raw, uint64_t i, int32_t v, uint32_t dtype)
+{
+    if (dtype == NPU_DTYPE_INT16) {
+        raw[2 * i] = (uint8_t)((uint32_t)v & 0xFFu);
+        raw[2 * i + 1] = (uint8_t)(((uint32_t)v >> 8) & 0xFFu);
+    } else {
+        raw[i] = (uint8_t)((uint32_t)v & 0xFFu);
+    }
+}
+
+/* Widen `count` raw elements of `dtype` into a new int32 array (NULL: out of host memory). */
+static int32_t *widen(const uint8_t *raw, uint64_t count, uint32_t dtype)
+{
+    int32_t *values = malloc((size_t)count * sizeof(int32_t) + 1);
+    if (values != NULL) {
+        for (uint64_t i = 0; i < count; i++) {
+            values[i] = raw_value(raw, i, dtype);
+        }
+    }
+    return values;
+}
+
 static uint32_t load_operand(const exec_t *x, const npu_desc_t *d, operand_t *op)
 {
     uint32_t cshape[4];
     compact_shape(d, cshape);
-    op->data = malloc((size_t)shape_elements(cshape));
-    if (op->data == NULL) {
+    uint64_t count = shape_elements(cshape);
+    uint8_t *raw = malloc((size_t)(count * dtype_bytes(d->dtype)));
+    if (raw == NULL) {
         return NPU_ERR_NO_MEMORY;
     }
     uint32_t step = 1;
@@ -770,27 +1034,38 @@ static uint32_t load_operand(const exec_t *x, const npu_desc_t *d, operand_t *op
         step *= cshape[i];
     }
     memcpy(op->shape, d->shape, sizeof(op->shape)); /* logical shape; steps handle broadcast dims */
-    return transfer(x, d, cshape, op->data, 0);
+    uint32_t err = transfer(x, d, cshape, raw, 0);
+    if (!err && (op->data = widen(raw, count, d->dtype)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    free(raw);
+    return err;
 }
 
-static uint32_t store_output(const exec_t *x, const npu_desc_t *d, int8_t *buf)
+/* Write the output values (already in the descriptor type's range) back in that type. */
+static uint32_t store_output(const exec_t *x, const npu_desc_t *d, const int32_t *values)
 {
-    return transfer(x, d, d->shape, buf, 1);
+    uint64_t count = shape_elements(d->shape);
+    uint8_t *raw = malloc((size_t)(count * dtype_bytes(d->dtype)));
+    if (raw == NULL) {
+        return NPU_ERR_NO_MEMORY;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        put_raw(raw, i, values[i], d->dtype);
+    }
+    uint32_t err = transfer(x, d, d->shape, raw, 1);
+    free(raw);
+    return err;
 }
 
-static int8_t *alloc_output(const npu_desc_t *d)
+static int32_t *alloc_output(const npu_desc_t *d)
 {
-    return malloc((size_t)shape_elements(d->shape));
+    return malloc((size_t)shape_elements(d->shape) * sizeof(int32_t));
 }
 
-static int8_t at(const operand_t *t, uint32_t n, uint32_t h, uint32_t w, uint32_t c)
+static int32_t at(const operand_t *t, uint32_t n, uint32_t h, uint32_t w, uint32_t c)
 {
     return t->data[n * t->step[0] + h * t->step[1] + w * t->step[2] + c * t->step[3]];
-}
-
-static int8_t clamp_to_int8(int32_t v, int32_t act_min, int32_t act_max)
-{
-    return (int8_t)edgesdk_clamp_i32(v, act_min, act_max);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -980,15 +1255,16 @@ static uint32_t decode_weight_stream(const uint8_t *s, uint32_t stream_bytes, ui
     return err;
 }
 
-/* Fetch and decode compressed weights into a dense operand (the decoded tensor is dense OHWI). */
+/* Fetch and decode compressed weights into a dense operand (the decoded tensor is dense OHWI int8). */
 static uint32_t load_compressed_weights(const exec_t *x, const conv_args_t *a, operand_t *w)
 {
     const npu_desc_t *d = &a->weights;
     uint32_t decoded = (uint32_t)shape_elements(d->shape); /* <= NPU_MAX_OPERAND_BYTES (checked) */
     uint8_t *stream = malloc(a->weight_stream_bytes);
-    w->data = malloc(decoded);
-    if (stream == NULL || w->data == NULL) {
+    uint8_t *raw = malloc(decoded);
+    if (stream == NULL || raw == NULL) {
         free(stream);
+        free(raw);
         return NPU_ERR_NO_MEMORY;
     }
     memcpy(w->shape, d->shape, sizeof(w->shape));
@@ -999,32 +1275,49 @@ static uint32_t load_compressed_weights(const exec_t *x, const conv_args_t *a, o
     uint32_t err = x->env->read(x->env->ctx, desc_address(d, x->region_bases), stream, a->weight_stream_bytes)
                        ? NPU_ERR_BUS
                    : aborted(x) ? NPU_ERR_ABORTED
-                                : decode_weight_stream(stream, a->weight_stream_bytes, (uint8_t *)w->data, decoded);
+                                : decode_weight_stream(stream, a->weight_stream_bytes, raw, decoded);
+    if (!err && (w->data = widen(raw, decoded, NPU_DTYPE_INT8)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
     free(stream);
+    free(raw);
     return err;
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Convolution (CONV2D, DEPTHWISE_CONV2D; fully connected is a 1x1 CONV2D)                           */
+/* Convolution (CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D; fully connected is a 1x1 CONV2D)         */
 /* ------------------------------------------------------------------------------------------------ */
 
 typedef struct {
-    int32_t *bias, *multiplier, *shift;
+    int64_t *bias;
+    int32_t *multiplier, *shift;
     double *scale; /* NPU_ROUNDING_FP64 */
 } channel_params_t;
 
-/* Decode one 12-byte record: bias, then multiplier and shift, or (FP64) a binary64 scale. */
-static uint32_t decode_channel_record(const uint8_t *rec, uint32_t rounding, channel_params_t *p, uint32_t c)
+static int64_t get_i64(const uint8_t *p)
 {
-    p->bias[c] = get_i32(rec);
+    uint64_t u = (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
+    return (u & 0x8000000000000000ull) ? -(int64_t)(~u) - 1 : (int64_t)u;
+}
+
+/*
+ * Decode one record: bias (int32; int64 in the 16-byte records of 16x8 layers), then multiplier and shift,
+ * or (FP64) a binary64 scale. The 16x8 requantization shifts right by 15 - shift: shift <= 14.
+ */
+static uint32_t decode_channel_record(const uint8_t *rec, uint32_t rounding, int wide, channel_params_t *p,
+                                      uint32_t c)
+{
+    p->bias[c] = wide ? get_i64(rec) : get_i32(rec);
+    const uint8_t *q = rec + (wide ? 8 : 4);
     if (rounding == NPU_ROUNDING_FP64) {
-        p->scale[c] = get_f64(rec + 4);
+        p->scale[c] = get_f64(q);
         /* NaN fails both comparisons; infinity fails the second. */
         return (p->scale[c] >= 0.0 && p->scale[c] <= 1.7976931348623157e308) ? NPU_ERR_NONE : NPU_ERR_BAD_QUANT;
     }
-    p->multiplier[c] = get_i32(rec + 4);
-    p->shift[c] = get_i32(rec + 8);
-    return (p->multiplier[c] < 0 || !shift_ok(p->shift[c])) ? NPU_ERR_BAD_QUANT : NPU_ERR_NONE;
+    p->multiplier[c] = get_i32(q);
+    p->shift[c] = get_i32(q + 4);
+    int shift_bad = !shift_ok(p->shift[c]) || (wide && p->shift[c] > NPU_MAX_SHIFT_WIDE);
+    return (p->multiplier[c] < 0 || shift_bad) ? NPU_ERR_BAD_QUANT : NPU_ERR_NONE;
 }
 
 static uint32_t load_channel_params(const exec_t *x, const npu_cmd_t *cmd, channel_params_t *p)
@@ -1032,22 +1325,24 @@ static uint32_t load_channel_params(const exec_t *x, const npu_cmd_t *cmd, chann
     const conv_args_t *a = &cmd->u.conv;
     uint32_t channels = a->output.shape[DIM_C];
     uint32_t records = (cmd->flags & NPU_FLAG_PER_TENSOR_PARAMS) ? 1 : channels;
-    uint8_t *raw = malloc((size_t)records * NPU_CHANNEL_PARAM_BYTES);
-    p->bias = malloc(sizeof(int32_t) * channels * 3);
+    uint32_t size = record_bytes(a);
+    uint8_t *raw = malloc((size_t)records * size);
+    p->bias = malloc(sizeof(int64_t) * channels);
+    p->multiplier = malloc(sizeof(int32_t) * channels * 2);
     p->scale = malloc(sizeof(double) * channels);
-    if (raw == NULL || p->bias == NULL || p->scale == NULL) {
+    if (raw == NULL || p->bias == NULL || p->multiplier == NULL || p->scale == NULL) {
         free(raw);
         return NPU_ERR_NO_MEMORY;
     }
-    p->multiplier = p->bias + channels;
     p->shift = p->multiplier + channels;
     uint32_t addr = x->region_bases[a->params.region] + a->params.offset;
-    uint32_t err = x->env->read(x->env->ctx, addr, raw, records * NPU_CHANNEL_PARAM_BYTES) ? NPU_ERR_BUS
-                   : aborted(x)                                                             ? NPU_ERR_ABORTED
-                                                                                            : NPU_ERR_NONE;
+    uint32_t err = x->env->read(x->env->ctx, addr, raw, records * size) ? NPU_ERR_BUS
+                   : aborted(x)                                        ? NPU_ERR_ABORTED
+                                                                       : NPU_ERR_NONE;
+    int wide = size == NPU_CHANNEL_PARAM_BYTES_WIDE;
     for (uint32_t c = 0; c < channels && err == NPU_ERR_NONE; c++) {
-        const uint8_t *rec = raw + (size_t)(records == 1 ? 0 : c) * NPU_CHANNEL_PARAM_BYTES;
-        err = decode_channel_record(rec, cmd->rounding, p, c);
+        const uint8_t *rec = raw + (size_t)(records == 1 ? 0 : c) * size;
+        err = decode_channel_record(rec, cmd->rounding, wide, p, c);
     }
     free(raw);
     return err;
@@ -1061,58 +1356,95 @@ static int64_t tap_coord(uint32_t out, uint32_t stride, uint32_t pad, uint32_t k
     return (v < 0 || v >= size) ? -1 : v;
 }
 
-/* acc = sum((x + input_offset) * (w + weight_offset)) over the window; int32 wrap-around like C. */
-static int32_t conv_accumulate(const conv_args_t *a, const operand_t *in, const operand_t *w, uint32_t n,
-                               uint32_t oy, uint32_t ox, uint32_t oc, int depthwise)
+/* Input coordinate whose transposed window puts tap k on output `out` (out = i * stride - pad + k), or -1. */
+static int64_t transposed_tap_coord(uint32_t out, uint32_t stride, uint32_t pad, uint32_t k, uint32_t size)
 {
-    uint32_t acc = 0;
+    int64_t t = (int64_t)out + pad - k;
+    if (t < 0 || t % stride != 0 || t / stride >= size) {
+        return -1;
+    }
+    return t / stride;
+}
+
+/* Input coordinate of tap k of output `out` along one axis, as the command's window defines it. */
+static int64_t window_coord(const conv_args_t *a, int transposed, int vertical, uint32_t out, uint32_t k,
+                            uint32_t size)
+{
+    uint32_t stride = vertical ? a->stride_h : a->stride_w, pad = vertical ? a->pad_top : a->pad_left;
+    if (transposed) {
+        return transposed_tap_coord(out, stride, pad, k, size);
+    }
+    return tap_coord(out, stride, pad, k, vertical ? a->dilation_h : a->dilation_w, size);
+}
+
+/* acc = sum((x + input_offset) * (w + weight_offset)) over the window, exactly (int8 products summed in 64
+ * bits wrap to TFLite's int32 accumulator later). */
+static int64_t conv_accumulate(const npu_cmd_t *cmd, const operand_t *in, const operand_t *w, uint32_t n,
+                               uint32_t oy, uint32_t ox, uint32_t oc)
+{
+    const conv_args_t *a = &cmd->u.conv;
+    int depthwise = cmd->opcode == NPU_OP_DEPTHWISE_CONV2D;
+    int transposed = cmd->opcode == NPU_OP_TRANSPOSE_CONV2D;
+    int64_t acc = 0;
     uint32_t kh = w->shape[DIM_H], kw = w->shape[DIM_W];
     uint32_t channels = depthwise ? 1 : in->shape[DIM_C];
     uint32_t first_ic = depthwise ? oc / a->depth_multiplier : 0;
     for (uint32_t ky = 0; ky < kh; ky++) {
-        int64_t iy = tap_coord(oy, a->stride_h, a->pad_top, ky, a->dilation_h, in->shape[DIM_H]);
+        int64_t iy = window_coord(a, transposed, 1, oy, ky, in->shape[DIM_H]);
         if (iy < 0) {
             continue;
         }
         for (uint32_t kx = 0; kx < kw; kx++) {
-            int64_t ix = tap_coord(ox, a->stride_w, a->pad_left, kx, a->dilation_w, in->shape[DIM_W]);
+            int64_t ix = window_coord(a, transposed, 0, ox, kx, in->shape[DIM_W]);
             if (ix < 0) {
                 continue;
             }
             for (uint32_t i = 0; i < channels; i++) {
-                int32_t xv = at(in, n, (uint32_t)iy, (uint32_t)ix, first_ic + i) + a->input_offset;
-                int32_t wv = depthwise ? at(w, 0, ky, kx, oc) : at(w, oc, ky, kx, i);
-                acc += (uint32_t)(xv * (wv + a->weight_offset));
+                int64_t xv = at(in, n, (uint32_t)iy, (uint32_t)ix, first_ic + i) + a->input_offset;
+                int64_t wv = depthwise ? at(w, 0, ky, kx, oc) : at(w, oc, ky, kx, i);
+                acc += xv * (wv + a->weight_offset);
             }
         }
     }
-    return (int32_t)acc;
+    return acc;
 }
 
-static int32_t requantize_channel(const channel_params_t *p, uint32_t c, int32_t acc, uint32_t rounding)
+/*
+ * Bias and requantization of one accumulator. int8 input: TFLite's int32 accumulator (wrapping) and the
+ * 32-bit requantization of the rounding field. 16x8: the int64 accumulator, then TFLite's 64-bit
+ * MultiplyByQuantizedMultiplier (the same in both integer roundings) or, FP64, round(double(acc) * scale).
+ */
+static int32_t requantize_channel(const channel_params_t *p, uint32_t c, int64_t acc, uint32_t rounding, int wide)
 {
-    if (rounding == NPU_ROUNDING_FP64) {
-        return edgesdk_requantize_fp64(acc, p->scale[c]);
+    if (wide) {
+        int64_t total = (int64_t)((uint64_t)acc + (uint64_t)p->bias[c]);
+        if (rounding == NPU_ROUNDING_FP64) {
+            return edgesdk_round_fp64((double)total * p->scale[c]);
+        }
+        return edgesdk_mbqm64(total, p->multiplier[c], p->shift[c]);
     }
-    return edgesdk_requantize(acc, p->multiplier[c], p->shift[c], (int)rounding);
+    int32_t total = (int32_t)((uint32_t)(uint64_t)acc + (uint32_t)p->bias[c]);
+    if (rounding == NPU_ROUNDING_FP64) {
+        return edgesdk_requantize_fp64(total, p->scale[c]);
+    }
+    return edgesdk_requantize(total, p->multiplier[c], p->shift[c], (int)rounding);
 }
 
 static void conv_compute(const npu_cmd_t *cmd, const operand_t *in, const operand_t *w,
-                         const channel_params_t *p, int8_t *out)
+                         const channel_params_t *p, int32_t *out)
 {
     const conv_args_t *a = &cmd->u.conv;
     const uint32_t *o = a->output.shape;
-    int depthwise = cmd->opcode == NPU_OP_DEPTHWISE_CONV2D;
+    int wide = a->input.dtype == NPU_DTYPE_INT16;
     size_t pos = 0;
     for (uint32_t n = 0; n < o[DIM_N]; n++) {
         for (uint32_t oy = 0; oy < o[DIM_H]; oy++) {
             for (uint32_t ox = 0; ox < o[DIM_W]; ox++) {
                 for (uint32_t oc = 0; oc < o[DIM_C]; oc++) {
-                    uint32_t acc = (uint32_t)conv_accumulate(a, in, w, n, oy, ox, oc, depthwise);
-                    acc += (uint32_t)p->bias[oc];
-                    int32_t v = requantize_channel(p, oc, (int32_t)acc, cmd->rounding);
+                    int64_t acc = conv_accumulate(cmd, in, w, n, oy, ox, oc);
+                    int32_t v = requantize_channel(p, oc, acc, cmd->rounding, wide);
                     v = (int32_t)((uint32_t)v + (uint32_t)a->output_offset);
-                    out[pos++] = clamp_to_int8(v, a->act_min, a->act_max);
+                    out[pos++] = edgesdk_clamp_i32(v, a->act_min, a->act_max);
                 }
             }
         }
@@ -1124,7 +1456,7 @@ static uint32_t run_conv(const exec_t *x, const npu_cmd_t *cmd)
     const conv_args_t *a = &cmd->u.conv;
     operand_t in = {0}, w = {0};
     channel_params_t p = {0};
-    int8_t *out = NULL;
+    int32_t *out = NULL;
     uint32_t err = load_operand(x, &a->input, &in);
     if (!err) {
         err = (cmd->flags & NPU_FLAG_COMPRESSED_WEIGHTS) ? load_compressed_weights(x, a, &w)
@@ -1143,6 +1475,7 @@ static uint32_t run_conv(const exec_t *x, const npu_cmd_t *cmd)
     free(in.data);
     free(w.data);
     free(p.bias);
+    free(p.multiplier);
     free(p.scale);
     free(out);
     return err;
@@ -1152,7 +1485,7 @@ static uint32_t run_conv(const exec_t *x, const npu_cmd_t *cmd)
 /* Pooling                                                                                           */
 /* ------------------------------------------------------------------------------------------------ */
 
-/* TFLite int8 average: round half away from zero with C truncating division. */
+/* TFLite int8/int16 average: round half away from zero with C truncating division. */
 static int32_t average_half_away(int32_t sum, int32_t n)
 {
     return sum > 0 ? (sum + n / 2) / n : (sum - n / 2) / n;
@@ -1166,11 +1499,12 @@ static int32_t average_floor(int32_t sum, int32_t n)
     return (t % n != 0 && t < 0) ? q - 1 : q;
 }
 
-static int8_t pool_one(const npu_cmd_t *cmd, const operand_t *in, uint32_t n, uint32_t oy, uint32_t ox, uint32_t c)
+static int32_t pool_one(const npu_cmd_t *cmd, const operand_t *in, uint32_t n, uint32_t oy, uint32_t ox, uint32_t c)
 {
     const pool_args_t *a = &cmd->u.pool;
     int is_max = cmd->opcode == NPU_OP_MAX_POOL;
-    int32_t sum = 0, count = 0, max = INT8_MIN;
+    int32_t count = 0, max = INT32_MIN;
+    uint32_t sum = 0; /* TFLite's int32 sum; wraps only for int16 windows of more than 65536 taps */
     for (uint32_t ky = 0; ky < a->filter_h; ky++) {
         int64_t iy = tap_coord(oy, a->stride_h, a->pad_top, ky, 1, in->shape[DIM_H]);
         for (uint32_t kx = 0; kx < a->filter_w && iy >= 0; kx++) {
@@ -1179,7 +1513,7 @@ static int8_t pool_one(const npu_cmd_t *cmd, const operand_t *in, uint32_t n, ui
                 continue;
             }
             int32_t v = at(in, n, (uint32_t)iy, (uint32_t)ix, c);
-            sum += v;
+            sum += (uint32_t)v;
             max = v > max ? v : max;
             count++;
         }
@@ -1189,9 +1523,10 @@ static int8_t pool_one(const npu_cmd_t *cmd, const operand_t *in, uint32_t n, ui
         result = max;
     } else {
         /* count >= 1: check_window guarantees each window overlaps the input */
-        result = (cmd->flags & NPU_FLAG_AVG_FLOOR) ? average_floor(sum, count) : average_half_away(sum, count);
+        int32_t total = (int32_t)sum;
+        result = (cmd->flags & NPU_FLAG_AVG_FLOOR) ? average_floor(total, count) : average_half_away(total, count);
     }
-    return clamp_to_int8(result, a->act_min, a->act_max);
+    return edgesdk_clamp_i32(result, a->act_min, a->act_max);
 }
 
 static uint32_t run_pool(const exec_t *x, const npu_cmd_t *cmd)
@@ -1199,7 +1534,7 @@ static uint32_t run_pool(const exec_t *x, const npu_cmd_t *cmd)
     const pool_args_t *a = &cmd->u.pool;
     const uint32_t *o = a->output.shape;
     operand_t in = {0};
-    int8_t *out = NULL;
+    int32_t *out = NULL;
     uint32_t err = load_operand(x, &a->input, &in);
     if (!err && (out = alloc_output(&a->output)) == NULL) {
         err = NPU_ERR_NO_MEMORY;
@@ -1223,23 +1558,34 @@ static uint32_t run_pool(const exec_t *x, const npu_cmd_t *cmd)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Elementwise ADD / MUL (TFLite int8 reference; broadcasting through zero strides)                  */
+/* Elementwise ADD / SUB / MUL / MIN / MAX (TFLite reference; broadcasting through zero strides)    */
 /* ------------------------------------------------------------------------------------------------ */
 
-static int32_t add_one(const eltwise_args_t *a, int rounding, int32_t x1, int32_t x2)
+/* One input of ADD/SUB: (x + offset) << left_shift, rescaled onto the common scale. */
+static int32_t rescaled_input(int32_t x, int32_t offset, uint32_t left_shift, int32_t multiplier, int32_t shift,
+                              int rounding)
 {
-    int32_t shifted1 = (int32_t)((uint32_t)(x1 + a->input1_offset) << a->left_shift);
-    int32_t shifted2 = (int32_t)((uint32_t)(x2 + a->input2_offset) << a->left_shift);
-    int32_t scaled1 = edgesdk_requantize(shifted1, a->input1_multiplier, a->input1_shift, rounding);
-    int32_t scaled2 = edgesdk_requantize(shifted2, a->input2_multiplier, a->input2_shift, rounding);
-    int32_t sum = (int32_t)((uint32_t)scaled1 + (uint32_t)scaled2);
-    return edgesdk_requantize(sum, a->output_multiplier, a->output_shift, rounding);
+    int32_t shifted = (int32_t)((uint32_t)(x + offset) << left_shift);
+    return edgesdk_requantize(shifted, multiplier, shift, rounding);
 }
 
-static int32_t mul_one(const eltwise_args_t *a, int rounding, int32_t x1, int32_t x2)
+static int32_t eltwise_one(const npu_cmd_t *cmd, int32_t x1, int32_t x2)
 {
-    int32_t product = (int32_t)((uint32_t)(x1 + a->input1_offset) * (uint32_t)(x2 + a->input2_offset));
-    return edgesdk_requantize(product, a->output_multiplier, a->output_shift, rounding);
+    const eltwise_args_t *a = &cmd->u.elt;
+    int rounding = (int)cmd->rounding;
+    int32_t v1 = x1 + a->input1_offset, v2 = x2 + a->input2_offset;
+    switch (cmd->opcode) {
+    case NPU_OP_MUL:
+        return edgesdk_requantize((int32_t)((uint32_t)v1 * (uint32_t)v2), a->output_multiplier, a->output_shift,
+                                  rounding);
+    case NPU_OP_MIN: return v1 < v2 ? v1 : v2;
+    case NPU_OP_MAX: return v1 > v2 ? v1 : v2;
+    default: break;
+    }
+    int32_t s1 = rescaled_input(x1, a->input1_offset, a->left_shift, a->input1_multiplier, a->input1_shift, rounding);
+    int32_t s2 = rescaled_input(x2, a->input2_offset, a->left_shift, a->input2_multiplier, a->input2_shift, rounding);
+    uint32_t combined = cmd->opcode == NPU_OP_SUB ? (uint32_t)s1 - (uint32_t)s2 : (uint32_t)s1 + (uint32_t)s2;
+    return edgesdk_requantize((int32_t)combined, a->output_multiplier, a->output_shift, rounding);
 }
 
 static uint32_t run_eltwise(const exec_t *x, const npu_cmd_t *cmd)
@@ -1247,7 +1593,7 @@ static uint32_t run_eltwise(const exec_t *x, const npu_cmd_t *cmd)
     const eltwise_args_t *a = &cmd->u.elt;
     const uint32_t *o = a->output.shape;
     operand_t in1 = {0}, in2 = {0};
-    int8_t *out = NULL;
+    int32_t *out = NULL;
     uint32_t err = load_operand(x, &a->input1, &in1);
     if (!err) {
         err = load_operand(x, &a->input2, &in2);
@@ -1257,16 +1603,13 @@ static uint32_t run_eltwise(const exec_t *x, const npu_cmd_t *cmd)
     }
     if (!err) {
         size_t pos = 0;
-        int rounding = (int)cmd->rounding;
         for (uint32_t n = 0; n < o[DIM_N]; n++) {
             for (uint32_t h = 0; h < o[DIM_H]; h++) {
                 for (uint32_t w = 0; w < o[DIM_W]; w++) {
                     for (uint32_t c = 0; c < o[DIM_C]; c++) {
-                        int32_t x1 = at(&in1, n, h, w, c), x2 = at(&in2, n, h, w, c);
-                        int32_t v = cmd->opcode == NPU_OP_ADD ? add_one(a, rounding, x1, x2)
-                                                              : mul_one(a, rounding, x1, x2);
+                        int32_t v = eltwise_one(cmd, at(&in1, n, h, w, c), at(&in2, n, h, w, c));
                         v = (int32_t)((uint32_t)v + (uint32_t)a->output_offset);
-                        out[pos++] = clamp_to_int8(v, a->act_min, a->act_max);
+                        out[pos++] = edgesdk_clamp_i32(v, a->act_min, a->act_max);
                     }
                 }
             }
@@ -1280,7 +1623,79 @@ static uint32_t run_eltwise(const exec_t *x, const npu_cmd_t *cmd)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* DMA copy                                                                                          */
+/* Table lookup (int8: 256 entries; int16: 513 entries with TFLite's LUTLookup interpolation)        */
+/* ------------------------------------------------------------------------------------------------ */
+
+/* floor(v / 2^n) for any sign (an arithmetic right shift, written without implementation-defined shifts). */
+static int32_t shift_right_floor(int32_t v, int n)
+{
+    return v >= 0 ? v >> n : -(int32_t)((((uint32_t)(-(v + 1))) >> n) + 1);
+}
+
+/* Wrap to int16, as TFLite's static_cast<int16_t> does on its targets. */
+static int32_t wrap16(int32_t v)
+{
+    uint32_t u = (uint32_t)v & 0xFFFFu;
+    return (int32_t)u - ((u & 0x8000u) ? 65536 : 0);
+}
+
+/* TFLite's LUTLookup(int16_t): base lut[256 + (x >> 7)], slope to the next entry, 7 fractional bits of x. */
+static int32_t lookup16(const int32_t *lut, int32_t x)
+{
+    int32_t index = 256 + shift_right_floor(x, 7);
+    int32_t offset = x & 0x7f;
+    int32_t base = lut[index];
+    int32_t slope = wrap16(lut[index + 1] - lut[index]);
+    int32_t delta = shift_right_floor(slope * offset + 64, 7);
+    return wrap16(base + delta);
+}
+
+static uint32_t run_table(const exec_t *x, const npu_cmd_t *cmd)
+{
+    const table_args_t *a = &cmd->u.table;
+    const uint32_t *o = a->output.shape;
+    uint32_t dtype = a->input.dtype, entries = table_entries(dtype);
+    uint64_t bytes = table_bytes(a);
+    operand_t in = {0};
+    int32_t *out = NULL, *lut = NULL;
+    uint8_t *raw = malloc((size_t)bytes);
+    uint32_t err = raw == NULL ? NPU_ERR_NO_MEMORY
+                   : x->env->read(x->env->ctx, x->region_bases[a->table.region] + a->table.offset, raw,
+                                  (uint32_t)bytes) ? NPU_ERR_BUS
+                   : aborted(x) ? NPU_ERR_ABORTED : NPU_ERR_NONE;
+    if (!err && (lut = widen(raw, (uint64_t)a->table_count * entries, dtype)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    if (!err) {
+        err = load_operand(x, &a->input, &in);
+    }
+    if (!err && (out = alloc_output(&a->output)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    if (!err) {
+        size_t pos = 0;
+        for (uint32_t n = 0; n < o[DIM_N]; n++) {
+            for (uint32_t h = 0; h < o[DIM_H]; h++) {
+                for (uint32_t w = 0; w < o[DIM_W]; w++) {
+                    for (uint32_t c = 0; c < o[DIM_C]; c++) {
+                        const int32_t *t = lut + (size_t)(a->table_count == 1 ? 0 : c) * entries;
+                        int32_t v = at(&in, n, h, w, c);
+                        out[pos++] = dtype == NPU_DTYPE_INT16 ? lookup16(t, v) : t[(uint32_t)v & 0xFFu];
+                    }
+                }
+            }
+        }
+        err = store_output(x, &a->output, out);
+    }
+    free(raw);
+    free(lut);
+    free(in.data);
+    free(out);
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Data movement: DMA copy, row/column gather                                                         */
 /* ------------------------------------------------------------------------------------------------ */
 
 static uint32_t run_dma(const exec_t *x, const npu_cmd_t *cmd)
@@ -1288,7 +1703,7 @@ static uint32_t run_dma(const exec_t *x, const npu_cmd_t *cmd)
     const dma_args_t *a = &cmd->u.dma;
     const uint32_t *o = a->dst.shape;
     operand_t src = {0};
-    int8_t *out = NULL;
+    int32_t *out = NULL;
     uint32_t err = load_operand(x, &a->src, &src);
     if (!err && (out = alloc_output(&a->dst)) == NULL) {
         err = NPU_ERR_NO_MEMORY;
@@ -1311,16 +1726,78 @@ static uint32_t run_dma(const exec_t *x, const npu_cmd_t *cmd)
     return err;
 }
 
+/* The row and column maps of a GATHER_HW command: u16 each, every entry inside the source (else BAD_INDEX). */
+static uint32_t load_gather_maps(const exec_t *x, const gather_args_t *a, uint32_t *rows, uint32_t *cols)
+{
+    uint32_t oh = a->dst.shape[DIM_H], ow = a->dst.shape[DIM_W];
+    uint64_t bytes = gather_map_bytes(a);
+    uint8_t *raw = malloc((size_t)bytes);
+    if (raw == NULL) {
+        return NPU_ERR_NO_MEMORY;
+    }
+    uint32_t err = x->env->read(x->env->ctx, x->region_bases[a->maps.region] + a->maps.offset, raw, (uint32_t)bytes)
+                       ? NPU_ERR_BUS
+                   : aborted(x) ? NPU_ERR_ABORTED : NPU_ERR_NONE;
+    for (uint32_t y = 0; y < oh && !err; y++) {
+        rows[y] = get_u16(raw + 2 * y);
+        err = rows[y] < a->src.shape[DIM_H] ? NPU_ERR_NONE : NPU_ERR_BAD_INDEX;
+    }
+    for (uint32_t c = 0; c < ow && !err; c++) {
+        cols[c] = get_u16(raw + 2 * ((size_t)oh + c));
+        err = cols[c] < a->src.shape[DIM_W] ? NPU_ERR_NONE : NPU_ERR_BAD_INDEX;
+    }
+    free(raw);
+    return err;
+}
+
+static uint32_t run_gather(const exec_t *x, const npu_cmd_t *cmd)
+{
+    const gather_args_t *a = &cmd->u.gather;
+    const uint32_t *o = a->dst.shape;
+    operand_t src = {0};
+    int32_t *out = NULL;
+    uint32_t *rows = malloc(sizeof(uint32_t) * ((size_t)o[DIM_H] + o[DIM_W]));
+    uint32_t err = rows == NULL ? NPU_ERR_NO_MEMORY : load_gather_maps(x, a, rows, rows + o[DIM_H]);
+    if (!err) {
+        err = load_operand(x, &a->src, &src);
+    }
+    if (!err && (out = alloc_output(&a->dst)) == NULL) {
+        err = NPU_ERR_NO_MEMORY;
+    }
+    if (!err) {
+        const uint32_t *cols = rows + o[DIM_H];
+        size_t pos = 0;
+        for (uint32_t n = 0; n < o[DIM_N]; n++) {
+            for (uint32_t h = 0; h < o[DIM_H]; h++) {
+                for (uint32_t w = 0; w < o[DIM_W]; w++) {
+                    for (uint32_t c = 0; c < o[DIM_C]; c++) {
+                        out[pos++] = at(&src, n, rows[h], cols[w], c);
+                    }
+                }
+            }
+        }
+        err = store_output(x, &a->dst, out);
+    }
+    free(rows);
+    free(src.data);
+    free(out);
+    return err;
+}
+
 static uint32_t run_command(const exec_t *x, const npu_cmd_t *cmd)
 {
+    if (is_conv(cmd->opcode)) {
+        return run_conv(x, cmd);
+    }
+    if (is_eltwise(cmd->opcode)) {
+        return run_eltwise(x, cmd);
+    }
     switch (cmd->opcode) {
-    case NPU_OP_CONV2D:
-    case NPU_OP_DEPTHWISE_CONV2D: return run_conv(x, cmd);
     case NPU_OP_MAX_POOL:
     case NPU_OP_AVG_POOL: return run_pool(x, cmd);
-    case NPU_OP_ADD:
-    case NPU_OP_MUL: return run_eltwise(x, cmd);
+    case NPU_OP_TABLE: return run_table(x, cmd);
     case NPU_OP_DMA_COPY: return run_dma(x, cmd);
+    case NPU_OP_GATHER_HW: return run_gather(x, cmd);
     default: return NPU_ERR_NONE; /* END */
     }
 }

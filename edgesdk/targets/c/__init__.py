@@ -46,6 +46,12 @@ class CTarget(Target):
 
         return None if "relax_function" in op.attrs else in_place_rule(op, x)
 
+    def host_library(self, ops, mode: str):
+        """The generated calls of `ops` compiled against the kernel library for the host (testing.OpLibrary)."""
+        from .testing import OpLibrary
+
+        return OpLibrary(ops, mode)
+
     def scratch_bytes(self, region, ctx) -> dict:
         from .codegen import scratch_bytes
 

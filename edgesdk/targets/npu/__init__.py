@@ -124,7 +124,7 @@ class NpuTarget(Target):
         total = 0
         for op in region.ops:
             consts = [t for t in op.inputs if t is not None and t.is_const]
-            if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+            if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"):
                 w = op.inputs[1]
                 total += min(w.num_elements, R.WEIGHT_STREAM_HEADER_BYTES)
                 total += R.CHANNEL_PARAM_BYTES * op.outputs[0].shape[-1]

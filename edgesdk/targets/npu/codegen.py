@@ -5,8 +5,10 @@
   _weights_blob(ctx).add(data, align=16, label="") -> int   offset of constant bytes in region 0 (flash blob)
   ctx.rounding_for(op) -> "double" | "single" | "fp64"   requantization the compiler chose for op
                                                    (fp64, LiteRT's reference FULLY_CONNECTED: conv commands only)
-Every multiplier is computed with edgesdk.ir.quant the way TFLite's Prepare functions compute it, so the
-NPU's output equals the reference kernels' bit for bit.
+  ctx.rounding_mode -> "ref" | "tflm"              the reference the build follows (default "ref")
+Every multiplier is computed with edgesdk.ir.quant the way TFLite's Prepare functions compute it (most come from
+the op layer, edgesdk.ops.prepared, which the host C target uses too), so the NPU's output equals the reference
+kernels' bit for bit. Tensors are int8 or int16 (16x8 layers: int16 activations, int8 weights, int64 bias).
 """
 
 from __future__ import annotations
@@ -14,14 +16,18 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ...ir.quant import activation_range, quantize_multiplier
+from ...ir.quant import quantize_multiplier
 from ...ir.rounding import conv_effective_scales, fully_connected_effective_scales
 from ...npu import registers as R
 from ...npu import cmdtable as C
 from ...npu import weight_codec
-from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
+from ...ops import prepared
+from ...ops.activation import activation_range
 from ...ops.stripes import groups_by_op
+from .supported import NPU_SUPPORT, mul_parameters
 from .stripes import lower_group
+from . import movement, pointwise
+from .shapes import collapse_broadcast
 from .tables import WEIGHTS_BLOB
 
 WEIGHTS_REGION = 0  # constants blob in flash (ctx.blob(WEIGHTS_BLOB), edgesdk_npu_weights)
@@ -36,8 +42,11 @@ def lower_ops(ops, ctx) -> list:
     """Commands for one NPU region, in order, ending with the completion command."""
     commands = []
     groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
+    tabulated = [op for op in ops if LOWERINGS.get(op.type) is lower_pointwise]
+    if tabulated and not getattr(ctx, "probing", False):
+        pointwise.evaluate(tabulated, mode_of(ctx))  # every table of the region from one host library
     for op in ops:
-        ok, reason = NPU_SUPPORT.check(op)
+        ok, reason = NPU_SUPPORT.check(op, (ctx.rounding_mode,))
         if not ok:
             raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {reason}. Assign it to the 'c' target.")
         if op not in groups:
@@ -49,13 +58,22 @@ def lower_ops(ops, ctx) -> list:
 
 
 # -- operands ------------------------------------------------------------------------------------------------
+NUMPY_DTYPES = {"int8": np.int8, "int16": np.dtype("<i2")}
+
+
+def mode_of(ctx) -> str:
+    """The reference the build follows: "ref" (LiteRT) or "tflm"."""
+    return str(getattr(ctx, "rounding_mode", "ref"))
+
+
 def _operand(t, ctx, shape=None) -> C.TensorDesc:
     """Dense descriptor of a tensor: constants go to the weights blob, activations live in the arena."""
     shape = C.to_nhwc(t.shape if shape is None else shape)
     if t.is_const:
-        offset = _weights_blob(ctx).add(np.ascontiguousarray(t.data, dtype=np.int8).tobytes(), 16, t.name)
-        return C.TensorDesc.dense(WEIGHTS_REGION, offset, shape)
-    return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(t), shape)
+        data = np.ascontiguousarray(t.data, dtype=NUMPY_DTYPES[t.dtype]).tobytes()
+        offset = _weights_blob(ctx).add(data, 16, t.name)
+        return C.TensorDesc.dense(WEIGHTS_REGION, offset, shape, t.dtype)
+    return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(t), shape, t.dtype)
 
 
 def _conv_weights(w, ctx, shape=None, op=None) -> dict:
@@ -75,12 +93,23 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     return dict(weights=desc, weight_stream_bytes=len(stream))
 
 
-def _broadcast_operand(t, out_shape, ctx) -> C.TensorDesc:
-    """`t` read with the output's shape: size-1 dimensions that the output expands get stride 0."""
-    dense = _operand(t, ctx)
-    out_nhwc = C.to_nhwc(out_shape)
-    strides = tuple(0 if d == 1 and o > 1 else s for d, o, s in zip(dense.shape, out_nhwc, dense.strides))
-    return C.TensorDesc(dense.region, dense.offset, out_nhwc, strides)
+def _broadcast_operand(t, in4, out4, ctx) -> C.TensorDesc:
+    """`t` (read as shape `in4`, the same bytes) with the output's shape `out4`: size-1 dimensions that the
+    output expands get stride 0."""
+    dense = _operand(t, ctx, in4)
+    strides = tuple(0 if d == 1 and o > 1 else s for d, o, s in zip(in4, out4, dense.strides))
+    return C.TensorDesc(dense.region, dense.offset, tuple(out4), strides, dense.dtype)
+
+
+def elementwise_operands(op, ctx) -> tuple:
+    """(input 1, input 2, output) descriptors of a broadcasting elementwise op in four dimensions (shapes.py)."""
+    x1, x2, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    view = collapse_broadcast(y.shape, [x1.shape, x2.shape])
+    if view is None:
+        raise UnsupportedOpError(f"{op.location}: its broadcast does not fit the NPU's four dimensions. Assign it "
+                                 "to the 'c' target.")
+    out4, (in1, in2) = view
+    return _broadcast_operand(x1, in1, out4, ctx), _broadcast_operand(x2, in2, out4, ctx), _operand(y, ctx, out4)
 
 
 def _rounding(op, ctx, allow_fp64: bool = False) -> int:
@@ -93,8 +122,8 @@ def _rounding(op, ctx, allow_fp64: bool = False) -> int:
 
 
 def _act_range(op) -> tuple:
-    y = op.outputs[0]
-    return activation_range(op.attrs.get("activation", "NONE"), y.quant.scale0, y.quant.zp0)
+    """The fused activation's clamp in the output's type (CalculateActivationRangeQuantized)."""
+    return activation_range(op)
 
 
 def _note(op) -> str:
@@ -128,10 +157,11 @@ def _conv_common(op, ctx) -> dict:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     rounding = _rounding(op, ctx, allow_fp64=True)
     rounding_name = ctx.rounding_for(op)
+    wide = x.dtype == "int16"  # 16x8: int64 bias in 16-byte records
     if rounding == R.ROUNDING_FP64:
-        params = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op, rounding_name))
+        params = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op, rounding_name), wide)
     else:
-        params = C.pack_channel_params(*conv_channel_params(op, rounding_name))
+        params = C.pack_channel_params(*conv_channel_params(op, rounding_name), wide=wide)
     act_min, act_max = _act_range(op)
     return dict(
         params=C.ParamRef(WEIGHTS_REGION, _weights_blob(ctx).add(params, 4, f"{y.name} channel params")),
@@ -168,6 +198,23 @@ def lower_fully_connected(op, ctx) -> list:
                      **_conv_weights(w, ctx, (out_features, 1, 1, in_features), op), **_conv_common(op, ctx))]
 
 
+def lower_transpose_conv(op, ctx) -> list:
+    """TRANSPOSE_CONV: the TRANSPOSE_CONV2D command (inputs: output shape, OHWI weights, input, bias), TFLite's
+    padding as the leading pad, constants from the op layer (an int32 accumulator for int8, int64 for 16x8)."""
+    w, x, y = op.inputs[1], op.inputs[2], op.outputs[0]
+    b = op.inputs[3] if len(op.inputs) > 3 else None
+    d = prepared(op, mode_of(ctx))
+    bias = b.data.reshape(-1).astype(np.int64).tolist() if b is not None else [0] * y.shape[-1]
+    records = C.pack_channel_params(bias, d.multipliers, d.shifts, wide=x.dtype == "int16")
+    a = op.attrs
+    return [C.TransposeConv2D(
+        input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx, op=op),
+        params=C.ParamRef(WEIGHTS_REGION, _weights_blob(ctx).add(records, 4, f"{y.name} channel params")),
+        input_offset=d.input_offset, weight_offset=d.filter_offset, output_offset=d.output_offset,
+        act_min=d.act_min, act_max=d.act_max, stride_h=a["stride_h"], stride_w=a["stride_w"], pad_top=a["pad_top"],
+        pad_left=a["pad_left"], rounding=_rounding(op, ctx), note=_note(op))]
+
+
 # -- pooling -----------------------------------------------------------------------------------------------------
 def _pool_fields(op, ctx) -> dict:
     a = op.attrs
@@ -190,54 +237,156 @@ def lower_max_pool(op, ctx) -> list:
 def _elementwise_fields(op, ctx) -> dict:
     x1, x2, y = op.inputs[0], op.inputs[1], op.outputs[0]
     act_min, act_max = _act_range(op)
-    return dict(input1=_broadcast_operand(x1, y.shape, ctx), input2=_broadcast_operand(x2, y.shape, ctx),
-                output=_operand(y, ctx), input1_offset=-x1.quant.zp0, input2_offset=-x2.quant.zp0,
+    input1, input2, output = elementwise_operands(op, ctx)
+    return dict(input1=input1, input2=input2, output=output, input1_offset=-x1.quant.zp0, input2_offset=-x2.quant.zp0,
                 output_offset=y.quant.zp0, act_min=act_min, act_max=act_max, rounding=_rounding(op, ctx),
                 note=_note(op))
 
 
 def lower_add(op, ctx) -> list:
-    m1, s1, m2, s2, mo, so = add_parameters(op)
-    return [C.Add(**_elementwise_fields(op, ctx), input1_multiplier=m1, input1_shift=s1, input2_multiplier=m2,
-                  input2_shift=s2, output_multiplier=mo, output_shift=so, left_shift=ADD_LEFT_SHIFT)]
+    """ADD (and SUB): TFLite's general quantized path, constants from the op layer (left shift 20 for int8,
+    15 for int16)."""
+    d = prepared(op, mode_of(ctx))
+    if not hasattr(d, "input1_multiplier"):
+        raise UnsupportedOpError(f"{op.location} takes LiteRT's power-of-two int16 path, which the NPU does not "
+                                 "implement. Assign it to the 'c' target.")
+    command = C.Sub if op.type == "SUB" else C.Add
+    return [command(**_elementwise_fields(op, ctx), input1_multiplier=d.input1_multiplier,
+                    input1_shift=d.input1_shift, input2_multiplier=d.input2_multiplier, input2_shift=d.input2_shift,
+                    output_multiplier=d.output_multiplier, output_shift=d.output_shift, left_shift=d.left_shift)]
 
 
 def lower_mul(op, ctx) -> list:
-    mo, so = mul_parameters(op, ctx.rounding_mode)
+    mo, so = mul_parameters(op, mode_of(ctx))
     return [C.Mul(**_elementwise_fields(op, ctx), output_multiplier=mo, output_shift=so)]
 
 
+def lower_minimum_maximum(op, ctx) -> list:
+    """TFLite's MINIMUM/MAXIMUM compare the stored values: no offsets, no requantization, the full range."""
+    input1, input2, output = elementwise_operands(op, ctx)
+    lo, hi = C.DTYPE_RANGES[output.dtype]
+    command = C.Minimum if op.type == "MINIMUM" else C.Maximum
+    return [command(input1, input2, output, act_min=lo, act_max=hi, note=_note(op))]
+
+
+# -- pointwise activations -----------------------------------------------------------------------------------------
+def lower_pointwise(op, ctx) -> list:
+    """A pointwise activation (RELU family, LOGISTIC, TANH, LEAKY_RELU, PRELU, ...): one TABLE command whose
+    table(s) hold the op's value for every input code (pointwise.py); PRELU with per-channel alpha gets one
+    table per channel."""
+    x, y = pointwise.activation_input(op), op.outputs[0]
+    shape = pointwise.table_view(y.shape)
+    if getattr(ctx, "probing", False):  # a static-check probe: only the tables' size matters
+        count = pointwise.channel_constants(op)
+        entries = R.TABLE_ENTRIES_INT16 if x.dtype == "int16" else R.TABLE_ENTRIES_INT8
+        data = bytes(count * entries * (2 if x.dtype == "int16" else 1))
+    else:
+        try:
+            values, count = pointwise.tables(op, mode_of(ctx))
+        except ValueError as exc:
+            raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {exc}. Assign it to the 'c' target.") \
+                from None
+        data = C.pack_table(values, x.dtype)
+    offset = _weights_blob(ctx).add(data, 4, f"{y.name} table")
+    return [C.Table(_operand(x, ctx, shape), _operand(y, ctx, shape), C.ParamRef(WEIGHTS_REGION, offset),
+                    table_count=count, note=_note(op))]
+
+
 # -- data movement -----------------------------------------------------------------------------------------------
+def lower_resize_nearest(op, ctx) -> list:
+    """RESIZE_NEAREST_NEIGHBOR: one GATHER_HW through the source row and column of every output row and column,
+    which the op layer computes as TFLite's kernel does (align corners, half-pixel centres, float32 scales)."""
+    x, y = op.inputs[0], op.outputs[0]
+    d = prepared(op, mode_of(ctx))
+    offset = _weights_blob(ctx).add(C.pack_gather_maps(d.rows, d.cols), 2, f"{y.name} row and column maps")
+    return [C.GatherHW(_operand(x, ctx), _operand(y, ctx), C.ParamRef(WEIGHTS_REGION, offset), note=_note(op))]
+
+
 def lower_reshape(op, ctx) -> list:
-    """No command when the memory planner aliased input and output; else one contiguous copy."""
+    """RESHAPE, EXPAND_DIMS, SQUEEZE: no command when the memory planner aliased input and output; else a flat
+    copy."""
     x, y = op.inputs[0], op.outputs[0]
     if not x.is_const and ctx.arena_offset(x) == ctx.arena_offset(y):
         return []
-    return [C.DmaCopy(_operand(x, ctx, y.shape), _operand(y, ctx), note=_note(op))]
+    return _copies(movement.flat_box(y.num_elements), _base(x, ctx), ctx.arena_offset(y), y.dtype, _note(op))
+
+
+def _base(t, ctx) -> tuple:
+    """(region, byte offset) of a tensor's first element: a constant in the weights blob, else the arena."""
+    if t.is_const:
+        data = np.ascontiguousarray(t.data, dtype=NUMPY_DTYPES[t.dtype]).tobytes()
+        return WEIGHTS_REGION, _weights_blob(ctx).add(data, 16, t.name)
+    return ARENA_REGION, ctx.arena_offset(t)
+
+
+def _copies(box, src: tuple, dst_offset: int, dtype: str, note: str) -> list:
+    """DMA_COPY commands of one movement box (movement.py) from `src` (region, byte offset) to the arena."""
+    parts = movement.chunks(box)
+    if parts is None:
+        raise UnsupportedOpError(f"{note}: a copy does not fit the NPU's descriptors. Assign it to the 'c' target.")
+    size = R.DTYPE_BYTES[C.dtype_code(dtype)]
+    commands = []
+    for dims, src_elem, dst_elem in parts:
+        shape = tuple(count for count, _, _ in dims)
+        source = C.TensorDesc(src[0], src[1] + src_elem * size, shape, tuple(s * size for _, s, _ in dims),
+                              C.dtype_code(dtype))
+        target = C.TensorDesc(ARENA_REGION, dst_offset + dst_elem * size, shape, tuple(d * size for _, _, d in dims),
+                              C.dtype_code(dtype))
+        commands.append(C.DmaCopy(source, target, note=note))
+    return commands
+
+
+def lower_movement(op, ctx) -> list:
+    """TRANSPOSE, SLICE, STRIDED_SLICE, SPLIT, PAD, REVERSE_V2, ...: the op layer's AxisMap (one per output) as
+    strided copies (movement.py), after one fill of the output with the pad value where the map pads."""
+    maps = movement.op_maps(op, prepared(op, mode_of(ctx)))
+    x = movement.moved_input(op)
+    if maps is None or x is None:
+        raise UnsupportedOpError(f"{op.location} moves data by values known only at run time. Assign it to the "
+                                 "'c' target.")
+    src = _base(x, ctx)
+    commands = []
+    for y, axis_map in maps:
+        fill, boxes = movement.map_boxes(axis_map)
+        if fill:
+            value = np.asarray([axis_map.pad_value], dtype=NUMPY_DTYPES[y.dtype]).tobytes()
+            pad = (WEIGHTS_REGION, _weights_blob(ctx).add(value, 2, f"{y.name} pad value"))
+            commands += _copies(movement.fill_box(axis_map.out_shape), pad, ctx.arena_offset(y), y.dtype,
+                                f"{_note(op)} (padding of '{y.name}')")
+        for box in boxes:
+            commands += _copies(box, src, ctx.arena_offset(y), y.dtype, f"{_note(op)} -> '{y.name}'")
+    return commands
 
 
 def lower_concatenation(op, ctx) -> list:
-    """One DMA per input into its slice of the output (same quantization, so a plain copy)."""
+    """CONCATENATION and PACK: each input copied into its slice of the output (raw values: TFLite does not
+    rescale int8 or int16 concatenations)."""
     y = op.outputs[0]
-    out = _operand(y, ctx)
-    axis = op.attrs["axis"] + (4 - len(y.shape))
-    commands, position = [], 0
-    for x in op.inputs:
-        src = _operand(x, ctx)
-        dst = C.TensorDesc(out.region, out.offset + position * out.strides[axis], src.shape, out.strides)
-        commands.append(C.DmaCopy(src, dst, note=f"{_note(op)} (input '{x.name}')"))
-        position += src.shape[axis]
+    boxes = movement.placement_boxes([x.shape for x in op.inputs], op.attrs["axis"], y.shape)
+    commands = []
+    for x, box in zip(op.inputs, boxes):
+        commands += _copies(box, _base(x, ctx), ctx.arena_offset(y), y.dtype, f"{_note(op)} (input '{x.name}')")
     return commands
 
 
 LOWERINGS = {
+    **{op_type: lower_pointwise for op_type in pointwise.POINTWISE_TYPES},
     "CONV_2D": lower_conv2d,
     "DEPTHWISE_CONV_2D": lower_depthwise_conv2d,
     "FULLY_CONNECTED": lower_fully_connected,
+    "TRANSPOSE_CONV": lower_transpose_conv,
     "AVERAGE_POOL_2D": lower_average_pool,
     "MAX_POOL_2D": lower_max_pool,
     "ADD": lower_add,
+    "SUB": lower_add,
     "MUL": lower_mul,
+    "MINIMUM": lower_minimum_maximum,
+    "MAXIMUM": lower_minimum_maximum,
     "RESHAPE": lower_reshape,
+    "EXPAND_DIMS": lower_reshape,
+    "SQUEEZE": lower_reshape,
+    "RESIZE_NEAREST_NEIGHBOR": lower_resize_nearest,
     "CONCATENATION": lower_concatenation,
+    "PACK": lower_concatenation,
+    **{op_type: lower_movement for op_type in movement.MOVEMENT_TYPES},
 }

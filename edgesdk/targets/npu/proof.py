@@ -6,7 +6,8 @@ decodes (edgesdk.npu.cmdtable.decode) and ends with END; every tensor
 descriptor and parameter reference lies inside its region (region 0 = the weights blob of its length, region 1 =
 the arena of arena_bytes), arena operands inside one planned buffer live during the table, outputs in the
 arena; a compressed weight stream lies in the weights blob and decodes to exactly its dense tensor; the
-quantization fields and channel records are in the NPU's accepted ranges.
+quantization fields and channel records are in the NPU's accepted ranges; tables and index maps lie in their
+region, and every index map entry inside its source.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from .tables import tables_of, weights_of
 
 WEIGHTS_REGION, ARENA_REGION = 0, 1
 SHIFT_RANGE = (R.MIN_SHIFT, R.MAX_SHIFT)  # the requantization shifts the NPU accepts
-NPU_RECORD_BYTES = 12  # one channel record: int32 bias + int32 multiplier + int32 shift, or int32 + f64
 
 
 def verify_tables(compiled, proof) -> None:
@@ -91,15 +91,31 @@ class _LiveBuffers:
 
 def _descriptors(command) -> tuple:
     """(inputs, outputs) tensor descriptors of a decoded command."""
-    if isinstance(command, C.DmaCopy):
+    if isinstance(command, (C.DmaCopy, C.GatherHW)):
         return [command.src], [command.dst]
     if isinstance(command, C.Conv2D):  # compressed weights are a byte stream instead: _check_weight_stream
         return [command.input] + ([] if command.weight_stream_bytes else [command.weights]), [command.output]
-    if isinstance(command, (C.MaxPool2D, C.AvgPool2D)):
+    if isinstance(command, (C.MaxPool2D, C.AvgPool2D, C.Table)):
         return [command.input], [command.output]
-    if isinstance(command, (C.Add, C.Mul)):
+    if isinstance(command, C._Elementwise):
         return [command.input1, command.input2], [command.output]
     return [], []
+
+
+def record_bytes(command) -> int:
+    """One channel record of a conv command: int32 bias (int64 for 16x8 layers), then multiplier and shift or
+    an f64 scale."""
+    return R.CHANNEL_PARAM_BYTES_WIDE if command.input.dtype == R.DTYPE_INT16 else R.CHANNEL_PARAM_BYTES
+
+
+def _param_bytes(where: str, ref, nbytes: int, what: str, regions: dict, weights: bytes, proof):
+    """The `nbytes` bytes a parameter reference points at (None when outside its region: a failure)."""
+    proof.count("npu_param_refs")
+    size = regions.get(ref.region)
+    if size is None or ref.offset < 0 or ref.offset + nbytes > size:
+        proof.fail(f"{where} {what} r{ref.region}+{ref.offset} ({nbytes} bytes) are outside region {ref.region}")
+        return None
+    return bytes(weights[ref.offset:ref.offset + nbytes]) if ref.region == WEIGHTS_REGION else None
 
 
 def _check_command(where: str, command, regions: dict, live: list, weights: bytes, proof) -> None:
@@ -111,15 +127,15 @@ def _check_command(where: str, command, regions: dict, live: list, weights: byte
         proof.count("npu_descriptors")
         _check_weight_stream(f"{where} weights", command, regions, weights, proof)
     if isinstance(command, C.Conv2D):
-        proof.count("npu_param_refs")
         records = 1 if command.per_tensor_params else command.output.shape[3]
-        ref = command.params
-        size = regions.get(ref.region)
-        if size is None or ref.offset + NPU_RECORD_BYTES * records > size:
-            proof.fail(f"{where} channel records r{ref.region}+{ref.offset} ({records} x "
-                                  f"{NPU_RECORD_BYTES} bytes) are outside region {ref.region}")
-        elif ref.region == WEIGHTS_REGION:
-            _check_records(where, command, bytes(weights[ref.offset:ref.offset + NPU_RECORD_BYTES * records]), proof)
+        data = _param_bytes(where, command.params, record_bytes(command) * records, "channel records", regions,
+                            weights, proof)
+        if data is not None:
+            _check_records(where, command, data, proof)
+    if isinstance(command, C.Table):
+        _param_bytes(where, command.table, table_bytes(command), "tables", regions, weights, proof)
+    if isinstance(command, C.GatherHW):
+        _check_gather_maps(where, command, regions, weights, proof)
     if isinstance(command, (C.Add, C.Mul)):
         fields = {"output_shift": command.output_shift}
         if isinstance(command, C.Add):
@@ -139,12 +155,14 @@ def _check_descriptor(where: str, desc, is_output: bool, regions: dict, live: li
     if any(d < 1 for d in desc.shape):
         proof.fail(f"{where} has a zero dimension {list(desc.shape)}")
         return
-    last = desc.offset + sum((d - 1) * s for d, s in zip(desc.shape, desc.strides))
-    if desc.offset < 0 or last >= size:
-        proof.fail(f"{where} r{desc.region}+{desc.offset}{list(desc.shape)} reaches byte {last} of "
+    extents = [(d - 1) * s for d, s in zip(desc.shape, desc.strides)]
+    first = desc.offset + sum(e for e in extents if e < 0)
+    last = desc.offset + sum(e for e in extents if e > 0) + desc.element_bytes - 1
+    if first < 0 or last >= size:
+        proof.fail(f"{where} r{desc.region}+{desc.offset}{list(desc.shape)} reaches bytes {first}..{last} of "
                               f"region {desc.region}, which has {size} bytes")
-    elif desc.region == ARENA_REGION and not live.holds(desc.offset, last):
-        proof.fail(f"{where} arena bytes {desc.offset}..{last} are not inside one buffer live during the table")
+    elif desc.region == ARENA_REGION and not live.holds(first, last):
+        proof.fail(f"{where} arena bytes {first}..{last} are not inside one buffer live during the table")
 
 
 def _check_weight_stream(where: str, command, regions: dict, weights: bytes, proof) -> None:
@@ -167,17 +185,44 @@ def _check_weight_stream(where: str, command, regions: dict, weights: bytes, pro
 
 
 def _check_records(where: str, command, data: bytes, proof) -> None:
-    """The channel records the NPU will read: accepted multipliers/shifts (or FP64 scales)."""
-    for i in range(len(data) // NPU_RECORD_BYTES):
-        record = data[i * NPU_RECORD_BYTES:(i + 1) * NPU_RECORD_BYTES]
+    """The channel records the NPU will read: accepted multipliers/shifts (or FP64 scales); a 16x8 layer's
+    64-bit requantization shifts right by 15 - shift, so its shifts are at most MAX_SHIFT_WIDE."""
+    size = record_bytes(command)
+    wide = size == R.CHANNEL_PARAM_BYTES_WIDE
+    top = R.MAX_SHIFT_WIDE if wide else SHIFT_RANGE[1]
+    for i in range(len(data) // size):
+        record = data[i * size:(i + 1) * size]
         if command.rounding == R.ROUNDING_FP64:
-            (scale,) = struct.unpack_from("<d", record, 4)
+            (scale,) = struct.unpack_from("<d", record, size - 8)
             if not (math.isfinite(scale) and scale >= 0):
                 proof.fail(f"{where} channel {i} has FP64 scale {scale}")
                 return
         else:
-            _bias, multiplier, shift = struct.unpack("<iii", record)
-            if multiplier < 0 or not SHIFT_RANGE[0] <= shift <= SHIFT_RANGE[1]:
+            multiplier, shift = struct.unpack_from("<ii", record, size - 8)
+            if multiplier < 0 or not SHIFT_RANGE[0] <= shift <= top:
                 proof.fail(f"{where} channel {i} has multiplier {multiplier}, shift {shift} "
-                                      f"(the NPU accepts >= 0 and [{SHIFT_RANGE[0]}, {SHIFT_RANGE[1]}])")
+                                      f"(the NPU accepts >= 0 and [{SHIFT_RANGE[0]}, {top}])")
                 return
+
+
+def table_bytes(command) -> int:
+    entries = R.TABLE_ENTRIES_INT16 if command.input.dtype == R.DTYPE_INT16 else R.TABLE_ENTRIES_INT8
+    return command.table_count * entries * command.input.element_bytes
+
+
+def _check_gather_maps(where: str, command, regions: dict, weights: bytes, proof) -> None:
+    """A GATHER_HW's index maps lie in their region and (in the weights blob) name rows and columns of its
+    source only, so the NPU cannot stop with BAD_INDEX."""
+    rows, cols = command.dst.shape[1], command.dst.shape[2]
+    if command.maps.region != WEIGHTS_REGION:
+        proof.fail(f"{where} index maps are in region {command.maps.region}, not the weights blob")
+        return
+    data = _param_bytes(where, command.maps, 2 * (rows + cols), "index maps", regions, weights, proof)
+    if data is None:
+        return
+    values = struct.unpack(f"<{rows + cols}H", data)
+    bad_rows = [v for v in values[:rows] if v >= command.src.shape[1]]
+    bad_cols = [v for v in values[rows:] if v >= command.src.shape[2]]
+    if bad_rows or bad_cols:
+        proof.fail(f"{where} index map names row(s) {bad_rows[:4]} / column(s) {bad_cols[:4]} outside its source "
+                   f"{list(command.src.shape)}")

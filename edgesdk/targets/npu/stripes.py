@@ -42,7 +42,7 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
         _, _, w, c = nhwc(tensor.shape)
         first = start - bases[tensor] if tensor in inter else start
         return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(tensor) + first * row_bytes(tensor),
-                                  (1, stop - start, w, c))
+                                  (1, stop - start, w, c), tensor.dtype)
 
     result = []
     for event in schedule.events:
