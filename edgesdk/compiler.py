@@ -269,6 +269,7 @@ def _write_memory_timeline(stage: Path, c: Compiled, report: dict) -> str:
 
 
 def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:
+    from .report.layers import layer_figures
     from .targets import get_target
 
     ex, plan = c.executor, c.plan
@@ -306,6 +307,9 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "estimate": {
             "regions": [_region_estimate_json(r, e) for r, e in zip(c.regions, ex.region_estimates)],
         },
+        "layers": layer_figures(c.graph, c.regions, ex, c.board),  # per op: work, bytes, estimate, share
+        # The blocks of the run function in order (EDGESDK_STEP_MARK k): what `edgesdk run --profile` measures.
+        "steps": [{"target": s.target, "layers": s.layers, "commands": s.commands} for s in ex.steps],
         "target_reports": {name: get_target(name).report(ex) for name in used},
         "folding": (c.folding or FoldReport()).to_json(),
         "io": {

@@ -11,6 +11,8 @@ NPU's output equals the reference kernels' bit for bit.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ...errors import UnsupportedOpError
@@ -100,7 +102,19 @@ def _act_range(op) -> tuple:
 
 
 def _note(op) -> str:
+    """The listing comment of an op's commands; a cascade's stripe commands keep it as their prefix
+    (note_layer reads the op back)."""
     return f"op #{op.index} {op.type} -> {op.outputs[0].name}"
+
+
+_NOTE_LAYER = re.compile(r"op #(-?\d+) ")
+
+
+def note_layer(note: str) -> int | None:
+    """The op index a command's note (_note) names, None for a command no op made (END, a cascade's row
+    shift)."""
+    found = _NOTE_LAYER.match(note or "")
+    return int(found.group(1)) if found else None
 
 
 # -- convolution and fully connected --------------------------------------------------------------------------

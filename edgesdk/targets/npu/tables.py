@@ -43,3 +43,21 @@ def table_chunks(table: NpuTable, value_lines) -> list:
                        "lines": value_lines(np.frombuffer(data[pos:pos + size], np.uint8), "uint8_t")})
         pos += size
     return chunks
+
+
+def command_layers(table: NpuTable) -> list:
+    """The layer (op index) each command of the table works for, from its note: a command no op made (a
+    cascade's row shift) counts for the layer of the next command that names one, END (and anything after
+    the last named command) for the layer before it."""
+    from .codegen import note_layer
+
+    named = [note_layer(getattr(c, "note", "")) for c in table.commands]
+    fallback = table.ops[-1].index if table.ops else -1
+    result, following = [None] * len(named), None
+    for k in range(len(named) - 1, -1, -1):
+        following = named[k] if named[k] is not None else following
+        result[k] = following
+    last = fallback
+    for k, layer in enumerate(result):
+        result[k] = last = layer if layer is not None else last
+    return result
