@@ -36,7 +36,7 @@ def layer_table(layers: list) -> list:
     moved = totals["bytes"]
     rows.append(("total", "", "", f"{totals['macs']:,}", f"{moved['activations_read']:,}",
                  f"{moved['activations_written']:,}", f"{moved['weights_read']:,}", "", "", "", "100.0"))
-    lines = _table(rows, "<<<>>>>>>>>")
+    lines = _table(rows, "><<>>>>>>>>")
     for unit, figures in totals["units"].items():
         bound = figures["lower_bound"]
         ratio = f" ({figures['count'] / bound:.2f} x the lower bound)" if bound else ""
@@ -45,4 +45,34 @@ def layer_table(layers: list) -> list:
     if totals["microseconds"]:
         lines.append(f"estimated latency: {totals['microseconds']:,.1f} us at the board's clocks "
                      "(share: of this latency)")
+    return lines
+
+
+def profile_table(profile: dict) -> list:
+    """`edgesdk run --profile`: per layer the measured instructions (of its block, when the block runs that
+    layer alone) and NPU cycles beside the estimate, then per block of the run function, adding up exactly."""
+    rows = [("layer", "type", "target", "block", "instructions", "NPU cycles", "estimate")]
+    for layer in profile["layers"]:
+        est = layer.get("estimate") or {}
+        rows.append((str(layer["index"]), layer["type"] or "-", layer["target"], str(layer["step"]),
+                     f"{layer['instructions']:,}" if layer["instructions"] is not None else "(block)",
+                     f"{layer['npu_cycles']:,}" if layer["npu_cycles"] is not None else "-",
+                     _count(est.get("count"), est.get("kind"))))
+    runs = profile["inferences"]
+    note = f"sums over {runs} inferences; the estimates are per inference" if runs > 1 else "one inference"
+    lines = ["", f"profile (measured on the built-in emulator; {note}):"]
+    lines += _table(rows, "><<>>>>")
+    blocks = [("block", "target", "layers", "instructions", "NPU cycles")]
+    executor = profile["executor_instructions"]
+    blocks.append(("-", "executor", "before the first block", f"{executor['before']:,}", "-"))
+    for row in profile["steps"]:
+        layers = ", ".join(map(str, row["layers"]))
+        blocks.append((str(row["step"]), row["target"], layers if len(layers) <= 40 else layers[:37] + "...",
+                       f"{row['instructions']:,}", f"{row['npu_cycles']:,}" if row["npu_cycles"] is not None else "-"))
+    blocks.append(("-", "executor", "after the last block", f"{executor['after']:,}", "-"))
+    npu = profile.get("npu_cycles")
+    blocks.append(("total", "", "", f"{profile['inference_instructions']:,}", f"{npu:,}" if npu is not None else "-"))
+    lines += [""] + _table(blocks, "><<>>")
+    if profile.get("files"):
+        lines.append("profile written to " + " and ".join(profile["files"]))
     return lines
