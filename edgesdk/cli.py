@@ -205,7 +205,8 @@ def make_parser() -> argparse.ArgumentParser:
     h.add_argument("--emulator", default="builtin", choices=["builtin", "renode"],
                    help="built-in emulator with plain robot (default), or Renode with renode-test")
     h.add_argument("--suite", action="append", default=[], help="run only this suite (repeatable; default: all)")
-    h.add_argument("--input", action="append", default=[], help=".npy input embedded in the firmware (per model input)")
+    h.add_argument("--input", action="append", default=[],
+                   help=".npy input embedded in the firmware (per model input), or one .npz holding all of them")
     h.add_argument("--random-input", type=int, default=0, metavar="SEED", help="seed of the random inputs (default 0)")
     h.set_defaults(func=cmd_hil)
 
@@ -349,9 +350,10 @@ def cmd_run(args) -> int:
     if args.random_input is not None:
         steps = [random_inputs(report, args.random_input + k) for k in range(args.steps)]
     elif not args.input:
-        names = ", ".join(f"'{s['name']}'" for s in report["io"]["inputs"])
-        raise UsageError(f"Give the model's input(s) ({names}) with --input FILE.npy (one per input, in order) or "
-                         "--input FILE.npz, or use --random-input SEED.")
+        specs = report["io"]["inputs"]
+        names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
+        raise UsageError(f"The model takes {len(specs)} input(s) ({names}): give them with --input FILE.npy (one "
+                         "per input, in order) or --input FILE.npz, or use --random-input SEED.")
     else:
         steps = split_steps(load_inputs(args.input, report["io"]["inputs"]), args.steps)
     observers = []
@@ -650,9 +652,14 @@ def _list_targets(board, as_json: bool) -> int:
 def cmd_hil(args) -> int:
     from .hil import run_hil
 
-    inputs = [load_npy(p) for p in args.input] or None
+    inputs = None
+    if args.input:
+        from .runner import load_report
+
+        inputs = load_inputs(args.input, load_report(Path(args.build_dir))["io"]["inputs"])
     result = run_hil(args.build_dir, args.emulator, args.suite or None, inputs, args.random_input)
-    print(result.output.rstrip())
+    if args.verbosity >= NORMAL or not result.passed:
+        print(result.output.rstrip())
     if not result.passed:
         where = (f"details in {result.results_dir}" if result.results_dir.is_dir()
                  else "Robot Framework wrote no results; its output is above")

@@ -115,14 +115,18 @@ def check_firmware_arena(report: dict, elf) -> int:
 
 
 def coerce_input(array: np.ndarray, spec: dict, index: int) -> np.ndarray:
-    """Check an input against the model's declared dtype and size; return it as contiguous bytes-ready array."""
+    """Check an input against the model's declared dtype and shape (exactly: a shape that merely has the same
+    number of elements is refused, it usually means a wrong layout); return it as a contiguous array."""
     want = NUMPY_DTYPES[spec["dtype"]]
     if array.dtype != want:
         raise UsageError(f"Input {index} ('{spec['name']}') must be {spec['dtype']}, got {array.dtype}. "
                          f"Convert it, e.g. np.asarray(x, dtype=np.{spec['dtype']}).")
-    if array.size * array.itemsize != spec["bytes"]:
-        raise UsageError(f"Input {index} ('{spec['name']}') must have shape {spec['shape']} ({spec['bytes']} bytes), got shape {list(array.shape)}.")
-    return np.ascontiguousarray(array).reshape(spec["shape"])
+    if list(array.shape) != list(spec["shape"]):
+        hint = (f" It has the right number of elements: if its layout is right, save x.reshape({tuple(spec['shape'])})."
+                if array.size * array.itemsize == spec["bytes"] else "")
+        raise UsageError(f"Input {index} ('{spec['name']}') must have shape {spec['shape']} ({spec['bytes']} bytes), "
+                         f"got shape {list(array.shape)}.{hint}")
+    return np.ascontiguousarray(array)
 
 
 def random_inputs(report: dict, seed: int) -> list:
