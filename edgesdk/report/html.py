@@ -16,7 +16,7 @@ from . import plots
 from .layers import layer_totals
 
 TIMELINE_PNG = "memory_timeline.png"
-NUMERIC = ' class="n"'
+NUMERIC, WRAP = ' class="n"', ' class="w"'
 REPORT_HTML = "report.html"
 
 STYLE = """
@@ -24,8 +24,8 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24
        color: #1b1b1b; line-height: 1.4; padding: 0 16px; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { margin-top: 1.8em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
-th, td { border: 1px solid #d8d8d8; padding: 3px 8px; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+th, td { border: 1px solid #d8d8d8; padding: 3px 8px; text-align: left; vertical-align: top; }
+td.w { overflow-wrap: anywhere; } th { white-space: nowrap; }
 th { background: #f2f4f7; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total td { font-weight: bold; background: #fafafa; }
 img { max-width: 100%; border: 1px solid #e3e3e3; }
@@ -87,12 +87,15 @@ def _image(png: bytes, alt: str) -> str:
     return f"<p><img alt=\"{escape(alt)}\" src=\"data:image/png;base64,{data}\"></p>"
 
 
-def _table(header: list, rows: list, numeric: set = frozenset(), css: list | None = None) -> str:
-    """An HTML table; cells are escaped; columns whose index is in `numeric` are right-aligned."""
+def _table(header: list, rows: list, numeric: set = frozenset(), css: list | None = None,
+           wrap: set = frozenset()) -> str:
+    """An HTML table; cells are escaped; columns whose index is in `numeric` are right-aligned, those in `wrap`
+    (long tensor names) may break anywhere."""
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
     body = []
     for k, row in enumerate(rows):
-        cells = "".join(f"<td{NUMERIC if i in numeric else ''}>{escape(_text(c))}</td>" for i, c in enumerate(row))
+        cells = "".join(f"<td{NUMERIC if i in numeric else WRAP if i in wrap else ''}>{escape(_text(c))}</td>"
+                        for i, c in enumerate(row))
         cls = f" class=\"{css[k]}\"" if css and css[k] else ""
         body.append(f"<tr{cls}>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -148,7 +151,7 @@ def _partition(report: dict) -> list:
     return ["<h2 id=\"partition\">Partition</h2>",
             f"<p class=\"note\">Where each op runs and why (the first target in the priority list whose "
             f"constraints it meets). Regions: {escape(regions)}.</p>",
-            _table(["op", "type", "target", "region", "reason", "output tensor"], rows, {0, 3})]
+            _table(["op", "type", "target", "region", "reason", "output tensor"], rows, {0, 3}, wrap={4, 5})]
 
 
 def _layers(report: dict, profile: dict | None) -> list:
@@ -220,14 +223,16 @@ def _memory(report: dict, timeline: bytes) -> list:
              "</p>",
              _image(timeline, "memory timeline"),
              "<h3>Buffers</h3><p class=\"note\">The numbers in the timeline; steps are op positions.</p>",
-             _table(["#", "tensor", "kind", "offset", "bytes", "first step", "last step"], buffers, {0, 3, 4, 5, 6})]
+             _table(["#", "tensor", "kind", "offset", "bytes", "first step", "last step"], buffers, {0, 3, 4, 5, 6},
+                    wrap={1})]
     if memory.get("in_place"):
         rows = [(o["op"], o["type"], o["rule"], o["distance"], o["input"], o["output"]) for o in memory["in_place"]]
-        parts += ["<h3>In place</h3>", _table(["op", "type", "rule", "distance", "input", "output"], rows, {0, 3})]
+        parts += ["<h3>In place</h3>",
+                  _table(["op", "type", "rule", "distance", "input", "output"], rows, {0, 3}, wrap={4, 5})]
     if memory.get("cascades"):
         rows = [(", ".join(map(str, g.get("ops", []))), g.get("stripe_height"), json.dumps(g.get("buffers", [])))
                 for g in memory["cascades"]]
-        parts += ["<h3>Cascades</h3>", _table(["ops", "stripe height", "stripe buffers"], rows, {1})]
+        parts += ["<h3>Cascades</h3>", _table(["ops", "stripe height", "stripe buffers"], rows, {1}, wrap={2})]
     return parts
 
 

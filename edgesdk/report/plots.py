@@ -12,6 +12,8 @@ LOWER_BOUND_STYLE = dict(color="#2ca02c", linestyle="--", linewidth=1.5)
 PEAK_STYLE = dict(color="#d62728", linestyle="-", linewidth=1.5)
 LEGEND_BUFFERS = 24  # buffers named in the timeline's legend (the largest); report.html's table lists all
 NAME_CHARS = 48
+FREE_COLOR = "#e8e8e8"
+MIN_BAR_ROWS = 6  # a panel of fewer layers keeps the bars as thick as with this many
 
 
 def _figure(width: float, height: float):
@@ -114,7 +116,7 @@ def layer_bars_png(layers: list, measured: dict | None = None) -> bytes:
             axes.scatter([b for b, _ in bounds], [v for _, v in bounds], marker="|", s=120, color="#2ca02c",
                          zorder=3, label="lower bound")
         axes.set_yticks(y, labels, fontsize=7)
-        axes.invert_yaxis()
+        axes.set_ylim(max(len(chosen), MIN_BAR_ROWS) - 0.5, -0.5)  # first layer on top
         axes.set_xlabel(kind)
         units = sorted({layer["estimate"]["unit"] for layer in chosen})
         axes.set_title(f"{kind} per layer ({', '.join(units)})", fontsize=10)
@@ -133,7 +135,7 @@ def stacked_bars_png(bars: list, title: str) -> bytes:
     for y, (label, parts) in enumerate(bars):
         left = 0
         for part, value in parts:
-            color = color_of.setdefault(part, colors[len(color_of) % len(colors)])
+            color = color_of.setdefault(part, FREE_COLOR if part == "free" else colors[len(color_of) % len(colors)])
             axes.barh(y, value, left=left, color=color, edgecolor="white", height=0.6,
                       label=None if part in labelled else part)
             labelled.add(part)
