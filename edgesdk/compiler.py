@@ -10,7 +10,6 @@ replaced only if edgesdk wrote it (edgesdk/output_dir.py).
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import tempfile
 import time

@@ -99,7 +99,7 @@ def probe_page(browser: str, page: Path, work: Path) -> dict:
     return json.loads(raw.replace("&quot;", '"').replace("&amp;", "&"))
 
 
-def screenshot(browser: str, page: Path, png: Path, height: int) -> "np.ndarray":
+def screenshot(browser: str, page: Path, png: Path, height: int):
     from matplotlib.image import imread
 
     proc = browse(browser, f"--screenshot={png}", f"--window-size=1280,{height}", page.as_uri())

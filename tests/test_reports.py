@@ -276,3 +276,19 @@ def test_top_values_are_largest_first_with_real_values():
                    {"index": 0, "value": 3, "real": 1.0}]
     assert top_values(np.array([1.5, 2.5], np.float32), {"quant": None}, 5) == [{"index": 1, "value": 2.5},
                                                                                 {"index": 0, "value": 1.5}]
+
+
+def test_tune_and_hil_say_what_they_do_on_stderr(tmp_path):
+    log = tmp_path / "log.json"
+    proc = edgesdk("tune", model_path("hello_world"), "--verify", "0", "--seconds", "5", "-o", log)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("edgesdk: ")]
+    assert lines[0] == ("edgesdk: tuning hello_world_int8.tflite: search budget 5 s, then 0 candidate(s) built and "
+                        "run on the emulator"), lines
+    assert any(line.startswith("edgesdk: tune: baseline (default build):") for line in lines)
+    assert any(line.startswith("edgesdk: tune: search:") for line in lines)
+    assert json.loads(log.read_text())["search"]["seconds"] == 5
+    quiet = edgesdk("tune", model_path("hello_world"), "--verify", "0", "--seconds", "5", "-o", log, "-q")
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
+    proc = edgesdk("hil", tmp_path / "no-build")
+    assert proc.returncode == USAGE and "not an edgesdk build directory" in proc.stderr
