@@ -22,6 +22,7 @@ from conftest import REPO, model_path
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 OPT_OUT = "EDGESDK_SKIP_BROWSER_TESTS"
+WIDTH = 1280  # of the browser window: a laptop screen
 # Injected into a copy of the page (the report itself has no script): once everything is loaded, what the
 # browser made of it, as an attribute the dumped DOM carries.
 PROBE = """<script>
@@ -92,7 +93,7 @@ def probe_page(browser: str, page: Path, work: Path) -> dict:
     """Load a copy of `page` with PROBE added; return what the browser reported."""
     copy = work / f"probe-{page.parent.name}.html"
     copy.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
-    proc = browse(browser, "--virtual-time-budget=20000", "--dump-dom", copy.as_uri())
+    proc = browse(browser, "--virtual-time-budget=20000", f"--window-size={WIDTH},2000", "--dump-dom", copy.as_uri())
     start = proc.stdout.find('data-probe="')
     assert start >= 0, f"the browser did not run the page's load event: {proc.stderr[-2000:]}"
     raw = proc.stdout[start + len('data-probe="'):proc.stdout.index('"', start + len('data-probe="'))]
@@ -102,7 +103,7 @@ def probe_page(browser: str, page: Path, work: Path) -> dict:
 def screenshot(browser: str, page: Path, png: Path, height: int):
     from matplotlib.image import imread
 
-    proc = browse(browser, f"--screenshot={png}", f"--window-size=1280,{height}", page.as_uri())
+    proc = browse(browser, f"--screenshot={png}", f"--window-size={WIDTH},{height}", page.as_uri())
     assert png.is_file(), proc.stderr[-2000:]
     return imread(BytesIO(png.read_bytes()))
 
@@ -162,7 +163,7 @@ def test_report_renders_in_a_headless_browser(kws_pages):
         assert seen["images"] == seen["decoded"] == seen["shown"] == images, seen  # every figure decodes and shows
         assert seen["tables"] >= 6 and seen["rows"] > 2 * len(report["ops"]), seen
         assert seen["headings"][:2] == ["Partition", "Per layer"], seen
-        assert seen["width"] <= 1280 + 20, seen  # no table pushes the page sideways
+        assert seen["width"] <= WIDTH, seen  # no table pushes the page sideways
         pixels = screenshot(browser, page, work / f"{page.parent.name}.png", min(seen["height"], 16000))
         ink = (pixels[..., :3].min(axis=-1) < 0.9).mean()  # share of pixels that are not (near) white
         assert pixels.shape[0] >= 2000 and 0.05 < ink < 0.9, (pixels.shape, ink)

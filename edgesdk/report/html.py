@@ -25,7 +25,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24
 h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { margin-top: 1.8em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
 th, td { border: 1px solid #d8d8d8; padding: 3px 8px; text-align: left; vertical-align: top; }
-td.w { overflow-wrap: anywhere; } th { white-space: nowrap; }
+td.w { overflow-wrap: anywhere; }
 th { background: #f2f4f7; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total td { font-weight: bold; background: #fafafa; }
 img { max-width: 100%; border: 1px solid #e3e3e3; }
