@@ -292,3 +292,34 @@ def test_tune_and_hil_say_what_they_do_on_stderr(tmp_path):
     assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
     proc = edgesdk("hil", tmp_path / "no-build")
     assert proc.returncode == USAGE and "not an edgesdk build directory" in proc.stderr
+
+
+def test_tune_stops_its_search_at_the_budget(monkeypatch):
+    """The search budget counts on a clock that advances one second per candidate evaluated (no wall-clock
+    dependence): a 5 s budget evaluates the candidates started at 0 .. 5 s, and the log and progress say the
+    budget stopped it (unbudgeted, the SRAM search on KWS evaluates many more)."""
+    import edgesdk.tune.search as search_module
+    from edgesdk.tune.tuner import TuneOptions, tune
+
+    clock = {"now": 0.0, "evaluations": 0}
+
+    class FakeTime:
+        @staticmethod
+        def monotonic():
+            return clock["now"]
+
+    real_evaluate = search_module.Search.evaluate
+
+    def evaluate(self, schedule):
+        result = real_evaluate(self, schedule)  # raises OutOfTime past the deadline, before any work
+        clock["now"] += 1.0
+        clock["evaluations"] += 1
+        return result
+
+    monkeypatch.setattr(search_module, "time", FakeTime)
+    monkeypatch.setattr(search_module.Search, "evaluate", evaluate)
+    said = []
+    log = tune(model_path("kws"), TuneOptions(objective="sram", verify=0, seconds=5), said.append)
+    assert clock["evaluations"] == 6 and clock["now"] == 6.0
+    assert log["search"]["complete"] is False and log["search"]["seconds"] == 5
+    assert any(line.startswith("search:") and "(stopped by the time budget)" in line for line in said), said

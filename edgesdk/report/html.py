@@ -254,7 +254,7 @@ def _pools_and_flash(report: dict) -> list:
     flash = _flash_contents(report)
     out = ["<h2 id=\"pools\">Memory pools</h2>",
            _table(["pool", "base", "size", "part", "bytes"], pool_rows, {2, 4}),
-           _image(plots.stacked_bars_png(bars, "memory pools (bytes)"), "memory pools")]
+           _image(plots.stacked_bars_png(bars, "memory pools (share of each pool)", share=True), "memory pools")]
     out += ["<h2 id=\"flash\">Flash contents</h2>",
             "<p class=\"note\">" + ("From the linked firmware's sections." if sections else
                                     "No firmware was linked (--no-firmware): the constants only.") + "</p>",

@@ -126,15 +126,17 @@ def layer_bars_png(layers: list, measured: dict | None = None) -> bytes:
     return _png(figure)
 
 
-def stacked_bars_png(bars: list, title: str) -> bytes:
-    """Horizontal stacked bars: [(bar label, [(part label, bytes), ...]), ...], each part labelled."""
+def stacked_bars_png(bars: list, title: str, share: bool = False) -> bytes:
+    """Horizontal stacked bars: [(bar label, [(part label, bytes), ...]), ...], each part labelled. `share`:
+    each bar as percent of its own total (pools of very different sizes: the small one stays readable)."""
     figure = _figure(11, 0.9 + 0.75 * len(bars))
     axes = figure.add_subplot()
     colors = _palette()
     color_of, labelled = {}, set()
     for y, (label, parts) in enumerate(bars):
-        left = 0
+        left, total = 0, sum(value for _, value in parts) or 1
         for part, value in parts:
+            value = 100 * value / total if share else value
             color = color_of.setdefault(part, FREE_COLOR if part == "free" else colors[len(color_of) % len(colors)])
             axes.barh(y, value, left=left, color=color, edgecolor="white", height=0.6,
                       label=None if part in labelled else part)
@@ -142,7 +144,9 @@ def stacked_bars_png(bars: list, title: str) -> bytes:
             left += value
     axes.set_yticks(range(len(bars)), [label for label, _ in bars])
     axes.invert_yaxis()
-    axes.set_xlabel("bytes")
+    axes.set_xlabel("percent of the pool" if share else "bytes")
+    if share:
+        axes.set_xlim(0, 100)
     axes.set_title(title, fontsize=10)
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     axes.grid(True, axis="x", color="#e5e5e5", linewidth=0.6)
