@@ -54,9 +54,9 @@ def main(argv=None) -> int:
         return UsageError.exit_code
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
-    from .progress import set_verbosity
+    from .progress import reset_verbosity, set_verbosity
 
-    set_verbosity(getattr(args, "verbosity", NORMAL))
+    verbosity = set_verbosity(getattr(args, "verbosity", NORMAL))  # this command's only: main() may be called again
     try:
         return args.func(args) or 0
     except EdgesdkError as err:
@@ -85,6 +85,8 @@ def main(argv=None) -> int:
         return EnvironmentFailure.exit_code
     except Exception as exc:  # an edgesdk bug, not a user error
         return _internal_error(exc)
+    finally:
+        reset_verbosity(verbosity)
 
 
 def _internal_error(exc: BaseException) -> int:

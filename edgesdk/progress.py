@@ -13,8 +13,13 @@ QUIET, NORMAL, VERBOSE = 0, 1, 2
 _VERBOSITY: ContextVar = ContextVar("edgesdk_verbosity", default=QUIET)
 
 
-def set_verbosity(level: int) -> None:
-    _VERBOSITY.set(level)
+def set_verbosity(level: int):
+    """Set the verbosity; returns the token that reset_verbosity takes to restore the previous one."""
+    return _VERBOSITY.set(level)
+
+
+def reset_verbosity(token) -> None:
+    _VERBOSITY.reset(token)
 
 
 def verbosity() -> int:
