@@ -7,6 +7,7 @@ detail). Library callers (tests, benchmarks) get 0 unless they set it, so edgesd
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
@@ -30,3 +31,14 @@ def say(text: str, level: int = NORMAL) -> None:
     """Print `edgesdk: <text>` on stderr when the verbosity is at least `level`."""
     if _VERBOSITY.get() >= level:
         print(f"edgesdk: {text}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def quiet():
+    """No progress lines inside: a task of a pool (regress rows, tune measurements) says nothing of its own
+    steps, here as on a Ray worker; the command reports per task."""
+    token = _VERBOSITY.set(QUIET)
+    try:
+        yield
+    finally:
+        _VERBOSITY.reset(token)

@@ -68,6 +68,28 @@ def test_npu_layers_report_the_bytes_their_commands_move():
                                                               "weights_read": 0}
 
 
+def test_a_cascade_group_s_stripe_commands_count_for_their_layers():
+    """Cascaded layers run as many stripe commands (and row shifts no op made): each counts for its layer, and
+    the layers still add up to the NPU table's cycles."""
+    from collections import Counter
+
+    from edgesdk.compiler import BuildOptions, compile_model, make_report
+    from edgesdk.targets.npu.tables import command_layers
+    from edgesdk.tune import CascadeChoice, schedule_of
+
+    default = compile_model(model_path("kws"), BuildOptions(compile_firmware=False))
+    schedule = schedule_of(default).with_cascades([CascadeChoice((0, 1, 2), 2)])
+    cascaded = compile_model(model_path("kws"), BuildOptions(schedule=schedule, compile_firmware=False))
+    table = cascaded.executor.target_data["npu"][0]
+    commands = Counter(command_layers(table))
+    assert set(commands) <= {op.index for op in table.ops}
+    assert min(commands[0], commands[1], commands[2]) > 1 and commands[3] == 1  # stripes, then a whole layer
+    layers = make_report(model_path("kws"), cascaded, BuildOptions(), {}, {})["layers"]
+    assert sum(layer["estimate"]["count"] for layer in layers if layer["target"] == "npu") == table.cycles
+    default_layers = make_report(model_path("kws"), default, BuildOptions(), {}, {})["layers"]
+    assert layers[0]["estimate"]["count"] > default_layers[0]["estimate"]["count"]  # many smaller commands cost more
+
+
 def test_the_default_per_layer_estimate_asks_the_region_estimate_per_op():
     """A plugin without estimate_layers gets one from its `estimate`, op by op."""
     from edgesdk.partition.partitioner import Region
