@@ -30,7 +30,7 @@ class InferenceResult:
     observations: list = field(default_factory=list)  # what run_elf's observers collected (the built-in emulator)
 
 
-ROUNDING_MODES = ("ref", "tflm")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
+ROUNDING_MODES = ("ref", "tflm", "ort")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
 MAX_ARENA_BYTES = (1 << 31) - 1
 
 

@@ -99,6 +99,7 @@ class Graph:
     outputs: list  # list[Tensor]
     description: str = ""
     warnings: list = field(default_factory=list)  # about the file (printed by the build, in report.json)
+    source_path: object = None  # the ONNX file an imported graph came from (--rounding ort reads it again)
 
     def producers(self) -> dict:
         return {t: op for op in self.ops for t in op.outputs}
