@@ -659,13 +659,14 @@ def cmd_inspect(args) -> int:
         raise UsageError("inspect needs a MODEL (or --list-ops).")
     from .importer.onnx_importer import import_model
     from .ops.folding import fold_constants
-    from .partition.partitioner import annotate
+    from .partition.partitioner import annotate, rejected_ops
 
     graph = import_model(args.model)
     folded = fold_constants(graph).folded  # as a build does: shape arithmetic on constants is evaluated here
-    rejected = annotate(graph, targets)
-    ops = [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason, "output": op.outputs[0].name}
-           for op in graph.ops]
+    choices = annotate(graph, targets)
+    rejected = rejected_ops(choices)
+    ops = [{"index": op.index, "type": op.type, "target": choices[op].target, "reason": choices[op].reason,
+            "output": op.outputs[0].name} for op in graph.ops]
     ops += [{"index": op.index, "type": op.type, "target": "folded", "output": op.outputs[0].name,
              "reason": "evaluated at build time: its outputs are constants"} for op in folded]
     ops.sort(key=lambda o: o["index"])

@@ -77,8 +77,6 @@ class Op:
     attrs: dict = field(default_factory=dict)
     uint8_semantics: bool = False
     intermediates: list = field(default_factory=list)  # quantization-only tensors of recurrent ops (TFLite)
-    target: str | None = None  # set by the partitioner
-    reason: str = ""  # why the partitioner chose `target` (the failed constraint of higher-priority targets)
 
     @property
     def location(self) -> str:
