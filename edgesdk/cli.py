@@ -37,6 +37,15 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error exits with edgesdk's usage code (7, edgesdk/errors.py), not argparse's 2
+    (which edgesdk documents as a model error)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(UsageError.exit_code, f"edgesdk: error: {message} (see '{self.prog} --help').\n")
+
+
 def main(argv=None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
@@ -45,6 +54,9 @@ def main(argv=None) -> int:
         return UsageError.exit_code
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
+    from .progress import reset_verbosity, set_verbosity
+
+    verbosity = set_verbosity(getattr(args, "verbosity", NORMAL))  # this command's only: main() may be called again
     try:
         return args.func(args) or 0
     except EdgesdkError as err:
@@ -73,6 +85,8 @@ def main(argv=None) -> int:
         return EnvironmentFailure.exit_code
     except Exception as exc:  # an edgesdk bug, not a user error
         return _internal_error(exc)
+    finally:
+        reset_verbosity(verbosity)
 
 
 def _internal_error(exc: BaseException) -> int:
@@ -83,19 +97,40 @@ def _internal_error(exc: BaseException) -> int:
     return INTERNAL_ERROR_EXIT
 
 
-def make_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="edgesdk", description="Compile quantized TFLite models into bare-metal RISC-V + NPU firmware.")
-    p.add_argument("--version", action="version", version=f"edgesdk {__version__}")
-    sub = p.add_subparsers(dest="command")
+QUIET, NORMAL, VERBOSE = 0, 1, 2  # = edgesdk.progress (not imported here: --help stays fast)
+DEFAULT_OUTPUT_ROOT = "edgesdk-out"  # build without -o: edgesdk-out/<model file stem>
 
-    b = sub.add_parser("build", help="compile a model into firmware (OUT/firmware.elf, sources, report.json)")
+
+def _verbosity_options() -> argparse.ArgumentParser:
+    """-v / -q, accepted by every command."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=VERBOSE, default=NORMAL,
+                       help="say more: per-layer tables, every progress step")
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
+                       help="print only errors, warnings and what was asked for (--json)")
+    return common
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="edgesdk", description="Compile quantized TFLite models into bare-metal RISC-V + NPU firmware.",
+                       epilog="Exit codes: 0 ok, 2 model, 3 unsupported op, 4 does not fit, 5 toolchain, 6 emulator or "
+                              "firmware failure, 7 usage, 8 --check mismatch, 9 no debug probe, 10 the machine refused.")
+    p.add_argument("--version", action="version", version=f"edgesdk {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=ArgumentParser)
+    common = [_verbosity_options()]
+
+    b = sub.add_parser("build", parents=common,
+                       help="compile a model into firmware (OUT/firmware.elf, sources, report.json, report.html)")
     b.add_argument("model", help="the .tflite model")
     b.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     b.add_argument("--target", default="npu,c", help='target priority list, last = fallback (default "npu,c"; "c" = CPU only)')
     b.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"],
                    help="match LiteRT's reference kernels (ref, default), TFLite Micro (tflm) or, for QDQ ONNX "
                         "models, ONNX Runtime's CPU execution (ort); docs/rounding.md")
-    b.add_argument("-o", "--output", required=True, help="output directory (replaced atomically)")
+    b.add_argument("-o", "--output",
+                   help=f"output directory, replaced atomically (default {DEFAULT_OUTPUT_ROOT}/<model file name without "
+                        "extension> in the working directory)")
     b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
     b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
     b.add_argument("--no-cascade", action="store_true",
@@ -112,15 +147,16 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
 
-    e = sub.add_parser("export", help="write OUT/export/: an existing build's model as a static library for your "
-                                      "own firmware")
+    e = sub.add_parser("export", parents=common,
+                       help="write OUT/export/: an existing build's model as a static library for your own firmware")
     e.add_argument("build_dir", help="output directory of 'edgesdk build'")
     e.add_argument("--no-measure", action="store_true",
                    help="do not compile the library to measure its code size and stack (faster; needs no toolchain)")
     e.add_argument("--json", action="store_true", help="print metadata.json instead of the summary")
     e.set_defaults(func=cmd_export)
 
-    t = sub.add_parser("tune", help="search per-layer schedules (cost models + emulator), write a tuning log")
+    t = sub.add_parser("tune", parents=common,
+                       help="search per-layer schedules (cost models + emulator), write a tuning log")
     t.add_argument("model", help="the .tflite model")
     t.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     t.add_argument("--target", default="npu,c", help='target priority list (default "npu,c")')
@@ -136,7 +172,7 @@ def make_parser() -> argparse.ArgumentParser:
     add_pool_arguments(t, "measure the --verify candidates in parallel")
     t.set_defaults(func=cmd_tune)
 
-    g = sub.add_parser("regress", help="build, run and check every model x board x target list; one summary table")
+    g = sub.add_parser("regress", parents=common, help="build, run and check every model x board x target list; one summary table")
     g.add_argument("models", nargs="+", metavar="MODEL", help=".tflite models")
     g.add_argument("--boards", default="riscv-npu", help="comma-separated boards (default riscv-npu)")
     g.add_argument("--targets", default="npu,c",
@@ -153,12 +189,14 @@ def make_parser() -> argparse.ArgumentParser:
     add_pool_arguments(g, "run the rows in parallel")
     g.set_defaults(func=cmd_regress)
 
-    r = sub.add_parser("run", help="run a build on the built-in emulator (or on QEMU)")
+    r = sub.add_parser("run", parents=common, help="run a build on the built-in emulator (or on QEMU)")
     r.add_argument("build_dir", help="output directory of 'edgesdk build'")
     r.add_argument("--emulator", default="builtin", choices=["builtin", "qemu"],
                    help="the built-in emulator (default), or stock QEMU with the board's machine (board.json "
                         "\"qemu\"; CPU-only builds)")
-    r.add_argument("--input", action="append", default=[], help=".npy input (repeat per model input, in order)")
+    r.add_argument("--input", action="append", default=[],
+                   help=".npy input (repeat per model input, in order), or one .npz holding every input (by the model's "
+                        "input names, or arr_0, arr_1, ... in order)")
     r.add_argument("--random-input", type=int, metavar="SEED", help="use seeded random inputs instead of --input")
     r.add_argument("--output-dir", help="where to write output_0.npy, ... (default BUILD_DIR/run)")
     r.add_argument("--check", action="store_true", help="also run the reference interpreter and compare byte for byte")
@@ -166,10 +204,15 @@ def make_parser() -> argparse.ArgumentParser:
                    help="run N inferences in one boot (a stateful model carries its state); --input files then hold "
                         "N inputs stacked along a new first axis, --random-input uses seeds SEED..SEED+N-1")
     r.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit in seconds (default 120)")
+    r.add_argument("--print-top", type=int, metavar="K",
+                   help="print each output's K largest values with their indices (and real values, if quantized)")
+    r.add_argument("--profile", action="store_true",
+                   help="measure instructions and NPU cycles per layer (built-in emulator); writes profile.json and "
+                        "report.html into the output folder")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=cmd_run)
 
-    i = sub.add_parser("inspect", help="show where each op of a model would run, and why")
+    i = sub.add_parser("inspect", parents=common, help="show where each op of a model would run, and why")
     i.add_argument("model", nargs="?", help="the .tflite model")
     i.add_argument("--board", default="riscv-npu")
     i.add_argument("--target", default=None,
@@ -181,16 +224,18 @@ def make_parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_inspect)
 
-    h = sub.add_parser("hil", help="run the hardware-in-the-loop Robot suites (edgesdk/hil/suites) against a build")
+    h = sub.add_parser("hil", parents=common,
+                       help="run the hardware-in-the-loop Robot suites (edgesdk/hil/suites) against a build")
     h.add_argument("build_dir", help="output directory of 'edgesdk build'")
     h.add_argument("--emulator", default="builtin", choices=["builtin", "renode"],
                    help="built-in emulator with plain robot (default), or Renode with renode-test")
     h.add_argument("--suite", action="append", default=[], help="run only this suite (repeatable; default: all)")
-    h.add_argument("--input", action="append", default=[], help=".npy input embedded in the firmware (per model input)")
+    h.add_argument("--input", action="append", default=[],
+                   help=".npy input embedded in the firmware (per model input), or one .npz holding all of them")
     h.add_argument("--random-input", type=int, default=0, metavar="SEED", help="seed of the random inputs (default 0)")
     h.set_defaults(func=cmd_hil)
 
-    f = sub.add_parser("flash", help="program a build's firmware into the board's flash")
+    f = sub.add_parser("flash", parents=common, help="program a build's firmware into the board's flash")
     f.add_argument("build_dir", help="output directory of 'edgesdk build'")
     f.add_argument("--probe", required=True, choices=["openocd", "gdb", "emulator"],
                    help="OpenOCD with the board's config, a GDB server, or the built-in emulator's flash")
@@ -213,17 +258,27 @@ def cmd_build(args) -> int:
                            compile_firmware=not args.no_firmware, werror=args.werror,
                            cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export,
                            dump_after=_dump_after(args.dump_after))
-    report = build(args.model, args.output, options)
+    output = args.output or default_output_dir(args.model)
+    if args.output is None and args.verbosity >= NORMAL:
+        print(f"edgesdk: no -o given: writing {output}", file=sys.stderr)
+    report = build(args.model, output, options)
     for warning in report.get("warnings", []):
         print(f"edgesdk: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=2))
-    else:
-        print(build_summary(report, args.output))
+    elif args.verbosity >= NORMAL:
+        print(build_summary(report, output, verbose=args.verbosity >= VERBOSE))
         if report.get("export"):
-            print(export_summary(Path(args.output) / report["export"]["dir"], Path(args.output) / report["export"]["tar"],
-                                 json.loads((Path(args.output) / report["export"]["dir"] / "metadata.json").read_text())))
+            print(export_summary(Path(output) / report["export"]["dir"], Path(output) / report["export"]["tar"],
+                                 json.loads((Path(output) / report["export"]["dir"] / "metadata.json").read_text())))
     return 0
+
+
+def default_output_dir(model: str) -> str:
+    """Where a build without -o goes: edgesdk-out/<model file name without its extension>, under the working
+    directory (replaced by the next such build, under the same rules as -o: edgesdk/output_dir.py)."""
+    stem = Path(model).stem or "model"
+    return str(Path(DEFAULT_OUTPUT_ROOT) / stem)
 
 
 def _dump_after(values: list) -> tuple:
@@ -275,9 +330,13 @@ def cmd_regress(args) -> int:
                              target_lists=parse_list(args.targets, ";", "--targets", '"npu,c;c"'),
                              rounding=args.rounding, seeds=parse_seeds(args.seeds), run_on=args.run_on,
                              timeout_s=args.timeout)
-    progress = None if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
-    summary = regress(args.models, args.output, options, args.workers, args.cluster, progress)
-    print(json.dumps(summary, indent=2) if args.json else summary_table(summary) + f"\nsummary: {Path(args.output) / 'summary.json'}")
+    from .progress import say
+
+    summary = regress(args.models, args.output, options, args.workers, args.cluster, say)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    elif args.verbosity >= NORMAL:
+        print(summary_table(summary) + f"\nsummary: {Path(args.output) / 'summary.json'}")
     return exit_code(summary)
 
 
@@ -288,16 +347,27 @@ def cmd_tune(args) -> int:
     options = TuneOptions(board=args.board, target=args.target, rounding=args.rounding, objective=args.objective,
                           verify=args.verify, seconds=args.seconds, seed=args.seed, workers=args.workers,
                           cluster=args.cluster)
-    progress = None if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
-    log = tune(args.model, options, progress)
+    from .progress import say
+
+    say(f"tuning {Path(args.model).name}: search budget {args.seconds:g} s, then {args.verify} candidate(s) built and "
+        "run on the emulator")
+    log = tune(args.model, options, lambda text: say(f"tune: {text}"))
     write_tuning_log(args.output, log)
-    print(json.dumps(log, indent=2) if args.json else summary(log) + f"\nlog: {args.output}")
+    if args.json:
+        print(json.dumps(log, indent=2))
+    elif args.verbosity >= NORMAL:
+        print(summary(log) + f"\nlog: {args.output}")
     return 0
 
 
-def build_summary(report: dict, out_dir) -> str:
-    lines = [f"edgesdk build: {Path(report['model']).name} -> {out_dir} (board {report['board']}, targets {','.join(report['targets'])}, rounding {report['rounding']})", ""]
+def build_summary(report: dict, out_dir, verbose: bool = False) -> str:
+    lines = [f"edgesdk build: {Path(report['model']).name} -> {out_dir} (board {report['board']}, targets "
+             f"{','.join(report['targets'])}, rounding {report['rounding']})", ""]
     lines += partition_table(report["ops"])
+    if verbose and report.get("layers"):
+        from .report.tables import layer_table
+
+        lines += ["", "per layer (estimates; -v):"] + layer_table(report["layers"])
     mem = report["memory"]
     lines += ["", f"memory: SRAM arena {mem['sram_peak_bytes']} B (+ stack {mem['stack_bytes']} B), "
                   f"flash {mem['flash_bytes']} B (constants {mem['weights_bytes']} B)"]
@@ -309,6 +379,9 @@ def build_summary(report: dict, out_dir) -> str:
         lines.append(f"schedule: from tuning log {report['tuning']['log'] or '(given directly)'}")
     t = report["timing"]
     lines.append(f"time: compile {t['compile_s']:.2f} s, firmware build {t['firmware_build_s']:.2f} s")
+    if report.get("report_html"):
+        lines.append(f"report: {Path(out_dir) / report['report_html']}" + ("" if verbose else
+                     " (per-layer figures: edgesdk build -v, or report.json 'layers')"))
     return "\n".join(lines)
 
 
@@ -332,11 +405,29 @@ def cmd_run(args) -> int:
         raise UsageError("Give either --input files or --random-input, not both.")
     if args.steps < 1:
         raise UsageError(f"--steps must be at least 1, not {args.steps}.")
+    if args.print_top is not None and args.print_top < 1:
+        raise UsageError(f"--print-top must be at least 1, not {args.print_top}.")
+    if args.profile and args.emulator != "builtin":
+        raise UsageError("--profile measures on the built-in emulator; drop --emulator qemu (or --profile).")
     if args.random_input is not None:
         steps = [random_inputs(report, args.random_input + k) for k in range(args.steps)]
+    elif not args.input:
+        specs = report["io"]["inputs"]
+        names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
+        raise UsageError(f"The model takes {len(specs)} input(s) ({names}): give them with --input FILE.npy (one "
+                         "per input, in order) or --input FILE.npz, or use --random-input SEED.")
     else:
-        steps = split_steps([load_npy(p) for p in args.input], args.steps)
-    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout, emulator=args.emulator)
+        steps = split_steps(load_inputs(args.input, report["io"]["inputs"]), args.steps)
+    observers = []
+    if args.profile:
+        from .report.profile import StepProfiler
+
+        observers.append(StepProfiler())
+    from .progress import say
+
+    say(f"running {Path(args.build_dir).name} on the {args.emulator} emulator"
+        + (f" ({args.steps} inferences)" if args.steps > 1 else "") + (", profiling" if args.profile else ""))
+    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout, emulator=args.emulator, observers=observers)
     out_dir = Path(args.output_dir) if args.output_dir else Path(args.build_dir) / "run"
     out_dir.mkdir(parents=True, exist_ok=True)
     step_outputs = result.step_outputs or [result.outputs]
@@ -365,10 +456,14 @@ def cmd_run(args) -> int:
     }
     if check is not None:
         summary["reference"] = check
+    if args.print_top is not None:
+        summary["top"] = [top_values(y, spec, args.print_top) for y, spec in zip(result.outputs, report["io"]["outputs"])]
+    if args.profile and result.exit_code == 0:
+        summary["profile"] = write_profile(Path(args.build_dir), report, result.observations[0], out_dir)
     if args.json:
         print(json.dumps(summary))
-    else:
-        print(run_summary(summary, result))
+    elif args.verbosity >= NORMAL:
+        print(run_summary(summary, result, all_values=args.verbosity >= VERBOSE))
     if result.exit_code != 0:
         print(f"edgesdk: error: {failure_message(result)}", file=sys.stderr)
         return 6
@@ -376,6 +471,64 @@ def cmd_run(args) -> int:
         print("edgesdk: error: the firmware's output differs from the reference (see above).", file=sys.stderr)
         return 8
     return 0
+
+
+def top_values(output: np.ndarray, spec: dict, k: int) -> list:
+    """The k largest values of an output (flattened), largest first, ties by index, with their real values
+    when the output is quantized per tensor."""
+    flat = output.reshape(-1)
+    order = sorted(range(flat.size), key=lambda i: (-float(flat[i]), i))[:k]
+    quant = spec.get("quant") or {}
+    scale, zero = quant.get("scale") or [], quant.get("zero_point") or []
+    result = []
+    for i in order:
+        entry = {"index": int(i), "value": flat[i].item()}
+        if len(scale) == 1 and output.dtype.kind in "iu":
+            entry["real"] = round(scale[0] * (int(flat[i]) - zero[0]), 6)
+        result.append(entry)
+    return result
+
+
+def write_profile(build_dir: Path, report: dict, observed: dict, out_dir: Path) -> dict:
+    """The measured profile: profile.json and report.html (the build's page with the measurements) in out_dir."""
+    from .output_dir import write_file_atomically
+    from .report.html import write_profile_report
+    from .report.profile import build_profile
+
+    profile = build_profile(report, observed)
+    write_file_atomically(out_dir / "profile.json", (json.dumps(profile, indent=2) + "\n").encode())
+    if report.get("layers") is not None:
+        write_profile_report(out_dir / "report.html", report, profile)
+    profile["files"] = [str(out_dir / "profile.json")] + ([str(out_dir / "report.html")] if report.get("layers") else [])
+    return profile
+
+
+def load_inputs(paths: list, specs: list) -> list:
+    """--input files: one .npy per model input, in order, or a single .npz holding all of them."""
+    npz = [p for p in paths if str(p).endswith(".npz")]
+    if not npz:
+        return [load_npy(p) for p in paths]
+    if len(paths) != 1:
+        raise UsageError("Give either one --input .npz holding every input, or one .npy per input; not both, and "
+                         "not several .npz files.")
+    return load_npz(paths[0], specs)
+
+
+def load_npz(path: str, specs: list) -> list:
+    """The model's inputs from a .npz: by input name, or in order as arr_0, arr_1, ... (numpy.savez(file, *xs))."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"Cannot read input {path}: {exc}. Give a .npz written by numpy.savez.") from None
+    names = [spec["name"] for spec in specs]
+    positional = [f"arr_{k}" for k in range(len(specs))]
+    for keys in (names, positional):
+        if set(keys) == set(arrays):
+            return [arrays[key] for key in keys]
+    raise UsageError(f"{path} holds {', '.join(sorted(arrays)) or 'nothing'}; the model's inputs are "
+                     f"{', '.join(names)}. Save them by name (numpy.savez(file, **{{name: array}})) or in order "
+                     "(numpy.savez(file, *arrays)).")
 
 
 def split_steps(inputs: list, steps: int) -> list:
@@ -432,12 +585,15 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
     return result
 
 
-def run_summary(summary: dict, result) -> str:
+def run_summary(summary: dict, result, all_values: bool = False) -> str:
     lines = []
     for k, o in enumerate(summary["outputs"]):
-        values = o["values"]
-        shown = ", ".join(str(v) for v in values[:16]) + (", ..." if len(values) > 16 else "")
+        values = o["values"] if all_values else o["values"][:16]
+        shown = ", ".join(str(v) for v in values) + (", ..." if len(values) < len(o["values"]) else "")
         lines.append(f"output {k} '{o['name']}' {o['dtype']}{o['shape']}: [{shown}] -> {o['path']}")
+        for rank, entry in enumerate(summary.get("top", [[]] * (k + 1))[k], 1):
+            real = f" (real {entry['real']:g})" if "real" in entry else ""
+            lines.append(f"  top {rank}: index {entry['index']}: {entry['value']}{real}")
     inf = summary["inference_instructions"]
     lines.append(f"cpu instructions: {summary['cpu_instructions']} total" + (f", {inf} in the inference" if inf is not None else ""))
     if summary["npu_cycles"] is not None:  # None: the machine has no NPU (a board without one, or QEMU)
@@ -449,6 +605,10 @@ def run_summary(summary: dict, result) -> str:
     if summary.get("steps", 1) > 1:
         lines.append(f"steps: {summary['steps']} inferences in one boot (outputs above: the last step's)")
     lines.append(f"exit code: {summary['exit_code']}")
+    if "profile" in summary:
+        from .report.tables import profile_table
+
+        lines += profile_table(summary["profile"])
     if "reference" in summary:
         ref = summary["reference"]
         where = f" (first at step {ref['first_mismatch_step']})" if "first_mismatch_step" in ref else ""
@@ -555,9 +715,14 @@ def _list_targets(board, as_json: bool) -> int:
 def cmd_hil(args) -> int:
     from .hil import run_hil
 
-    inputs = [load_npy(p) for p in args.input] or None
+    inputs = None
+    if args.input:
+        from .runner import load_report
+
+        inputs = load_inputs(args.input, load_report(Path(args.build_dir))["io"]["inputs"])
     result = run_hil(args.build_dir, args.emulator, args.suite or None, inputs, args.random_input)
-    print(result.output.rstrip())
+    if args.verbosity >= NORMAL or not result.passed:
+        print(result.output.rstrip())
     if not result.passed:
         where = (f"details in {result.results_dir}" if result.results_dir.is_dir()
                  else "Robot Framework wrote no results; its output is above")

@@ -10,7 +10,6 @@ replaced only if edgesdk wrote it (edgesdk/output_dir.py).
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import tempfile
 import time
@@ -26,6 +25,7 @@ from .ir.health import check_health
 from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
+from .progress import VERBOSE, say
 from .targets import parse_target_list
 from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
 from .targets.api import CodegenOptions
@@ -274,15 +274,19 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
     from .passdump import print_dump
+    from .report.html import write_build_report
     from .verify import verify_build
 
     model_path = Path(model_path)
     out_dir = check_replaceable(Path(out_dir), protect=(model_path,))  # refuse before the work, and again at the end
     t0 = time.perf_counter()
+    say(f"compiling {model_path.name} for board {options.board} (targets {options.target})")
     compiled = compile_model(model_path, options, graph, dump=print_dump)  # --dump-after: to stderr
+    say("checking the generated code and tables (safety proof)", VERBOSE)
     safety = verify_build(compiled)  # the build-time safety proof (edgesdk/verify.py): nothing written if it fails
     compile_s = time.perf_counter() - t0
     with staged_output(out_dir, protect=(model_path, compiled.board.path)) as stage:
+        say("writing the C sources")
         src = stage / "src"
         render_sources(compiled.executor, src, source=model_path.name, board=compiled.board.name,
                        rounding=options.rounding)
@@ -297,19 +301,21 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         firmware_s, sections = 0.0, {}
         if options.compile_firmware:
             t1 = time.perf_counter()
+            say("cross-compiling the firmware (CMake)")
             sections = _build_firmware(src, stage, compiled.board, options.werror)
             firmware_s = time.perf_counter() - t1
         report = make_report(model_path, compiled, options, sections,
                              {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)})
-        report["memory"]["timeline_png"] = _write_memory_timeline(stage, compiled, report)
         report["verified"] = safety
         report["memory"]["arena_guard_bytes"] = 2 * ARENA_GUARD_BYTES_PER_SIDE  # around the arena, not in arena_bytes
         if options.export:
+            say("writing the export (OUT/export)")
             from .export import write_export
 
             result = write_export(stage, report, stage / "export", board=compiled.board)
             report["export"] = result.summary(stage)
-        (stage / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        say("writing report.json and report.html")
+        write_build_report(stage, report)  # report.json, report.html, memory_timeline.png (edgesdk/report)
     return report
 
 
@@ -340,19 +346,8 @@ def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
     return sizes
 
 
-def _write_memory_timeline(stage: Path, c: Compiled, report: dict) -> str:
-    """memory_timeline.png beside report.json: buffer lifetimes (x) against arena offsets (y)."""
-    from .aot.memory_timeline import write_timeline_png
-
-    plan, memory = c.plan, report["memory"]
-    subtitle = (f"lower bound {plan.lower_bound:,} B; {len(memory['in_place'])} ops in place; "
-                f"placement: {plan.strategy}")
-    write_timeline_png(stage / "memory_timeline.png", memory["buffers"], plan.arena_bytes,
-                       f"{c.graph.name}: arena {plan.arena_bytes:,} B", subtitle)
-    return "memory_timeline.png"
-
-
 def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:
+    from .report.layers import layer_figures
     from .targets import get_target
 
     ex, plan = c.executor, c.plan
@@ -393,6 +388,9 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "estimate": {
             "regions": [_region_estimate_json(r, e) for r, e in zip(c.regions, ex.region_estimates)],
         },
+        "layers": layer_figures(c.graph, c.regions, ex, c.board),  # per op: work, bytes, estimate, share
+        # The blocks of the run function in order (EDGESDK_STEP_MARK k): what `edgesdk run --profile` measures.
+        "steps": [{"target": s.target, "layers": s.layers, "commands": s.commands} for s in ex.steps],
         "target_reports": {name: get_target(name).report(ex) for name in used},
         "folding": (c.folding or FoldReport()).to_json(),
         "io": {

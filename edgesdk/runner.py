@@ -27,6 +27,7 @@ class InferenceResult:
     peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models (DSP, plugins): counters
     step_outputs: list = field(default_factory=list)  # per inference of a sequence run: its outputs
     step_instructions: list = field(default_factory=list)  # per inference: instructions between the marks
+    observations: list = field(default_factory=list)  # what run_elf's observers collected (the built-in emulator)
 
 
 ROUNDING_MODES = ("ref", "tflm", "ort")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
@@ -114,14 +115,18 @@ def check_firmware_arena(report: dict, elf) -> int:
 
 
 def coerce_input(array: np.ndarray, spec: dict, index: int) -> np.ndarray:
-    """Check an input against the model's declared dtype and size; return it as contiguous bytes-ready array."""
+    """Check an input against the model's declared dtype and shape (exactly: a shape that merely has the same
+    number of elements is refused, it usually means a wrong layout); return it as a contiguous array."""
     want = NUMPY_DTYPES[spec["dtype"]]
     if array.dtype != want:
         raise UsageError(f"Input {index} ('{spec['name']}') must be {spec['dtype']}, got {array.dtype}. "
                          f"Convert it, e.g. np.asarray(x, dtype=np.{spec['dtype']}).")
-    if array.size * array.itemsize != spec["bytes"]:
-        raise UsageError(f"Input {index} ('{spec['name']}') must have shape {spec['shape']} ({spec['bytes']} bytes), got shape {list(array.shape)}.")
-    return np.ascontiguousarray(array).reshape(spec["shape"])
+    if list(array.shape) != list(spec["shape"]):
+        hint = (f" It has the right number of elements: if its layout is right, save x.reshape({tuple(spec['shape'])})."
+                if array.size * array.itemsize == spec["bytes"] else "")
+        raise UsageError(f"Input {index} ('{spec['name']}') must have shape {spec['shape']} ({spec['bytes']} bytes), "
+                         f"got shape {list(array.shape)}.{hint}")
+    return np.ascontiguousarray(array)
 
 
 def random_inputs(report: dict, seed: int) -> list:
@@ -151,10 +156,12 @@ def run_inference(build_dir, inputs: list, timeout_s: float = 120.0) -> Inferenc
 EMULATORS = ("builtin", "qemu")
 
 
-def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str = "builtin") -> InferenceResult:
+def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str = "builtin",
+                 observers=()) -> InferenceResult:
     """Inferences on `steps` (per step, one array per model input) in one boot: a stateful model carries its
     state from one step to the next. The result's `outputs` are the last step's, `step_outputs` all of them.
-    `emulator`: the built-in emulator, or stock QEMU with the board's machine (edgesdk/qemu.py)."""
+    `emulator`: the built-in emulator, or stock QEMU with the board's machine (edgesdk/qemu.py).
+    `observers` watch the built-in emulator's run (edgesdk.emulator.run_elf)."""
     from .emulator import run_elf
 
     if emulator not in EMULATORS:
@@ -171,6 +178,9 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
     if emulator == "qemu":
         from .qemu import run_qemu_sequence
 
+        if observers:
+            raise UsageError("Profiling needs the built-in emulator; drop --emulator qemu.")
+
         return run_qemu_sequence(build_dir, steps, timeout_s)
     elf = build_dir / "firmware.elf"
     if not elf.is_file():
@@ -182,10 +192,10 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
     out_specs = report["io"]["outputs"]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]
     if len(steps) == 1:  # the plain way: inputs in place before boot, outputs after exit
-        result = run_elf(elf, board, writes=step_writes[0], reads=reads, timeout_s=timeout_s)
+        result = run_elf(elf, board, writes=step_writes[0], reads=reads, timeout_s=timeout_s, observers=observers)
         step_reads, step_instructions = [result.reads], [result.inference_instructions]
     else:
-        result = run_elf(elf, board, reads=reads, timeout_s=timeout_s, steps=step_writes)
+        result = run_elf(elf, board, reads=reads, timeout_s=timeout_s, steps=step_writes, observers=observers)
         step_reads, step_instructions = result.step_reads, result.step_instructions
 
     def decode(raw_list):
@@ -196,7 +206,7 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
     inference = step_instructions[0] if step_instructions else result.inference_instructions
     return InferenceResult(outputs, result.exit_code, result.cpu_instructions, inference,
                            result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats),
-                           step_outputs, step_instructions)
+                           step_outputs, step_instructions, list(result.observations))
 
 
 def failure_message(result: InferenceResult) -> str:

@@ -2,6 +2,7 @@
 # Install what edgesdk needs on a Debian/Ubuntu machine:
 #   - the RISC-V cross toolchain (GCC + binutils + picolibc), CMake, QEMU (CPU-only cross-check), mono-mcs
 #     (compile check of the Renode C# peripherals), gdb-multiarch and openocd (edgesdk flash), from Debian;
+#     with the test extra also chromium-headless-shell (the report.html check loads the page in it);
 #   - a Python virtualenv (.venv in the checkout, or $EDGESDK_VENV, or the active one) with edgesdk installed
 #     in it (editable) with the extras asked for. pip is never run outside that virtualenv.
 #
@@ -50,6 +51,9 @@ apt_install() {  # apt_install PACKAGE...: those not installed yet
     exit 1
   fi
 }
+
+# The test suite loads report.html in a real headless browser (tests/test_report_html.py).
+case ",$EXTRAS," in *,test,*) APT_PACKAGES+=(chromium-headless-shell fonts-dejavu-core) ;; esac
 
 apt_install "${APT_PACKAGES[@]}"
 

@@ -47,8 +47,16 @@ def test_suites_are_the_four_of_the_issue():
 def test_edgesdk_hil_runs_every_suite_and_prints_the_summary(hil_build, capsys):
     hil = hil_build("kws")
     assert cli_main(["hil", str(hil.build_dir)]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "4 tests, 4 passed, 0 failed" in out
+    progress = [line for line in captured.err.splitlines() if line.startswith("edgesdk: ")]  # long steps say so (the last two: hil's)
+    assert progress[-2].startswith(f"edgesdk: preparing {hil.build_dir / 'hil'}"), captured.err
+    assert progress[-1] == ("edgesdk: running 4 suite(s) (boot, hang, inference, npu_error) on the builtin emulator "
+                           "with plain robot"), captured.err
+    from edgesdk.progress import QUIET, verbosity
+
+    assert verbosity() == QUIET  # the command's verbosity ends with it: edgesdk as a library stays quiet
     for test in ("Firmware Boots And Prints Its Banner", "Model Outputs On The UART Equal The Reference",
                  "Corrupted Command Table Gives The Documented Error And A Non-Zero Exit",
                  "Hung Firmware Is Detected By The Time Limit"):

@@ -41,6 +41,8 @@ class Step:
     comment: str
     code: str = ""
     target: str = "c"
+    layers: list = field(default_factory=list)  # op indices it runs (profiles)
+    commands: list | None = None  # op index of each command of the unit it starts (RegionCode.add)
 
 
 @dataclass
@@ -233,8 +235,11 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, options: Codeg
     for region in regions:
         target = get_target(region.target)
         code = target.generate(region, ctx)
-        for comment, text in code.blocks:
-            model.steps.append(Step(comment, text, region.target))
+        for k, (comment, text) in enumerate(code.blocks):
+            layers = code.block_layers[k] if k < len(code.block_layers) else None
+            commands = code.block_commands[k] if k < len(code.block_commands) else None
+            model.steps.append(Step(comment, text, region.target,
+                                    [op.index for op in region.ops] if layers is None else layers, commands))
         model.region_estimates.append(target.estimate(region, board, model))
     model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
     model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]

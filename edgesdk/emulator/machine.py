@@ -75,6 +75,7 @@ class RunResult:
     stack_bytes_used: int | None = None
     step_reads: list = field(default_factory=list)  # a sequence run: per step, the reads after that step
     step_instructions: list = field(default_factory=list)  # a sequence run: per step, the inference's count
+    observations: list = field(default_factory=list)  # what each of run_elf's `observers` collected
 
 
 def native_peripheral(board: Board):
@@ -115,6 +116,9 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "emu_npu_starts": (c.c_uint64, [c.c_void_p]),
         "emu_npu_write": (None, [c.c_void_p, c.c_uint64, c.c_uint, c.c_uint64, c.c_void_p]),
         "emu_instructions": (c.c_uint64, [c.c_void_p]),
+        "emu_instructions_before": (c.c_uint64, [c.c_void_p, c.c_uint64]),
+        "emu_npu_trace_length": (c.c_uint64, [c.c_void_p]),
+        "emu_npu_trace": (c.POINTER(c.c_uint64), [c.c_void_p]),
         "emu_mark_hits": (c.c_uint32, [c.c_void_p]),
         "emu_mark_instructions": (c.c_uint64, [c.c_void_p, c.c_uint32]),
         "emu_stop_reason": (c.c_int, [c.c_void_p]),
@@ -137,6 +141,8 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         })
     if hasattr(lib, "npu_set_memory_class"):
         signatures["npu_set_memory_class"] = (c.c_int, [c.c_void_p] + [c.c_uint32] * 4)
+    if hasattr(lib, "npu_set_command_observer"):
+        signatures["npu_set_command_observer"] = (None, [c.c_void_p, c.c_void_p, c.c_void_p])
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = restype, argtypes
@@ -553,6 +559,31 @@ class Machine:
 
         self.uc.hook_add(unicorn.UC_HOOK_CODE, hook, begin=address, end=address)
 
+    def instructions_before(self, pc: int) -> int:
+        """From a UC_HOOK_CODE callback on the instruction at `pc`: the instructions executed before it (the
+        block counter has counted the rest of its block already)."""
+        return self.lib.emu_instructions_before(self.state, pc)
+
+    def trace_npu_commands(self) -> bool:
+        """Record every NPU command's cycles from now on (npu_command_trace); False if the NPU model cannot."""
+        if not self.npu or not hasattr(self.lib, "npu_set_command_observer"):
+            return False
+        observer = _c_function_address(self.lib, "emu_npu_command_observer")
+        self.lib.npu_set_command_observer(self.npu, observer, self.state)
+        return True
+
+    def npu_command_trace(self) -> list:
+        """(NPU run index, command index, cycles) of every command since trace_npu_commands(), in order."""
+        length = self.lib.emu_npu_trace_length(self.state)
+        if not length:
+            return []
+        flat = np.ctypeslib.as_array(self.lib.emu_npu_trace(self.state), shape=(int(length) * 3,))
+        return [tuple(int(v) for v in flat[k:k + 3]) for k in range(0, len(flat), 3)]
+
+    def npu_runs(self) -> int:
+        """NPU runs (START writes) so far."""
+        return int(self.lib.emu_npu_starts(self.state)) if self.npu else 0
+
     def mark_instructions(self) -> list:
         """Instructions executed before each call of edgesdk_harness_mark."""
         return [self.lib.emu_mark_instructions(self.state, i) for i in range(self.lib.emu_mark_hits(self.state))]
@@ -740,20 +771,25 @@ SEMIHOSTING_APPLICATION_EXIT = 0x20026  # ADP_Stopped_ApplicationExit
 
 
 def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_instructions: int | None = None,
-            npu: NativeModelSpec | None = None, steps: list | None = None) -> RunResult:
+            npu: NativeModelSpec | None = None, steps: list | None = None, observers=()) -> RunResult:
     """Boot `elf_path` on `board` (Board or name), with `writes` [(address, bytes)] applied to memory before
     boot, until it writes the exit device; return exit code, UART text, counts and the `reads`
     [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs.
 
     `steps` ([writes per inference]) runs a sequence of inferences in one boot (the harness runs
     1 + edgesdk_harness_extra_steps inferences): each step's writes go into memory when its inference starts, and `reads` are
-    taken after each one (RunResult.step_reads; a step the firmware did not finish has none)."""
+    taken after each one (RunResult.step_reads; a step the firmware did not finish has none).
+
+    `observers` watch the run (e.g. edgesdk.report.profile.StepProfiler): `attach(machine)` before it starts,
+    `collect(machine)` after it ends, whose results are RunResult.observations, in order."""
     board = load_board(board) if isinstance(board, str) else board
     machine = Machine(board, elf_path, npu)
     try:
         for address, data in writes:
             machine.write(address, data)
         step_reads = _run_steps(machine, elf_path, steps, reads) if steps else []
+        for observer in observers:
+            observer.attach(machine)
         machine.run(timeout_s, max_instructions)
         stats = machine.npu_stats()
         return RunResult(
@@ -768,6 +804,7 @@ def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_i
             peripheral_stats=machine.peripheral_stats(),
             step_reads=[r for r in step_reads if r is not None],
             step_instructions=_step_instructions(machine.mark_instructions()) if steps else [],
+            observations=[observer.collect(machine) for observer in observers],
         )
     finally:
         machine.close()

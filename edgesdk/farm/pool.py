@@ -104,9 +104,12 @@ class SerialPool:
     description = "serial, in this process"
 
     def map(self, task, items, resources=None, on_result=None) -> list:
+        from ..progress import quiet
+
         results = []
         for index, item in enumerate(items):
-            results.append(task(item))
+            with quiet():  # as quiet as on a Ray worker: the command reports per task
+                results.append(task(item))
             if on_result:
                 on_result(index, results[-1])
         return results

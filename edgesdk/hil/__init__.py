@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MissingDependency, ToolchainError, UsageError
+from ..progress import say
 from ..resources import package_path
 from .firmware import BUILTIN_RESULTS, RENODE_RESULTS, HilBuild, prepare_hil
 
@@ -71,7 +72,12 @@ def run_hil(build_dir, emulator: str = "builtin", suites=None, inputs=None, seed
         from ..runner import load_report
 
         require_reference(load_report(Path(build_dir))["rounding"], "edgesdk hil (the expected outputs)", EXTRA)
-    hil = hil or prepare_hil(build_dir, inputs, seed)
+    if hil is None:
+        say(f"preparing {Path(build_dir) / 'hil'}: the reference outputs and a firmware with the inputs embedded")
+        hil = prepare_hil(build_dir, inputs, seed)
+    names = ", ".join(Path(f).stem for f in files)
+    say(f"running {len(files)} suite(s) ({names}) on the {emulator} emulator"
+        + (" with plain robot" if emulator == "builtin" else " with renode-test"))
     if emulator == "builtin":
         return _run_builtin(hil, files)
     return _run_renode(hil, files, renode_test)

@@ -20,3 +20,14 @@ def op_macs(op) -> int:
 def op_elements(op) -> int:
     """Elements the op writes (its outputs together)."""
     return sum(int(t.num_elements) for t in op.outputs)
+
+
+def op_bytes_moved(op) -> tuple:
+    """(activation bytes read, activation bytes written, constant bytes read) of one op, each tensor once:
+    its non-constant inputs, its outputs and its constant inputs (weights, biases, tables) as the graph
+    holds them."""
+    inputs = list(dict.fromkeys(t for t in op.inputs if t is not None))
+    read = sum(int(t.nbytes) for t in inputs if not t.is_const)
+    weights = sum(int(t.nbytes) for t in inputs if t.is_const)
+    written = sum(int(t.nbytes) for t in dict.fromkeys(op.outputs) if t is not None)
+    return read, written, weights

@@ -27,6 +27,8 @@ target provides, and which step of the flow uses it:
     peripherals        emulator, Renode platform        the model of its hardware for the built-in
                                                         emulator and its Renode type name
     estimate           report, tuning                   cost model: cycles of one region
+    estimate_layers    report.json `layers`, build -v   cost model per layer: cycles (or instructions),
+                                                        lower bound, bytes moved
     verify             build-time safety proof          prove its own outputs stay inside their regions
     report / summary   report.json, `edgesdk build`     its own figures (report["target_reports"][name]) and
                                                         the summary lines the CLI prints for them
@@ -47,7 +49,7 @@ Everything except `name`, `support` and `generate` has a default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..errors import UsageError
@@ -89,9 +91,15 @@ class RegionCode:
     """
 
     blocks: list = field(default_factory=list)  # [(comment, code)]
+    # Per block, for profiles (edgesdk run --profile): the op indices it runs (None: the region's ops) and,
+    # when it starts a unit that runs a list of commands (a command table), the op index of each command.
+    block_layers: list = field(default_factory=list)
+    block_commands: list = field(default_factory=list)
 
-    def add(self, comment: str, code: str) -> "RegionCode":
+    def add(self, comment: str, code: str, layers: list | None = None, commands: list | None = None) -> "RegionCode":
         self.blocks.append((comment, code))
+        self.block_layers.append(None if layers is None else list(layers))
+        self.block_commands.append(None if commands is None else list(commands))
         return self
 
 
@@ -106,6 +114,23 @@ class RegionEstimate:
     @property
     def microseconds(self) -> float:
         return self.cycles * 1e6 / self.clock_hz if self.clock_hz else 0.0
+
+
+@dataclass(frozen=True)
+class LayerEstimate:
+    """A cost model's answer for one layer (op) of a region, in the unit of the region's RegionEstimate
+    (cycles of an accelerator, instructions of the host core): `count` what it spends on the layer,
+    `lower_bound` what no implementation on that unit can go below (None: the target claims none).
+
+    The byte figures are what the unit moves for the layer; None lets the core take them from the graph
+    (activation inputs read, outputs written, constant inputs read once)."""
+
+    op_index: int
+    count: int | None
+    lower_bound: int | None = None
+    activation_read_bytes: int | None = None
+    activation_write_bytes: int | None = None
+    weight_read_bytes: int | None = None
 
 
 class EmulatedDevice:
@@ -291,6 +316,20 @@ class Target:
         """Cost model: cycles to run the region (None: no estimate). `model` is the ExecutorModel once the
         region's code is generated (a target may read what it generated), None when asked beforehand."""
         return None
+
+    def estimate_layers(self, region, board, model=None) -> list:
+        """Cost model per layer: one LayerEstimate per op of the region, in op order, in the unit of
+        `estimate` (report.json `layers`, `edgesdk build --verbose`). The counts should add up to the
+        region's estimate. The default asks `estimate` about each op as a region of its own (`model` None:
+        before its code), and the region's own estimate for a region of one op; no lower bound."""
+        if len(region.ops) == 1:
+            whole = self.estimate(region, board, model)
+            return [LayerEstimate(region.ops[0].index, whole.cycles if whole is not None else None)]
+        result = []
+        for op in region.ops:
+            alone = self.estimate(replace(region, ops=[op]), board, None)
+            result.append(LayerEstimate(op.index, alone.cycles if alone is not None else None))
+        return result
 
     def verify(self, compiled, proof) -> None:
         """Prove the target's generated data (tables, serialized graphs, host calls) stays inside its memory

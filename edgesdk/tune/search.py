@@ -165,8 +165,10 @@ class Search:
         self.evaluator, self.objective = evaluator, objective
         self.rng = random.Random(seed)
         self.deadline = time.monotonic() + seconds
+        self.seconds = seconds
         self.complete = False
         self.passes = 0
+        self.on_pass = None  # progress: called with the Search after every pass
 
     def key(self, candidate: Candidate) -> tuple:
         return objective_key(candidate.figures, self.objective)
@@ -191,6 +193,8 @@ class Search:
                 self.rng.shuffle(coordinates)
                 for coordinate in coordinates:
                     current = self._best_of(current, self._alternatives(current.schedule, coordinate, accepting))
+                if self.on_pass is not None:
+                    self.on_pass(self)
                 if current is before:
                     self.complete = True
                     break

@@ -51,6 +51,8 @@ def tune(model_path, options: TuneOptions, progress=None) -> dict:
     baseline = evaluator.evaluate(None)
     say(f"baseline (default build): {_figures_text(baseline.figures)}")
     search = Search(evaluator, options.objective, options.seed, options.seconds)
+    search.on_pass = lambda s: say(f"search pass {s.passes}: {len(evaluator.candidates)} candidates, "
+                                   f"{time.monotonic() - started:.1f} s of the {options.seconds:g} s budget used")
     best = search.run(baseline)
     search_s = time.monotonic() - started
     say(f"search: {len(evaluator.candidates)} candidates in {search_s:.1f} s, {search.passes} pass(es)"

@@ -67,6 +67,12 @@ struct emu_state {
     uint32_t npu_perf_offsets[EMU_MAX_PERF_REGS];
     uint64_t npu_perf_totals[EMU_MAX_PERF_REGS];
     uint64_t npu_starts;
+
+    /* Profiling (edgesdk run --profile): every NPU command's cycles, as {run, command, cycles}. */
+    uint64_t *npu_trace;
+    uint64_t npu_trace_length; /* entries */
+    uint64_t npu_trace_capacity;
+    int npu_trace_full;
 };
 
 emu_state_t *emu_create(emu_stop_fn stop)
@@ -81,6 +87,9 @@ emu_state_t *emu_create(emu_stop_fn stop)
 
 void emu_destroy(emu_state_t *state)
 {
+    if (state != NULL) {
+        free(state->npu_trace);
+    }
     free(state);
 }
 
@@ -160,6 +169,20 @@ void emu_block_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user_d
     if (state->instruction_limit != 0 && state->instructions >= state->instruction_limit) {
         stop(state, uc, EMU_STOP_LIMIT);
     }
+}
+
+/* Instructions executed before the one at `pc`, from a hook on that instruction: the block hook counted its
+ * whole block already, so the instructions from `pc` to the block's end are not executed yet. */
+uint64_t emu_instructions_before(const emu_state_t *state, uint64_t pc)
+{
+    uint64_t start = state->last_block_address;
+    uint64_t end = start + state->last_block_size;
+    if (pc < start || pc >= end) {
+        return state->instructions;
+    }
+    const uint8_t *code = host_pointer((emu_state_t *)state, pc, end - pc, 0);
+    uint64_t ahead = code != NULL ? count_instructions(code, (uint32_t)(end - pc)) : 0u;
+    return state->instructions - ahead;
 }
 
 /* Unicorn runs a block's hook before it checks for a stop request (wall-clock slice over), so a stopped
@@ -415,6 +438,37 @@ uint64_t emu_npu_perf_total(const emu_state_t *state, uint32_t index)
 uint64_t emu_npu_starts(const emu_state_t *state)
 {
     return state->npu_starts;
+}
+
+/* The NPU model's command observer (npu_set_command_observer): one entry per completed command. During a
+ * run, npu_starts still counts the runs before it, so it is this run's index. */
+void emu_npu_command_observer(void *ctx, uint32_t command, uint64_t cycles)
+{
+    emu_state_t *state = ctx;
+    if (state->npu_trace_length == state->npu_trace_capacity) {
+        uint64_t capacity = state->npu_trace_capacity ? 2u * state->npu_trace_capacity : 1024u;
+        uint64_t *grown = realloc(state->npu_trace, capacity * 3u * sizeof(uint64_t));
+        if (grown == NULL) {
+            state->npu_trace_full = 1;
+            return;
+        }
+        state->npu_trace = grown;
+        state->npu_trace_capacity = capacity;
+    }
+    uint64_t *entry = &state->npu_trace[3u * state->npu_trace_length++];
+    entry[0] = state->npu_starts;
+    entry[1] = command;
+    entry[2] = cycles;
+}
+
+uint64_t emu_npu_trace_length(const emu_state_t *state)
+{
+    return state->npu_trace_full ? 0u : state->npu_trace_length;
+}
+
+const uint64_t *emu_npu_trace(const emu_state_t *state)
+{
+    return state->npu_trace;
 }
 
 /* ---- Results ----------------------------------------------------------------------------------------- */

@@ -47,6 +47,11 @@ void emu_set_npu_accounting(emu_state_t *state, uint32_t ctrl_offset, uint32_t s
                             const uint32_t *perf_offsets, uint32_t count);
 uint64_t emu_npu_perf_total(const emu_state_t *state, uint32_t index);
 uint64_t emu_npu_starts(const emu_state_t *state);
+/* Profiling: pass emu_npu_command_observer and the state to the NPU model's npu_set_command_observer; the
+ * trace holds emu_npu_trace_length() entries {run index, command index, cycles} (0 if memory ran out). */
+void emu_npu_command_observer(void *ctx, uint32_t command, uint64_t cycles);
+uint64_t emu_npu_trace_length(const emu_state_t *state);
+const uint64_t *emu_npu_trace(const emu_state_t *state);
 
 /* Call before restarting a stopped CPU at `pc`: undoes counts for instructions not executed yet. */
 void emu_prepare_resume(emu_state_t *state, uint64_t pc);
@@ -72,6 +77,8 @@ int emu_bus_write(void *ctx, uint32_t addr, const void *buf, uint32_t len);
 
 /* Results. */
 uint64_t emu_instructions(const emu_state_t *state);
+/* From a code hook on the instruction at `pc`: instructions executed before it (exact). */
+uint64_t emu_instructions_before(const emu_state_t *state, uint64_t pc);
 uint32_t emu_mark_hits(const emu_state_t *state);
 uint64_t emu_mark_instructions(const emu_state_t *state, uint32_t hit); /* count before the hit */
 int emu_stop_reason(const emu_state_t *state);

@@ -1864,7 +1864,11 @@ static uint32_t execute_commands(const exec_t *x, const uint8_t *t, uint32_t tab
         }
         cmd_cost_t cost;
         command_cost(x->env, &cmd, x->region_bases, &cost);
+        uint64_t cycles_before = r->cycles;
         account(r, &cost);
+        if (x->env->observer != NULL) {
+            x->env->observer(x->env->observer_ctx, i, r->cycles - cycles_before);
+        }
         pos += cmd.size;
     }
     return NPU_ERR_NONE;
@@ -1937,6 +1941,8 @@ struct npu_device {
     uint32_t num_classes;
     int running;
     volatile uint32_t abort_request;
+    npu_command_observer_fn observer;
+    void *observer_ctx;
 };
 
 /* Soft reset: every register to its reset value; the bus binding and memory classes are wiring, kept. */
@@ -1987,6 +1993,12 @@ int npu_set_memory_class(npu_device_t *dev, uint32_t base, uint32_t size, uint32
 
 void npu_clear_memory_classes(npu_device_t *dev) { dev->num_classes = 0; }
 
+void npu_set_command_observer(npu_device_t *dev, npu_command_observer_fn observer, void *ctx)
+{
+    dev->observer = observer;
+    dev->observer_ctx = ctx;
+}
+
 static uint32_t saturate32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
 static void start(npu_device_t *dev)
@@ -1994,7 +2006,8 @@ static void start(npu_device_t *dev)
     if (dev->running) {
         return; /* START from a bus callback during a run: ignored */
     }
-    npu_env_t env = {dev->read, dev->write, dev->bus_ctx, dev->classes, dev->num_classes, &dev->abort_request};
+    npu_env_t env = {dev->read, dev->write, dev->bus_ctx, dev->classes, dev->num_classes, &dev->abort_request,
+                     dev->observer, dev->observer_ctx};
     npu_result_t result;
     dev->running = 1;
     dev->abort_request = 0;

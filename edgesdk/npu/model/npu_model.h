@@ -169,6 +169,10 @@ typedef struct {
     uint32_t bytes_per_cycle_x256; /* bandwidth in bytes per NPU cycle, times 256 */
 } npu_memory_class_t;
 
+/* Called after every completed command of a run, END included (profilers: edgesdk run --profile): the
+ * command's index in its table and the cycles the timing model gave it (they sum to PERF_CYCLES). */
+typedef void (*npu_command_observer_fn)(void *ctx, uint32_t command, uint64_t cycles);
+
 /* Everything a table run needs besides the table itself. */
 typedef struct {
     npu_bus_read_fn read;
@@ -177,6 +181,8 @@ typedef struct {
     const npu_memory_class_t *memory_classes;
     uint32_t num_memory_classes;
     const volatile uint32_t *abort_request; /* nonzero stops the run with NPU_ERR_ABORTED; may be NULL */
+    npu_command_observer_fn observer;       /* may be NULL */
+    void *observer_ctx;
 } npu_env_t;
 
 /* Outcome of a run (the PERF registers show these values, byte counters saturated to 32 bits). */
@@ -202,6 +208,8 @@ void npu_set_bus(npu_device_t *dev, npu_bus_read_fn read, npu_bus_write_fn write
 int npu_set_memory_class(npu_device_t *dev, uint32_t base, uint32_t size, uint32_t kind,
                          uint32_t bytes_per_cycle_x256);
 void npu_clear_memory_classes(npu_device_t *dev);
+/* Call `observer` after every command the device's runs complete (NULL: stop). Not a register: wiring. */
+void npu_set_command_observer(npu_device_t *dev, npu_command_observer_fn observer, void *ctx);
 uint32_t npu_reg_read(npu_device_t *dev, uint32_t offset);
 void npu_reg_write(npu_device_t *dev, uint32_t offset, uint32_t value);
 int npu_irq_pending(npu_device_t *dev);

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from ...ir.cost import op_elements, op_macs
-from ..api import RegionCode, RegionEstimate, Target
+from ...ir.cost import op_bytes_moved, op_elements, op_macs
+from ..api import LayerEstimate, RegionCode, RegionEstimate, Target
 from .layouts import KERNELS_DIR  # the kernel library: sources and headers
 
 # Cost model, from benchmarks/run.py's per-layer profile of the --target c builds of the MLPerf Tiny
@@ -23,6 +23,10 @@ from .layouts import KERNELS_DIR  # the kernel library: sources and headers
 INSTRUCTIONS_PER_MAC = 3.5
 INSTRUCTIONS_PER_ELEMENT = 12
 INSTRUCTIONS_PER_CALL = 60
+# Lower bound: a 32-bit multiply yields at most two int8 products (16-bit lanes, as the paired FC kernel
+# does), and every word of activations and weights is loaded or stored at least once.
+LOWER_BOUND_MACS_PER_INSTRUCTION = 2
+WORD_BYTES = 4
 
 
 class CTarget(Target):
@@ -71,7 +75,7 @@ class CTarget(Target):
             layers.append(layer)
             for header in kernel_files(op)[0]:
                 ctx.include(header)
-            code.add(describe_op(op) + (f" ({layer.note})" if layer.note else ""), render_layer(layer))
+            code.add(describe_op(op) + (f" ({layer.note})" if layer.note else ""), render_layer(layer), [op.index])
         return code
 
     def render_sources(self, model, env, common: dict) -> dict:
@@ -103,15 +107,33 @@ class CTarget(Target):
                    and op.inputs[1].is_const)
 
     def estimate(self, region, board, model=None) -> RegionEstimate:
-        instructions = sum(INSTRUCTIONS_PER_CALL + INSTRUCTIONS_PER_MAC * op_macs(op)
-                           + (0 if op_macs(op) else INSTRUCTIONS_PER_ELEMENT * op_elements(op)) for op in region.ops)
-        return RegionEstimate(int(instructions), int(board.cpu.get("clock_hz", 0)), "cpu")
+        instructions = sum(op_instructions(op) for op in region.ops)
+        return RegionEstimate(instructions, int(board.cpu.get("clock_hz", 0)), "cpu")
+
+    def estimate_layers(self, region, board, model=None) -> list:
+        """Instructions per layer (the cost model above) and the lower bound: MACs / 2 multiplies plus one
+        load or store per word of the bytes the layer reads and writes."""
+        return [LayerEstimate(op.index, op_instructions(op), op_instructions_lower_bound(op)) for op in region.ops]
 
     def verify(self, compiled, proof) -> None:
         """The host layers' memory accesses, from their structured calls (edgesdk/targets/c/proof.py)."""
         from .proof import verify_host_layers
 
         verify_host_layers(compiled, compiled.executor.target_data.get(self.name, []), proof)
+
+
+def op_instructions(op) -> int:
+    """Estimated instructions of one host layer: a call, then per MAC (conv, depthwise, FC) or per output
+    element (everything else)."""
+    macs = op_macs(op)
+    work = INSTRUCTIONS_PER_MAC * macs if macs else INSTRUCTIONS_PER_ELEMENT * op_elements(op)
+    return int(INSTRUCTIONS_PER_CALL + work)
+
+
+def op_instructions_lower_bound(op) -> int:
+    """Instructions no RV32IM kernel can go below for the layer (LOWER_BOUND_MACS_PER_INSTRUCTION)."""
+    words = sum(-(-n // WORD_BYTES) for n in op_bytes_moved(op))
+    return -(-op_macs(op) // LOWER_BOUND_MACS_PER_INSTRUCTION) + words
 
 
 def kernel_files(op) -> tuple:

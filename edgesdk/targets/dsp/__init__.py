@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..api import PeripheralModel, RegionCode, RegionEstimate, Target
+from ..api import LayerEstimate, PeripheralModel, RegionCode, RegionEstimate, Target
 
 DSP_TYPE = "edgesdk-dsp1"
 RENODE_TYPE = "Edgesdk.Dsp1"
@@ -36,6 +36,7 @@ class DspGraph:
     ops: list
     listing: list
     cycles: int
+    node_cycles: list = None  # (op index, cycles, lower bound) per node, in order
 
 
 class DspTarget(Target):
@@ -79,7 +80,7 @@ class DspTarget(Target):
         graphs = ctx.data(self.name, list)
         data = encode(builder)
         graph = DspGraph(ctx.symbol(f"dsp_graph_{len(graphs)}"), data, list(region.ops), describe(data),
-                         _blob_cycles(builder))
+                         _blob_cycles(builder), _node_cycles(builder))
         graphs.append(graph)
         ctx.include("edgesdk_dsp_runtime.h")
         ctx.include("model_dsp.h")
@@ -118,6 +119,22 @@ class DspTarget(Target):
             cycles = _blob_cycles(build_region(region.ops, _EstimateContext()))
         periph = self.peripheral_of(board)
         return RegionEstimate(cycles, int(periph.props.get("clock_hz", 0)) if periph else 0, "dsp")
+
+    def estimate_layers(self, region, board, model=None) -> list:
+        """Per layer, the cycles of its node (none for an aliased reshape) and the lower bound: its lane
+        operations spread over all lanes, without the per-node overhead."""
+        graph = next((g for g in (model.target_data.get(self.name) or [] if model else []) if g.ops == region.ops),
+                     None)
+        if graph is None and model is None:
+            from .codegen import build_region
+            nodes = _node_cycles(build_region(region.ops, _EstimateContext()))
+        else:
+            nodes = graph.node_cycles if graph is not None else []
+        per_layer = {op.index: [0, 0] for op in region.ops}
+        for index, cycles, bound in nodes:
+            per_layer[index][0] += cycles
+            per_layer[index][1] += bound
+        return [LayerEstimate(index, cycles, bound) for index, (cycles, bound) in per_layer.items()]
 
     def flash_lower_bound(self, region) -> int:
         """A depthwise convolution's int8 filter goes into the serialized graph densely."""
@@ -161,6 +178,13 @@ class DspTarget(Target):
 def _blob_cycles(builder) -> int:
     from .registers import kernel_cycles
     return sum(kernel_cycles(node.opcode, node.fields()) for node in builder.nodes)
+
+
+def _node_cycles(builder) -> list:
+    """(op index, cycles, lower bound: lane operations over all lanes) of every node of a blob."""
+    from .registers import LANES, kernel_cycles, lane_ops
+    return [(node.op_index, kernel_cycles(node.opcode, node.fields()), -(-lane_ops(node.opcode, node.fields()) // LANES))
+            for node in builder.nodes]
 
 
 class _EstimateContext:

@@ -65,6 +65,7 @@ class BlobNode:
     output: int
     words: list  # int or Ref, registers.RECORD_FIELDS[opcode] order
     label: str = ""
+    op_index: int | None = None  # the layer it runs (reports)
 
     def fields(self) -> dict:
         return dict(zip(R.RECORD_FIELDS[self.opcode], self.words))

@@ -39,6 +39,7 @@ def build_region(ops: list, ctx) -> BlobBuilder:
         node = emit(op, ctx, builder)
         if node is not None:
             node.label = f"layer {op.index}: {op.type}"
+            node.op_index = op.index
             builder.add(node)
     return builder
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..api import PeripheralModel, RegionCode, RegionEstimate, Target
+from ..api import LayerEstimate, PeripheralModel, RegionCode, RegionEstimate, Target
 
 HAL_DIR = Path(__file__).resolve().parents[2] / "hal"
 NPU_TYPE = "edgesdk-npu1"
@@ -76,7 +76,7 @@ class NpuTarget(Target):
         from ...importer.names import sanitize_name
         from ...npu import cmdtable, timing
         from .codegen import lower_ops
-        from .tables import WEIGHTS_BLOB, NpuTable
+        from .tables import WEIGHTS_BLOB, NpuTable, command_layers
 
         ctx.blob(WEIGHTS_BLOB)  # region 0 of every table exists even when no layer has weights
         commands = lower_ops(region.ops, ctx)
@@ -93,7 +93,7 @@ class NpuTarget(Target):
         return RegionCode().add(
             f"NPU region {index}: layers {layers} ({len(commands)} commands)",
             f"status = run_npu_table({table.symbol}, sizeof({table.symbol}));\n"
-            "if (status != 0) {\n    return status;\n}")
+            "if (status != 0) {\n    return status;\n}", commands=command_layers(table))
 
     def render_sources(self, model, env, common: dict) -> dict:
         """model_npu.c/.h: the command tables, one commented chunk per command (templates/ beside this code)."""
@@ -151,6 +151,26 @@ class NpuTarget(Target):
         if table is None:
             return None
         return RegionEstimate(table.cycles, int(self.peripheral_of(board).props.get("clock_hz", 0)), "npu")
+
+    def estimate_layers(self, region, board, model=None) -> list:
+        """Per layer, the timing model's figures of the commands made for it (tables.command_layers): cycles,
+        the lower bound (all MACs busy, or every byte at full bandwidth), and the bytes they move, flash
+        (weights, channel records) as weights and SRAM as activations. Nothing before codegen."""
+        from ...npu import timing
+        from .tables import command_layers, tables_of
+
+        table = next((t for t in (tables_of(model) if model else []) if t.ops == region.ops), None)
+        if table is None:
+            return [LayerEstimate(op.index, None) for op in region.ops]
+        costs = timing.table_cost(table.commands, timing.MemoryMap.for_board(board)).commands
+        per_layer = {op.index: [] for op in region.ops}
+        for layer, cost in zip(command_layers(table), costs):
+            per_layer.setdefault(layer, []).append(cost)
+        return [LayerEstimate(index, sum(c.cycles for c in costs), sum(c.lower_bound_cycles for c in costs),
+                              activation_read_bytes=sum(c.sram_read_bytes for c in costs),
+                              activation_write_bytes=sum(c.write_bytes for c in costs),
+                              weight_read_bytes=sum(c.flash_read_bytes for c in costs))
+                for index, costs in per_layer.items()]
 
     def verify(self, compiled, proof) -> None:
         """Every command table decodes and stays inside its regions (edgesdk/targets/npu/proof.py)."""

@@ -127,6 +127,8 @@ def _act_range(op) -> tuple:
 
 
 def _note(op) -> str:
+    """The listing comment of an op's commands; a cascade's stripe commands keep it as their prefix
+    (tables.note_layer reads the op back)."""
     return f"op #{op.index} {op.type} -> {op.outputs[0].name}"
 
 

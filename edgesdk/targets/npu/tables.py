@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,3 +44,29 @@ def table_chunks(table: NpuTable, value_lines) -> list:
                        "lines": value_lines(np.frombuffer(data[pos:pos + size], np.uint8), "uint8_t")})
         pos += size
     return chunks
+
+
+def command_layers(table: NpuTable) -> list:
+    """The layer (op index) each command of the table works for, from its note: a command no op made (a
+    cascade's row shift) counts for the layer of the next command that names one, END (and anything after
+    the last named command) for the layer before it."""
+    named = [note_layer(getattr(c, "note", "")) for c in table.commands]
+    fallback = table.ops[-1].index if table.ops else -1
+    result, following = [None] * len(named), None
+    for k in range(len(named) - 1, -1, -1):
+        following = named[k] if named[k] is not None else following
+        result[k] = following
+    last = fallback
+    for k, layer in enumerate(result):
+        result[k] = last = layer if layer is not None else last
+    return result
+
+
+_NOTE_LAYER = re.compile(r"op #(-?\d+) ")  # how codegen._note starts a command's note
+
+
+def note_layer(note: str) -> int | None:
+    """The op index a command's note (codegen._note) names, None for a command no op made (END, a cascade's
+    row shift)."""
+    found = _NOTE_LAYER.match(note or "")
+    return int(found.group(1)) if found else None
