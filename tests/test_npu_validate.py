@@ -355,10 +355,10 @@ def test_the_issue_model_is_refused_before_codegen(tmp_path):
     assert refused.value.exit_code == 2
 
 
-STATIC_CODES = [c for c in ALL_CODES if c in MODELS]
+MODEL_CODES = [c for c in ALL_CODES if c in MODELS]
 
 
-@pytest.mark.parametrize("code", STATIC_CODES, ids=[R.error_name(c) for c in STATIC_CODES])
+@pytest.mark.parametrize("code", MODEL_CODES, ids=[R.error_name(c) for c in MODEL_CODES])
 def test_the_generic_constraint_alone_refuses_what_the_npu_would(code, tmp_path):
     """The named constraints refuse each model above first; `constraint_commands_accepted` must refuse it on its own
     too, whatever named rule a later change relaxes: it lowers the op and runs the NPU's static checks (or, for
