@@ -17,13 +17,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import MissingDependency, UsageError
+from .errors import EdgesdkError, MissingDependency, ModelError, UsageError
 
 EXTRA = "reference"  # pyproject.toml [project.optional-dependencies]: ai-edge-litert, tflite-micro
 MODULES = {"ref": ("ai_edge_litert", "LiteRT (ai-edge-litert)"), "tflm": ("tflite_micro", "TFLite Micro (tflite-micro)"),
            "ort": ("onnxruntime", "ONNX Runtime (onnxruntime)")}
 EXTRAS = {"ort": "tvm"}  # the extra that installs a mode's reference, when it is not EXTRA
 ORACLES = {"ref": "LiteRT BUILTIN_REF", "tflm": "TFLite Micro", "ort": "ONNX Runtime CPU (ORT_ENABLE_ALL)"}
+
+
+class ReferenceRefused(ModelError):
+    """The reference interpreter refuses a model edgesdk builds under a documented interpretation (a pooling
+    filter larger than the input, a stride above INT16_MAX, ...): there is nothing to compare with."""
 
 
 def run_reference(model_path, inputs: list, mode: str = "ref", what: str = "Comparing with the reference") -> list:
@@ -39,11 +44,25 @@ def run_reference_sequence(model_path, steps: list, mode: str = "ref",
         raise UsageError(f"Unknown rounding mode '{mode}': the reference is 'ref' (LiteRT), 'tflm' (TFLite Micro) or "
                          "'ort' (ONNX Runtime).")
     require_reference(mode, what)
-    if mode == "tflm":
-        return _run_tflm(model_path, steps)
-    if mode == "ort":
-        return _run_onnxruntime(model_path, steps)
-    return _run_litert_reference(model_path, steps)
+    run = {"tflm": _run_tflm, "ort": _run_onnxruntime}.get(mode, _run_litert_reference)
+    try:
+        return run(model_path, steps)
+    except (EdgesdkError, MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # the interpreter's own refusal (RuntimeError, ValueError, onnxruntime's Fail...)
+        raise _refused(model_path, mode, exc) from None
+
+
+def _refused(model_path, mode: str, exc: Exception) -> ReferenceRefused:
+    """Issue 12 item 11: `run --check` on a model the reference will not run ends in this, never in an
+    internal error. The interpreter's text is sanitized (it may quote model strings) and shortened."""
+    from .importer.names import sanitize_name
+
+    detail = sanitize_name(" ".join(str(exc).split()), max_chars=300) or type(exc).__name__
+    return ReferenceRefused(
+        f"{ORACLES[mode]} refuses to run {Path(model_path).name} ({detail}), so --check has nothing to compare "
+        "the firmware's outputs with. edgesdk built the model under its documented reading of such files "
+        "(docs/reliability.md, 'Models the reference refuses'); run without --check to get the outputs.")
 
 
 def require_reference(mode: str = "ref", what: str = "Comparing with the reference", extra: str = EXTRA) -> None:

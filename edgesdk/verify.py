@@ -7,7 +7,10 @@ before anything is written. It reads what the firmware will contain and proves:
    share a byte (except where an in-place rule permits it, recomputed by memory_plan.verify_plan);
 2. sizes: every size that becomes a C array bound or a memcpy length is positive and fits the 32-bit
    target (no integer overflow), and every integer literal in the executor fits an int32;
-3. each target's own output (Target.verify), with the plan and this proof's `fail`/`count`: the C target its
+3. every graph output is written: the slot the caller reads (executor output) is the planned slot of a graph
+   output tensor, of its size, and that tensor is an output of an op compiled into some region (or a graph
+   input the caller writes) -- a graph output no op writes would return uninitialized SRAM (issue 12 item 6);
+4. each target's own output (Target.verify), with the plan and this proof's `fail`/`count`: the C target its
    host layers from their structured calls (edgesdk/targets/c/proof.py), the NPU its command tables
    (edgesdk/targets/npu/proof.py), the DSP its serialized graphs, a plugin whatever it generates.
 
@@ -59,6 +62,7 @@ def verify_build(compiled) -> dict:
     plan, executor = compiled.plan, compiled.executor
     _check_plan(plan, compiled.graph, proof)
     _check_sizes(executor, proof)
+    _check_outputs_written(compiled, proof)
     if not proof.failures:  # later checks rely on a sound plan and sizes
         _check_targets(compiled, proof)
     if proof.failures:
@@ -152,7 +156,30 @@ def _integer_literals(text: str) -> list:
     return [int(m.group(1)) for m in _INTEGER.finditer(_HEX_FLOAT.sub(" ", text))]
 
 
-# -- 3. targets: each proves its own output (the C target its host layers, edgesdk/targets/c/proof.py) ----------
+# -- 3. every graph output is written ----------------------------------------------------------------------
+def _check_outputs_written(compiled, proof: Proof) -> None:
+    """Each output slot of the executor is a graph output's planned slot, and some compiled op writes that tensor.
+    The importer checks each op's outputs against its schema (a RELU has one output); this re-checks the result
+    after partitioning, folding and planning, whatever produced it."""
+    fail = proof.failures.append
+    graph, plan, executor = compiled.graph, compiled.plan, compiled.executor
+    written = {id(t) for t in graph.inputs}  # the caller writes those
+    for region in compiled.regions:
+        for op in region.ops:
+            written.update(id(t) for t in op.outputs if t is not None)
+    if len(executor.outputs) != len(graph.outputs):
+        fail(f"the executor returns {len(executor.outputs)} outputs, the graph has {len(graph.outputs)}")
+    for tensor, slot in zip(graph.outputs, executor.outputs):
+        proof.count("outputs_written")
+        if id(tensor) not in written:
+            fail(f"graph output '{tensor.name}' is written by no compiled operator (the firmware would return "
+                 "uninitialized memory)")
+        elif plan.offsets.get(tensor) != slot.arena_offset or slot.nbytes != tensor.nbytes:
+            fail(f"output slot '{slot.model_name}' ({slot.nbytes} bytes at {slot.arena_offset}) is not the planned "
+                 f"slot of graph output '{tensor.name}' ({tensor.nbytes} bytes at {plan.offsets.get(tensor)})")
+
+
+# -- 4. targets: each proves its own output (the C target its host layers, edgesdk/targets/c/proof.py) ----------
 def _check_targets(compiled, proof: Proof) -> None:
     """Each target of the build proves its own generated data (Target.verify: the DSP's blobs, a plugin's)."""
     from .targets import get_target

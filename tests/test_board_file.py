@@ -130,6 +130,19 @@ def test_generated_files_sanitize_board_strings(tmp_path):
     assert name_line.count('"') == 2 and "\\" not in name_line
 
 
+
+def test_model_sources_sanitize_the_board_name(tmp_path):
+    """The board's name also reaches model.c and model.h (a comment naming the board): same rule there."""
+    from edgesdk.aot.render import render_sources
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    compiled = compile_model(model_path("hello_world"), BuildOptions(target="c"))
+    render_sources(compiled.executor, tmp_path, source="m.tflite", board=f'x"{INJECTION}*/ /* \\', rounding="ref")
+    for name in ("model.c", "model.h", "model_data.c", "model_data.h"):
+        text = (tmp_path / name).read_text()
+        assert not [line for line in text.splitlines() if line.lstrip().startswith("#error")], name
+        assert "*/ /*" not in text, name
+
 # ---- OUT/board.json -----------------------------------------------------------------------------------------
 
 def custom_board(folder: Path, name: str = "custom-npu", stack_bytes: int = 4096) -> Path:

@@ -531,3 +531,33 @@ def test_the_proof_passes_and_refuses_every_new_command_kind(proof_builds):
             "Maximum int16", "Table int8", "Table int16", "GatherHW int8", "DmaCopy int8", "DmaCopy int16"}
     assert want <= kinds, sorted(want - kinds)
     assert negative_strides > 0  # STRIDED_SLICE with a negative stride walks its source backwards
+
+
+MODEL_CODES = [c for c in ALL_CODES if c in MODELS]
+
+
+@pytest.mark.parametrize("code", MODEL_CODES, ids=[R.error_name(c) for c in MODEL_CODES])
+def test_the_generic_constraint_alone_refuses_what_the_npu_would(code, tmp_path):
+    """The named constraints refuse each model above first; `constraint_commands_accepted` must refuse it on its own
+    too, whatever named rule a later change relaxes: it lowers the op and runs the NPU's static checks (or, for
+    errors only a run finds, the op cannot even be lowered into a table the checks accept)."""
+    from edgesdk.targets.npu.supported import constraint_commands_accepted
+
+    refused = 0
+    for make in MODELS[code]:
+        try:
+            op, _ = _op(make(), tmp_path)
+        except ModelError:
+            continue  # the op layer refuses the file itself
+        ok, reason = constraint_commands_accepted(op, ("ref", "tflm"))
+        if make in RECORDS_READ_AT_RUN_TIME:  # not in the table: the named rule and the proof's record check
+            assert not ok or not NPU_SUPPORT.check(op)[0], make.__name__
+            continue
+        assert not ok, (make.__name__, R.error_name(code))
+        refused += 1
+    assert refused, R.error_name(code)
+
+
+# Per-channel records live in the weights blob, which the NPU reads while it runs: a static check of the table
+# cannot see them. constraint_requant_representable refuses such ops, and the proof checks every record written.
+RECORDS_READ_AT_RUN_TIME = {_conv_requant_out_of_range, _transpose_conv_16x8_shift_too_large}

@@ -299,6 +299,9 @@ def _check_topological(graph: Graph, imp) -> None:
         for t in op.outputs:
             if t.is_const:
                 raise imp.fail(f"{op.location} writes into constant tensor '{t.name}'")
+            if t in available and not t.persistent:  # a second writer (state tensors are rewritten by design)
+                raise imp.fail(f"{op.location} writes tensor '{t.name}', which a graph input or an earlier operator "
+                               "already provides (each tensor has one producer)")
             available.add(t)
     for t in graph.inputs + graph.outputs:
         if t.is_const:

@@ -14,18 +14,36 @@ typedef struct {
     int32_t last;  /* one past the last valid tap index (last <= first: no valid tap) */
 } edgesdk_window;
 
-/* Taps t in [0, taps) with 0 <= origin + t * dilation < size. */
+/* Taps t in [0, taps) with 0 <= origin + t * dilation < size.
+ *
+ * Closed form, O(1) whatever `taps` is: a pooling filter size comes from the model's options, not from a
+ * tensor, and may be 2^31 - 1 (issue 12 item 7: counting taps one by one ran for billions of instructions).
+ * 64-bit arithmetic so that origin + t * dilation cannot overflow. Dilation >= 1. */
 static inline edgesdk_window edgesdk_window_taps(int32_t origin, int32_t dilation, int32_t taps, int32_t size)
 {
+    int64_t first = 0;
+    int64_t last = taps;
+    const int64_t room = (int64_t)size - 1 - origin; /* the largest t * dilation still inside the input */
+    if (origin < 0) {
+        first = dilation == 1 ? -(int64_t)origin : (-(int64_t)origin + dilation - 1) / dilation;
+    }
+    if (room < 0) {
+        last = 0;
+    } else {
+        const int64_t inside = (dilation == 1 ? room : room / dilation) + 1;
+        if (inside < last) {
+            last = inside;
+        }
+    }
+    if (first > taps) {
+        first = taps;
+    }
+    if (last < first) {
+        last = first;
+    }
     edgesdk_window w;
-    w.first = 0;
-    while (w.first < taps && origin + w.first * dilation < 0) {
-        w.first++;
-    }
-    w.last = taps;
-    while (w.last > w.first && origin + (w.last - 1) * dilation >= size) {
-        w.last--;
-    }
+    w.first = (int32_t)first;
+    w.last = (int32_t)last;
     return w;
 }
 
