@@ -92,9 +92,14 @@ class BuildState:
 
 
 def import_pass(s: BuildState) -> None:
-    """Read the model file into the graph IR (.tflite natively, .onnx through TVM's frontend)."""
+    """Read the model file into the graph IR (.tflite natively, .onnx through TVM's frontend); for --rounding
+    ort, ask ONNX Runtime how it runs each QDQ group (importer/ort_plan.py)."""
     if s.graph is None:  # else an already imported graph (build_from_relax)
         s.graph = import_model(s.model_path)
+    if s.options.rounding == "ort":
+        from .importer.ort_plan import prepare as prepare_ort
+
+        prepare_ort(s.graph)
 
 
 def fold_pass(s: BuildState) -> None:
