@@ -256,9 +256,32 @@ def build_summary(report: dict, out_dir) -> str:
     return "\n".join(lines)
 
 
+def _op_entry(op, target, reason) -> dict:
+    entry = {"index": op.index, "type": op.type, "target": target, "reason": reason,
+             "output": op.outputs[0].name if op.outputs else None}
+    if op.subgraph:  # inlined from a WHILE / IF subgraph (edgesdk/importer/control_flow.py)
+        entry["subgraph"] = op.subgraph
+    if "part" in op.attrs:
+        entry["part"] = op.attrs["part"]
+    return entry
+
+
+def _ops_in_order(ops: list, folded: list) -> list:
+    """The ops in execution order, each folded op where it was (before the next op of its subgraph)."""
+    rows = [(op, _op_entry(op, op.target, op.reason)) for op in ops]
+    for f in folded:
+        entry = _op_entry(f, "folded", "evaluated at build time: its outputs are constants")
+        later = [k for k, (op, _) in enumerate(rows) if op.subgraph == f.subgraph and op.index > f.index]
+        same = [k + 1 for k, (op, _) in enumerate(rows) if op.subgraph == f.subgraph]
+        rows.insert(later[0] if later else (same[-1] if same else len(rows)), (f, entry))
+    return [entry for _, entry in rows]
+
+
 def partition_table(ops: list) -> list:
+    """`op` is the operator index, `s:i` for operator i of subgraph s (a WHILE / IF body, inlined)."""
     rows = [("op", "type", "target", "reason")]
-    rows += [(str(o["index"]) if o["index"] >= 0 else "-", o["type"], o["target"] or "-", o["reason"]) for o in ops]
+    rows += [((f"{o['subgraph']}:" if o.get("subgraph") else "") + (str(o["index"]) if o["index"] >= 0 else "-"),
+              o["type"] + (f" ({o['part']})" if o.get("part") else ""), o["target"] or "-", o["reason"]) for o in ops]
     widths = [max(len(r[k]) for r in rows) for k in range(3)]
     return [f"{r[0]:>{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}" for r in rows]
 
@@ -448,11 +471,7 @@ def cmd_inspect(args) -> int:
     graph = import_model(args.model)
     folded = fold_constants(graph).folded  # as a build does: shape arithmetic on constants is evaluated here
     rejected = annotate(graph, targets)
-    ops = [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason, "output": op.outputs[0].name}
-           for op in graph.ops]
-    ops += [{"index": op.index, "type": op.type, "target": "folded", "output": op.outputs[0].name,
-             "reason": "evaluated at build time: its outputs are constants"} for op in folded]
-    ops.sort(key=lambda o: o["index"])
+    ops = _ops_in_order(graph.ops, folded)
     if args.json:
         print(json.dumps({"ops": ops}, indent=2))
     else:

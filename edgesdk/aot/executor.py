@@ -56,6 +56,10 @@ class Step:
     comment: str
     code: str = ""
     target: str = "c"
+    # Nesting in the run function's control flow (WHILE loops, IF branches): the block's own level and the level
+    # after it (a block that opens a brace nests what follows; nest_steps), for the indentation only.
+    depth: int = 0
+    depth_after: int = 0
 
 
 @dataclass
@@ -208,7 +212,10 @@ class CodegenContext:
 
 def describe_op(op) -> str:
     where = f"layer {op.index}" if op.index >= 0 else "inserted"
-    return sanitize_name(f"{where}: {op.type} -> '{op.outputs[0].name}'")
+    if op.subgraph:  # inlined from a control-flow op's subgraph (edgesdk/importer/control_flow.py)
+        where = f"subgraph {op.subgraph} {where}"
+    what = f"{op.type} ({op.attrs['part']})" if "part" in op.attrs else op.type
+    return sanitize_name(f"{where}: {what}" + (f" -> '{op.outputs[0].name}'" if op.outputs else ""))
 
 
 def collect_scratch_sizes(graph: Graph, regions: list, rounding_mode: str, board=None) -> dict:
@@ -235,10 +242,22 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode:
         for comment, text in code.blocks:
             model.steps.append(Step(comment, text, region.target))
         model.region_estimates.append(target.estimate(region, board, model))
+    nest_steps(model.steps)
     model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
     model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]
     model.state = [_state_tensor(t, plan, ctx) for t in graph.state]
     return model
+
+
+def nest_steps(steps: list) -> None:
+    """Each step's nesting level: a block whose code ends with an opening brace (`for (;;) {`, `} else {`) nests
+    the blocks after it, one that starts with a closing brace ends a level (its own code is on the outer one).
+    Every other block is balanced."""
+    depth = 0
+    for step in steps:
+        code = step.code.strip()
+        step.depth = max(depth - code.startswith("}"), 0)
+        depth = step.depth_after = step.depth + code.endswith("{")
 
 
 def _state_tensor(t: Tensor, plan: MemoryPlan, ctx: CodegenContext) -> StateTensor:

@@ -22,6 +22,7 @@ from ..errors import ModelError, UnsupportedOpError
 from ..ir.graph import DTYPE_BYTES, Graph, Op, QuantParams, Tensor
 from ..ops import op_def
 from .names import sanitize_name
+from .control_flow import inline_control_flow
 from .tflite_options import read_options
 from .variables import lower_resource_variables
 
@@ -114,6 +115,7 @@ class _Importer:
                                     f"{', '.join(sorted(d for d in DTYPE_BYTES if d != 'resource'))})")
         description = (model.Description() or b"").decode("utf-8", "replace")
         graph = Graph(self.path.stem, tensors, ops, inputs, outputs, description)
+        inline_control_flow(graph, self)  # WHILE / IF: their subgraphs' ops join the one schedule
         graph.warnings = list(self.warnings)
         lower_resource_variables(graph, self)
         _check_topological(graph, self)

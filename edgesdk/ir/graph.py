@@ -79,12 +79,17 @@ class Op:
     intermediates: list = field(default_factory=list)  # quantization-only tensors of recurrent ops (TFLite)
     target: str | None = None  # set by the partitioner
     reason: str = ""  # why the partitioner chose `target` (the failed constraint of higher-priority targets)
+    # The .tflite subgraph the op comes from: 0 for the main one; control flow (WHILE, IF) inlines the ops of
+    # other subgraphs into the graph's one schedule (edgesdk/importer/control_flow.py), `index` stays the
+    # operator's index within its own subgraph.
+    subgraph: int = 0
 
     @property
     def location(self) -> str:
+        where = f"operator #{self.index}" + (f" of subgraph {self.subgraph}" if self.subgraph else "")
         if self.outputs:
-            return f"operator #{self.index} ({self.type}, output '{self.outputs[0].name}')"
-        return f"operator #{self.index} ({self.type})"
+            return f"{where} ({self.type}, output '{self.outputs[0].name}')"
+        return f"{where} ({self.type})"
 
     def __repr__(self) -> str:
         return f"Op({self.index}:{self.type})"
