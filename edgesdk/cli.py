@@ -143,6 +143,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="run N inferences in one boot (a stateful model carries its state); --input files then hold "
                         "N inputs stacked along a new first axis, --random-input uses seeds SEED..SEED+N-1")
     r.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit in seconds (default 120)")
+    r.add_argument("--max-instructions", type=int, metavar="N",
+                   help="stop with an error after N CPU instructions (built-in emulator; a deterministic limit, e.g. "
+                        "for a model whose WHILE loop may not end)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=cmd_run)
 
@@ -299,11 +302,14 @@ def cmd_run(args) -> int:
         raise UsageError("Give either --input files or --random-input, not both.")
     if args.steps < 1:
         raise UsageError(f"--steps must be at least 1, not {args.steps}.")
+    if args.max_instructions is not None and args.max_instructions < 1:
+        raise UsageError(f"--max-instructions must be at least 1, not {args.max_instructions}.")
     if args.random_input is not None:
         steps = [random_inputs(report, args.random_input + k) for k in range(args.steps)]
     else:
         steps = split_steps([load_npy(p) for p in args.input], args.steps)
-    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout, emulator=args.emulator)
+    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout, emulator=args.emulator,
+                          max_instructions=args.max_instructions)
     out_dir = Path(args.output_dir) if args.output_dir else Path(args.build_dir) / "run"
     out_dir.mkdir(parents=True, exist_ok=True)
     step_outputs = result.step_outputs or [result.outputs]

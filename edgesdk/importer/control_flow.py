@@ -76,47 +76,58 @@ class _Inliner:
         loop_vars = list(op.outputs)
         for x, v in zip(op.inputs, loop_vars):
             self.require_same_bytes(op, x, v, "loop variable")
-        cond_ops, cond_outputs = self.inline(op, op.attrs["cond_subgraph"], loop_vars, stack, "condition")
-        if len(cond_outputs) != 1 or cond_outputs[0].dtype != "bool" or cond_outputs[0].num_elements != 1:
-            got = ", ".join(f"{t.dtype}{list(t.shape)}" for t in cond_outputs) or "nothing"
-            raise self.fail(op, f"has a condition subgraph ({op.attrs['cond_subgraph']}) that returns {got}, not one "
-                                "bool of one element")
-        body_ops, body_outputs = self.inline(op, op.attrs["body_subgraph"], loop_vars, stack, "body")
-        if len(body_outputs) != len(loop_vars):
+        body_ops, body_results, body_inputs = self.inline(op, op.attrs["body_subgraph"], loop_vars, stack, "body")
+        if len(body_results) != len(loop_vars):
             raise self.fail(op, f"has {len(loop_vars)} loop variables but its body subgraph "
-                                f"({op.attrs['body_subgraph']}) returns {len(body_outputs)} values")
+                                f"({op.attrs['body_subgraph']}) returns {len(body_results)} values")
+        # Result j that is the body's input k (k != j): another loop variable passed on unchanged. TFLite Micro
+        # updates the loop variables all at once; LiteRT one after the other, so that this one reads variable k
+        # as already updated (edgesdk/ops/control_flow.py While.prepare). Either way the condition sees the
+        # values the body returned: it gets its own copy of such a variable.
+        passthrough = {j: body_inputs.index(t) for j, t in enumerate(body_results)
+                       if any(t is s for s in body_inputs) and body_inputs.index(t) != j}
         copies, results = [], []
-        for j, (t, v) in enumerate(zip(body_outputs, loop_vars)):
+        for j, (t, v) in enumerate(zip(body_results, loop_vars)):
             self.require_same_bytes(op, t, v, f"body result {j}")
-            if t is not v and self.may_share_loop_variable(t, loop_vars, body_ops):
+            shared = not any(t is s for s in body_inputs) and self.may_share_loop_variable(t, loop_vars, body_ops)
+            if j in passthrough or shared:
                 aside = self.tensor_like(t, f"{t.name}_next")
                 copies.append(self.part(op, "copy", [t], [aside]))
                 t = aside
             results.append(t)
-        return [self.part(op, "init", op.inputs, loop_vars), self.part(op, "loop", [], []), *cond_ops,
-                self.part(op, "test", cond_outputs, []), *body_ops, *copies,
-                self.part(op, "next", results, loop_vars), self.part(op, "end", [], [])]
+        own = {j: self.tensor_like(loop_vars[j], f"{loop_vars[j].name}_cond") for j in sorted(passthrough)}
+        cond_values = [own.get(j, v) for j, v in enumerate(loop_vars)]
+        cond_ops, cond_outputs, _ = self.inline(op, op.attrs["cond_subgraph"], cond_values, stack, "condition")
+        if len(cond_outputs) != 1 or cond_outputs[0].dtype != "bool" or cond_outputs[0].num_elements != 1:
+            got = ", ".join(f"{t.dtype}{list(t.shape)}" for t in cond_outputs) or "nothing"
+            raise self.fail(op, f"has a condition subgraph ({op.attrs['cond_subgraph']}) that returns {got}, not one "
+                                "bool of one element")
+        init = self.part(op, "init", [*op.inputs, *(op.inputs[j] for j in own)], [*loop_vars, *own.values()])
+        update = self.part(op, "next", [*results, *(results[j] for j in own)], [*loop_vars, *own.values()])
+        update.attrs["passthrough"] = passthrough
+        return [init, self.part(op, "loop", [], []), *cond_ops, self.part(op, "test", cond_outputs, []), *body_ops,
+                *copies, update, self.part(op, "end", [], [])]
 
     def lower_if(self, op, stack: tuple) -> list:
         cond, values, outputs = op.inputs[0], op.inputs[1:], list(op.outputs)
         branches = []
         for role in ("then", "else"):
-            ops, results = self.inline(op, op.attrs[f"{role}_subgraph"], values, stack, f"{role} branch")
+            ops, results, inputs = self.inline(op, op.attrs[f"{role}_subgraph"], values, stack, f"{role} branch")
             if len(results) != len(outputs):
                 raise self.fail(op, f"has {len(outputs)} outputs but its {role} branch (subgraph "
                                     f"{op.attrs[f'{role}_subgraph']}) returns {len(results)}")
             for j, (t, y) in enumerate(zip(results, outputs)):
                 self.require_same_bytes(op, t, y, f"{role} branch result {j}")
-            branches.append((ops, results))
-        (then_ops, then_results), (else_ops, else_results) = branches
+            branches.append((ops, results, inputs))
+        (then_ops, then_results, _), (else_ops, else_results, _) = branches
         return [self.part(op, "if", [cond], []), *then_ops, self.part(op, "results", then_results, outputs),
                 self.part(op, "else", [], []), *else_ops, self.part(op, "results", else_results, outputs),
                 self.part(op, "end", [], [])]
 
     # -- subgraphs -----------------------------------------------------------------------------------------
     def inline(self, op, index: int, values: list, stack: tuple, role: str) -> tuple:
-        """(ops, results) of subgraph `index` run on `values`: its inputs bound to them, nested control flow
-        inlined too."""
+        """(ops, results, inputs) of subgraph `index` run on `values`: its inputs bound to them (each input is
+        the value passed in, or a copy of it), nested control flow inlined too."""
         if index in stack:
             raise self.fail(op, f"runs subgraph {index} as its {role} from within subgraph {index} itself; "
                                 "recursive control flow has no static schedule")
@@ -150,7 +161,7 @@ class _Inliner:
             o.intermediates = [bound.get(t, t) for t in o.intermediates]
         self.new_tensors += [t for t in tensors if t not in bound]
         results = [bound.get(t, t) for t in outputs]
-        return copies + self.expand(ops, stack + (index,)), results
+        return copies + self.expand(ops, stack + (index,)), results, [bound.get(t, t) for t in inputs]
 
     def tensor_like(self, t: Tensor, name: str) -> Tensor:
         copy = Tensor(self.next_id, name, t.shape, t.dtype, t.quant, orig_dtype=t.orig_dtype)

@@ -85,6 +85,12 @@ class Op:
     subgraph: int = 0
 
     @property
+    def file_operator(self) -> bool:
+        """An operator of the file's main subgraph as the file has it, named by its index alone (a tuning schedule
+        does): not inserted by the importer, not inlined from a WHILE / IF subgraph, not a part of one."""
+        return self.index >= 0 and not self.subgraph and "part" not in self.attrs
+
+    @property
     def location(self) -> str:
         where = f"operator #{self.index}" + (f" of subgraph {self.subgraph}" if self.subgraph else "")
         if self.outputs:

@@ -20,6 +20,8 @@ between the op and its subgraphs the same way, whatever the quantization paramet
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .base import OpDef, Operands, op_error
 from . import register
 
@@ -27,9 +29,36 @@ WHILE_PARTS = ("init", "loop", "test", "copy", "next", "end")
 IF_PARTS = ("if", "results", "else", "end", "copy")
 
 
+COPY_PARTS = ("init", "copy", "next", "results")
+
+
 def part(op) -> str | None:
     """The control-flow part an inlined WHILE/IF op plays (None: the operator as read from the file)."""
     return op.attrs.get("part")
+
+
+@dataclass(frozen=True)
+class Copies:
+    """What a copying part does: (source, destination) tensors, copied in this order."""
+
+    pairs: tuple
+
+
+def copies(op, mode: str) -> Copies | None:
+    """The copies of a part that moves data (init, copy, next, results); None for the others.
+
+    The loop variables' update ("next") is where the references differ. A body result that is another loop
+    variable passed on unchanged (`attrs["passthrough"]`: result j is variable k): TFLite Micro updates every
+    variable from the body's results at once (edgesdk sets such a result aside first); LiteRT updates them one
+    after the other in place (its body reads the WHILE's outputs), so variable j gets variable k's value as
+    already updated in this same step when k < j. docs/rounding.md, "Control flow"."""
+    if part(op) not in COPY_PARTS:
+        return None
+    pairs = list(zip(op.inputs, op.outputs))
+    if part(op) == "next" and str(mode) == "ref":
+        for j, k in op.attrs.get("passthrough", {}).items():
+            pairs[j] = (op.outputs[k], op.outputs[j])
+    return Copies(tuple(pairs))
 
 
 @register
@@ -49,6 +78,9 @@ class While(OpDef):
             raise op_error(op, f"has {len(op.inputs)} loop variables but {len(op.outputs)} outputs")
         if any(t is None for t in op.inputs):
             raise op_error(op, "omits a loop variable")
+
+    def prepare(self, op, mode: str):
+        return copies(op, mode)
 
 
 @register
@@ -70,6 +102,9 @@ class If(OpDef):
             raise op_error(op, f"has {what}; IF needs a bool condition of one element")
         if any(t is None for t in op.inputs[1:]):
             raise op_error(op, "omits an input")
+
+    def prepare(self, op, mode: str):
+        return copies(op, mode)
 
 
 OPENING_PARTS = ("loop", "if")  # the blocks after these run in the loop or a branch, up to the matching "end"

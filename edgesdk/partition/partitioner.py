@@ -39,7 +39,7 @@ def annotate(graph: Graph, targets: list, supports: list | None = None, forced: 
     supports = supports or [target_support(t) for t in targets]
     rejected = []
     for op in graph.ops:
-        if forced and op.index in forced:
+        if forced and op.file_operator and op.index in forced:
             _force_target(op, forced[op.index], targets, supports)
             continue
         reasons = []

@@ -34,7 +34,7 @@ def active_schedule():
 def layer_choice(op, name: str, default: bool) -> bool:
     """The active schedule's switch `name` ("compress_weights" or "fc_paired") for `op`, else `default`."""
     schedule = _ACTIVE.get()
-    if schedule is None:
+    if schedule is None or not op.file_operator:  # ops inlined from WHILE / IF subgraphs keep the defaults
         return default
     value = schedule.switch(op.index, name)
     return default if value is None else value

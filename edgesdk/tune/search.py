@@ -281,4 +281,4 @@ class Search:
 
         supports = [(t, target_support(t)) for t in self.evaluator.targets]
         return {op.index: [t for t, s in supports if s.check(op)[0]] for op in self.evaluator.compiled(start).graph.ops
-                if op.index >= 0}
+                if op.file_operator}

@@ -309,6 +309,8 @@ def candidate_chains(graph, regions) -> list:
                     break
                 if _nhwc(chain[-1].outputs[0].shape)[1] < 2:
                     continue  # one output row: nothing to stripe
+                if not all(op.file_operator for op in chain):
+                    break  # inlined WHILE / IF subgraphs are not cascaded (schedules name groups by operator index)
                 if chain_ok(chain, graph, consumers):
                     result.append((steps[0], chain))
     return sorted(result, key=lambda c: (len(c[1]), c[0]))

@@ -63,7 +63,7 @@ def emit_control_flow(e: Emit):
     if key in STATEMENTS:
         kernel, text, reads_condition = STATEMENTS[key]
         return e.layer.statement(kernel, text, *([e.tensor(e.op.inputs[0])] if reads_condition else []))
-    for x, y in zip(e.op.inputs, e.op.outputs):  # init, copy, next, results: byte copies
+    for x, y in e.data.pairs:  # init, copy, next, results: byte copies, in order (edgesdk/ops/control_flow.py)
         if x is y:
             continue  # a loop variable the body passes through unchanged
         e.call("edgesdk_reshape", e.int(y.nbytes), e.tensor(x), e.arena(y))
