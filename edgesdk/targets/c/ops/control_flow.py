@@ -35,13 +35,13 @@ NOTES = {
 
 
 def known_part(op):
-    """The op is one of the parts edgesdk inlines a WHILE or IF into (its subgraphs are in the schedule)"""
+    """The subgraphs are inlined into the schedule; the loop, its test and the branches run as C statements"""
     parts = WHILE_PARTS if op.type == "WHILE" else IF_PARTS
     return part(op) in parts, f"part {part(op)!r}" if part(op) else "not inlined"
 
 
 def copies_keep_type_and_size(op):
-    """Each copy between the op and its subgraphs keeps the type and the number of elements"""
+    """Data moves between the op and its subgraphs as byte copies of the same type and number of elements"""
     if part(op) in STATEMENT_PARTS.get(op.type, ()):
         return True, ""
     bad = [(x, y) for x, y in zip(op.inputs, op.outputs)
