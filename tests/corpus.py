@@ -22,33 +22,9 @@ NOT_INT16_FLOAT = {"int16": "int16 kernel not implemented yet (issue 10)", "int1
                    "float32": "float32 kernel not implemented yet"}
 # One line per op type: remove an op's line (or narrow its modes) when edgesdk runs it.
 NOT_YET = {
-    "ABS": ALL,
-    "CAST": ALL,
-    "CEIL": ALL,
-    "COS": ALL,
-    "DEQUANTIZE": NOT_INT16_FLOAT,
-    "ELU": ALL,
-    "EXP": ALL,
-    "FLOOR": ALL,
-    "HARD_SWISH": NOT_INT16_FLOAT,
-    "LEAKY_RELU": ALL,
-    "LOG": ALL,
-    "LOGISTIC": NOT_INT16_FLOAT,
-    "NEG": ALL,
     "PADV2": {"int16": "the converter gives int16 PADV2 a float32 pad value, which both references reject"},
-    "QUANTIZE": NOT_INT16_FLOAT,
-    "RELU": NOT_INT16_FLOAT,
-    "RELU6": NOT_INT16_FLOAT,
-    "RELU_N1_TO_1": NOT_INT16_FLOAT,
-    "ROUND": ALL,
-    "RSQRT": ALL,
-    "SIN": ALL,
-    "SQRT": ALL,
-    "SQUARE": ALL,
-    "TANH": NOT_INT16_FLOAT,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": {"int16": "no 16x8 LSTM kernel (the converter makes none)",
                                      "int16_fio": "no 16x8 LSTM kernel (the converter makes none)"},
-    "ZEROS_LIKE": ALL,
 }
 
 # Single models edgesdk will not compile, whatever the op type's status, with the reason.

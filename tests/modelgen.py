@@ -437,7 +437,7 @@ def single_op_suite(seed: int = 0) -> list:
     rng = np.random.default_rng(seed)
     return (_suite_binary(rng) + _suite_pooling_and_shapes(rng) + _suite_activations(rng) + _suite_quantization(rng)
             + _suite_convolutions(rng) + _suite_layer_ops(rng) + _suite_elementwise(rng) + _suite_data_movement(rng)
-            + _suite_reduce(rng))
+            + _suite_reduce(rng) + _suite_unary(rng))
 
 
 def _suite_binary(rng) -> list:
@@ -792,3 +792,37 @@ def _suite_reduce(rng) -> list:
         ("softmax_float", unary_model("SOFTMAX", (2, 9), None, None, dtype="float32", options="SoftmaxOptions",
                                       Beta=0.7)),
     ]
+
+
+def _suite_unary(rng) -> list:
+    """Single-input elementwise ops. Names: "litert_only" models TFLite Micro cannot run (no such kernel or
+    dtype), "tflm_only" ones LiteRT's reference resolver lacks (tests/test_kernels.py filters on them)."""
+    f32 = dict(dtype="float32")
+    floor_zp = (float(np.float32(rng.uniform(0.01, 0.05))), -128)  # inputs >= the zero point: real values >= 0
+    models = [
+        ("abs_rescale", unary_model("ABS", (1, 64), _q(rng), _q(rng))),
+        ("abs_float", unary_model("ABS", (2, 9), None, None, **f32)),
+        ("neg_float", unary_model("NEG", (2, 9), None, None, **f32)),
+        ("neg_int32_litert_only", unary_model("NEG", (7,), None, None, dtype="int32")),
+        ("square_float", unary_model("SQUARE", (3, 5), None, None, **f32)),
+        ("sqrt_float", unary_model("SQRT", (3, 5), None, None, **f32)),
+        ("rsqrt_float", unary_model("RSQRT", (3, 5), None, None, **f32)),
+        ("floor_float", unary_model("FLOOR", (3, 5), None, None, **f32)),
+        ("ceil_float_tflm_only", unary_model("CEIL", (3, 5), None, None, **f32)),
+        ("round_float_tflm_only", unary_model("ROUND", (3, 5), None, None, **f32)),
+        ("rsqrt_int8", unary_model("RSQRT", (1, 64), floor_zp, _q(rng, 0.01, 0.1))),
+        ("sqrt_int8_litert_only", unary_model("SQRT", (1, 64), floor_zp, _q(rng, 0.005, 0.02))),
+        ("exp_int8_litert_only", unary_model("EXP", (1, 64), _q(rng, 0.01, 0.03), _q(rng, 0.01, 0.1))),
+        ("log_int8_litert_only", unary_model("LOG", (1, 64), floor_zp, _q(rng, 0.01, 0.05))),
+        ("elu_int8_tflm_only", unary_model("ELU", (1, 64), _q(rng), _q(rng))),
+        ("leaky_relu", unary_model("LEAKY_RELU", (1, 64), _q(rng), _q(rng), options="LeakyReluOptions", Alpha=0.2)),
+        ("leaky_relu_float", unary_model("LEAKY_RELU", (2, 9), None, None, options="LeakyReluOptions", Alpha=0.1, **f32)),
+        ("relu_float", unary_model("RELU", (2, 9), None, None, **f32)),
+        ("zeros_like_float", unary_model("ZEROS_LIKE", (2, 5), None, None, **f32)),
+        ("cast_float_int32", unary_model("CAST", (2, 5), None, None, out_dtype="int32", **f32)),
+        ("cast_int8_float", unary_model("CAST", (2, 5), None, None, dtype="int8", out_dtype="float32")),
+    ]
+    for op in ("EXP", "LOG", "SIN", "COS", "TANH", "LOGISTIC", "HARD_SWISH"):
+        models.append((f"{op.lower()}_float", unary_model(op, (3, 7), None, None, **f32)))
+    models.append(("elu_float_tflm_only", unary_model("ELU", (3, 7), None, None, **f32)))
+    return models

@@ -33,6 +33,8 @@ def single_op_builds(tmp_path_factory):
 def test_single_op_firmware_bit_exact(single_op_builds):
     problems = []
     for name, out, _ in single_op_builds:
+        if "tflm_only" in name:  # LiteRT's reference op resolver has no such kernel (tests/test_kernels.py)
+            continue
         report = load_report(out)
         for label, inputs in (("random", random_inputs(report, 3)), ("min", extreme_inputs(report, "min")),
                               ("max", extreme_inputs(report, "max"))):

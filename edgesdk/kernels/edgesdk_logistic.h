@@ -24,4 +24,19 @@ typedef struct {
 void edgesdk_logistic_s8(const edgesdk_sigmoid_params *p, const int8_t *input, int8_t *output);
 void edgesdk_tanh_s8(const edgesdk_sigmoid_params *p, const int8_t *input, int8_t *output);
 
+/*
+ * int16 LOGISTIC and TANH (edgesdk_sigmoid16.c), the same in LiteRT and TFLite Micro
+ * (reference_integer_ops::Logistic / Tanh for int16): the input, zero point 0, is rescaled to 1/(3 * 4096)
+ * units (x * multiplier, rounded, >> left_shift; multiplier 0 means a power-of-two input scale: 3 << shift),
+ * then sigmoid(|x| / 24) is interpolated in a 256-entry Q0.16 table; the output has scale 2^-15, zero point 0.
+ */
+typedef struct {
+    int32_t size;
+    int32_t input_multiplier; /* 0: power-of-two input scale */
+    int32_t input_left_shift;
+} edgesdk_sigmoid16_params;
+
+void edgesdk_logistic_s16(const edgesdk_sigmoid16_params *p, const int16_t *input, int16_t *output);
+void edgesdk_tanh_s16(const edgesdk_sigmoid16_params *p, const int16_t *input, int16_t *output);
+
 #endif /* EDGESDK_LOGISTIC_H */

@@ -14,7 +14,7 @@
 #include <float.h>
 #include <string.h>
 
-#include "edgesdk_libm.h"
+#include "edgesdk_mathf.h"
 #include "edgesdk_lstm.h"
 #include "edgesdk_recurrent.h"
 

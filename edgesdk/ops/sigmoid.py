@@ -1,8 +1,12 @@
 """LOGISTIC and TANH.
 
-LiteRT's reference int8 kernels look the result up in a 256-entry table built in float32 at prepare time
+int8: LiteRT's reference kernels look the result up in a 256-entry table built in float32 at prepare time
 (edgesdk/ops/tables.py, rounding "lut"); TFLite Micro computes in gemmlowp fixed point on the input rescaled to
-Q4.27 (rounding "double"). Build-time data: the table, or the input multiplier, shift and range radius."""
+Q4.27 (rounding "double"). Build-time data: the table, or the input multiplier, shift and range radius.
+
+int16 (both references, the same code): the input is rescaled to 1/(3 * 4096) units by an integer multiplier
+and shift (none for a power-of-two scale) and sigmoid is interpolated in a 256-entry table
+(edgesdk/kernels/edgesdk_sigmoid16.c). Build-time data: that multiplier and shift."""
 
 from __future__ import annotations
 
@@ -28,6 +32,38 @@ class SigmoidData:
     input_multiplier: int
     input_left_shift: int
     input_range_radius: int
+    int16_multiplier: int = 0  # int16: 0 for a power-of-two input scale
+    int16_left_shift: int = 0
+
+
+def checked_log2(x: float) -> tuple:
+    """TFLite CheckedLog2 in float32 (logf(x) * (1 / logf(2))): (rounded log2, whether x is a power of two
+    within 1e-3 in log2)."""
+    from .unary_tables import _roundf, logf
+
+    f32 = np.float32
+    x_log2 = f32(logf(f32(x)) * f32(f32(1.0) / logf(f32(2.0))))
+    if not np.isfinite(x_log2):  # a zero, infinite or NaN scale: no power of two
+        return 0, False
+    rounded = f32(_roundf(x_log2))
+    return int(rounded), bool(abs(f32(x_log2 - rounded)) < f32(1e-3))
+
+
+def sigmoid16_input_rescale(op_type: str, input_scale: float) -> tuple:
+    """(multiplier, left shift) of the int16 LOGISTIC/TANH input (SigmoidPrepare / TanhPrepare for int16):
+    a power-of-two scale with the shift TFLite allows keeps multiplier 0, any other scale gets
+    int(s_in * 3 * 4096 * 2^k) with the smallest k that brings it above 32767 / 2."""
+    log2_rounded, pot = checked_log2(input_scale)
+    left_shift = (15 - 3) + log2_rounded
+    pot = pot and (left_shift == 0 or (op_type == "TANH" and left_shift == 1))
+    if pot:
+        return 0, left_shift
+    multiplier = float(np.float32(input_scale)) * 4096.0 * 3.0
+    left_shift = 0
+    while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
+        left_shift += 1
+        multiplier *= 2.0
+    return int(multiplier), left_shift
 
 
 def sigmoid_input_rescale(input_scale: float) -> tuple:
@@ -54,6 +90,9 @@ class Sigmoid(OpDef):
         if x.quant is None or y.quant is None:
             return None
         rounding = rounding_of(op, mode)
+        if x.dtype == "int16":
+            multiplier, left_shift = sigmoid16_input_rescale(op.type, float(x.quant.scale[0]))
+            return SigmoidData("double", None, int(x.quant.zero_point[0]), 0, 0, 0, multiplier, left_shift)
         x_scale, x_zp = float(x.quant.scale[0]), int(x.quant.zero_point[0])
         multiplier, left_shift = sigmoid_input_rescale(x_scale)
         radius = input_radius(INPUT_INTEGER_BITS, left_shift) if left_shift >= 0 else 0

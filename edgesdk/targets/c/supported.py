@@ -209,12 +209,18 @@ def hard_swish_output_range(op):
     return ratio < 1.0, f"input_scale/128 / output_scale = {ratio:.3g}"
 
 
+QUANTIZE_DIRECTIONS = {("float32", "int8"), ("float32", "int16"), ("int8", "int8"), ("int8", "int16"), ("int8", "int32"),
+                       ("int16", "int8"), ("int16", "int16"), ("int16", "int32"), ("int32", "int8"), ("int32", "int16")}
+
+
 def quantize_types(op):
-    """QUANTIZE is float32 -> int8, int8 -> int8 (requantize) or uint8 <-> int8 with equal scale at model edges"""
+    """QUANTIZE is float32 -> int8/int16, a requantization between int8, int16 and int32 (int16 -> int16 with zero points 0), or uint8 <-> int8 with equal scale at model edges"""
     x, y = op.inputs[0], op.outputs[0]
     if not (_per_tensor(y) and (x.dtype == "float32" or _per_tensor(x))):
         return False, "per-channel or missing quantization"
-    if (x.dtype, y.dtype) in (("float32", "int8"), ("int8", "int8")):
+    if (x.dtype, y.dtype) in QUANTIZE_DIRECTIONS:
+        if x.dtype == y.dtype == "int16" and (x.quant.zp0 != 0 or y.quant.zp0 != 0):
+            return False, f"int16 zero points {x.quant.zp0} and {y.quant.zp0}"
         return True, ""
     if (x.dtype, y.dtype) in (("uint8", "int8"), ("int8", "uint8")):
         u8, s8 = (x, y) if x.dtype == "uint8" else (y, x)
@@ -224,9 +230,9 @@ def quantize_types(op):
 
 
 def dequantize_types(op):
-    """DEQUANTIZE is int8 -> float32, quantized per tensor"""
+    """DEQUANTIZE is int8 or int16 -> float32, quantized per tensor"""
     x, y = op.inputs[0], op.outputs[0]
-    ok = x.dtype == "int8" and y.dtype == "float32" and _per_tensor(x)
+    ok = x.dtype in ("int8", "int16") and y.dtype == "float32" and _per_tensor(x)
     return ok, f"{x.dtype} -> {y.dtype}"
 
 

@@ -153,7 +153,8 @@ class OpLibrary:
         """Write `inputs` ({tensor: array}), run `op` (an Op of the library, or its position), return its outputs."""
         k = op if isinstance(op, int) else self.ops.index(op)
         for tensor, array in inputs.items():
-            self.write(tensor, array)
+            if tensor in self.ctx.buffers:  # an input the op's code never reads (ZEROS_LIKE) has no buffer
+                self.write(tensor, array)
         getattr(self.lib, f"edgesdk_op_{k}")()
         return [self.read(t) for t in self.ops[k].outputs]
 

@@ -72,8 +72,8 @@ def lstm_cell_scale(op):
 LSTM_CONSTRAINTS = [lstm_standard_variant, lstm_types, lstm_quantization, lstm_cell_activation, lstm_cell_scale]
 
 
-@c_op("UNIDIRECTIONAL_SEQUENCE_LSTM", constraints=LSTM_CONSTRAINTS, headers=("edgesdk_lstm.h", "edgesdk_libm.h"),
-      sources=("edgesdk_lstm.c", "edgesdk_libm.c"))
+@c_op("UNIDIRECTIONAL_SEQUENCE_LSTM", constraints=LSTM_CONSTRAINTS, headers=("edgesdk_lstm.h", "edgesdk_mathf.h",
+      "edgesdk_mathf_exceptions.h"), sources=("edgesdk_lstm.c", "edgesdk_mathf.c"))
 def emit_lstm(e: Emit):
     op, d = e.op, e.data
     x, y, h, c = op.inputs[INPUT], op.outputs[0], op.inputs[OUTPUT_STATE], op.inputs[CELL_STATE]
