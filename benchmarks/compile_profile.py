@@ -28,14 +28,14 @@ MODELS_DIR = REPO.parent / "shared" / "models" / "mlcommons_tiny"
 def time_passes(model_path: Path) -> dict:
     """Seconds of each pass of one default compile."""
     from edgesdk.aot.executor import build_executor, collect_scratch_sizes
-    from edgesdk.aot.memory_plan import plan_memory
+    from edgesdk.aot.cascade import Striping, choose_cascades
+    from edgesdk.aot.memory_plan import MemoryProblem
     from edgesdk.board import load_board
     from edgesdk.importer import import_model
     from edgesdk.partition.partitioner import partition
     from edgesdk.targets import parse_target_list
-    from edgesdk.targets.npu.cascade import choose_cascades
     from edgesdk.verify import verify_build
-    from edgesdk.compiler import Compiled
+    from edgesdk.compiler import Compiled, targets_in_place_rules
 
     times = {}
 
@@ -50,8 +50,10 @@ def time_passes(model_path: Path) -> dict:
     graph = timed("import", import_model, model_path)
     regions = timed("partition", partition, graph, targets)
     scratch = timed("scratch sizes", collect_scratch_sizes, graph, regions, "ref", board)
-    plan = timed("memory plan", plan_memory, graph, scratch)
-    plan = timed("cascade search", choose_cascades, graph, regions, scratch, plan, "ref", board)
+    problem = MemoryProblem(graph, scratch, in_place=targets_in_place_rules(regions))
+    plan = timed("memory plan", problem.plan)
+    striping = timed("striping offers", Striping, regions, "ref", board)
+    plan = timed("cascade search", choose_cascades, problem, regions, plan, striping)
     executor = timed("codegen (executor)", build_executor, graph, regions, plan, "ref", board)
     timed("safety proof", verify_build, Compiled(board, targets, graph, regions, plan, executor))
     return times

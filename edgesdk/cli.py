@@ -1,4 +1,4 @@
-"""Command line: edgesdk build | export | run | inspect | tune | hil | flash.
+"""Command line: edgesdk build | export | run | inspect | tune | regress | hil | flash.
 
 User errors (EdgesdkError) print one paragraph and exit with the error's code; anything else is an internal
 error: one paragraph asking for a bug report (the traceback only with EDGESDK_DEBUG=1).
@@ -128,7 +128,25 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int, default=0, help="seed of the search order and of the measured input (default 0)")
     t.add_argument("-o", "--output", required=True, metavar="LOG.json", help="the tuning log to write")
     t.add_argument("--json", action="store_true", help="print the log instead of the summary")
+    add_pool_arguments(t, "measure the --verify candidates in parallel")
     t.set_defaults(func=cmd_tune)
+
+    g = sub.add_parser("regress", help="build, run and check every model x board x target list; one summary table")
+    g.add_argument("models", nargs="+", metavar="MODEL", help=".tflite models")
+    g.add_argument("--boards", default="riscv-npu", help="comma-separated boards (default riscv-npu)")
+    g.add_argument("--targets", default="npu,c",
+                   help='semicolon-separated target lists, e.g. "npu,c;c" (default "npu,c")')
+    g.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
+    g.add_argument("--seeds", default="0", help="comma-separated seeds of the random inputs, one run each (default 0)")
+    g.add_argument("--run-on", default="builtin", choices=["builtin", "qemu", "board"],
+                   help="the built-in emulator (default), the board's QEMU machine (CPU-only builds), or the board "
+                        "itself through its probe's GDB server, on the node offering the Ray resource board:<name>")
+    g.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of each run in seconds (default 120)")
+    g.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="where to write summary.json, summary.txt and each row's build (replaced atomically)")
+    g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
+    add_pool_arguments(g, "run the rows in parallel")
+    g.set_defaults(func=cmd_regress)
 
     r = sub.add_parser("run", help="run a build on the built-in emulator (or on QEMU)")
     r.add_argument("build_dir", help="output directory of 'edgesdk build'")
@@ -229,12 +247,37 @@ def export_summary(folder: Path, tar: Path, metadata: dict) -> str:
     return "\n".join(lines)
 
 
+def add_pool_arguments(parser, purpose: str) -> None:
+    """--workers N | --cluster ADDRESS (edgesdk/farm/pool.py)."""
+    group = parser.add_argument_group("parallel runs (edgesdk/farm, docs/farm.md)")
+    group.add_argument("--workers", type=int, default=1, metavar="N",
+                       help=f"{purpose} on N local worker processes (Ray, the [farm] extra); 1 (default): serially "
+                            "in this process")
+    group.add_argument("--cluster", metavar="ADDRESS",
+                       help=f"{purpose} on an existing Ray cluster: HOST:PORT of its head, 'auto', or ray://HOST:PORT "
+                            "(docs/farm.md)")
+
+
+def cmd_regress(args) -> int:
+    from .farm.regress import RegressOptions, exit_code, parse_list, parse_seeds, regress, summary_table
+
+    options = RegressOptions(boards=parse_list(args.boards, ",", "--boards", "riscv-npu,hifive1-revb"),
+                             target_lists=parse_list(args.targets, ";", "--targets", '"npu,c;c"'),
+                             rounding=args.rounding, seeds=parse_seeds(args.seeds), run_on=args.run_on,
+                             timeout_s=args.timeout)
+    progress = None if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
+    summary = regress(args.models, args.output, options, args.workers, args.cluster, progress)
+    print(json.dumps(summary, indent=2) if args.json else summary_table(summary) + f"\nsummary: {Path(args.output) / 'summary.json'}")
+    return exit_code(summary)
+
+
 def cmd_tune(args) -> int:
     from .tune.log import write_tuning_log
     from .tune.tuner import TuneOptions, summary, tune
 
     options = TuneOptions(board=args.board, target=args.target, rounding=args.rounding, objective=args.objective,
-                          verify=args.verify, seconds=args.seconds, seed=args.seed)
+                          verify=args.verify, seconds=args.seconds, seed=args.seed, workers=args.workers,
+                          cluster=args.cluster)
     progress = None if args.json else (lambda text: print(text, file=sys.stderr, flush=True))
     log = tune(args.model, options, progress)
     write_tuning_log(args.output, log)

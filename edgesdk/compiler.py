@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .aot.executor import build_executor, collect_scratch_sizes, flash_budget
-from .aot.memory_plan import plan_memory
+from .aot.memory_plan import MemoryProblem
 from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
@@ -27,7 +27,7 @@ from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
 from .targets import parse_target_list
-from .targets.npu.cascade import cascade_report, choose_cascades, plan_with_groups
+from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
 from .tune.active import applying
 
 ROUNDING_MODES = ("ref", "tflm")
@@ -42,7 +42,7 @@ class BuildOptions:
     rounding: str = "ref"
     compile_firmware: bool = True
     werror: bool = False  # treat compiler warnings as errors (the tests build this way)
-    cascade: bool = True  # run NPU layer chains in stripes where that shrinks the arena (targets/npu/cascade.py)
+    cascade: bool = True  # run NPU layer chains in stripes where that shrinks the arena (aot/cascade.py)
     # Per-layer choices to apply as given instead of the defaults (edgesdk/tune): an edgesdk.tune.Schedule, or
     # the path of an `edgesdk tune` log (checked against the model, board, targets and rounding). Either
     # replaces the cascade choice (`cascade` is then ignored); None: today's defaults.
@@ -66,6 +66,7 @@ class Compiled:
     executor: object
     schedule: object = None  # the edgesdk.tune.Schedule applied, None for a default build
     folding: object = None  # the edgesdk.ops.folding.FoldReport of the constant folding pass
+    memory_problem: object = None  # the aot.memory_plan.MemoryProblem the plan solves (the tuner asks it again)
 
 
 def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True) -> Compiled:
@@ -88,18 +89,20 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
             check_sram_fits(sram_lower_bound(graph, regions), board, 0, at_least=True)
             check_flash_lower_bound(regions, board)
         scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
+        problem = MemoryProblem(graph, scratch, in_place=targets_in_place_rules(regions))
+        striping = Striping(regions, options.rounding, board)
         if schedule is not None:  # the schedule's cascade groups, as given: no search
-            plan = plan_with_groups(graph, regions, scratch, schedule.cascade_specs())
+            plan = plan_with_groups(problem, regions, schedule.cascade_specs(), striping)
         else:
-            plan = plan_memory(graph, scratch)
+            plan = problem.plan()
             if options.cascade:
-                plan = choose_cascades(graph, regions, scratch, plan, options.rounding, board)
+                plan = choose_cascades(problem, regions, plan, striping)
         if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
             check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
         executor = build_executor(graph, regions, plan, options.rounding, board)
         if check_fit:
             check_flash_fits(executor, board)
-    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding)
+    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding, problem)
 
 
 def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):
@@ -113,13 +116,28 @@ def _requested_schedule(model_path, options: BuildOptions, board: Board, targets
     return schedule_from_log(options.tuning_log, model_path, board.name, targets, options.rounding)
 
 
+def targets_in_place_rules(regions):
+    """The memory planner's in-place permissions: each op's own target answers (Target.in_place)."""
+    from .targets import get_target
+
+    target_of = {op: get_target(region.target) for region in regions for op in region.ops}
+
+    def rule(op, x):
+        target = target_of.get(op)
+        return target.in_place(op, x) if target is not None else None
+
+    return rule
+
+
 def sram_lower_bound(graph, regions=()) -> int:
     """Arena bytes any plan needs, from the graph alone: every model input is in the arena before the first op
-    (all of them at once), every model output after the last one, and every tensor a layer outside the NPU
-    reads or writes is whole while it runs (only NPU cascades keep tensors as stripes)."""
+    (all of them at once), every model output after the last one, and every tensor of a layer its target
+    cannot run in stripes is whole while it runs (only cascade groups keep tensors as stripes)."""
+    from .targets import get_target
+
     inputs = sum(t.nbytes for t in dict.fromkeys(graph.inputs) if not t.is_const)
     tensors = [t for t in graph.outputs if not t.is_const]
-    tensors += [t for region in regions if region.target != "npu" for op in region.ops
+    tensors += [t for region in regions for op in region.ops if not get_target(region.target).can_stripe(op)
                 for t in op.inputs + op.outputs if t is not None and not t.is_const]
     return max([inputs] + [t.nbytes for t in tensors])
 

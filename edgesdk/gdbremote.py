@@ -1,8 +1,9 @@
-"""Just enough of the GDB remote serial protocol to drive QEMU's GDB server (edgesdk run --emulator qemu).
+"""Just enough of the GDB remote serial protocol to drive QEMU's GDB server (edgesdk run --emulator qemu), or a
+debug probe's (a board attached to a farm node, edgesdk/farm/attached.py).
 
 Packets are `$payload#checksum`; each side acknowledges with `+`. The client sets and clears software
-breakpoints (Z0/z0), continues (c) and single-steps (s), reads registers (p) and memory (m), writes memory (M)
-and reads the target description (qXfer:features:read) to find a CSR's register number. A stop reply is
+breakpoints (Z0/z0), continues (c) and single-steps (s), reads registers (p) and memory (m), writes registers (P)
+and memory (M), runs server commands (qRcmd, `monitor`) and reads the target description (qXfer:features:read) to find a CSR's register number. A stop reply is
 `T05...` (stopped by a breakpoint or a step) or `Wxx` (the program exited with status xx); when QEMU exits
 without sending one (QEMU's sifive_test exit device calls exit()), the connection just closes.
 """
@@ -50,6 +51,15 @@ class GdbRemote:
                     raise GdbRemoteError(f"no GDB server answered on {path} ({exc.strerror})") from None
                 time.sleep(0.05)
 
+    @classmethod
+    def connect_tcp(cls, host: str, port: int, deadline: float) -> "GdbRemote":
+        """Connect to a server listening on HOST:PORT (a debug probe's, OpenOCD's, or QEMU's -gdb tcp::PORT)."""
+        try:
+            sock = socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic()))
+        except OSError as exc:
+            raise GdbRemoteError(f"no GDB server answered on {host}:{port} ({exc.strerror or exc})") from None
+        return cls(sock, deadline)
+
     def close(self) -> None:
         self.sock.close()
 
@@ -80,7 +90,7 @@ class GdbRemote:
             self.buffer += chunk
 
     def command(self, payload: str) -> str:
-        data = payload.encode()
+        data = payload.encode("latin-1")  # binary packets (vFlashWrite) carry one byte per character
         try:
             self.sock.sendall(b"$" + data + b"#" + f"{sum(data) % 256:02x}".encode())
         except OSError as exc:
@@ -132,6 +142,22 @@ class GdbRemote:
                                      f"{address + len(data):#x}")
             data += bytes.fromhex(reply)
         return data
+
+    def write_register(self, number: int, value: int, size: int = 4) -> None:
+        self._ok(f"P{number:x}={value.to_bytes(size, 'little').hex()}")
+
+    def monitor(self, text: str) -> str | None:
+        """Run a server command (GDB's `monitor TEXT`, qRcmd); its output, or None if the server has no such
+        command (an empty reply)."""
+        reply, output = self.command("qRcmd," + text.encode().hex()), ""
+        while reply.startswith("O") and reply != "OK":  # console output, then the final reply
+            output += bytes.fromhex(reply[1:]).decode(errors="replace")
+            reply = self._receive().decode("latin-1")
+        if reply == "":
+            return None
+        if reply != "OK":
+            raise GdbRemoteError(f"the GDB server answered {reply!r} to 'monitor {text}'")
+        return output
 
     def write_memory(self, address: int, data: bytes) -> None:
         for offset in range(0, len(data), MEMORY_CHUNK):

@@ -4,12 +4,18 @@ The NPU model and the emulator's instruction-counting hook are C; they are built
 ~/.cache/edgesdk/hostlib (or $EDGESDK_CACHE), keyed by a hash of the sources and flags, so a fresh
 clone needs nothing but a host C compiler. Each cached library is checked against the sha256 recorded beside
 it before it is handed out for loading; a damaged one is rebuilt.
+
+Many processes share the cache (pytest -n, `edgesdk regress --workers N`, tasks of a Ray cluster node): a
+library missing from it is built under an exclusive lock on `<library>.lock` (fcntl.flock, released by the
+kernel if its holder dies), so concurrent first uses compile it once and the others wait and take it; the
+library and its sidecar are each renamed into place whole, so a reader never sees half a file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import hashlib
 import os
 import shutil
@@ -91,6 +97,28 @@ def build_shared_library(name: str, sources: list, include_dirs: list = (), extr
     target = cache_dir() / f"lib{name}-{digest.hexdigest()[:16]}.so"
     if target.exists() and _intact(target):
         return target
+    with _exclusive(target.with_name(target.name + ".lock")):
+        if not (target.exists() and _intact(target)):  # built by the process that held the lock before us
+            _compile(name, cc, flags, include_dirs, sources, target)
+    if not _intact(target):
+        raise ToolchainError(f"The host library {target} changed while it was being built and does not match "
+                             f"its checksum; remove {cache_dir()} and try again.")
+    return target
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path):
+    """Hold an exclusive lock on `lock_path` (created if needed; never removed: removing it would let two
+    processes lock two different files of the same name)."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _compile(name: str, cc: str, flags: list, include_dirs, sources, target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
         tmp_target = Path(tmp) / target.name
         cmd = [cc, *flags, *[f"-I{d}" for d in include_dirs], *map(str, sources), "-o", str(tmp_target), "-lm"]
@@ -98,13 +126,8 @@ def build_shared_library(name: str, sources: list, include_dirs: list = (), extr
         if proc.returncode != 0:
             raise ToolchainError(f"Building host library {name} failed:\n{' '.join(cmd)}\n{proc.stderr.strip()}")
         checksum = _sha256(tmp_target)
-        os.replace(tmp_target, target)  # atomic: concurrent builders never see a half-written library
+        os.replace(tmp_target, target)  # atomic: readers never see a half-written library
         _write_atomically(checksum_path(target), checksum + "\n")  # after the library: it vouches for it
-    if not _intact(target):  # another process replaced it in between with a build of its own: take theirs
-        if not (target.exists() and _intact(target)):
-            raise ToolchainError(f"The host library {target} changed while it was being built and does not match "
-                                 f"its checksum; remove {cache_dir()} and try again.")
-    return target
 
 
 def load_shared_library(name: str, sources: list, include_dirs: list = (), extra_flags: list = ()) -> ctypes.CDLL:

@@ -8,9 +8,9 @@
 #   ./scripts/setup.sh                       # extras test,tvm: everything the test suite uses
 #   ./scripts/setup.sh --extras reference    # what the demo needs (build, run --check)
 #
-# Extras (pyproject.toml): reference (run --check), hil (edgesdk hil), tvm, test (= reference + hil +
-# pytest), bench, fuzz. The venv is made with --system-site-packages, so packages the interpreter already
-# has (e.g. Debian's python3-numpy) are reused; EDGESDK_VENV_ISOLATED=1 makes a fully isolated one.
+# Extras (pyproject.toml): reference (run --check), hil (edgesdk hil), farm (Ray: regress and tune with
+# --workers/--cluster), tvm, test (= reference + hil + farm + pytest), bench, fuzz. The venv is made with
+# --system-site-packages, so packages the interpreter already has (e.g. Debian's python3-numpy) are reused; EDGESDK_VENV_ISOLATED=1 makes a fully isolated one.
 # PYTHON picks the interpreter (default python3). Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,8 +78,8 @@ done
 if [ -n "$needed" ] || ! "$VENV_PYTHON" -c "import edgesdk" >/dev/null 2>&1; then
   echo "setup: installing edgesdk[$EXTRAS] into $EDGESDK_VENV (pip)"
   "$VENV_PYTHON" -m pip install -q --disable-pip-version-check -e ".[$EXTRAS]"
-  implied=""  # extras that others contain (pyproject.toml): test = reference + hil + ...; hil, bench have reference
-  case ",$EXTRAS," in *,test,*) implied="reference,hil" ;; *,hil,*|*,bench,*) implied="reference" ;; esac
+  implied=""  # extras that others contain (pyproject.toml): test = reference + hil + farm + ...; hil, bench have reference
+  case ",$EXTRAS," in *,test,*) implied="reference,hil,farm" ;; *,hil,*|*,bench,*) implied="reference" ;; esac
   all="$(printf '%s\n' ${installed//,/ } ${EXTRAS//,/ } ${implied//,/ } | sort -u | paste -sd, -)"
   printf '%s\n%s\n' "$key" "$all" > "$STAMP"
   # An editable install leaves edgesdk's modules uncompiled, and with PYTHONDONTWRITEBYTECODE set every

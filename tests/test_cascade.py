@@ -1,4 +1,5 @@
-"""Cascading (edgesdk/targets/npu/cascade.py): stripe geometry, schedules, planning, and striped NPU tables
+"""Cascading (edgesdk/aot/stripes.py, the search in edgesdk/aot/cascade.py, the NPU's lowering in
+edgesdk/targets/npu/stripes.py): stripe geometry, schedules, planning, and striped NPU tables
 that compute exactly what the unstriped layers compute (C NPU model; the firmware on the emulator)."""
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ import numpy as np
 import pytest
 
 from conftest import model_path
-from edgesdk.aot.memory_plan import plan_memory, verify_plan
+from edgesdk.aot import cascade
+from edgesdk.aot.memory_plan import MemoryProblem, plan_memory, verify_plan
+from edgesdk.aot.stripes import CascadeGroup, Shift, build_schedule, chain_ok, input_rows
+from edgesdk.compiler import targets_in_place_rules
 from edgesdk.board import load_board
 from edgesdk.importer.tflite_importer import import_tflite
 from edgesdk.npu.model import run_table
 from edgesdk.partition.partitioner import partition
 from edgesdk.reference import run_reference
 from edgesdk.targets import parse_target_list
-from edgesdk.targets.npu import cascade
-from edgesdk.targets.npu.cascade import CascadeGroup, Shift, build_schedule, input_rows
+from edgesdk.targets.npu.stripes import stripe_cost
 from modelgen import ACTIVATION_CODES, SAME, VALID, ModelBuilder
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
@@ -33,7 +36,7 @@ def _window_op(kernel, stride, pad, dilation, in_h):
     weights = SimpleNamespace(shape=(4, kernel, 1, 4))
     x = SimpleNamespace(shape=(1, in_h, 3, 4))
     op = SimpleNamespace(type="CONV_2D", inputs=[x, weights],
-                         attrs={"stride_h": stride, "pad_top": pad, "dilation_h": dilation})
+                         attrs={"stride_h": stride, "pad_top": pad, "dilation_h": dilation, "stride_w": 1})
     return op, x
 
 
@@ -90,7 +93,7 @@ def _ops_chain(specs, height=12, width=5, channels=4):
         y = _Obj(shape=(1, height, width, channels), is_const=False, dtype="int8", name=f"t{k}")
         w = _Obj(shape=(channels, kernel, 1, channels), is_const=True)
         ops.append(_Obj(type="CONV_2D", inputs=[x, w], outputs=[y], index=k,
-                        attrs={"stride_h": stride, "pad_top": pad, "dilation_h": 1}))
+                        attrs={"stride_h": stride, "pad_top": pad, "dilation_h": 1, "stride_w": 1}))
         x = y
     return ops
 
@@ -131,12 +134,19 @@ def _ic():
     return graph, partition(graph, parse_target_list("npu,c", board)), board
 
 
+def _search(graph, regions, board, **kwargs):
+    """(baseline plan, the cascade search's plan) as a default build plans them (no scratch)."""
+    problem = MemoryProblem(graph, {}, in_place=targets_in_place_rules(regions))
+    baseline = problem.plan()
+    return baseline, cascade.choose_cascades(problem, regions, baseline, cascade.Striping(regions, "ref", board),
+                                             **kwargs)
+
+
 def test_ic_cascade_meets_the_goal_and_the_plan_proves_it():
     """ResNet-8: the first residual block (ops 1-3) runs in stripes; its two 16 KiB intermediates become
     stripe buffers, the ADD writes over the residual, and the arena drops below issue 5's 28,600 bytes."""
     graph, regions, board = _ic()
-    baseline = plan_memory(graph)
-    plan = cascade.choose_cascades(graph, regions, {}, baseline, "ref", board)
+    baseline, plan = _search(graph, regions, board)
     assert baseline.arena_bytes == 33_792 and plan.arena_bytes <= 28_600 < baseline.arena_bytes
     (group,) = plan.cascades
     assert [op.index for op in group.ops] == [1, 2, 3]
@@ -144,7 +154,9 @@ def test_ic_cascade_meets_the_goal_and_the_plan_proves_it():
     assert sorted(b.size for b in stripes) == sorted(group.buffer_bytes(t) for t in group.intermediates)
     assert all(b.size < 16_384 and (b.first, b.last) == (1, 3) for b in stripes)
     assert [o.rule for o in plan.in_place() if o.group is group] == ["cascade-exact"]
-    striped, whole = cascade.group_cycles(group, "ref", board)
+    from edgesdk.aot.executor import dry_context
+
+    striped, whole = stripe_cost(group, dry_context("test", "ref", board))
     assert striped <= whole * (1 + cascade.MAX_CYCLE_INCREASE)
     verify_plan(plan)
 
@@ -175,8 +187,7 @@ def test_no_cascade_where_it_does_not_shrink_the_arena():
         graph = import_tflite(model_path(name))
         board = load_board("riscv-npu")
         regions = partition(graph, parse_target_list("npu,c", board))
-        baseline = plan_memory(graph)
-        plan = cascade.choose_cascades(graph, regions, {}, baseline, "ref", board)
+        baseline, plan = _search(graph, regions, board)
         assert plan is baseline or plan.arena_bytes < baseline.arena_bytes
 
 
@@ -274,7 +285,7 @@ def test_striped_tables_are_bit_exact_with_litert(chain, heights):
     inputs = [rng.integers(-128, 128, t.shape).astype(np.int8) for t in graph.inputs]
     (want,) = run_reference(path, inputs, "ref")
     ops = tuple(graph.ops[chain[0]:chain[1]])
-    assert cascade.chain_ok(ops, graph)
+    assert chain_ok(ops, graph)
     for height in heights:
         group = CascadeGroup(ops, height, chain[0])
         plan = plan_memory(graph, cascades=[group])

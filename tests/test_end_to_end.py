@@ -44,6 +44,8 @@ def extreme_inputs(report: dict, which: str) -> list:
         dtype = NUMPY_DTYPES[spec["dtype"]]
         if spec["dtype"] == "float32":
             value = -1.0 if which == "min" else 1.0
+        elif spec["dtype"] == "bool":
+            value = which == "max"
         else:
             value = np.iinfo(dtype).min if which == "min" else np.iinfo(dtype).max
         result.append(np.full(spec["shape"], value, dtype=dtype))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED_MODELS, model_path
+from edgesdk.targets.c.in_place import in_place_rule as HOST  # the host kernels' in-place rules
 from edgesdk.aot.memory_plan import (RASTER_PIXEL_BLOCK, Buffer, MemoryPlan, Overlap, _raster_distance,
                                      place_greedy_by_size, plan_memory, required_overlap, search_placement,
                                      verify_plan)
@@ -71,7 +72,7 @@ def test_reshape_aliases_its_input():
     assert plan.offset(t[0]) == plan.offset(t[1])
     assert plan.offset(t[2]) != plan.offset(t[1])
     # In place, the RELU writes over the reshaped input (the alias group dies at the RELU).
-    assert plan_memory(graph, alignment=4).arena_bytes == 64
+    assert plan_memory(graph, alignment=4, in_place=HOST).arena_bytes == 64
 
 
 def test_verify_plan_rejects_overlap():
@@ -83,7 +84,7 @@ def test_verify_plan_rejects_overlap():
 
 def test_scratch_is_live_only_during_its_op():
     graph = _chain_graph([64, 64, 64])
-    plan = plan_memory(graph, scratch_sizes={graph.ops[0]: 32}, alignment=4)
+    plan = plan_memory(graph, scratch_sizes={graph.ops[0]: 32}, alignment=4, in_place=HOST)
     off, size = plan.scratch[graph.ops[0]]
     assert size == 32
     for t in graph.ops[0].inputs + graph.ops[0].outputs:
@@ -133,7 +134,7 @@ def _assert_only_permitted_overlaps(graph, plan):
 
 def test_elementwise_chain_runs_in_place():
     graph = _chain_graph([100, 100, 100, 100, 100])
-    plan = plan_memory(graph, alignment=4)
+    plan = plan_memory(graph, alignment=4, in_place=HOST)
     assert plan.arena_bytes == 100  # every RELU writes over the input it is reading
     assert all(plan.offset(t) == 0 for t in graph.tensors)
     assert {o.rule for o in plan.in_place()} == {"exact"}
@@ -144,7 +145,7 @@ def test_input_still_needed_later_is_not_overwritten():
     t = [Tensor(i, f"t{i}", (64,), "int8") for i in range(4)]
     ops = [Op(0, "RELU", [t[0]], [t[1]]), Op(1, "RELU", [t[1]], [t[2]]), Op(2, "ADD", [t[2], t[0]], [t[3]])]
     graph = Graph("skip", t, ops, [t[0]], [t[3]])
-    plan = plan_memory(graph, alignment=4)
+    plan = plan_memory(graph, alignment=4, in_place=HOST)
     # t0 is read again by the ADD: op 0 may not write over it; t1 -> t2 and the ADD may run in place.
     assert plan.offset(t[1]) != plan.offset(t[0])
     assert plan.arena_bytes == 128
@@ -154,7 +155,7 @@ def test_input_still_needed_later_is_not_overwritten():
 def test_broadcast_add_is_not_in_place():
     t = [Tensor(0, "a", (1, 4, 4, 8), "int8"), Tensor(1, "b", (1, 1, 1, 8), "int8"), Tensor(2, "y", (1, 4, 4, 8), "int8")]
     op = Op(0, "ADD", [t[0], t[1]], [t[2]])
-    assert required_overlap(op, t[0]) is None and required_overlap(op, t[1]) is None
+    assert required_overlap(op, t[0], "exact") is None and required_overlap(op, t[1], "exact") is None
 
 
 def _conv_op(kind, ih, iw, ic, oc, k, stride, dilation, pad, rng):
@@ -228,7 +229,7 @@ def test_raster_distance_is_safe_and_tight(seed):
     pad = int(rng.integers(0, (k - 1) * dilation + 1))
     op = _conv_op(kind, int(rng.integers(2, 8)), int(rng.integers(2, 8)), int(rng.integers(1, 4)),
                   int(rng.integers(1, 5)), k, stride, dilation, pad, rng)
-    rule, distance = required_overlap(op, op.inputs[0])
+    rule, distance = required_overlap(op, op.inputs[0], "raster")
     assert rule == "raster"
     for block in (1, 2, RASTER_PIXEL_BLOCK):
         d = distance if block == RASTER_PIXEL_BLOCK else _raster_distance(op, op.inputs[0], op.outputs[0], block)
@@ -242,20 +243,20 @@ def test_raster_distance_examples():
     # 3x3 depthwise, stride 1, SAME, 5 columns: the group of row y (written whole) must stay below row
     # y-1, which row y still reads: two rows.
     dw = _conv_op("DEPTHWISE_CONV_2D", 25, 5, 64, 64, 3, 1, 1, 1, rng)
-    assert required_overlap(dw, dw.inputs[0]) == ("raster", 2 * 5 * 64)
+    assert required_overlap(dw, dw.inputs[0], "raster") == ("raster", 2 * 5 * 64)
     # 1x1 convolution with as many output as input channels: one row (5 pixels >= RASTER_PIXEL_BLOCK).
     pw = _conv_op("CONV_2D", 25, 5, 64, 64, 1, 1, 1, 0, rng)
-    assert required_overlap(pw, pw.inputs[0]) == ("raster", 5 * 64)
+    assert required_overlap(pw, pw.inputs[0], "raster") == ("raster", 5 * 64)
     # A 2-pixel-wide 1x1 convolution: groups of RASTER_PIXEL_BLOCK pixels span rows.
     narrow = _conv_op("CONV_2D", 8, 2, 16, 16, 1, 1, 1, 0, rng)
-    assert required_overlap(narrow, narrow.inputs[0]) == ("raster", RASTER_PIXEL_BLOCK * 16)
+    assert required_overlap(narrow, narrow.inputs[0], "raster") == ("raster", RASTER_PIXEL_BLOCK * 16)
 
 
 def test_verify_plan_rejects_overlap_with_an_input_read_later():
     t = [Tensor(i, f"t{i}", (64,), "int8") for i in range(3)]
     ops = [Op(0, "RELU", [t[0]], [t[1]]), Op(1, "ADD", [t[1], t[0]], [t[2]])]
     graph = Graph("g", t, ops, [t[0]], [t[2]])
-    plan = plan_memory(graph, alignment=4)
+    plan = plan_memory(graph, alignment=4, in_place=HOST)
     b0 = next(b for b in plan.buffers if t[0] in b.tensors)
     b1 = next(b for b in plan.buffers if t[1] in b.tensors)
     bad = Overlap(b1, b0, ops[0], 0, t[0], None, "exact")  # t0 does not die at op 0
@@ -269,7 +270,7 @@ def test_verify_plan_rejects_a_too_small_distance():
     op = _conv_op("DEPTHWISE_CONV_2D", 6, 6, 8, 8, 3, 1, 1, 1, rng)
     x, y = op.inputs[0], op.outputs[0]
     graph = Graph("dw", [x, op.inputs[1], y], [op], [x], [y])
-    plan = plan_memory(graph, alignment=1)
+    plan = plan_memory(graph, alignment=1, in_place=HOST)
     (o,) = plan.in_place()
     assert o.output.offset + o.distance <= o.input.offset
     o.output.offset = o.input.offset - o.distance + 1
@@ -312,7 +313,7 @@ GOALS = {"kws": 12_800, "vww": 39_300, "ad": 768}
 @pytest.mark.parametrize("name", sorted(GOALS))
 def test_mlperf_arena_meets_goal(name):
     graph = import_tflite(model_path(name))
-    plan = plan_memory(graph)
+    plan = plan_memory(graph, in_place=HOST)
     _assert_only_permitted_overlaps(graph, plan)
     assert plan.arena_bytes <= GOALS[name]
 
@@ -322,7 +323,7 @@ def test_ic_arena_is_at_its_lower_bound():
     runs in place (its output two rows of 32 x 16 bytes below its input): the best an op-by-op schedule
     can do under the in-place rules."""
     graph = import_tflite(model_path("ic"))
-    plan = plan_memory(graph)
+    plan = plan_memory(graph, in_place=HOST)
     _assert_only_permitted_overlaps(graph, plan)
     assert plan.arena_bytes == plan.lower_bound == 16_384 + 16_384 + 2 * 32 * 16
 
@@ -392,7 +393,7 @@ def test_host_kernels_run_in_place_as_planned(name):
     """Every in-place op of the plan, run by the real host C kernels on one arena at the planned offsets,
     gives the same bytes as with separate buffers."""
     graph = import_tflite(model_path(name))
-    plan = plan_memory(graph)
+    plan = plan_memory(graph, in_place=HOST)
     ops = list(dict.fromkeys(o.op for o in plan.in_place()))
     assert ops, "the plan uses no in-place execution"
     assert not _run_on_arena(ops, [plan.offsets] * len(ops), plan.arena_bytes)
@@ -402,9 +403,10 @@ def test_host_kernels_run_in_place_as_planned(name):
 def test_host_kernels_run_at_the_closest_raster_distance(name):
     """Each raster in-place op of the model run by the real host kernels with its output as close below
     its input as any plan may put it (the distance rounded up to the 16-byte alignment). Fails if a kernel
-    stops producing output rows in order (then its op must leave RASTER_INPLACE_OPS, or the rule grow)."""
+    stops producing output rows in order (then its op must leave edgesdk/targets/c/in_place.py's RASTER, or the
+    rule grow)."""
     graph = import_tflite(model_path(name))
-    plan = plan_memory(graph)
+    plan = plan_memory(graph, in_place=HOST)
     ops, layouts, arena_bytes = [], [], 0
     for o in plan.overlaps:
         if o.rule != "raster" or o.op in ops:

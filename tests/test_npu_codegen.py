@@ -46,6 +46,8 @@ def ref_rounding(op) -> str:
 class Ctx:
     """The codegen context as the compiler provides it: a weights blob, a (non-aliasing) arena plan."""
 
+    plan = None  # no memory plan, hence no cascade groups
+
     def __init__(self, rounding=ref_rounding, aliases=None):
         self.weights_blob = Blob("npu_weights", "edgesdk_npu_weights")
         self.offsets = dict(aliases or {})

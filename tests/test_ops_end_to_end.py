@@ -44,7 +44,8 @@ def test_single_op_firmware_bit_exact(single_op_builds):
                 continue
             expected = run_reference(out / "model.tflite", inputs, "ref")
             for want, got in zip(expected, result.outputs):
-                diff = np.count_nonzero(want.reshape(got.shape).view(np.uint8) != got.view(np.uint8))
+                # reshape(-1) first: a 0-d int32 output cannot be viewed as bytes directly
+                diff = np.count_nonzero(np.asarray(want).reshape(-1).view(np.uint8) != got.reshape(-1).view(np.uint8))
                 if diff:
                     problems.append(f"{name} {label}: {diff} bytes differ")
     assert not problems, "\n".join(problems)

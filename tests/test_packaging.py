@@ -4,7 +4,8 @@ installed by tests/test_install.py (slow); these checks are fast.
 * every non-Python file of edgesdk/ matches a package-data pattern of pyproject.toml, so a wheel install has
   the boards, the firmware's CMake project, the HIL suites, the C sources and templates a checkout has;
 * the extras match their use: [reference] for `run --check`, [hil] (Robot Framework 6.1 to 7.x + the
-  reference) for `edgesdk hil`, [test] = reference + hil + pytest + pytest-xdist;
+  reference) for `edgesdk hil`, [farm] (Ray) for `regress`/`tune` with --workers/--cluster, [test] = reference +
+  hil + farm + pytest + pytest-xdist;
 * without an extra, the command that needs it says which one to install and exits with code 7.
 """
 
@@ -53,10 +54,11 @@ def test_extras_match_their_use():
     reference = _names(EXTRAS["reference"])
     assert reference == {"ai-edge-litert", "tflite-micro"}
     assert _names(EXTRAS["hil"]) == reference | {"robotframework"}
-    assert _names(EXTRAS["test"]) == reference | {"robotframework", "pytest", "pytest-xdist"}
+    assert _names(EXTRAS["farm"]) == {"ray"}
+    assert _names(EXTRAS["test"]) == reference | {"robotframework", "pytest", "pytest-xdist", "ray"}
     assert reference <= _names(EXTRAS["bench"])
     base = _names(PYPROJECT["project"]["dependencies"])
-    assert not base & (reference | {"robotframework", "apache-tvm", "onnx", "onnxruntime", "pytest"})
+    assert not base & (reference | {"robotframework", "apache-tvm", "onnx", "onnxruntime", "pytest", "ray"})
 
 
 def test_robot_framework_range_takes_renode_pin_and_7():
@@ -128,6 +130,37 @@ def test_hil_without_reference_names_the_hil_extra(fake_build, monkeypatch, caps
     _hide(monkeypatch, "ai_edge_litert")
     assert cli_main(["hil", str(fake_build)]) == 7
     assert "pip install 'edgesdk[hil]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [
+    ["regress", "{model}", "--workers", "2", "-o", "{out}"],
+    ["regress", "{model}", "--cluster", "localhost:6379", "-o", "{out}"],
+    ["tune", "{model}", "--workers", "2", "-o", "{out}/log.json"],
+])
+def test_parallel_runs_without_ray_name_the_farm_extra(tmp_path, monkeypatch, capsys, command):
+    """Before any work: nothing built, nothing written."""
+    from conftest import model_path
+
+    _hide(monkeypatch, "ray")
+    argv = [a.format(model=model_path("hello_world"), out=tmp_path / "out") for a in command]
+    assert cli_main(argv) == 7
+    err = capsys.readouterr().err
+    assert "pip install 'edgesdk[farm]'" in err and "--workers/--cluster" in err and "internal error" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_serial_regress_needs_no_ray(tmp_path, monkeypatch, capsys):
+    """--workers 1 (the default) runs in this process: up to the first row, without Ray (a model the board
+    cannot hold fails its row, quickly, without a firmware build)."""
+    from conftest import model_path
+
+    _hide(monkeypatch, "ray")
+    assert cli_main(["regress", str(model_path("vww")), "--boards", "hifive1-revb", "--targets", "c",
+                     "-o", str(tmp_path / "out")]) == 8
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (row,) = summary["rows"]
+    assert row["status"] == "error" and row["exit_code"] == 4 and "does not fit" in row["message"]
+    assert summary["workers"] == "serial, in this process"
 
 
 def test_the_demo_model_ships_with_the_repository():

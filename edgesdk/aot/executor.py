@@ -218,12 +218,17 @@ def describe_op(op) -> str:
     return sanitize_name(f"{where}: {what}" + (f" -> '{op.outputs[0].name}'" if op.outputs else ""))
 
 
+def dry_context(name: str, rounding_mode: str, board=None) -> CodegenContext:
+    """A codegen context whose output goes nowhere (a throwaway ExecutorModel, no memory plan: offsets read as
+    0): for the questions asked before the real code is generated (scratch sizes, cascade costs)."""
+    return CodegenContext(ExecutorModel(name, 0), None, UniqueIdentifiers(), rounding_mode, board)
+
+
 def collect_scratch_sizes(graph: Graph, regions: list, rounding_mode: str, board=None) -> dict:
     """Dry-run every region's codegen question "how much scratch?" before planning: {op: bytes}."""
     from ..targets import get_target
 
-    dry = ExecutorModel(graph.name, 0)
-    ctx = CodegenContext(dry, None, UniqueIdentifiers(), rounding_mode, board)
+    ctx = dry_context(graph.name, rounding_mode, board)
     scratch: dict = {}
     for region in regions:
         scratch.update(get_target(region.target).scratch_bytes(region, ctx))

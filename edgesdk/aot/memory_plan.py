@@ -6,35 +6,36 @@ at the op's step. RESHAPE, EXPAND_DIMS and SQUEEZE outputs alias their input (sa
 live during its op only.
 
 In-place execution. When an op's input dies at that op, its output may overlap it, provided the op never
-overwrites an input byte it (or a later part of it) still has to read. Two rules, chosen per op type and
-proved per pair by `verify_plan` (which recomputes them from the op, it does not trust the plan):
+overwrites an input byte it (or a later part of it) still has to read. Whether an op may do so is its
+target's answer (`Target.in_place(op, x)`: the rule its code honours, None by default -- a target that says
+nothing gets no overlap); the planner receives those answers as a function `in_place(op, x) -> rule | None`.
+Each rule is a geometric condition that this module computes from the op, and `verify_plan` recomputes it
+(it does not trust the plan):
 
-* exact (ADD, MUL, RELU family; input and output of the same shape, no broadcasting): output element i
-  is computed from input element i only, so the output may start exactly at the input (same offset, same
-  size). Safe in any processing order: element i is read before element i is written.
-* raster (CONV_2D, DEPTHWISE_CONV_2D, AVERAGE/MAX_POOL_2D, FULLY_CONNECTED): output pixels are produced in
-  NHWC raster order (batch, row, column; a fully connected row is one pixel) in groups: the pixels of one
-  output row, or up to RASTER_PIXEL_BLOCK consecutive pixels, may be computed together with their reads
-  and writes interleaved in any order (e.g. channel by channel across a row), but a group starts only
-  after the reads of the pixels before it are done. The output may then start `distance` bytes *below*
-  the input, where `distance` = max over output pixels P of (end of the output bytes of the last pixel
-  in P's group - first input byte read by P or any later pixel), P's group reaching to the end of P's
-  row and at least RASTER_PIXEL_BLOCK pixels. So whatever a group writes lies below every input byte
-  that it or a later group still reads.
-  The host C kernels satisfy this (pixel loops outermost; the blocked convolution computes two adjacent
-  pixels together, the sliding depthwise kernel one channel of one row at a time), and
-  tests/test_memory_plan.py runs them on overlapping buffers to check it; the NPU reads all operands of a
-  command before writing its output (docs/npu-datasheet.md section 4), which is stronger. A kernel that
-  computes several rows together, or loops over channels outside rows, must leave RASTER_INPLACE_OPS (or
-  the rule must grow); kernels must not declare input and output pointers `restrict`.
+* exact (elementwise ops; input and output of the same shape, no broadcasting): output element i is
+  computed from input element i only, so the output may start exactly at the input (same offset, same
+  size). Safe in any processing order in which element i is read before element i is written.
+* raster (window ops: CONV_2D, DEPTHWISE_CONV_2D, AVERAGE/MAX_POOL_2D; and FULLY_CONNECTED): output pixels are
+  produced in NHWC raster order (batch, row, column; a fully connected row is one pixel) in groups: the pixels
+  of one output row, or up to RASTER_PIXEL_BLOCK consecutive pixels, may be computed together with their
+  reads and writes interleaved in any order (e.g. channel by channel across a row), but a group starts only
+  after the reads of the pixels before it are done. The output may then start `distance` bytes *below* the
+  input, where `distance` = max over output pixels P of (end of the output bytes of the last pixel in P's
+  group - first input byte read by P or any later pixel), P's group reaching to the end of P's row and at
+  least RASTER_PIXEL_BLOCK pixels. So whatever a group writes lies below every input byte that it or a later
+  group still reads. A rule a target names for an op it does not fit (raster for an op without a window)
+  gives no overlap.
 
-Cascading (edgesdk/targets/npu/cascade.py). A cascade group runs consecutive NPU ops in row stripes; its
-intermediate tensors exist only as *stripe buffers* (kind "stripe": a few rows, live over the whole group),
-and every other tensor the group touches is live over the whole group too (stripes of all its ops
-interleave). The group's per-op in-place rules do not apply; instead its output may take exactly the bytes
-of an input dying in the group when the group's schedule never reads a row of that input after overwriting
-it (rule "cascade-exact", recomputed from the schedule by `verify_plan`, which also recomputes each stripe
-buffer's size).
+Which kernels honour which rule is written beside them (edgesdk/targets/c/in_place.py for the host kernels,
+which tests/test_memory_plan.py runs on overlapping buffers; the NPU and DSP in their packages).
+
+Cascading (edgesdk/aot/stripes.py, searched by edgesdk/aot/cascade.py). A cascade group runs consecutive ops
+in row stripes; its intermediate tensors exist only as *stripe buffers* (kind "stripe": a few rows, live over
+the whole group), and every other tensor the group touches is live over the whole group too (stripes of all
+its ops interleave). The group's per-op in-place rules do not apply; instead its output may take exactly the
+bytes of an input dying in the group when the group's schedule never reads a row of that input after
+overwriting it (rule "cascade-exact", recomputed from the schedule by `verify_plan`, which also recomputes
+each stripe buffer's size).
 
 Placement. Buffers are placed one at a time at the lowest aligned offset that no already placed buffer
 forbids (each co-live buffer forbids an open interval of offsets, narrower for permitted overlaps). The
@@ -60,10 +61,11 @@ from itertools import accumulate
 import numpy as np
 
 from ..ir.graph import DTYPE_BYTES, Graph
+from ..ops.window import WINDOW_OPS, window_geometry
+from .stripes import build_schedule, row_bytes
 
 ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}  # outputs share their input's bytes (same bytes, new shape)
-EXACT_INPLACE_OPS = {"ADD", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1"}
-RASTER_INPLACE_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"}
+IN_PLACE_RULES = ("exact", "raster")  # what Target.in_place may answer (module docstring)
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
 # Local search after the heuristic orders: a fixed move count, not a time budget, so plans are reproducible.
 SEARCH_ITERATIONS = 400  # at most this many moves
@@ -129,7 +131,7 @@ class MemoryPlan:
     overlaps: list = field(default_factory=list)  # Overlap permissions the planner may use
     lower_bound: int = 0  # no plan of these buffers (with these permissions) can use fewer bytes
     strategy: str = ""  # which placement order won
-    cascades: list = field(default_factory=list)  # CascadeGroups (edgesdk/targets/npu/cascade.py)
+    cascades: list = field(default_factory=list)  # CascadeGroups (edgesdk/aot/stripes.py)
     work: dict = field(default_factory=dict)  # what planning it took (Work.as_dict()): counts, not seconds
 
     def offset(self, tensor) -> int:
@@ -220,17 +222,6 @@ def _first_taps(out_size: int, stride: int, pad: int, dilation: int, kernel: int
     return np.maximum(start + skip * dilation, 0)
 
 
-def _window_geometry(op) -> tuple:
-    """(kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w)."""
-    a = op.attrs
-    if op.type in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
-        kh, kw, dh, dw = a["filter_h"], a["filter_w"], 1, 1
-    else:
-        weights = op.inputs[1].shape  # CONV_2D [O, KH, KW, I]; DEPTHWISE_CONV_2D [1, KH, KW, O]
-        kh, kw, dh, dw = weights[1], weights[2], a.get("dilation_h", 1), a.get("dilation_w", 1)
-    return kh, kw, a["stride_h"], a["stride_w"], a.get("pad_top", 0), a.get("pad_left", 0), dh, dw
-
-
 def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
     """Smallest `distance` with which y may start below x (module docstring, rule 'raster')."""
     in_bytes, out_bytes = DTYPE_BYTES[x.dtype], DTYPE_BYTES[y.dtype]
@@ -243,9 +234,9 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
     else:
         n, ih, iw, ic = _nhwc(x.shape)
         _, oh, ow, oc = _nhwc(y.shape)
-        kh, kw, sh, sw, pt, pl, dh, dw = _window_geometry(op)
-        rows = _first_taps(oh, sh, pt, dh, kh)
-        cols = _first_taps(ow, sw, pl, dw, kw)
+        g = window_geometry(op)
+        rows = _first_taps(oh, g.stride_h, g.pad_top, g.dilation_h, g.kernel_h)
+        cols = _first_taps(ow, g.stride_w, g.pad_left, g.dilation_w, g.kernel_w)
         batch = np.arange(n, dtype=np.int64)[:, None, None]
         first_read = (((batch * ih + rows[None, :, None]) * iw + cols[None, None, :]) * ic * in_bytes).reshape(-1)
         pixel_bytes = oc * out_bytes
@@ -260,28 +251,32 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
     return int(max(0, (written_end - still_needed).max()))
 
 
-def required_overlap(op, x):
-    """(rule, distance) under which op's output may overlap its input x, or None if it never may.
+def required_overlap(op, x, rule: str | None):
+    """(rule, distance) under which op's output may overlap its input x by the rule its target declares, or
+    None if it may not (no rule, or the op does not fit the rule's geometry).
 
     Only the arithmetic is checked here; whether x dies at op is the caller's business."""
-    if len(op.outputs) != 1 or x is None or x.is_const:
+    if rule is None or len(op.outputs) != 1 or x is None or x.is_const:
         return None
     y = op.outputs[0]
-    if op.type in EXACT_INPLACE_OPS:
+    if rule == "exact":
         same = tuple(x.shape) == tuple(y.shape) and DTYPE_BYTES[x.dtype] == DTYPE_BYTES[y.dtype]
         others_same = all(t is None or t.is_const or tuple(t.shape) == tuple(y.shape) for t in op.inputs)
         return ("exact", None) if same and others_same else None
-    if op.type in RASTER_INPLACE_OPS and x is op.inputs[0]:
+    if rule == "raster" and x is op.inputs[0] and (op.type in WINDOW_OPS or op.type == "FULLY_CONNECTED"):
         return ("raster", _raster_distance(op, x, y))
     return None
 
 
-def find_overlaps(graph: Graph, buffers: list, cascades=()) -> list:
-    """Every permitted (output, input) overlap: the input's buffer dies at the op producing the output
-    (for a cascade group: at its last op, the output being produced from its first)."""
+def find_overlaps(graph: Graph, buffers: list, cascades=(), in_place=None) -> list:
+    """Every permitted (output, input) overlap: the input's buffer dies at the op producing the output and
+    the op's target declares a rule for it (`in_place(op, x)`; None: no overlaps but the cascades') that the
+    op's geometry fits (for a cascade group: at its last op, the output being produced from its first)."""
     owner = {t: buf for buf in buffers if buf.kind == "tensor" for t in buf.tensors}  # aliases included
     in_group = {op for g in cascades for op in g.ops}
     result = [o for g in cascades for o in _cascade_overlaps(g, owner)]
+    if not in_place:
+        return result
     for step, op in enumerate(graph.ops):
         if op.type in ALIAS_OPS or len(op.outputs) != 1 or op in in_group:
             continue
@@ -294,7 +289,7 @@ def find_overlaps(graph: Graph, buffers: list, cascades=()) -> list:
             in_buf = owner.get(x)  # state buffers ("state") never die, so nothing may overlap them
             if in_buf is None or in_buf is out_buf or in_buf.last != step:
                 continue
-            rule = required_overlap(op, x)
+            rule = required_overlap(op, x, in_place(op, x))
             if rule is not None:
                 result.append(Overlap(out_buf, in_buf, op, step, x, rule[1], rule[0]))
     return result
@@ -732,24 +727,50 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
 
 
 def plan_memory(graph: Graph, scratch_sizes: dict | None = None, alignment: int = 16,
-                in_place: bool = True, cascades=()) -> MemoryPlan:
-    """Plan the arena. `in_place=False` forbids every overlap of live buffers (for comparison); `cascades`
-    are the cascade groups the NPU codegen will run in stripes (edgesdk/targets/npu/cascade.py)."""
-    buffers = build_buffers(graph, scratch_sizes, cascades)
-    overlaps = find_overlaps(graph, buffers, cascades) if in_place else []
-    work = Work()
-    arena, bound, strategy = search_placement(buffers, overlaps, alignment, work=work)
-    offsets, scratch = {}, {}
-    for buf in buffers:
-        if buf.kind == "scratch":
-            scratch[buf.tensors[0]] = (buf.offset, buf.size)
-        else:
-            for t in buf.tensors:
-                offsets[t] = buf.offset
-    plan = MemoryPlan(buffers, arena, alignment, offsets, scratch, overlaps, bound, strategy, list(cascades))
-    verify_plan(plan, work)
-    plan.work = work.as_dict()
-    return plan
+                in_place=None, cascades=()) -> MemoryPlan:
+    """Plan the arena. `in_place(op, x)` gives the in-place rule each op's target declares for input x
+    (None: no op overlaps its input); `cascades` are the cascade groups the targets will run in stripes
+    (edgesdk/aot/stripes.py)."""
+    return MemoryProblem(graph, scratch_sizes or {}, alignment, in_place).plan(cascades)
+
+
+@dataclass
+class MemoryProblem:
+    """What the planner is given: the graph's buffers and lifetimes (from `graph` and the targets' scratch
+    requests), the alignment, and the in-place permissions the targets declare. Plain data: the cascade
+    search asks it for plans with different groups."""
+
+    graph: Graph
+    scratch_sizes: dict
+    alignment: int = 16
+    in_place: object = None  # (op, input) -> rule name or None (Target.in_place of the op's target)
+
+    def plan(self, cascades=()) -> MemoryPlan:
+        cascades = list(cascades)
+        buffers = build_buffers(self.graph, self.scratch_sizes, cascades)
+        overlaps = find_overlaps(self.graph, buffers, cascades, self.in_place)
+        work = Work()
+        arena, bound, strategy = search_placement(buffers, overlaps, self.alignment, work=work)
+        offsets, scratch = {}, {}
+        for buf in buffers:
+            if buf.kind == "scratch":
+                scratch[buf.tensors[0]] = (buf.offset, buf.size)
+            else:
+                for t in buf.tensors:
+                    offsets[t] = buf.offset
+        plan = MemoryPlan(buffers, arena, self.alignment, offsets, scratch, overlaps, bound, strategy, cascades)
+        verify_plan(plan, work)
+        plan.work = work.as_dict()
+        return plan
+
+    def plan_below(self, cascades, below: int):
+        """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
+        search when the per-step lower bound already says no)."""
+        buffers = build_buffers(self.graph, self.scratch_sizes, cascades)
+        if lower_bound(buffers, find_overlaps(self.graph, buffers, cascades, self.in_place), self.alignment) >= below:
+            return None
+        plan = self.plan(cascades)
+        return plan if plan.arena_bytes < below else None
 
 
 def co_live_overlaps(buffers: list, work: Work | None = None) -> list:
@@ -851,8 +872,6 @@ def _check_cascades(plan: MemoryPlan) -> None:
         if seen & set(g.ops):
             raise AssertionError("memory plan: two cascade groups share an op")
         seen |= set(g.ops)
-        from ..targets.npu.cascade import build_schedule, row_bytes
-
         rows = build_schedule(g.ops, g.stripe_height).rows
         for op in g.ops:
             for t in op.inputs + op.outputs:
@@ -884,7 +903,7 @@ def _check_permission(o: Overlap) -> None:
     if o.input.last != o.step or o.output.first != o.step:
         raise AssertionError(f"memory plan: {o.output.name} may not overlap {o.input.name}: the input does not "
                              f"die at step {o.step} where the output is produced")
-    rule = required_overlap(o.op, o.input_tensor)
+    rule = required_overlap(o.op, o.input_tensor, o.rule if o.rule in IN_PLACE_RULES else None)
     if rule is None or rule[0] != o.rule or (rule[1] is None) != (o.distance is None) or \
             (rule[1] is not None and o.distance < rule[1]):
         raise AssertionError(f"memory plan: {o.op.type} does not allow its output to overlap its input as recorded "

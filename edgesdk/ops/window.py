@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .base import op_error
 
 PADDINGS = {0: "SAME", 1: "VALID"}
@@ -39,3 +41,32 @@ def window_attributes(op, padding: str, stride_h: int, stride_w: int, dilation_h
         attrs["pad_top" if key == "h" else "pad_left"] = total // 2
         attrs["pad_bottom" if key == "h" else "pad_right"] = total - total // 2
     return attrs
+
+
+@dataclass(frozen=True)
+class WindowGeometry:
+    """Where an output pixel's window lies in the input: filter size, stride, leading padding and dilation per
+    axis (rows, columns). Shared by the planners that reason about which input rows an output row reads."""
+
+    kernel_h: int
+    kernel_w: int
+    stride_h: int
+    stride_w: int
+    pad_top: int
+    pad_left: int
+    dilation_h: int
+    dilation_w: int
+
+
+WINDOW_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+
+def window_geometry(op) -> WindowGeometry:
+    """The window of a CONV_2D (weights [O, KH, KW, I]), DEPTHWISE_CONV_2D ([1, KH, KW, O]) or pool."""
+    a = op.attrs
+    if op.type in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        kh, kw, dh, dw = a["filter_h"], a["filter_w"], 1, 1
+    else:
+        weights = op.inputs[1].shape
+        kh, kw, dh, dw = weights[1], weights[2], a.get("dilation_h", 1), a.get("dilation_w", 1)
+    return WindowGeometry(kh, kw, a["stride_h"], a["stride_w"], a.get("pad_top", 0), a.get("pad_left", 0), dh, dw)

@@ -12,6 +12,10 @@ target provides, and which step of the flow uses it:
     support            partitioner, `edgesdk inspect`   ops it takes and the named constraints on them
     check_board        target list parsing              refuse a board without the hardware
     scratch_bytes      memory planner                   per-op scratch the generated code needs
+    in_place           memory planner                   the in-place rule its code honours for an op and input
+                                                        ("exact", "raster" or None: edgesdk/aot/memory_plan.py)
+    can_stripe /       cascade search (aot/cascade.py)  ops it can run in row stripes, and what a group of them
+    stripe_cost                                         costs in stripes and whole (its cycles)
     generate           AOT executor                     code for one region: C statements in the run
                                                         function, plus constants / command tables /
                                                         serialized graphs through the context
@@ -161,6 +165,24 @@ class Target:
     def scratch_bytes(self, region, ctx) -> dict:
         """{op: bytes of scratch} that the region's code needs in the arena while that op runs."""
         return {}
+
+    def in_place(self, op, x) -> str | None:
+        """The rule under which the code this target generates for `op` may write op's output over its input
+        `x` when x dies at op (edgesdk/aot/memory_plan.py's module docstring): "exact" (elementwise, element i
+        read before written), "raster" (window ops and FULLY_CONNECTED produce output pixels in raster order)
+        or None (never overlap: the default, safe for any code)."""
+        return None
+
+    def can_stripe(self, op) -> bool:
+        """Can this target run `op` on a row range of its output, reading only the input rows that range needs
+        (edgesdk/aot/stripes.py: input_rows), so that a chain of such ops runs in stripes? False by default."""
+        return False
+
+    def stripe_cost(self, group, ctx) -> tuple:
+        """(cycles of the cascade group run in stripes, cycles of its ops run whole), for the cascade search;
+        `ctx` is a dry codegen context (edgesdk/aot/executor.py: dry_context) that nothing reaches the build
+        from. Needed when can_stripe answers True for some op."""
+        raise NotImplementedError(f"target '{self.name}' can stripe ops but has no stripe_cost")
 
     def generate(self, region, ctx) -> RegionCode:
         raise NotImplementedError

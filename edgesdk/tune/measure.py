@@ -10,6 +10,7 @@ the benchmark's latency row (docs/performance.md).
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,29 @@ def unit_clocks(board, targets: list) -> dict:
         if peripheral is not None:
             clocks[name] = (int(peripheral.props.get("clock_hz", 0)), peripheral)
     return clocks
+
+
+@dataclass(frozen=True)
+class MeasureTask:
+    """One candidate to measure, self-contained (the model as bytes), so that any worker of a Ray cluster can."""
+
+    model_file: str
+    model_data: bytes
+    options: object  # edgesdk.compiler.BuildOptions, with the candidate's schedule
+    seed: int
+
+
+def measure_task(task: MeasureTask) -> dict:
+    """measure_build on a copy of the model; a build or run failure is the result ({"error": message})."""
+    from ..errors import EdgesdkError
+
+    with tempfile.TemporaryDirectory(prefix="edgesdk-tune-model-") as tmp:
+        model = Path(tmp) / task.model_file
+        model.write_bytes(task.model_data)
+        try:
+            return measure_build(model, task.options, task.seed)
+        except EdgesdkError as exc:
+            return {"error": str(exc)}
 
 
 def measure_build(model_path, options, seed: int = 0) -> dict:

@@ -5,7 +5,7 @@
                (`compress_weights`, edgesdk/npu/weight_codec.py); for a host FULLY_CONNECTED whether it
                uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/ops/fully_connected.py)
     cascades   the NPU cascade groups (operator indices, stripe height in output rows of the last op),
-               edgesdk/targets/npu/cascade.py; an empty list runs every layer whole
+               edgesdk/aot/stripes.py; an empty list runs every layer whole
 
 `schedule_of(compiled)` reads the schedule a compiled build actually used (the defaults for a default
 build); `BuildOptions.schedule` applies one (edgesdk/compiler.py). The JSON form is the "schedule" object

@@ -235,7 +235,7 @@ class Search:
             current = best
 
     def _cascade_moves(self, current: Candidate) -> list:
-        from ..targets.npu.cascade import stripe_heights
+        from ..aot.stripes import stripe_heights
 
         schedule, compiled = current.schedule, self.evaluator.compiled(current)
         chains = {tuple(op.index for op in g.ops): g.ops for g in compiled.plan.cascades}
@@ -253,15 +253,14 @@ class Search:
 
     def _cascade_additions(self, current: Candidate) -> list:
         """Schedules with one more group, each lowering the arena; the smallest arenas first."""
-        from ..aot.executor import collect_scratch_sizes
-        from ..targets.npu.cascade import arena_reducing_groups
+        from ..aot.cascade import Striping, arena_reducing_groups
 
         if time.monotonic() > self.deadline:
             raise OutOfTime
         c = self.evaluator.compiled(current)
         with applying(current.schedule):
-            scratch = collect_scratch_sizes(c.graph, c.regions, self.evaluator.rounding, c.board)
-            found = arena_reducing_groups(c.graph, c.regions, scratch, c.plan)
+            striping = Striping(c.regions, self.evaluator.rounding, c.board)
+            found = arena_reducing_groups(c.memory_problem, c.regions, c.plan, striping)
         schedule = current.schedule
         return [schedule.with_cascades(list(schedule.cascades) + [CascadeChoice(tuple(op.index for op in chain), h)])
                 for _arena, _first, chain, h in found[:MAX_ADDS_PER_ROUND]]

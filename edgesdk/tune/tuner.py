@@ -4,7 +4,9 @@ write the tuning log.
     1. the default build's schedule is the baseline and the search's start (search.py);
     2. the search ranks candidates by their predicted figures (objective "latency" or "sram");
     3. the best `verify` candidates are built and run on the emulator (measure.py); with verify >= 2 the
-       baseline is always among them, so the choice never measures worse than the default build;
+       baseline is always among them, so the choice never measures worse than the default build. With
+       `workers` > 1 or a `cluster` they are measured in parallel as Ray tasks (edgesdk/farm/pool.py); the
+       figures are collected per candidate, so the log is the serial run's whatever order they finish in;
     4. the chosen candidate is the best by the measured figure (latency: measured latency; sram: arena,
        then measured latency), bit-exact against the reference; the runner-up is the next one;
     5. the log (log.py) records the chosen schedule and both candidates' figures.
@@ -31,6 +33,8 @@ class TuneOptions:
     verify: int = 2  # candidates built and run on the emulator
     seconds: float = 60.0  # time budget of the search (the emulator runs come on top)
     seed: int = 0  # order of the coordinates; also the seed of the measured run's random input
+    workers: int = 1  # measurements in parallel on local Ray worker processes (1: serially, in this process)
+    cluster: str | None = None  # or on this Ray cluster (edgesdk/farm/pool.py)
 
 
 def tune(model_path, options: TuneOptions, progress=None) -> dict:
@@ -80,6 +84,9 @@ def tune(model_path, options: TuneOptions, progress=None) -> dict:
 
 
 def _check_options(options: TuneOptions) -> None:
+    from ..farm.pool import check_pool_options
+
+    check_pool_options(options.workers, options.cluster, "edgesdk tune --workers/--cluster")
     if options.objective not in OBJECTIVES:
         raise UsageError(f"--objective must be one of {', '.join(OBJECTIVES)}, not '{options.objective}'.")
     if options.verify < 0:
@@ -102,19 +109,27 @@ def _to_measure(ranked: list, baseline, verify: int) -> list:
 
 
 def _measure(model_path, evaluator, candidates: list, options: TuneOptions, say) -> dict:
-    """candidate -> measured figures (or {"error": ...} when its firmware does not build or run)."""
-    from ..errors import EdgesdkError
-    from .measure import measure_build
+    """candidate -> measured figures (or {"error": ...} when its firmware does not build or run), measured by the
+    pool's workers (serially here by default); each result goes to its candidate, whatever order they finish in."""
+    from ..farm.pool import worker_pool
+    from .measure import MeasureTask, measure_task
 
-    results = {}
-    for k, candidate in enumerate(candidates, 1):
-        build_options = replace(evaluator.options(candidate.schedule), compile_firmware=True)
-        try:
-            results[candidate] = measure_build(model_path, build_options, options.seed)
-        except EdgesdkError as exc:
-            results[candidate] = {"error": str(exc)}
-        say(f"measured candidate {k}/{len(candidates)}: {_measured_text(results[candidate])}")
-    return results
+    if not candidates:
+        return {}
+    model = Path(model_path)
+    tasks = [MeasureTask(model.name, model.read_bytes(), replace(evaluator.options(c.schedule), compile_firmware=True),
+                         options.seed) for c in candidates]
+    finished = []
+
+    def report(index, figures):
+        finished.append(index)
+        say(f"measured candidate {index + 1}/{len(candidates)} ({len(finished)} done): {_measured_text(figures)}")
+
+    with worker_pool(options.workers, options.cluster, "edgesdk tune --workers/--cluster") as pool:
+        if pool.workers > 1:
+            say(f"measuring {len(candidates)} candidates on {pool.description}")
+        figures = pool.map(measure_task, tasks, on_result=report)
+    return dict(zip(candidates, figures))
 
 
 def _measured_ok(figures: dict | None) -> bool:

@@ -35,6 +35,12 @@ class CTarget(Target):
         from .supported import c_support
         return c_support()
 
+    def in_place(self, op, x) -> str | None:
+        """The int8 kernels' rules (in_place.py); an op lowered through TVM never overlaps."""
+        from .in_place import in_place_rule
+
+        return None if "relax_function" in op.attrs else in_place_rule(op, x)
+
     def scratch_bytes(self, region, ctx) -> dict:
         from .codegen import scratch_bytes
 

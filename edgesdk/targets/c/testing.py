@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...hostcc import build_shared_library, cache_dir, load_shared_library
+from ...output_dir import write_file_atomically
 from ...importer.names import UniqueIdentifiers
 from ...ops import op_def, prepared
 from ...ops.base import ForcedMode
@@ -131,8 +132,8 @@ class OpLibrary:
         src_dir = cache_dir() / "generated"
         src_dir.mkdir(parents=True, exist_ok=True)
         path = src_dir / f"ops_{digest}.c"
-        if not path.exists():
-            path.write_text(source)
+        if not path.exists():  # renamed into place whole: another process may compile it at the same moment
+            write_file_atomically(path, source)
         self.source = source
         kernels_library()  # loaded RTLD_GLOBAL: the ops library resolves the kernels from it
         self.lib = load_shared_library(f"edgesdk_ops_{digest}", [path], [KERNELS_DIR])

@@ -54,6 +54,15 @@ class DspTarget(Target):
         ("DSP_TENSOR", -21, "a serialized subgraph's tensor lies outside the arena: corrupt flash"),
     )
 
+    def in_place(self, op, x) -> str | None:
+        """The runtime's nodes read and write guest memory directly, elementwise nodes element by element (exact)
+        and the pool and depthwise nodes output row by row, pixel by pixel (raster)."""
+        if op.type in ("ADD", "MUL"):
+            return "exact"
+        if op.type in ("DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"):
+            return "raster"
+        return None
+
     @property
     def support(self):
         from .supported import DSP_SUPPORT

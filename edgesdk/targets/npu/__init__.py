@@ -44,6 +44,25 @@ class NpuTarget(Target):
         ("NPU_ID", -3, "no NPU-1 with a supported command-table version answers at BOARD_NPU0_BASE"),
     )
 
+    def in_place(self, op, x) -> str | None:
+        """A command reads all its operands before it writes its output (docs/npu-datasheet.md section 4), so
+        every rule holds; elementwise commands take the exact rule, window and fully connected ones raster."""
+        if op.type in ("ADD", "MUL"):
+            return "exact"
+        if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"):
+            return "raster"
+        return None
+
+    def can_stripe(self, op) -> bool:
+        from .stripes import can_stripe
+
+        return can_stripe(op)
+
+    def stripe_cost(self, group, ctx) -> tuple:
+        from .stripes import stripe_cost
+
+        return stripe_cost(group, ctx)
+
     @property
     def support(self):
         from .supported import NPU_SUPPORT

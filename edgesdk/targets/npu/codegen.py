@@ -20,7 +20,8 @@ from ...npu import registers as R
 from ...npu import cmdtable as C
 from ...npu import weight_codec
 from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
-from .cascade import groups_by_op, lower_group
+from ...aot.stripes import groups_by_op
+from .stripes import lower_group
 from .tables import WEIGHTS_BLOB
 from ...tune.active import layer_choice
 
@@ -35,7 +36,7 @@ def _weights_blob(ctx):
 def lower_ops(ops, ctx) -> list:
     """Commands for one NPU region, in order, ending with the completion command."""
     commands = []
-    groups = groups_by_op(getattr(ctx, "plan", None))  # cascade groups run in stripes (cascade.py)
+    groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
     for op in ops:
         ok, reason = NPU_SUPPORT.check(op)
         if not ok:

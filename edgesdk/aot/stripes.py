@@ -1,0 +1,295 @@
+"""Row stripes: the geometry of running a chain of layers so that its intermediate tensors never exist whole.
+
+This module knows only the graph IR and the op layer; which target runs a chain in stripes, and how, is the
+target's business (Target.can_stripe / stripe_costs / its own lowering), and which chains are worth it is the
+search's (edgesdk/aot/cascade.py).
+
+A cascade group is a run of consecutive ops (window ops: CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
+MAX_POOL_2D; and ADD/MUL without broadcasting) whose intermediate tensors -- the outputs of every op but the
+last -- are each read by exactly one other op of the group and by nothing else. The group's last output is
+produced in stripes of `stripe_height` rows. For each stripe, walking the ops backwards, every op computes
+only the rows of its output that are new and that its consumer needs now; an op's window (kernel, stride,
+dilation, leading padding) says which input rows that takes (`input_rows`, halo rows included).
+
+An intermediate lives in a *stripe buffer* of `rows` rows (the largest window its consumer ever reads at
+once) holding the tensor's rows [base, base + rows). When its producer is about to write past the end, the
+rows still needed move to the top of the buffer and `base` moves up (a `Shift`). All other operands (the
+group's inputs and its output) are whole tensors, addressed one row range at a time.
+
+Padding at stripe edges. A command computing output rows [o0, o1) reads input rows [i0, i1): i0 is the first
+row of the first window clamped at 0, i1 one past the last row of the last window clamped at the input's
+height. Its leading padding is i0 - (o0 * stride - pad_top), i.e. the real padding only when the stripe
+touches the top edge; at the bottom the input ends at the real last row, so the same taps are padding as in
+the unstriped layer. Every tap of every output row therefore reads the same input element, or the same
+padding, as the unstriped layer: a target whose layer arithmetic does not depend on where a row range
+starts gets a bit-identical result.
+
+In-place. The group's output may take the very bytes of a group input that dies in the group when the last
+op is elementwise over that input and the schedule never reads a row of that input after a stripe has
+overwritten it (`exact_overlap_allowed`, recomputed by memory_plan.verify_plan).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.graph import DTYPE_BYTES
+from ..ops.window import WINDOW_OPS, window_geometry
+
+ELEMENTWISE_OPS = ("ADD", "MUL")
+STRIPE_OPS = WINDOW_OPS + ELEMENTWISE_OPS  # ops with a row geometry (a target may stripe a subset)
+MAX_CHAIN_OPS = 6  # longer chains: halos grow, and the search gets slow
+
+
+def nhwc(shape) -> tuple:
+    shape = tuple(int(d) for d in shape)
+    return (1,) * (4 - len(shape)) + shape
+
+
+def activation_inputs(op) -> list:
+    """The op's distinct non-constant inputs, in order."""
+    return list(dict.fromkeys(t for t in op.inputs if t is not None and not t.is_const))
+
+
+def row_bytes(tensor) -> int:
+    _, _, w, c = nhwc(tensor.shape)
+    return w * c * DTYPE_BYTES[tensor.dtype]
+
+
+def input_rows(op, x, out_start: int, out_stop: int) -> tuple:
+    """(start, stop, pad_top) of the rows of input `x` that output rows [out_start, out_stop) of `op` read,
+    and the leading padding of a command that computes exactly those output rows from exactly those input
+    rows (module docstring, "Padding at stripe edges")."""
+    if op.type in ELEMENTWISE_OPS:
+        return out_start, out_stop, 0
+    g = window_geometry(op)
+    height = nhwc(x.shape)[1]
+    first = out_start * g.stride_h - g.pad_top  # input row of the first tap of the first window (may be padding)
+    last = (out_stop - 1) * g.stride_h - g.pad_top + (g.kernel_h - 1) * g.dilation_h  # last tap of the last window
+    start, stop = max(first, 0), min(last + 1, height)
+    return start, stop, start - first
+
+
+# -- the schedule ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Compute:
+    """Output rows [start, stop) of `op`; `reads` maps each activation input to (start, stop, pad_top);
+    `bases` the first tensor row each stripe buffer holds at this point."""
+
+    op: object
+    start: int
+    stop: int
+    reads: dict
+    bases: dict
+
+
+@dataclass(frozen=True)
+class Shift:
+    """Move rows [start, stop) of stripe buffer `tensor` from buffer row `source_row` to buffer row 0."""
+
+    tensor: object
+    start: int
+    stop: int
+    source_row: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    events: tuple  # Compute and Shift, in execution order
+    rows: dict  # intermediate tensor -> rows its stripe buffer holds
+    stripes: int
+
+
+def consumers(ops) -> dict:
+    """tensor -> the ops (of `ops`) reading it."""
+    result = {}
+    for op in ops:
+        for x in activation_inputs(op):
+            result.setdefault(x, []).append(op)
+    return result
+
+
+def intermediates(ops) -> list:
+    """Outputs of every op of the chain but the last (they exist only as stripe buffers)."""
+    return [op.outputs[0] for op in ops[:-1]]
+
+
+def build_schedule(ops, stripe_height: int, capacity: dict | None = None) -> Schedule:
+    """The events of a group, stripe by stripe. `capacity` (intermediate -> rows) defaults to the
+    smallest that works: the widest window any consumer reads at once."""
+    ops = tuple(ops)
+    last = ops[-1]
+    inter = intermediates(ops)
+    consumer = {t: consumers(ops)[t][0] for t in inter}
+    height = nhwc(last.outputs[0].shape)[1]
+    if capacity is None:
+        widest = {t: 0 for t in inter}
+        _simulate(ops, stripe_height, height, inter, consumer, None, widest)
+        capacity = widest
+    events = []
+    stripes = _simulate(ops, stripe_height, height, inter, consumer, capacity, None, events)
+    return Schedule(tuple(events), dict(capacity), stripes)
+
+
+def _simulate(ops, stripe_height, height, inter, consumer, capacity, widest, events=None) -> int:
+    inputs = {op: activation_inputs(op) for op in ops}
+    produced = {t: 0 for t in inter}
+    base = {t: 0 for t in inter}
+    stripes = 0
+    for y0 in range(0, height, stripe_height):
+        stripes += 1
+        ranges, needs, reads = {}, {}, {}
+        for op in reversed(ops):  # what each op must compute in this stripe
+            y = op.outputs[0]
+            if op is ops[-1]:
+                start, stop = y0, min(y0 + stripe_height, height)
+            else:
+                start = produced[y]
+                stop = max(start, needs.get(y, (0, 0))[1])
+            ranges[op] = (start, stop)
+            if start >= stop:
+                continue
+            reads[op] = {x: input_rows(op, x, start, stop) for x in inputs[op]}
+            for x, (r0, r1, _pad) in reads[op].items():
+                if x in inter:
+                    needs[x] = (r0, r1)
+                    if widest is not None:
+                        widest[x] = max(widest[x], r1 - r0)
+        for op in ops:  # in execution order
+            start, stop = ranges[op]
+            if start >= stop:
+                continue
+            y = op.outputs[0]
+            if y in inter and capacity is not None and stop > base[y] + capacity[y]:
+                keep_from = needs[y][0]  # rows below this are never read again
+                if stop - keep_from > capacity[y]:
+                    raise ValueError(f"cascade: a stripe buffer of {capacity[y]} rows cannot hold rows "
+                                     f"{keep_from}..{stop - 1} of '{y.name}'")
+                if keep_from < produced[y] and events is not None:
+                    events.append(Shift(y, keep_from, produced[y], keep_from - base[y]))
+                base[y] = keep_from
+            if events is not None:
+                events.append(Compute(op, start, stop, reads[op], dict(base)))
+            if y in inter:
+                produced[y] = stop
+    return stripes
+
+
+# -- groups ------------------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class CascadeGroup:
+    """Consecutive ops (steps first_step .. first_step + len(ops) - 1) run in stripes of `stripe_height`
+    output rows of the last op."""
+
+    ops: tuple
+    stripe_height: int
+    first_step: int
+    _schedule: Schedule | None = field(default=None, repr=False)
+
+    @property
+    def last_step(self) -> int:
+        return self.first_step + len(self.ops) - 1
+
+    @property
+    def output(self):
+        return self.ops[-1].outputs[0]
+
+    @property
+    def intermediates(self) -> list:
+        return intermediates(self.ops)
+
+    def external_inputs(self) -> list:
+        inter = set(self.intermediates)
+        return list(dict.fromkeys(x for op in self.ops for x in activation_inputs(op) if x not in inter))
+
+    def schedule(self) -> Schedule:
+        if self._schedule is None:
+            self._schedule = build_schedule(self.ops, self.stripe_height)
+        return self._schedule
+
+    def buffer_bytes(self, tensor) -> int:
+        """Size of the stripe buffer of an intermediate."""
+        return self.schedule().rows[tensor] * row_bytes(tensor)
+
+    def exact_overlap_allowed(self, x, recompute: bool = False) -> bool:
+        """May the group's output take exactly the bytes of its input x (x dying in the group)? `recompute`
+        derives the schedule afresh instead of using the cached one (for the plan's proof)."""
+        sched = build_schedule(self.ops, self.stripe_height) if recompute else self.schedule()
+        return exact_overlap_allowed(self.ops, sched, x)
+
+    def describe(self) -> dict:
+        sched = self.schedule()
+        computes = sum(isinstance(e, Compute) for e in sched.events)
+        shifts = sum(isinstance(e, Shift) for e in sched.events)
+        return {"ops": [op.index for op in self.ops], "types": [op.type for op in self.ops],
+                "steps": [self.first_step, self.last_step], "stripe_height": self.stripe_height,
+                "stripes": sched.stripes, "commands": computes + shifts, "shifts": shifts,
+                "buffers": [{"tensor": t.name, "rows": sched.rows[t], "bytes": self.buffer_bytes(t),
+                             "whole_tensor_bytes": t.nbytes} for t in self.intermediates]}
+
+
+def exact_overlap_allowed(ops, sched: Schedule, x) -> bool:
+    """Output y of the last op at x's offset: y row r lies on x row r (same shape). Safe iff the last op is
+    elementwise over x without broadcasting and no event reads a row of x after an event has written that
+    row of y (the elementwise event itself reads each element before writing it)."""
+    last, y = ops[-1], ops[-1].outputs[0]
+    same = all(tuple(t.shape) == tuple(y.shape) and DTYPE_BYTES[t.dtype] == DTYPE_BYTES[y.dtype]
+               for t in activation_inputs(last))
+    if last.type not in ELEMENTWISE_OPS or x not in activation_inputs(last) or not same:
+        return False
+    written = []  # row ranges of y written so far
+    for event in sched.events:
+        if not isinstance(event, Compute):
+            continue
+        if x in event.reads:
+            r0, r1, _ = event.reads[x]
+            if any(r0 < w1 and w0 < r1 for w0, w1 in written):
+                return False
+        if event.op is last:
+            written.append((event.start, event.stop))
+    return True
+
+
+def chain_ok(ops, graph, users: dict | None = None) -> bool:
+    """Can these consecutive ops form a cascade group (module docstring)? `users` (tensor -> ops reading it)
+    is computed from the graph unless given."""
+    if len(ops) < 2:
+        return False
+    outputs = set(graph.outputs)
+    users = consumers(graph.ops) if users is None else users
+    members = set(ops)
+    for op in ops:
+        if op.type not in STRIPE_OPS or len(op.outputs) != 1 or nhwc(op.outputs[0].shape)[0] != 1:
+            return False
+        if len(op.outputs[0].shape) != 4 or any(len(x.shape) != 4 for x in activation_inputs(op)):
+            return False
+        if op.type in WINDOW_OPS and (op.inputs[0] is None or op.inputs[0].is_const):
+            return False
+        if op.type in ELEMENTWISE_OPS:
+            y = op.outputs[0]
+            if any(t is None or t.is_const or tuple(t.shape) != tuple(y.shape) for t in op.inputs[:2]):
+                return False  # no broadcasting, no constant operands
+        elif any(x is not op.inputs[0] for x in activation_inputs(op)):
+            return False
+    for t in intermediates(ops):
+        readers = users.get(t, [])
+        if t in outputs or len(readers) != 1 or readers[0] not in members:
+            return False
+        if readers[0].inputs.count(t) != 1:
+            return False  # ADD(t, t): one buffer read twice per stripe, keep it simple
+    return True
+
+
+def stripe_heights(chain) -> list:
+    """Stripe heights worth trying, largest first: powers of two below the output height."""
+    height = nhwc(chain[-1].outputs[0].shape)[1]
+    heights, h = [], 1
+    while h < height:
+        heights.append(h)
+        h *= 2
+    return heights[::-1]
+
+
+def groups_by_op(cascades) -> dict:
+    """op -> its cascade group, for the ops of every group."""
+    return {op: g for g in cascades or () for op in g.ops}

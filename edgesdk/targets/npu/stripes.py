@@ -1,0 +1,97 @@
+"""Cascade groups on the NPU: each stripe event of a group (edgesdk/aot/stripes.py) becomes one command.
+
+A stripe command is the op's ordinary command over whole tensors with row-range descriptors and the stripe's
+leading padding: the NPU's tensor descriptors take any offset and strides, so a row range is an offset and a
+shape, and a Shift is one DMA_COPY. Which ops the NPU runs in stripes (`STRIPE_LOWERINGS`) and what a group
+costs by the timing model (docs/npu-datasheet.md section 6) are answered here for the cascade search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...aot.stripes import ELEMENTWISE_OPS, STRIPE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
+from ...npu import cmdtable as C
+from ...npu import timing
+
+ARENA_REGION = 1  # activation arena in SRAM (codegen.ARENA_REGION)
+
+
+def can_stripe(op) -> bool:
+    """The NPU lowers every op with a row geometry (windows, elementwise) to one command whose descriptors can
+    address any row range."""
+    return op.type in STRIPE_OPS
+
+
+def lower_group(group, ctx, lower_op) -> list:
+    """The NPU commands of a group, stripe by stripe. `lower_op(op)` is the ordinary lowering of one op (one
+    command over whole tensors, which also places its weights once)."""
+    return _stripe_commands(group, group.schedule(), ctx, lower_op)
+
+
+def _stripe_commands(group, schedule, ctx, lower_op) -> list:
+    whole = {}
+    for op in group.ops:
+        commands = lower_op(op)
+        if len(commands) != 1:
+            raise AssertionError(f"cascade: {op.location} lowers to {len(commands)} commands, not one")
+        whole[op] = commands[0]
+    inter = set(group.intermediates)
+
+    def rows_desc(tensor, start, stop, bases):
+        _, _, w, c = nhwc(tensor.shape)
+        first = start - bases[tensor] if tensor in inter else start
+        return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(tensor) + first * row_bytes(tensor),
+                                  (1, stop - start, w, c))
+
+    result = []
+    for event in schedule.events:
+        if isinstance(event, Shift):
+            t, n = event.tensor, event.stop - event.start
+            src = rows_desc(t, event.source_row, event.source_row + n, {t: 0})
+            dst = rows_desc(t, 0, n, {t: 0})
+            result.append(C.DmaCopy(src, dst, note=f"cascade: keep rows {event.start}..{event.stop - 1} of "
+                                                   f"'{t.name}' (stripe buffer)"))
+            continue
+        op, command = event.op, whole[event.op]
+        out = rows_desc(op.outputs[0], event.start, event.stop, event.bases)
+        note = f"{command.note} rows {event.start}..{event.stop - 1}"
+        if op.type in ELEMENTWISE_OPS:
+            a, b = op.inputs[0], op.inputs[1]
+            ins = [rows_desc(t, *event.reads[t][:2], event.bases) for t in (a, b)]
+            result.append(replace(command, input1=ins[0], input2=ins[1], output=out, note=note))
+        else:
+            x = op.inputs[0]
+            start, stop, pad = event.reads[x]
+            result.append(replace(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad,
+                                  note=note))
+    return result
+
+
+def stripe_cost(group, ctx) -> tuple:
+    """(NPU cycles of the group in stripes, of its ops run whole) by the timing model, from a dry lowering in
+    `ctx` (weights go to its throwaway blob, arena offsets read as 0). Commands and stripe costs are cached in
+    the context: the search asks about many groups of the same ops."""
+    from .codegen import LOWERINGS
+
+    cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "cycles": {}, "memory": None})
+    if cache["memory"] is None:
+        cache["memory"] = timing.MemoryMap.for_board(ctx.board)
+    memory, commands, cycles = cache["memory"], cache["commands"], cache["cycles"]
+    for op in group.ops:
+        if op not in commands:
+            commands[op] = LOWERINGS[op.type](op, ctx)
+    whole = sum(timing.command_cost(c, memory).cycles for op in group.ops for c in commands[op])
+    striped = 0
+    for event in group.schedule().events:  # stripe commands of equal shape cost the same: lower one each
+        if isinstance(event, Shift):
+            key = (event.tensor, event.stop - event.start)
+        else:
+            assert isinstance(event, Compute)
+            key = (event.op, event.stop - event.start,
+                   tuple(sorted((r[1] - r[0], r[2]) for r in event.reads.values())))
+        if key not in cycles:
+            (command,) = _stripe_commands(group, Schedule((event,), {}, 1), ctx, lambda op: commands[op])
+            cycles[key] = timing.command_cost(command, memory).cycles
+        striped += cycles[key]
+    return striped, whole
