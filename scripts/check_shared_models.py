@@ -5,6 +5,7 @@ and run it on the emulator with `edgesdk run --check` for each seed; one line pe
     python3 scripts/check_shared_models.py                     # everything (the large models on riscv-npu-large)
     python3 scripts/check_shared_models.py --models kws,har --targets c --roundings ref --seeds 0
     python3 scripts/check_shared_models.py --large-only --tsv large.tsv   # the benchmark of the two large models
+    python3 scripts/check_shared_models.py --summarize sweep.tsv          # a --tsv file as docs/shared-models.md's table
 
 The models in `large/` do not fit the riscv-npu board's 512 KiB of SRAM (yet): they are built for
 `--board riscv-npu-large` (4 MiB of SRAM, 16 MiB of flash), every other model for riscv-npu. Each build and
@@ -106,6 +107,24 @@ FIELDS = ["model", "target", "rounding", "board", "seed", "status", "exit", "cpu
           "build_s", "run_s", "message"]
 
 
+def summary_table(rows: list) -> str:
+    """Markdown: one line per model x target x rounding, the seeds' status and seed 0's counters."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["model"], r["target"], r["rounding"], r["board"]), []).append(r)
+    lines = ["| Model | Board | Target | Rounding | Result (seeds) | CPU instructions (seed 0) | NPU cycles |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for (model, target, rounding, board), runs in groups.items():
+        statuses = sorted({r["status"].replace("ran (TFLite Micro refuses uint8 models: not checked)",
+                                               "ran, unchecked (TFLite Micro refuses uint8)") for r in runs})
+        seeds = ",".join(str(r["seed"]) for r in runs)
+        first = runs[0]
+        count = lambda v: f"{int(v):,}" if str(v).strip() not in ("", "None") else "-"  # noqa: E731
+        lines.append(f"| {model} | {board} | {target} | {rounding} | {' / '.join(statuses)} ({seeds}) | "
+                     f"{count(first.get('cpu_instructions'))} | {count(first.get('npu_cycles'))} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models-dir", type=Path, default=MODELS_DIR)
@@ -120,7 +139,12 @@ def main(argv=None) -> int:
     p.add_argument("--work-dir", type=Path, help="where the builds go (default: a temporary directory)")
     p.add_argument("--keep", action="store_true", help="keep the build directories")
     p.add_argument("--tsv", type=Path, help="also write the results here")
+    p.add_argument("--summarize", type=Path, metavar="TSV", help="print a --tsv file as a markdown table, run nothing")
     args = p.parse_args(argv)
+    if args.summarize:
+        with open(args.summarize, newline="") as f:
+            print(summary_table(list(csv.DictReader(f, delimiter="\t"))))
+        return 0
 
     models = [args.models_dir / m for m in shared_models(args.models_dir)]
     if args.models:

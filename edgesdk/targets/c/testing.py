@@ -163,7 +163,8 @@ class OpLibrary:
         """Write `inputs`, run a unit of control_flow_units (one op, or an inlined WHILE / IF as a whole)."""
         k = self.ops.index(unit[0])
         for tensor, array in inputs.items():
-            self.write(tensor, array)
+            if tensor in self.ctx.buffers:  # an input the code never reads (ZEROS_LIKE) has no buffer
+                self.write(tensor, array)
         getattr(self.lib, f"edgesdk_unit_{k}" if len(unit) > 1 else f"edgesdk_op_{k}")()
 
 
