@@ -48,9 +48,10 @@ def compile_step_cold_seconds(model_path, repeats: int) -> float:
 
 def warm_up_emulator() -> None:
     """Build (or load) the emulator's native library now, so no timed run pays for compiling it."""
-    from edgesdk.emulator.machine import default_npu_model, native_library
+    from edgesdk.board import load_board
+    from edgesdk.emulator.machine import _native_npu_spec, native_library
 
-    native_library(default_npu_model())
+    native_library(_native_npu_spec(load_board("riscv-npu")))
 
 
 def macs_per_op_type(graph) -> dict:
@@ -75,7 +76,7 @@ def planner_variants(compiled) -> dict:
     from edgesdk.aot.executor import collect_scratch_sizes
 
     graph = compiled.graph
-    scratch = collect_scratch_sizes(graph, compiled.regions, "ref")
+    scratch = collect_scratch_sizes(graph, compiled.regions, compiled.codegen_options)
     greedy = place_greedy_by_size(build_buffers(graph, scratch), 16)
     searched = plan_memory(graph, scratch, in_place=False)
     return {"greedy_by_size": greedy, "search": searched.arena_bytes, "search_lower_bound": searched.lower_bound,

@@ -92,8 +92,9 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("model", help="the .tflite model")
     b.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     b.add_argument("--target", default="npu,c", help='target priority list, last = fallback (default "npu,c"; "c" = CPU only)')
-    b.add_argument("--rounding", default="ref", choices=["ref", "tflm"],
-                   help="match LiteRT's reference kernels (ref, default) or TFLite Micro (tflm); docs/rounding.md")
+    b.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"],
+                   help="match LiteRT's reference kernels (ref, default), TFLite Micro (tflm) or, for QDQ ONNX "
+                        "models, ONNX Runtime's CPU execution (ort); docs/rounding.md")
     b.add_argument("-o", "--output", required=True, help="output directory (replaced atomically)")
     b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
     b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
@@ -104,6 +105,10 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--export", action="store_true",
                    help="also write OUT/export/<model>/ and <model>.tar: the model as a static library for your own "
                         "firmware (sources, Makefile, CMakeLists.txt, metadata.json)")
+    b.add_argument("--dump-after", metavar="PASS", action="append", default=[],
+                   help="print the compiler's state (ops, tensors, targets, memory plan, executor steps) to stderr "
+                        "after pass PASS: import, fold, partition, scratch, plan or codegen (repeatable, or "
+                        "comma-separated; 'all' for every pass)")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the summary")
     b.set_defaults(func=cmd_build)
 
@@ -119,7 +124,7 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument("model", help="the .tflite model")
     t.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
     t.add_argument("--target", default="npu,c", help='target priority list (default "npu,c")')
-    t.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
+    t.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"], help="as for build (default ref)")
     t.add_argument("--objective", default="latency", choices=["latency", "sram"],
                    help="least estimated latency that fits the board (default), or least arena, ties by latency")
     t.add_argument("--verify", type=int, default=2, metavar="K",
@@ -209,7 +214,8 @@ def cmd_build(args) -> int:
                          "in stripes. Drop one of them.")
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
                            compile_firmware=not args.no_firmware, werror=args.werror,
-                           cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export)
+                           cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export,
+                           dump_after=_dump_after(args.dump_after))
     report = build(args.model, args.output, options)
     for warning in report.get("warnings", []):
         print(f"edgesdk: warning: {warning}", file=sys.stderr)
@@ -221,6 +227,13 @@ def cmd_build(args) -> int:
             print(export_summary(Path(args.output) / report["export"]["dir"], Path(args.output) / report["export"]["tar"],
                                  json.loads((Path(args.output) / report["export"]["dir"] / "metadata.json").read_text())))
     return 0
+
+
+def _dump_after(values: list) -> tuple:
+    from .compiler import PASS_NAMES
+
+    names = [n.strip() for value in values for n in value.split(",") if n.strip()]
+    return PASS_NAMES if "all" in names else tuple(names)  # unknown names: compile_model says which exist
 
 
 def cmd_export(args) -> int:
@@ -425,10 +438,11 @@ def load_npy(path: str) -> np.ndarray:
 
 def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outputs: list) -> dict:
     """Byte comparison of every step's outputs with the reference interpreter run on the same sequence."""
-    from .reference import run_reference_sequence
+    from .importer.onnx_importer import model_file_name
+    from .reference import ORACLES, run_reference_sequence
 
-    mode = report["rounding"]  # checked by load_report: 'ref' or 'tflm'
-    model = build_dir / "model.tflite"
+    mode = report["rounding"]  # checked by load_report: 'ref', 'tflm' or 'ort'
+    model = build_dir / model_file_name(report["model"])  # model.tflite, or model.onnx
     if not model.is_file():
         raise UsageError(f"{model} is missing, so --check has no model to run the reference on; rebuild with "
                          "'edgesdk build'.")
@@ -441,8 +455,7 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
             mismatches[k] += bad
             if bad and first_bad_step is None:
                 first_bad_step = step
-    oracle = "LiteRT BUILTIN_REF" if mode == "ref" else "TFLite Micro"
-    result = {"oracle": oracle, "bit_exact": not any(mismatches), "mismatched_bytes": mismatches, "steps": len(steps)}
+    result = {"oracle": ORACLES[mode], "bit_exact": not any(mismatches), "mismatched_bytes": mismatches, "steps": len(steps)}
     if first_bad_step is not None:
         result["first_mismatch_step"] = first_bad_step
     return result

@@ -14,23 +14,23 @@ import json
 import shutil
 import tempfile
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aot.executor import build_executor, collect_scratch_sizes, flash_budget
+from .aot.executor import build_executor, collect_scratch_sizes
 from .aot.memory_plan import MemoryProblem
 from .board import BUILD_BOARD_FILE, Board, load_board
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
+from .ir.health import check_health
 from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition
 from .targets import parse_target_list
 from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
-from .tune.active import applying
+from .targets.api import CodegenOptions
 
-ROUNDING_MODES = ("ref", "tflm")
+ROUNDING_MODES = ("ref", "tflm", "ort")  # ort: ONNX Runtime (edgesdk/importer/ort_plan.py)
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
 SRAM_RESERVE_BYTES = 1024
 
@@ -52,6 +52,7 @@ class BuildOptions:
     # Also write OUT/export/<model>/ and its .tar: the model as a static library for the user's own firmware
     # (edgesdk/export); report.json's `export` says where.
     export: bool = False
+    dump_after: tuple = ()  # pass names (PASS_NAMES) after which compile_model calls its `dump` (--dump-after)
 
 
 @dataclass
@@ -67,42 +68,105 @@ class Compiled:
     schedule: object = None  # the edgesdk.tune.Schedule applied, None for a default build
     folding: object = None  # the edgesdk.ops.folding.FoldReport of the constant folding pass
     memory_problem: object = None  # the aot.memory_plan.MemoryProblem the plan solves (the tuner asks it again)
+    codegen_options: object = None  # the targets.api.CodegenOptions every codegen context of the build saw
 
 
-def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True) -> Compiled:
-    """The compiler passes, in order; pure (writes nothing). `check_fit=False` skips the board's SRAM and
-    flash checks (the tuner compares candidates that may not fit)."""
+@dataclass
+class BuildState:
+    """What the passes hand on: the settings, then each pass's result (None until the pass has run)."""
+
+    model_path: object
+    options: BuildOptions
+    check_fit: bool
+    board: Board
+    targets: list
+    schedule: object  # the edgesdk.tune.Schedule applied, or None
+    codegen: CodegenOptions  # what every codegen context of the build sees
+    graph: object = None
+    folding: FoldReport | None = None
+    regions: list | None = None
+    scratch: dict | None = None
+    memory_problem: MemoryProblem | None = None
+    plan: object = None
+    executor: object = None
+
+
+def import_pass(s: BuildState) -> None:
+    """Read the model file into the graph IR (.tflite natively, .onnx through TVM's frontend)."""
+    if s.graph is None:  # else an already imported graph (build_from_relax)
+        s.graph = import_model(s.model_path)
+
+
+def fold_pass(s: BuildState) -> None:
+    """Evaluate shape arithmetic on constants at build time (edgesdk/ops/folding.py)."""
+    s.folding = fold_constants(s.graph) if s.options.fold_constants else FoldReport()
+
+
+def partition_pass(s: BuildState) -> None:
+    """Give each op the first target of the priority list whose constraints it meets (or the schedule's);
+    consecutive ops of one target form a region. Refuse a model that cannot fit from the graph alone."""
+    if s.schedule is not None:
+        s.schedule.check_graph(s.graph)
+    s.regions = partition(s.graph, s.targets, forced=s.schedule.op_targets() if s.schedule is not None else None)
+    if s.check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
+        check_sram_fits(sram_lower_bound(s.graph, s.regions), s.board, 0, at_least=True)
+        check_flash_lower_bound(s.regions, s.board)
+
+
+def scratch_pass(s: BuildState) -> None:
+    """Ask each region's target how much scratch memory its ops need (a dry codegen run)."""
+    s.scratch = collect_scratch_sizes(s.graph, s.regions, s.codegen)
+
+
+def plan_pass(s: BuildState) -> None:
+    """Place every buffer in the arena (in-place overlaps as each op's target allows); then, unless a schedule
+    says which, add the cascade groups (row stripes) that shrink the arena within the cycle budget."""
+    s.memory_problem = MemoryProblem(s.graph, s.scratch, in_place=targets_in_place_rules(s.regions))
+    striping = Striping(s.regions, s.codegen)
+    if s.schedule is not None:  # the schedule's cascade groups, as given: no search
+        s.plan = plan_with_groups(s.memory_problem, s.regions, s.schedule.cascade_specs(), striping)
+    else:
+        s.plan = s.memory_problem.plan()
+        if s.options.cascade:
+            s.plan = choose_cascades(s.memory_problem, s.regions, s.plan, striping)
+    if s.check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
+        check_sram_fits(s.plan.arena_bytes, s.board, 0 if s.options.compile_firmware else SRAM_RESERVE_BYTES)
+
+
+def codegen_pass(s: BuildState) -> None:
+    """The one real codegen run: each region's target generates its code into the executor model."""
+    s.executor = build_executor(s.graph, s.regions, s.plan, s.codegen)
+    if s.check_fit:
+        check_flash_fits(s.executor, s.board)
+
+
+# The compiler's passes, in order (`edgesdk build --dump-after NAME` prints the state after one).
+PASSES = (("import", import_pass), ("fold", fold_pass), ("partition", partition_pass), ("scratch", scratch_pass),
+          ("plan", plan_pass), ("codegen", codegen_pass))
+PASS_NAMES = tuple(name for name, _ in PASSES)
+
+
+def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool = True, dump=None) -> Compiled:
+    """Run the compiler passes in order, with a health check of the graph after each; pure (writes nothing).
+    `check_fit=False` skips the board's SRAM and flash checks (the tuner compares candidates that may not fit).
+    `dump(pass_name, state)` is called after each pass named in options.dump_after."""
     if options.rounding not in ROUNDING_MODES:
         raise UsageError(f"--rounding must be one of {', '.join(ROUNDING_MODES)}, not '{options.rounding}'.")
+    unknown = sorted(set(options.dump_after) - set(PASS_NAMES))
+    if unknown:
+        raise UsageError(f"--dump-after: no pass named {', '.join(unknown)}; the passes are {', '.join(PASS_NAMES)}.")
     board = load_board(options.board)
     targets = parse_target_list(options.target, board)
     schedule = _requested_schedule(model_path, options, board, targets)
-    if graph is None:  # else an already imported graph (build_from_relax)
-        graph = import_model(model_path)  # .tflite, or .onnx through TVM
-    folding = fold_constants(graph) if options.fold_constants else FoldReport()
-    budget = flash_budget(board.image_flash_bytes, board.name) if check_fit else nullcontext()
-    with applying(schedule), budget:  # per-layer switches for the code generators (edgesdk/tune/active.py)
-        if schedule is not None:
-            schedule.check_graph(graph)
-        regions = partition(graph, targets, forced=schedule.op_targets() if schedule is not None else None)
-        if check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
-            check_sram_fits(sram_lower_bound(graph, regions), board, 0, at_least=True)
-            check_flash_lower_bound(regions, board)
-        scratch = collect_scratch_sizes(graph, regions, options.rounding, board)
-        problem = MemoryProblem(graph, scratch, in_place=targets_in_place_rules(regions))
-        striping = Striping(regions, options.rounding, board)
-        if schedule is not None:  # the schedule's cascade groups, as given: no search
-            plan = plan_with_groups(problem, regions, schedule.cascade_specs(), striping)
-        else:
-            plan = problem.plan()
-            if options.cascade:
-                plan = choose_cascades(problem, regions, plan, striping)
-        if check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
-            check_sram_fits(plan.arena_bytes, board, 0 if options.compile_firmware else SRAM_RESERVE_BYTES)
-        executor = build_executor(graph, regions, plan, options.rounding, board)
-        if check_fit:
-            check_flash_fits(executor, board)
-    return Compiled(board, targets, graph, regions, plan, executor, schedule, folding, problem)
+    codegen = CodegenOptions(options.rounding, board, schedule, board.image_flash_bytes if check_fit else None)
+    state = BuildState(model_path, options, check_fit, board, targets, schedule, codegen, graph)
+    for name, run in PASSES:
+        run(state)
+        check_health(name, state.graph, state.regions)
+        if name in options.dump_after and dump is not None:
+            dump(name, state)
+    return Compiled(board, targets, state.graph, state.regions, state.plan, state.executor, schedule, state.folding,
+                    state.memory_problem, codegen)
 
 
 def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):
@@ -208,12 +272,13 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     """Compile, render, cross-compile and write OUT atomically; return the report."""
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
+    from .passdump import print_dump
     from .verify import verify_build
 
     model_path = Path(model_path)
     out_dir = check_replaceable(Path(out_dir), protect=(model_path,))  # refuse before the work, and again at the end
     t0 = time.perf_counter()
-    compiled = compile_model(model_path, options, graph)
+    compiled = compile_model(model_path, options, graph, dump=print_dump)  # --dump-after: to stderr
     safety = verify_build(compiled)  # the build-time safety proof (edgesdk/verify.py): nothing written if it fails
     compile_s = time.perf_counter() - t0
     with staged_output(out_dir, protect=(model_path, compiled.board.path)) as stage:

@@ -2,20 +2,28 @@
 
 * "ref"  (default): LiteRT's reference kernels, Interpreter(..., OpResolverType.BUILTIN_REF).
 * "tflm": the TFLite Micro interpreter from the `tflite-micro` package (no uint8 kernels).
+* "ort":  ONNX Runtime on its CPU execution provider, at the default graph optimization level
+          (ORT_ENABLE_ALL, which fuses QDQ groups; edgesdk/importer/ort_plan.py), for ONNX models.
 
 A sequence of inferences runs in one interpreter, so a stateful model (variable tensors, resource variables)
-carries its state from step to step as the firmware does. Both come with the `reference` extra; without it the
-functions raise MissingDependency (exit code 7, naming the extra).
+carries its state from step to step as the firmware does. LiteRT and TFLite Micro come with the `reference`
+extra, ONNX Runtime with the `tvm` extra (the one ONNX models need anyway); without it the functions raise
+MissingDependency (exit code 7, naming the extra).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from .errors import MissingDependency, UsageError
 
 EXTRA = "reference"  # pyproject.toml [project.optional-dependencies]: ai-edge-litert, tflite-micro
-MODULES = {"ref": ("ai_edge_litert", "LiteRT (ai-edge-litert)"), "tflm": ("tflite_micro", "TFLite Micro (tflite-micro)")}
+MODULES = {"ref": ("ai_edge_litert", "LiteRT (ai-edge-litert)"), "tflm": ("tflite_micro", "TFLite Micro (tflite-micro)"),
+           "ort": ("onnxruntime", "ONNX Runtime (onnxruntime)")}
+EXTRAS = {"ort": "tvm"}  # the extra that installs a mode's reference, when it is not EXTRA
+ORACLES = {"ref": "LiteRT BUILTIN_REF", "tflm": "TFLite Micro", "ort": "ONNX Runtime CPU (ORT_ENABLE_ALL)"}
 
 
 def run_reference(model_path, inputs: list, mode: str = "ref", what: str = "Comparing with the reference") -> list:
@@ -28,16 +36,20 @@ def run_reference_sequence(model_path, steps: list, mode: str = "ref",
                            what: str = "Comparing with the reference") -> list:
     """Run the model on each step's inputs in one interpreter; return each step's outputs."""
     if mode not in MODULES:
-        raise UsageError(f"Unknown rounding mode '{mode}': the reference is 'ref' (LiteRT) or 'tflm' (TFLite Micro).")
+        raise UsageError(f"Unknown rounding mode '{mode}': the reference is 'ref' (LiteRT), 'tflm' (TFLite Micro) or "
+                         "'ort' (ONNX Runtime).")
     require_reference(mode, what)
     if mode == "tflm":
         return _run_tflm(model_path, steps)
+    if mode == "ort":
+        return _run_onnxruntime(model_path, steps)
     return _run_litert_reference(model_path, steps)
 
 
 def require_reference(mode: str = "ref", what: str = "Comparing with the reference", extra: str = EXTRA) -> None:
     """Raise MissingDependency unless the reference interpreter of `mode` can be imported."""
-    module, name = MODULES["tflm" if mode == "tflm" else "ref"]
+    module, name = MODULES[mode if mode in MODULES else "ref"]
+    extra = EXTRAS.get(mode, extra)
     try:
         __import__(module)
     except ImportError as exc:
@@ -58,6 +70,23 @@ def _run_litert_reference(model_path, steps: list) -> list:
             interp.set_tensor(d["index"], np.asarray(x, dtype=d["dtype"]).reshape(d["shape"]))
         interp.invoke()
         results.append([interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()])
+    return results
+
+
+def _run_onnxruntime(model_path, steps: list) -> list:
+    """ONNX Runtime's CPU provider with default session options (graph optimization ORT_ENABLE_ALL)."""
+    import onnxruntime as ort
+
+    if Path(model_path).suffix.lower() != ".onnx":
+        raise UsageError(f"{model_path} is not an ONNX model: the 'ort' reference (ONNX Runtime) runs ONNX models only.")
+    session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+    inputs = session.get_inputs()
+    results = []
+    for step in steps:
+        if len(inputs) != len(step):
+            raise UsageError(f"The model has {len(inputs)} inputs, {len(step)} given.")
+        feeds = {d.name: np.asarray(x) for d, x in zip(inputs, step)}
+        results.append([np.asarray(y).copy() for y in session.run(None, feeds)])
     return results
 
 

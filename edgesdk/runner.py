@@ -29,7 +29,7 @@ class InferenceResult:
     step_instructions: list = field(default_factory=list)  # per inference: instructions between the marks
 
 
-ROUNDING_MODES = ("ref", "tflm")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
+ROUNDING_MODES = ("ref", "tflm", "ort")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
 MAX_ARENA_BYTES = (1 << 31) - 1
 
 

@@ -1,4 +1,4 @@
-"""Cascading (edgesdk/aot/stripes.py, the search in edgesdk/aot/cascade.py, the NPU's lowering in
+"""Cascading (edgesdk/ops/stripes.py, the search in edgesdk/aot/cascade.py, the NPU's lowering in
 edgesdk/targets/npu/stripes.py): stripe geometry, schedules, planning, and striped NPU tables
 that compute exactly what the unstriped layers compute (C NPU model; the firmware on the emulator)."""
 
@@ -14,7 +14,7 @@ import pytest
 from conftest import model_path
 from edgesdk.aot import cascade
 from edgesdk.aot.memory_plan import MemoryProblem, plan_memory, verify_plan
-from edgesdk.aot.stripes import CascadeGroup, Shift, build_schedule, chain_ok, input_rows
+from edgesdk.ops.stripes import CascadeGroup, Shift, build_schedule, chain_ok, input_rows
 from edgesdk.compiler import targets_in_place_rules
 from edgesdk.board import load_board
 from edgesdk.importer.tflite_importer import import_tflite
@@ -22,6 +22,7 @@ from edgesdk.npu.model import run_table
 from edgesdk.partition.partitioner import partition
 from edgesdk.reference import run_reference
 from edgesdk.targets import parse_target_list
+from edgesdk.targets.api import CodegenOptions
 from edgesdk.targets.npu.stripes import stripe_cost
 from modelgen import ACTIVATION_CODES, SAME, VALID, ModelBuilder
 
@@ -138,7 +139,7 @@ def _search(graph, regions, board, **kwargs):
     """(baseline plan, the cascade search's plan) as a default build plans them (no scratch)."""
     problem = MemoryProblem(graph, {}, in_place=targets_in_place_rules(regions))
     baseline = problem.plan()
-    return baseline, cascade.choose_cascades(problem, regions, baseline, cascade.Striping(regions, "ref", board),
+    return baseline, cascade.choose_cascades(problem, regions, baseline, cascade.Striping(regions, CodegenOptions("ref", board)),
                                              **kwargs)
 
 
@@ -156,7 +157,7 @@ def test_ic_cascade_meets_the_goal_and_the_plan_proves_it():
     assert [o.rule for o in plan.in_place() if o.group is group] == ["cascade-exact"]
     from edgesdk.aot.executor import dry_context
 
-    striped, whole = stripe_cost(group, dry_context("test", "ref", board))
+    striped, whole = stripe_cost(group, dry_context("test", CodegenOptions("ref", board)))
     assert striped <= whole * (1 + cascade.MAX_CYCLE_INCREASE)
     verify_plan(plan)
 
@@ -260,7 +261,7 @@ def _run_npu(graph, regions, plan, board, inputs):
     """The executor's NPU tables run on the C model over one arena; the graph outputs."""
     from edgesdk.aot.executor import build_executor
 
-    model = build_executor(graph, regions, plan, "ref", board)
+    model = build_executor(graph, regions, plan, CodegenOptions("ref", board))
     flash, sram = board.flash.base, board.sram.base
     arena = bytearray(plan.arena_bytes + 16)
     for t, value in zip(graph.inputs, inputs):

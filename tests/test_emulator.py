@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from edgesdk.board import load_board
-from edgesdk.emulator import Machine, NpuModelSpec, elf_symbol, run_elf
+from edgesdk.emulator import Machine, NativeModelSpec, elf_symbol, run_elf
 from edgesdk.emulator import machine as machine_module
 from edgesdk.errors import EmulatorError
 from edgesdk.firmware_build import build_firmware, render_board_files
@@ -50,12 +50,12 @@ def arena(firmware) -> int:
 
 
 @pytest.fixture(scope="module")
-def npu_stub() -> NpuModelSpec:
+def npu_stub() -> NativeModelSpec:
     stub = FIXTURES / "npu_stub"
     spec = importlib.util.spec_from_file_location("npu_stub_registers", stub / "registers.py")
     registers = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(registers)
-    return NpuModelSpec.from_registers((stub / "npu_stub.c",), (stub,), registers)
+    return NativeModelSpec.from_registers((stub / "npu_stub.c",), (stub,), registers)
 
 
 def command(letter: str, payload: bytes = b"") -> bytes:

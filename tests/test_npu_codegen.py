@@ -47,6 +47,11 @@ class Ctx:
     """The codegen context as the compiler provides it: a weights blob, a (non-aliasing) arena plan."""
 
     plan = None  # no memory plan, hence no cascade groups
+    rounding_mode = "ref"
+    compress_weights = True  # a test sets False for dense weight streams (as a schedule switch would)
+
+    def layer_choice(self, op, name, default):
+        return self.compress_weights if name == "compress_weights" else default
 
     def __init__(self, rounding=ref_rounding, aliases=None):
         self.weights_blob = Blob("npu_weights", "edgesdk_npu_weights")

@@ -55,7 +55,7 @@ def test_extras_match_their_use():
     assert reference == {"ai-edge-litert", "tflite-micro"}
     assert _names(EXTRAS["hil"]) == reference | {"robotframework"}
     assert _names(EXTRAS["farm"]) == {"ray"}
-    assert _names(EXTRAS["test"]) == reference | {"robotframework", "pytest", "pytest-xdist", "ray"}
+    assert _names(EXTRAS["test"]) == reference | {"robotframework", "pytest", "pytest-xdist", "ray", "import-linter"}
     assert reference <= _names(EXTRAS["bench"])
     base = _names(PYPROJECT["project"]["dependencies"])
     assert not base & (reference | {"robotframework", "apache-tvm", "onnx", "onnxruntime", "pytest", "ray"})

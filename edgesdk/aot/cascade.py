@@ -1,4 +1,4 @@
-"""The search over cascade groups: which chains of layers run in row stripes (edgesdk/aot/stripes.py).
+"""The search over cascade groups: which chains of layers run in row stripes (edgesdk/ops/stripes.py).
 
 A core step that knows no target: it asks each region's target which ops it can run in stripes
 (`Target.can_stripe`) and what a group costs it (`Target.stripe_cost`, through an explicit dry codegen
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from .memory_plan import MemoryProblem
-from .stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, stripe_heights
+from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, stripe_heights
 
 # A group may cost at most this fraction of extra cycles over its ops run whole: every stripe command pays the
 # fixed command overhead and may re-read its weights, which is nearly free for a compute-bound layer cut into a
@@ -23,12 +23,13 @@ class Striping:
     (cycles in stripes, cycles whole), each asked of the op's own target. Costs come from a dry codegen
     context (nothing it makes reaches the build)."""
 
-    def __init__(self, regions, rounding_mode: str, board):
+    def __init__(self, regions, options):
+        """`options`: the build's CodegenOptions (edgesdk/targets/api.py)."""
         from ..targets import get_target
         from .executor import dry_context
 
         self._target_of = {op: get_target(region.target) for region in regions for op in region.ops}
-        self._ctx = dry_context("striping", rounding_mode, board)
+        self._ctx = dry_context("striping", options)
 
     def can_stripe(self, op) -> bool:
         target = self._target_of.get(op)

@@ -9,8 +9,6 @@ rendered here: the result (`ExecutorModel`) is data that the templates in edgesd
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +16,7 @@ import numpy as np
 from ..importer.names import UniqueIdentifiers, c_identifier, sanitize_name
 from ..ir.graph import Graph, Tensor
 from ..ir.rounding import requant_rounding
+from ..targets.api import CodegenOptions
 from .memory_plan import MemoryPlan
 
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -25,20 +24,6 @@ C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "i
 WEIGHTS_REGION, ARENA_REGION = 0, 1
 
 
-# (bytes, board name) of flash the build may fill, or None: while compile_model checks the fit, every codegen
-# context -- the real one and the dry ones that size scratch or cost cascades -- stops as soon as the constants
-# it has made exceed the board's flash, instead of making every weight layout of a model that cannot fit.
-_FLASH_BUDGET: ContextVar = ContextVar("edgesdk_flash_budget", default=None)
-
-
-@contextmanager
-def flash_budget(nbytes: int, board_name: str = "the board"):
-    """Let codegen contexts fill at most `nbytes` of flash with constants in the enclosed passes."""
-    token = _FLASH_BUDGET.set((nbytes, board_name))
-    try:
-        yield
-    finally:
-        _FLASH_BUDGET.reset(token)
 
 
 @dataclass
@@ -138,27 +123,41 @@ class CodegenContext:
     `plan` is None during the scratch-sizing dry run (offsets read as 0 then).
     """
 
-    def __init__(self, model: ExecutorModel, plan: MemoryPlan | None, symbols: UniqueIdentifiers, rounding_mode: str, board=None):
+    def __init__(self, model: ExecutorModel, plan: MemoryPlan | None, symbols: UniqueIdentifiers,
+                 options: CodegenOptions):
         self.model = model
         self.plan = plan
         self.symbols = symbols
-        self.rounding_mode = rounding_mode
-        self.board = board
+        self.options = options
         self._declared: set = set()
         self._flash_bytes = 0  # constants made so far (const arrays and the NPU weights blob)
 
+    @property
+    def rounding_mode(self) -> str:
+        return self.options.rounding_mode
+
+    @property
+    def board(self):
+        return self.options.board
+
+    def layer_choice(self, op, name: str, default: bool) -> bool:
+        """A tuning schedule's per-layer switch for `op` (CodegenOptions.layer_choice), else `default`."""
+        return self.options.layer_choice(op, name, default)
+
     def _charge_flash(self, nbytes: int, what: str = "") -> None:
-        """Count constants against the flash budget (flash_budget); past it, the model cannot fit: stop."""
+        """Count constants against options.flash_limit: past it the model cannot fit, so stop before making
+        every weight layout of a model that cannot fit (in dry contexts too)."""
         self._flash_bytes += nbytes
-        budget = _FLASH_BUDGET.get()
-        if budget is not None and self._flash_bytes > budget[0]:
+        limit = self.options.flash_limit
+        if limit is not None and self._flash_bytes > limit:
             from ..errors import MemoryFitError
 
+            board = self.board.name if self.board is not None else "the board"
             where = f", at {what}" if what else ""
             raise MemoryFitError(
-                f"The model does not fit board '{budget[1]}': its weights take more than {self._flash_bytes} bytes "
-                f"of flash (found while generating its code{where}) but the board has {budget[0]}: over by more "
-                f"than {self._flash_bytes - budget[0]} bytes. Use a smaller model or a board with more flash.")
+                f"The model does not fit board '{board}': its weights take more than {self._flash_bytes} bytes "
+                f"of flash (found while generating its code{where}) but the board has {limit}: over by more "
+                f"than {self._flash_bytes - limit} bytes. Use a smaller model or a board with more flash.")
 
     def tensor_ptr(self, tensor: Tensor) -> str:
         return f"(({C_TYPES[tensor.dtype]} *)(edgesdk_arena + {self.arena_offset(tensor)}))"
@@ -210,37 +209,31 @@ class CodegenContext:
         return self.model.target_data.setdefault(target_name, default_factory())
 
 
-def describe_op(op) -> str:
-    where = f"layer {op.index}" if op.index >= 0 else "inserted"
-    if op.subgraph:  # inlined from a control-flow op's subgraph (edgesdk/importer/control_flow.py)
-        where = f"subgraph {op.subgraph} {where}"
-    what = f"{op.type} ({op.attrs['part']})" if "part" in op.attrs else op.type
-    return sanitize_name(f"{where}: {what}" + (f" -> '{op.outputs[0].name}'" if op.outputs else ""))
-
-
-def dry_context(name: str, rounding_mode: str, board=None) -> CodegenContext:
+def dry_context(name: str, options: CodegenOptions) -> CodegenContext:
     """A codegen context whose output goes nowhere (a throwaway ExecutorModel, no memory plan: offsets read as
     0): for the questions asked before the real code is generated (scratch sizes, cascade costs)."""
-    return CodegenContext(ExecutorModel(name, 0), None, UniqueIdentifiers(), rounding_mode, board)
+    return CodegenContext(ExecutorModel(name, 0), None, UniqueIdentifiers(), options)
 
 
-def collect_scratch_sizes(graph: Graph, regions: list, rounding_mode: str, board=None) -> dict:
+def collect_scratch_sizes(graph: Graph, regions: list, options: CodegenOptions) -> dict:
     """Dry-run every region's codegen question "how much scratch?" before planning: {op: bytes}."""
     from ..targets import get_target
 
-    ctx = dry_context(graph.name, rounding_mode, board)
+    ctx = dry_context(graph.name, options)
     scratch: dict = {}
     for region in regions:
         scratch.update(get_target(region.target).scratch_bytes(region, ctx))
     return scratch
 
 
-def build_executor(graph: Graph, regions: list, plan: MemoryPlan, rounding_mode: str, board) -> ExecutorModel:
-    """Ask each region's target for its code, in execution order; collect it as data for the templates."""
+def build_executor(graph: Graph, regions: list, plan: MemoryPlan, options: CodegenOptions) -> ExecutorModel:
+    """Ask each region's target for its code, in execution order; collect it as data for the templates. The
+    one real codegen run of a build (the dry runs before it use dry_context)."""
     from ..targets import get_target
 
+    board = options.board
     model = ExecutorModel(c_identifier(graph.name, "model"), plan.arena_bytes)
-    ctx = CodegenContext(model, plan, UniqueIdentifiers(), rounding_mode, board)
+    ctx = CodegenContext(model, plan, UniqueIdentifiers(), options)
     for region in regions:
         target = get_target(region.target)
         code = target.generate(region, ctx)

@@ -29,7 +29,7 @@ Each rule is a geometric condition that this module computes from the op, and `v
 Which kernels honour which rule is written beside them (edgesdk/targets/c/in_place.py for the host kernels,
 which tests/test_memory_plan.py runs on overlapping buffers; the NPU and DSP in their packages).
 
-Cascading (edgesdk/aot/stripes.py, searched by edgesdk/aot/cascade.py). A cascade group runs consecutive ops
+Cascading (edgesdk/ops/stripes.py, searched by edgesdk/aot/cascade.py). A cascade group runs consecutive ops
 in row stripes; its intermediate tensors exist only as *stripe buffers* (kind "stripe": a few rows, live over
 the whole group), and every other tensor the group touches is live over the whole group too (stripes of all
 its ops interleave). The group's per-op in-place rules do not apply; instead its output may take exactly the
@@ -60,11 +60,10 @@ from itertools import accumulate
 
 import numpy as np
 
-from ..ir.graph import DTYPE_BYTES, Graph
+from ..ir.graph import ALIAS_OPS, DTYPE_BYTES, Graph
 from ..ops.window import WINDOW_OPS, window_geometry
-from .stripes import build_schedule, row_bytes
+from ..ops.stripes import build_schedule, row_bytes
 
-ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}  # outputs share their input's bytes (same bytes, new shape)
 IN_PLACE_RULES = ("exact", "raster")  # what Target.in_place may answer (module docstring)
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
 # Local search after the heuristic orders: a fixed move count, not a time budget, so plans are reproducible.
@@ -131,7 +130,7 @@ class MemoryPlan:
     overlaps: list = field(default_factory=list)  # Overlap permissions the planner may use
     lower_bound: int = 0  # no plan of these buffers (with these permissions) can use fewer bytes
     strategy: str = ""  # which placement order won
-    cascades: list = field(default_factory=list)  # CascadeGroups (edgesdk/aot/stripes.py)
+    cascades: list = field(default_factory=list)  # CascadeGroups (edgesdk/ops/stripes.py)
     work: dict = field(default_factory=dict)  # what planning it took (Work.as_dict()): counts, not seconds
 
     def offset(self, tensor) -> int:
@@ -730,7 +729,7 @@ def plan_memory(graph: Graph, scratch_sizes: dict | None = None, alignment: int 
                 in_place=None, cascades=()) -> MemoryPlan:
     """Plan the arena. `in_place(op, x)` gives the in-place rule each op's target declares for input x
     (None: no op overlaps its input); `cascades` are the cascade groups the targets will run in stripes
-    (edgesdk/aot/stripes.py)."""
+    (edgesdk/ops/stripes.py)."""
     return MemoryProblem(graph, scratch_sizes or {}, alignment, in_place).plan(cascades)
 
 

@@ -10,49 +10,18 @@ import jinja2
 import numpy as np
 
 from .. import __version__
+from ..ctext import c_value_lines, comment_text
 from ..importer.names import sanitize_name
 from .executor import C_TYPES, ExecutorModel
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 # Guard bytes on each side of the activation arena (model.c.j2; EDGESDK_ARENA_GUARD_BYTES is twice this).
 ARENA_GUARD_BYTES_PER_SIDE = 16
-VALUES_PER_LINE = {"int8_t": 16, "uint8_t": 16, "int16_t": 12, "int32_t": 8, "uint32_t": 8, "int64_t": 4, "float": 6,
-                   "double": 4}
 
 
 def environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
                               trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
-
-
-def c_value_lines(values: np.ndarray, ctype: str) -> list:
-    """Comma-terminated lines of C literals; float32 printed with 9 significant digits (exact round trip)."""
-    flat = np.asarray(values).reshape(-1)
-    if ctype == "float":
-        items = [_float_literal(v) for v in flat.astype(np.float32)]
-    elif ctype == "double":
-        items = [float(v).hex() for v in flat.astype(np.float64)]  # exact
-    elif ctype == "int32_t":
-        # INT32_MIN cannot be written as a plain negative literal in C.
-        items = ["(-2147483647 - 1)" if int(v) == -2147483648 else str(int(v)) for v in flat]
-    else:
-        items = [str(int(v)) for v in flat]
-    per_line = VALUES_PER_LINE.get(ctype, 8)
-    return [", ".join(items[i:i + per_line]) + "," for i in range(0, len(items), per_line)]
-
-
-def _float_literal(v: np.float32) -> str:
-    if not np.isfinite(v) or (v == 0 and np.signbit(v)):  # infinities, NaNs and -0.0 exactly (calls.float_literal)
-        from ..targets.c.calls import float_literal
-
-        return float_literal(v)
-    text = np.format_float_scientific(v, unique=True, precision=9) if v != 0 else "0.0"
-    return f"{text}f"
-
-
-def comment_text(text: str) -> str:
-    """Text for a C comment: sanitize_name without shortening (idempotent on already sanitized text)."""
-    return sanitize_name(str(text), max_chars=max(len(str(text)), 1))
 
 
 def _with_safe_text(model: ExecutorModel) -> ExecutorModel:

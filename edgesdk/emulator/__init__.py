@@ -1,5 +1,5 @@
 """Built-in emulator: runs edgesdk firmware on a Unicorn model of the board (see machine.py)."""
 
-from .machine import Machine, NpuModelSpec, RunResult, elf_symbol, run_elf
+from .machine import Machine, NativeModelSpec, RunResult, elf_symbol, run_elf
 
-__all__ = ["Machine", "NpuModelSpec", "RunResult", "elf_symbol", "run_elf"]
+__all__ = ["Machine", "NativeModelSpec", "RunResult", "elf_symbol", "run_elf"]

@@ -30,6 +30,7 @@ from ..board import PACKAGE_DIR, Board, load_board
 from ..errors import EmulatorError, UsageError
 from ..hostcc import load_shared_library
 from ..renode.platform import emulator_board
+from ..targets.api import NativeModelSpec
 
 try:  # the binding keeps its ctypes handle to libunicorn here; the C hooks are registered through it
     from unicorn.unicorn_py3.unicorn import uclib as _uclib
@@ -76,39 +77,6 @@ class RunResult:
     step_instructions: list = field(default_factory=list)  # a sequence run: per step, the inference's count
 
 
-@dataclass(frozen=True)
-class NpuModelSpec:
-    """Which C NPU model to build into the emulator library, and the registers the emulator reads."""
-
-    sources: tuple
-    include_dirs: tuple
-    ctrl_offset: int  # a write with start_mask set starts a run
-    start_mask: int
-    perf_counters: dict  # stat name -> (low word offset, high word offset or None)
-    memory_classes: tuple = ()  # (base, size, kind, bytes_per_cycle_x256) the model is told about the board
-
-    @classmethod
-    def from_registers(cls, sources, include_dirs, registers, memory_classes=()) -> "NpuModelSpec":
-        """`registers`: module (or dict) with REG_CTRL, CTRL_START and REG_PERF_* offsets."""
-        values = registers if isinstance(registers, dict) else vars(registers)
-        return cls(tuple(sources), tuple(include_dirs), values["REG_CTRL"], values["CTRL_START"],
-                   perf_counters_from_registers(values), tuple(tuple(c) for c in memory_classes))
-
-
-def perf_counters_from_registers(registers) -> dict:
-    """[REG_]PERF_<NAME> or [REG_]PERF_<NAME>_LO/_HI register offsets (module or dict) -> {name: (lo, hi)}."""
-    values = registers if isinstance(registers, dict) else vars(registers)
-    counters = {}
-    for key, offset in values.items():
-        name = key.removeprefix("REG_")
-        if not name.startswith("PERF_") or not isinstance(offset, int) or name.endswith("_HI"):
-            continue
-        base = name[len("PERF_"):].removesuffix("_LO")
-        high = values.get(key.removesuffix("_LO") + "_HI") if name.endswith("_LO") else None
-        counters[base.lower()] = (offset, high)
-    return counters
-
-
 def native_peripheral(board: Board):
     """(peripheral, PeripheralModel) of the board's peripheral whose model is native (compiled into the
     emulator's library, PeripheralModel.native), or (None, None). The glue hosts one such model."""
@@ -121,22 +89,10 @@ def native_peripheral(board: Board):
     return None, None
 
 
-def _native_npu_spec(board: Board) -> NpuModelSpec | None:
+def _native_npu_spec(board: Board) -> NativeModelSpec | None:
     """The native model spec of the board's native peripheral, from the target that models its type."""
     periph, model = native_peripheral(board)
     return model.create(periph, board) if model is not None else None
-
-
-def default_npu_model(board: Board | None = None, peripheral=None) -> NpuModelSpec | None:
-    """The shared C NPU model (edgesdk/npu/model/) told the memory classes of `board` as `peripheral` sees
-    them (none without a board), or None if this checkout has none."""
-    try:
-        from ..npu import model as npu_model
-        from ..npu import registers
-    except ImportError:
-        return None
-    classes = npu_model.board_memory_classes(board, peripheral) if board is not None else ()
-    return NpuModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers, classes)
 
 
 # ---- Native library ---------------------------------------------------------------------------------
@@ -187,7 +143,7 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     return lib
 
 
-def native_library(npu: NpuModelSpec | None) -> ctypes.CDLL:
+def native_library(npu: NativeModelSpec | None) -> ctypes.CDLL:
     """emu_glue.c (+ the NPU model sources), built once per content hash by edgesdk.hostcc."""
     return _native_library(npu.sources if npu else (), npu.include_dirs if npu else ())
 
@@ -313,7 +269,7 @@ class _FaultEvents:
 class Machine:
     """One emulated board running one ELF; use run_elf() unless you need the pieces."""
 
-    def __init__(self, board: Board, elf_path, npu: NpuModelSpec | None = None):
+    def __init__(self, board: Board, elf_path, npu: NativeModelSpec | None = None):
         # Memory map and peripherals from the board's Renode platform (.repl), checked against board.json.
         self.board = emulator_board(board)
         self.elf_path = Path(elf_path)
@@ -784,7 +740,7 @@ SEMIHOSTING_APPLICATION_EXIT = 0x20026  # ADP_Stopped_ApplicationExit
 
 
 def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_instructions: int | None = None,
-            npu: NpuModelSpec | None = None, steps: list | None = None) -> RunResult:
+            npu: NativeModelSpec | None = None, steps: list | None = None) -> RunResult:
     """Boot `elf_path` on `board` (Board or name), with `writes` [(address, bytes)] applied to memory before
     boot, until it writes the exit device; return exit code, UART text, counts and the `reads`
     [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jinja2
 
-from ..aot.render import comment_text
+from ..ctext import comment_text
 from ..board import SEMIHOSTING, Board, console_uart, exit_method
 from ..errors import UsageError
 

@@ -30,9 +30,8 @@ loop variables of the next iteration are computed from the results of this one, 
 
 from __future__ import annotations
 
-from ..aot.memory_plan import ALIAS_OPS  # ops whose output the memory plan may give its input's bytes
 from ..errors import ModelError
-from ..ir.graph import Op, Tensor
+from ..ir.graph import ALIAS_OPS, Op, Tensor  # ALIAS_OPS: outputs the memory plan may give their input's bytes
 
 CONTROL_FLOW_OPS = ("WHILE", "IF")
 

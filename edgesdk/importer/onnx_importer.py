@@ -54,7 +54,9 @@ def import_onnx(path):
                          "Check that the model is valid (onnx.checker) and uses static shapes.") from None
     from ..tvm.relax_import import relax_to_graph
 
-    return relax_to_graph(mod, path.stem, input_names, output_names)
+    graph = relax_to_graph(mod, path.stem, input_names, output_names)
+    graph.source_path = path
+    return graph
 
 
 def _require(module: str):

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# Ops whose output the memory plan gives its input's bytes (same bytes, new shape): a view, not a copy.
+ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1,
                "resource": 0}  # a resource variable's handle: no data of its own (lowered by the importer)
 
@@ -110,6 +112,7 @@ class Graph:
     outputs: list  # list[Tensor]
     description: str = ""
     warnings: list = field(default_factory=list)  # about the file (printed by the build, in report.json)
+    source_path: object = None  # the ONNX file an imported graph came from (--rounding ort reads it again)
 
     def producers(self) -> dict:
         return {t: op for op in self.ops for t in op.outputs}

@@ -4,6 +4,7 @@
 
 * mode "ref"  - LiteRT 2.3 BUILTIN_REF (the default oracle),
 * mode "tflm" - the TFLite Micro interpreter (`tflite-micro` Python package),
+* mode "ort"  - ONNX Runtime's CPU execution of QDQ ONNX models (edgesdk/ir/ort.py),
 
 with one of:
 
@@ -15,6 +16,8 @@ with one of:
              bit (it agrees with "double" except when the product lies within ~2^-24 of a half);
 * "lut"    - a 256-entry table built from float32 math at compile time: LiteRT's int8 LOGISTIC and
              TANH. TFLite Micro computes them in gemmlowp fixed point ("double").
+* "f32"    - round_half_even(float32(acc) * float32 scale): ONNX Runtime's requantization (MlasRequantizeOutput)
+             of convolutions, matrix products and global average pooling. Host C kernels only.
 
 Ops without requantization (pooling, pad, copies) get "double"; the value is then irrelevant.
 """
@@ -27,8 +30,9 @@ from .quant import ROUNDING_DOUBLE, ROUNDING_SINGLE, effective_scale
 
 ROUNDING_FP64 = "fp64"
 ROUNDING_LUT = "lut"
-MODES = ("ref", "tflm")
-ROUNDINGS = (ROUNDING_DOUBLE, ROUNDING_SINGLE, ROUNDING_FP64, ROUNDING_LUT)
+ROUNDING_F32 = "f32"
+MODES = ("ref", "tflm", "ort")
+ROUNDINGS = (ROUNDING_DOUBLE, ROUNDING_SINGLE, ROUNDING_FP64, ROUNDING_LUT, ROUNDING_F32)
 
 # Measured per op type (tests/test_rounding.py keeps each entry honest); anything absent is "double".
 _RULES = {
@@ -38,6 +42,15 @@ _RULES = {
         "TANH": ROUNDING_LUT,
     },
     "tflm": {},
+    # ONNX Runtime: the accumulator ops requantize in float32; the unary ops are tables (edgesdk/ir/ort.py). Ops
+    # with formulas of their own (ADD, MUL, AVERAGE_POOL_2D) carry them in their ort build-time data.
+    "ort": {
+        "CONV_2D": ROUNDING_F32,
+        "DEPTHWISE_CONV_2D": ROUNDING_F32,
+        "FULLY_CONNECTED": ROUNDING_F32,
+        "MEAN": ROUNDING_F32,
+        "LOGISTIC": ROUNDING_LUT,
+    },
 }
 
 
@@ -45,6 +58,8 @@ def requant_rounding(op, mode: str) -> str:
     """The arithmetic `op` must use to be bit-exact with reference `mode` ("ref" or "tflm")."""
     if mode not in MODES:
         raise ValueError(f"unknown rounding mode {mode!r} (expected one of {', '.join(MODES)})")
+    if mode == "ort":
+        return _RULES[mode].get(op.type, ROUNDING_DOUBLE)
     if op.type == "DEPTHWISE_CONV_2D" and op.uint8_semantics:
         # TFLite's uint8 depthwise kernel hard-codes the gemmlowp rounding (DepthwiseConvOutputRounding::
         # kAwayFromZero), whatever the build's rounding.
@@ -69,7 +84,7 @@ CONSTANT_DIFFERENCES = {
 
 
 def differing_op_types() -> list:
-    """Op types whose arithmetic differs between the two references (rounding or constants)."""
+    """Op types whose arithmetic differs between LiteRT and TFLite Micro (rounding or constants)."""
     types = set(_RULES["ref"]) | set(_RULES["tflm"])
     rounding = {t for t in types if _RULES["ref"].get(t, ROUNDING_DOUBLE) != _RULES["tflm"].get(t, ROUNDING_DOUBLE)}
     return sorted(rounding | set(CONSTANT_DIFFERENCES))

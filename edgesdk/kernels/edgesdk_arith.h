@@ -17,6 +17,9 @@
 /* LiteRT's reference FULLY_CONNECTED: round(acc * (double)scale), half away from zero, in IEEE double
  * (edgesdk_fp64.h; host C kernels only, the NPU has no such mode). */
 #define EDGESDK_ROUNDING_FP64 2
+/* ONNX Runtime (--rounding ort): round_half_even(float32(acc) * float32 scale), edgesdk_requantize_f32 below
+ * (host C kernels only). */
+#define EDGESDK_ROUNDING_F32 3
 
 static inline int32_t edgesdk_saturating_rounding_doubling_high_mul(int32_t a, int32_t b)
 {
@@ -67,6 +70,25 @@ static inline int32_t edgesdk_requantize(int32_t x, int32_t multiplier, int shif
 {
     return rounding == EDGESDK_ROUNDING_SINGLE ? edgesdk_mbqm_single(x, multiplier, shift)
                                                : edgesdk_mbqm_double(x, multiplier, shift);
+}
+
+/*
+ * ONNX Runtime's MlasRequantizeOutput before its output offset: round_half_even(float(acc) * scale), with
+ * float(acc) rounded to float32 and the product rounded to float32, as its SSE code does. Its clamp to the
+ * output range before rounding equals the callers' clamp after adding the offset (the bounds are integers);
+ * the clamp to +-2^22 here only keeps the rounding by the 1.5 * 2^23 magic number exact. Float operations
+ * in IEEE single precision: the kernels that call it are compiled without FMA contraction (soft-float RISC-V
+ * has no FMA; the host build targets baseline x86-64).
+ */
+static inline int32_t edgesdk_requantize_f32(int32_t acc, float scale)
+{
+    float v = (float)acc * scale;
+    if (v > 4194304.0f) {
+        v = 4194304.0f;
+    } else if (v < -4194304.0f) {
+        v = -4194304.0f;
+    }
+    return (int32_t)((v + 12582912.0f) - 12582912.0f);
 }
 
 static inline int32_t edgesdk_clamp_i32(int32_t v, int32_t lo, int32_t hi)

@@ -72,7 +72,9 @@ void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, cons
                     if (bias != 0) {
                         acc += bias[oc];
                     }
-                    acc = edgesdk_requantize(acc, p->multiplier[oc], p->shift[oc], p->rounding) + p->output_offset;
+                    acc = (p->rounding == EDGESDK_ROUNDING_F32 ? edgesdk_requantize_f32(acc, p->scale_f32[oc])
+                                                               : edgesdk_requantize(acc, p->multiplier[oc], p->shift[oc],
+                                                                                    p->rounding)) + p->output_offset;
                     *output++ = (int8_t)edgesdk_clamp_i32(acc, p->act_min, p->act_max);
                 }
             }

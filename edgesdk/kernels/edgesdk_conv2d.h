@@ -25,6 +25,7 @@ typedef struct {
     const int32_t *shift;      /* per output channel, TFLite convention: > 0 is a left shift */
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
     int32_t blocked;           /* 1: the fast path below (filter layout and bias differ, see there) */
+    const float *scale_f32;    /* per output channel, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QLinearConv) */
 } edgesdk_conv2d_params;
 
 /* Largest filter window (filter_h * filter_w * filter_in_c bytes) the fast path copies for border pixels. */

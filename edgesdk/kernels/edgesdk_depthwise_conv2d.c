@@ -53,7 +53,10 @@ void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const
                         if (bias != 0) {
                             acc += bias[oc];
                         }
-                        acc = edgesdk_requantize(acc, p->multiplier[oc], p->shift[oc], p->rounding) + p->output_offset;
+                        acc = (p->rounding == EDGESDK_ROUNDING_F32
+                                   ? edgesdk_requantize_f32(acc, p->scale_f32[oc])
+                                   : edgesdk_requantize(acc, p->multiplier[oc], p->shift[oc], p->rounding))
+                              + p->output_offset;
                         *output++ = (int8_t)edgesdk_clamp_i32(acc, p->act_min, p->act_max);
                     }
                 }

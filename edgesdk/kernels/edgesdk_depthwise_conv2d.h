@@ -26,6 +26,7 @@ typedef struct {
     const int32_t *shift;      /* per output channel */
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
     int32_t sliding;           /* 1: the fast path below (filter layout and bias differ, see there) */
+    const float *scale_f32;    /* per output channel, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QLinearConv) */
 } edgesdk_depthwise_conv2d_params;
 
 /* input NHWC, filter 1HW(out_c), bias[out_c] or NULL, output NHWC.

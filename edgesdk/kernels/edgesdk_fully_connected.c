@@ -42,6 +42,8 @@ void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const i
             }
             if (p->rounding == EDGESDK_ROUNDING_FP64) {
                 acc = edgesdk_requantize_fp64_fast(acc, p->scale[o], p->multiplier[o], p->shift[o]);
+            } else if (p->rounding == EDGESDK_ROUNDING_F32) {
+                acc = edgesdk_requantize_f32(acc, p->scale_f32[o]);
             } else {
                 acc = edgesdk_requantize(acc, p->multiplier[o], p->shift[o], p->rounding);
             }

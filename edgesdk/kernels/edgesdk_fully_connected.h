@@ -27,6 +27,7 @@ typedef struct {
     int32_t blocked;           /* EDGESDK_FC_BLOCKED or _PAIRED: the fast path below (layout and bias differ) */
     int32_t per_tensor;        /* 1: multiplier, shift and scale are the same for every output unit */
     uint32_t fp64_window;      /* fast path with FP64: see edgesdk_requantize_fp64_window */
+    const float *scale_f32;    /* per output unit, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QGemm / QLinearMatMul) */
 } edgesdk_fully_connected_params;
 
 /* input [batches, in_depth], filter [out_depth, in_depth], bias[out_depth] or NULL, output [batches, out_depth].

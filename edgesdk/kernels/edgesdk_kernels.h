@@ -37,6 +37,7 @@
 #include "edgesdk_mathf.h"
 #include "edgesdk_mean.h"
 #include "edgesdk_mul.h"
+#include "edgesdk_ort.h"
 #include "edgesdk_pad.h"
 #include "edgesdk_pool2d.h"
 #include "edgesdk_prelu.h"

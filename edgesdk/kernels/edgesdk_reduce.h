@@ -28,6 +28,7 @@ typedef struct {
     /* 1: LiteRT's reference int8 SUM, which reads the int8 bytes as uint8 values and clamps the result to
      * [0, 255] before storing its low byte (reduce.cc's kReference path passes uint8_t pointers). */
     int32_t bytes_as_uint8;
+    float scale_f32; /* EDGESDK_ROUNDING_F32 (ONNX Runtime's QLinearGlobalAveragePool): input / (output * count) */
 } edgesdk_mean_params;
 
 /* MAX, MIN, ANY, ALL (every dtype) and float32 SUM / MEAN. */
@@ -110,7 +111,10 @@ static inline int32_t edgesdk_reduce_requantize(const edgesdk_mean_params *p, ui
                                                 int32_t lo, int32_t hi)
 {
     const int32_t shifted = (int32_t)(sum - (uint32_t)p->input_zero_point * (uint32_t)count);
-    const int32_t out = edgesdk_requantize(shifted, p->multiplier, p->shift, p->rounding) + p->output_zero_point;
+    const int32_t scaled = p->rounding == EDGESDK_ROUNDING_F32 ? edgesdk_requantize_f32(shifted, p->scale_f32)
+                                                              : edgesdk_requantize(shifted, p->multiplier, p->shift,
+                                                                                   p->rounding);
+    const int32_t out = scaled + p->output_zero_point;
     return edgesdk_clamp_i32(out, lo, hi);
 }
 

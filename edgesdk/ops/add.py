@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import quant
+from . import ort
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
@@ -122,6 +123,8 @@ class Add(OpDef):
         require_broadcast(op)
 
     def prepare(self, op, mode: str):
+        if str(mode) == "ort":  # QLinearAdd, or float Add between DequantizeLinear and QuantizeLinear
+            return ort.binary_data(op)
         if op.outputs[0].dtype == "int32" and str(mode) == "tflm":
             return plain_data(op, "NONE")  # TFLite Micro's int32 ADD ignores the fused activation
         return prepare_add_sub(op, mode)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import ort
 from .base import OpDef, Operands, fused_activation, normalized_axis, op_error
 from . import register
 
@@ -38,6 +39,11 @@ class Concatenation(OpDef):
         if (any(len(s) != rank or s[:axis] + s[axis + 1:] != others for s in shapes)
                 or sum(s[axis] for s in shapes) != y.shape[axis]):
             raise op_error(op, f"inputs {shapes} do not concatenate along axis {axis} into {list(y.shape)}")
+
+    def prepare(self, op, mode: str):
+        if str(mode) == "ort" and op.outputs[0].quant is not None:  # QLinearConcat: requantization tables
+            return ort.concat_data(op)
+        return None
 
     def fold(self, op):
         if all(t.is_const for t in op.inputs) and op.attrs.get("activation", "NONE") == "NONE":

@@ -9,23 +9,12 @@ from dataclasses import dataclass
 
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
+from . import ort
+from .conv_data import ConvData  # noqa: F401  (other modules import it from here)
 from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, input_of, op_error, rounding_of
 from . import register
 from .window import padding_name, window_attributes
-
-
-@dataclass(frozen=True)
-class ConvData:
-    input_offset: int  # -input zero point
-    filter_offset: int  # -filter zero point where the reference applies it (uint8 kernels), else 0
-    output_offset: int  # output zero point
-    scales: tuple  # real multiplier per output channel
-    multipliers: tuple
-    shifts: tuple
-    act_min: int
-    act_max: int
-    rounding: str  # edgesdk.ir.rounding: "double" | "single" | "fp64"
 
 
 @dataclass(frozen=True)
@@ -109,4 +98,6 @@ class Conv2D(OpDef):
     def prepare(self, op, mode: str) -> ConvData | FloatLayerData:
         if op.outputs[0].dtype == "float32":
             return float_layer_data(op)
+        if str(mode) == "ort":  # ONNX Runtime's QLinearConv: float32 requantization (edgesdk/ops/ort.py)
+            return ort.conv_data(op)
         return conv_like_data(op, mode, conv_effective_scales(op))

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..ir import quant
+from . import ort
 from .base import OpDef, Operands, input_of, op_error, rounding_of
 from . import register
 
@@ -28,6 +29,7 @@ class ReduceData:
     output_zero_point: int = 0
     rounding: str = "double"
     bytes_as_uint8: bool = False  # LiteRT's reference int8 SUM (see Sum.prepare)
+    scale: float = 0.0  # rounding "f32" (--rounding ort): the float32 scale of the sum
 
 
 MeanData = ReduceData
@@ -129,6 +131,10 @@ class Mean(Reduction):
         if not (quantized(x) and quantized(y)):
             return data
         m, s = mean_multiplier(x, y, max(data.count, 1))
+        if str(mode) == "ort":  # QLinearGlobalAveragePool: sum - zp * count, float32 requantization
+            return self.reduce_data(op, multiplier=m, shift=s, input_zero_point=int(x.quant.zero_point[0]),
+                                    output_zero_point=int(y.quant.zero_point[0]), rounding=rounding_of(op, mode),
+                                    scale=ort.global_average_scale(op, max(data.count, 1)))
         return self.reduce_data(op, multiplier=m, shift=s, input_zero_point=int(x.quant.zero_point[0]),
                                 output_zero_point=int(y.quant.zero_point[0]), rounding=rounding_of(op, mode))
 

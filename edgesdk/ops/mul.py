@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..ir import quant
 from ..ir.rounding import mul_effective_scale
+from . import ort
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
@@ -42,6 +43,8 @@ class Mul(OpDef):
         require_broadcast(op)
 
     def prepare(self, op, mode: str):
+        if str(mode) == "ort":  # QLinearMul, or float Mul between DequantizeLinear and QuantizeLinear
+            return ort.binary_data(op)
         a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
         if y.dtype in ("float32", "int32"):
             return plain_data(op)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import ort
 from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, op_error
 from . import register
@@ -45,5 +46,7 @@ class Pool2D(OpDef):
             return PoolData(*float_activation_range(op), False)
         if op.outputs[0].quant is None:
             return None
+        if str(mode) == "ort" and op.type == "AVERAGE_POOL_2D":  # QLinearAveragePool
+            return ort.average_pool_data(op)
         act_min, act_max = activation_range(op)
         return PoolData(act_min, act_max, bool(op.uint8_semantics) and op.type == "AVERAGE_POOL_2D")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import quant
+from . import ort
 from .base import OpDef, Operands, require_same_elements, rounding_of
 from . import register
 
@@ -41,6 +42,9 @@ class Quantize(OpDef):
         x, y = op.inputs[0], op.outputs[0]
         if y.quant is None or (x.dtype != "float32" and x.quant is None):
             return None
+        if str(mode) == "ort" and y.dtype == "int8" and x.dtype in ("float32", "int8"):
+            # QuantizeLinear of a float input; DequantizeLinear -> QuantizeLinear of an int8 one (a table)
+            return ort.quantize_data(op) if x.dtype == "float32" else ort.table_data(op)
         rounding = rounding_of(op, mode)
         y_zp, y_scale = int(y.quant.zero_point[0]), float(y.quant.scale[0])
         if x.dtype == "float32":

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import quant
 from ..ir.rounding import relu_effective_scale
+from . import ort
 from .base import OpDef, Operands, dtype_range, require_same_elements, rounding_of
 from . import register
 
@@ -52,6 +53,8 @@ class Relu(OpDef):
         x, y = op.inputs[0], op.outputs[0]
         if x.quant is None or y.quant is None or x.dtype not in ("int8", "int16"):
             return None
+        if str(mode) == "ort" and x.dtype == y.dtype == "int8":  # float Relu/Clip between DQ and Q: a table
+            return ort.table_data(op)
         qmin, qmax = dtype_range(y.dtype)
         rounding = rounding_of(op, mode)
         x_zp, x_scale = int(x.quant.zero_point[0]), float(x.quant.scale[0])

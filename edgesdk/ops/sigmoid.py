@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ir import quant
 from ..ir.rounding import ROUNDING_LUT
+from . import ort
 from .base import OpDef, Operands, require_same_elements, rounding_of
 from . import register
 from .softmax import input_radius
@@ -89,6 +90,8 @@ class Sigmoid(OpDef):
         x, y = op.inputs[0], op.outputs[0]
         if x.quant is None or y.quant is None:
             return None
+        if str(mode) == "ort" and op.type == "LOGISTIC":  # QLinearSigmoid's table
+            return ort.table_data(op)
         rounding = rounding_of(op, mode)
         if x.dtype == "int16":
             multiplier, left_shift = sigmoid16_input_rescale(op.type, float(x.quant.scale[0]))

@@ -53,6 +53,33 @@ from typing import Callable
 from ..errors import UsageError
 
 
+@dataclass(frozen=True)
+class CodegenOptions:
+    """The build settings every code generator of one build sees, handed to each codegen context explicitly
+    (the real one and the dry ones that size scratch or cost stripes), so no setting travels by a hidden
+    channel.
+
+    rounding_mode:  "ref" | "tflm" | ... (BuildOptions.rounding)
+    board:          the edgesdk.board.Board being built for (None in unit tests of a lowering)
+    schedule:       the tuning schedule applied (edgesdk.tune.Schedule), None for a default build
+    flash_limit:    bytes of flash the constants may fill before the build stops as "does not fit" (None: no
+                    limit; the tuner compares candidates that may not fit)
+    """
+
+    rounding_mode: str = "ref"
+    board: object = None
+    schedule: object = None
+    flash_limit: int | None = None
+
+    def layer_choice(self, op, name: str, default: bool) -> bool:
+        """The schedule's per-layer switch `name` (e.g. "compress_weights", "fc_paired") for `op`, else
+        `default`: a default build always gets `default`."""
+        if self.schedule is None or not op.file_operator:  # ops inlined from WHILE / IF subgraphs keep the defaults
+            return default
+        value = self.schedule.switch(op.index, name)
+        return default if value is None else value
+
+
 @dataclass
 class RegionCode:
     """What `Target.generate` returns for one region: blocks of the run function, in order.
@@ -129,6 +156,41 @@ class PeripheralModel:
     native: bool = False
 
 
+@dataclass(frozen=True)
+class NativeModelSpec:
+    """A native peripheral model (PeripheralModel.native): the C sources the emulator compiles into its
+    library, and the registers it reads (a write with `start_mask` to `ctrl_offset` starts a run; performance
+    counters are read at the end of each run)."""
+
+    sources: tuple
+    include_dirs: tuple
+    ctrl_offset: int
+    start_mask: int
+    perf_counters: dict  # stat name -> (low word offset, high word offset or None)
+    memory_classes: tuple = ()  # (base, size, kind, bytes_per_cycle_x256) the model is told about the board
+
+    @classmethod
+    def from_registers(cls, sources, include_dirs, registers, memory_classes=()) -> "NativeModelSpec":
+        """`registers`: module (or dict) with REG_CTRL, CTRL_START and REG_PERF_* offsets."""
+        values = registers if isinstance(registers, dict) else vars(registers)
+        return cls(tuple(sources), tuple(include_dirs), values["REG_CTRL"], values["CTRL_START"],
+                   perf_counters_from_registers(values), tuple(tuple(c) for c in memory_classes))
+
+
+def perf_counters_from_registers(registers) -> dict:
+    """[REG_]PERF_<NAME> or [REG_]PERF_<NAME>_LO/_HI register offsets (module or dict) -> {name: (lo, hi)}."""
+    values = registers if isinstance(registers, dict) else vars(registers)
+    counters = {}
+    for key, offset in values.items():
+        name = key.removeprefix("REG_")
+        if not name.startswith("PERF_") or not isinstance(offset, int) or name.endswith("_HI"):
+            continue
+        base = name[len("PERF_"):].removesuffix("_LO")
+        high = values.get(key.removesuffix("_LO") + "_HI") if name.endswith("_LO") else None
+        counters[base.lower()] = (offset, high)
+    return counters
+
+
 def render_template(directory, name: str, **context) -> str:
     """Render a target's own Jinja template from `directory` with edgesdk's settings (strict undefined,
     trimmed blocks): a target keeps its templates beside its code."""
@@ -173,9 +235,15 @@ class Target:
         or None (never overlap: the default, safe for any code)."""
         return None
 
+    def layer_switches(self, op) -> dict:
+        """The per-layer code choices a tuning schedule may switch for `op` on this target, {name: default}
+        (e.g. {"compress_weights": True}); codegen reads them with ctx.layer_choice(op, name, default). Empty
+        by default: nothing to tune."""
+        return {}
+
     def can_stripe(self, op) -> bool:
         """Can this target run `op` on a row range of its output, reading only the input rows that range needs
-        (edgesdk/aot/stripes.py: input_rows), so that a chain of such ops runs in stripes? False by default."""
+        (edgesdk/ops/stripes.py: input_rows), so that a chain of such ops runs in stripes? False by default."""
         return False
 
     def stripe_cost(self, group, ctx) -> tuple:

@@ -5,7 +5,7 @@
                (`compress_weights`, edgesdk/npu/weight_codec.py); for a host FULLY_CONNECTED whether it
                uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/ops/fully_connected.py)
     cascades   the NPU cascade groups (operator indices, stripe height in output rows of the last op),
-               edgesdk/aot/stripes.py; an empty list runs every layer whole
+               edgesdk/ops/stripes.py; an empty list runs every layer whole
 
 `schedule_of(compiled)` reads the schedule a compiled build actually used (the defaults for a default
 build); `BuildOptions.schedule` applies one (edgesdk/compiler.py). The JSON form is the "schedule" object
@@ -21,7 +21,6 @@ from functools import cached_property
 from ..errors import UsageError
 
 SWITCHES = ("compress_weights", "fc_paired")
-COMPRESSIBLE_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")  # NPU layers with a weight stream
 
 
 @dataclass(frozen=True)
@@ -142,18 +141,16 @@ def _layer_from_json(entry: dict) -> LayerChoice:
 
 
 def schedule_of(compiled) -> Schedule:
-    """The schedule a compiled build used: each op's target, the effective switches, the cascade groups."""
-    from ..targets.c.layouts import FC_PAIRED_WEIGHTS
-
+    """The schedule a compiled build used: each op's target, the effective switches (those its target offers,
+    Target.layer_switches), the cascade groups."""
+    from ..targets import get_target
     layers = []
     for op in compiled.graph.ops:
         if not op.file_operator:
             continue  # inserted by the importer, or inlined control flow: always placed by the default rules
-        switches = {}
-        if op.target == "npu" and op.type in COMPRESSIBLE_TYPES:
-            switches["compress_weights"] = _switch(compiled, op, "compress_weights", True)
-        if op.target == "c" and op.type == "FULLY_CONNECTED":
-            switches["fc_paired"] = _switch(compiled, op, "fc_paired", FC_PAIRED_WEIGHTS)
+        offered = get_target(op.target).layer_switches(op)  # {name: default} the op's target lets a schedule set
+        switches = {name: _switch(compiled, op, name, default) for name, default in offered.items()
+                    if name in SWITCHES}
         layers.append(LayerChoice(op.index, op.type, op.target, **switches))
     cascades = tuple(CascadeChoice(tuple(op.index for op in g.ops), g.stripe_height)
                      for g in getattr(compiled.plan, "cascades", None) or ())

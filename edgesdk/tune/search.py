@@ -29,7 +29,6 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import EdgesdkError, MemoryFitError
-from .active import applying
 from .schedule import SWITCHES, CascadeChoice, Schedule, schedule_of
 
 OBJECTIVES = ("latency", "sram")
@@ -235,7 +234,7 @@ class Search:
             current = best
 
     def _cascade_moves(self, current: Candidate) -> list:
-        from ..aot.stripes import stripe_heights
+        from ..ops.stripes import stripe_heights
 
         schedule, compiled = current.schedule, self.evaluator.compiled(current)
         chains = {tuple(op.index for op in g.ops): g.ops for g in compiled.plan.cascades}
@@ -258,9 +257,8 @@ class Search:
         if time.monotonic() > self.deadline:
             raise OutOfTime
         c = self.evaluator.compiled(current)
-        with applying(current.schedule):
-            striping = Striping(c.regions, self.evaluator.rounding, c.board)
-            found = arena_reducing_groups(c.memory_problem, c.regions, c.plan, striping)
+        striping = Striping(c.regions, c.codegen_options)
+        found = arena_reducing_groups(c.memory_problem, c.regions, c.plan, striping)
         schedule = current.schedule
         return [schedule.with_cascades(list(schedule.cascades) + [CascadeChoice(tuple(op.index for op in chain), h)])
                 for _arena, _first, chain, h in found[:MAX_ADDS_PER_ROUND]]

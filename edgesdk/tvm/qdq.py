@@ -403,13 +403,31 @@ def convert_binary(root, ctx: Context, name: str) -> Converted:
     op_type = {"relax.add": "ADD", "relax.multiply": "MUL"}.get(op_name(core))
     if op_type is None:
         raise NotConvertible("not an add or multiply")
-    lhs_shape, rhs_shape = shape_of(core.args[0]), shape_of(core.args[1])
-    a, perm = dequantized_input(core.args[0], ctx, None)
-    if len(lhs_shape) != len(rhs_shape) or len(lhs_shape) != len(perm):
-        a, perm = dequantized_input(core.args[0], ctx, tuple(range(len(lhs_shape))))
-    b, _ = dequantized_input(core.args[1], ctx, perm if len(rhs_shape) == len(perm) else None)
+    constant = [_is_const_tree(ctx.lookup(arg), ctx) for arg in core.args[:2]]
+    if all(constant):
+        raise NotConvertible("both operands are constants")
+    first = 1 if constant[0] else 0  # the activation operand sets the layout
+    lhs_shape, rhs_shape = shape_of(core.args[first]), shape_of(core.args[1 - first])
+    a, perm = dequantized_input(core.args[first], ctx, None)
+    scalar = constant[1 - first] and int(np.prod(rhs_shape)) == 1  # broadcasts in any layout
+    if not scalar and (len(lhs_shape) != len(rhs_shape) or len(lhs_shape) != len(perm)):
+        a, perm = dequantized_input(core.args[first], ctx, tuple(range(len(lhs_shape))))
+    if constant[1 - first]:
+        b = _constant_operand(core.args[1 - first], ctx, perm, name)
+    else:
+        b, _ = dequantized_input(core.args[1 - first], ctx, perm if len(rhs_shape) == len(perm) else None)
     y = output_tensor(chain, ctx, _storage_shape(shape_of(core), perm), name)
-    return Converted(Op(ctx.next_index(), op_type, [a, b], [y], {"activation": fused_activation(chain, y)}), perm)
+    inputs = [b, a] if first else [a, b]
+    return Converted(Op(ctx.next_index(), op_type, inputs, [y], {"activation": fused_activation(chain, y)}), perm)
+
+
+def _constant_operand(expr, ctx: Context, perm: tuple, name: str) -> Tensor:
+    """An operand dequantized from a constant: an int8 constant tensor, stored in `perm` when it has that rank."""
+    folded = fold_const(expr, ctx)
+    if folded.quant is None or folded.dtype != "int8" or folded.quant.scale.size != 1:
+        raise NotConvertible("a constant operand is not an int8 tensor quantized per tensor")
+    data = folded.data.transpose(perm) if folded.data.ndim == len(perm) else folded.data
+    return ctx.new_tensor(f"{name}_constant", data.shape, "int8", folded.quant, None, np.ascontiguousarray(data))
 
 
 def convert_pool(root, ctx: Context, name: str) -> Converted:

@@ -63,11 +63,16 @@ class _RelaxImporter:
         self.notes: list = []
         self.input_names = list(input_names or [])
         self.output_names = list(output_names or [])
+        # quantize binding -> its position among main's quantize bindings: the k-th QuantizeLinear node of an
+        # ONNX file (TVM's frontend emits one per node, in order); --rounding ort maps ONNX Runtime's plan by it.
+        self.quantize_ordinal: dict = {}
 
     # -- driver ---------------------------------------------------------------------------------------------
     def run(self) -> Graph:
         inputs = [self._graph_input(i, p) for i, p in enumerate(self.func.params)]
         bindings = [b for block in self.func.body.blocks for b in block.bindings]
+        quantizes = [b.var for b in bindings if is_call(b.value, "relax.quantize")]
+        self.quantize_ordinal = {var: k for k, var in enumerate(quantizes)}
         users = self._users(bindings)
         for binding in bindings:
             if self._is_root(binding.value, users.get(binding.var, [])):
@@ -102,6 +107,9 @@ class _RelaxImporter:
 
     def _output_vars(self) -> list:
         body = self.func.body.body
+        bound = self.var2val.get(body)
+        if getattr(bound, "fields", None) is not None:  # main returns a variable bound to a tuple (several outputs)
+            body = bound
         fields = getattr(body, "fields", None)
         return list(fields) if fields is not None else [body]
 
@@ -145,10 +153,16 @@ class _RelaxImporter:
                 self._restore(state)
                 reasons.append(f"{kind}: {why}")
                 continue
+            self._mark_root(converted.op, var)
             self.ops.append(converted.op)
             self.values[var] = (converted.op.outputs[0], converted.perm)
             return
         self._long_tail(var, value, reasons)
+
+    def _mark_root(self, op, var) -> None:
+        """Record which quantize binding the op ends in (op.attrs["qdq_root"]), if it ends in one."""
+        if var in self.quantize_ordinal:
+            op.attrs["qdq_root"] = self.quantize_ordinal[var]
 
     def _context(self) -> qdq.Context:
         return qdq.Context(lookup=self._lookup, activation=self._activation, quant_of=self._check_dq,
@@ -240,9 +254,11 @@ class _RelaxImporter:
         out_dtype = dtype_of(value)
         quant = None
         if is_call(value, "relax.quantize"):
-            if qdq.out_dtype(value) != "int8":
-                raise UnsupportedOpError(f"'{var.name}' quantizes to {qdq.out_dtype(value)}; long-tail ops support int8.")
-            quant = qdq.qparams(value)
+            if qdq.out_dtype(value) not in ("int8", "uint8"):
+                raise UnsupportedOpError(f"'{var.name}' quantizes to {qdq.out_dtype(value)}; long-tail ops support int8 "
+                                         "and uint8.")
+            quant = qdq.legalize_quant(qdq.qparams(value), qdq.out_dtype(value))
+            out_dtype = "int8"  # a uint8 result is stored as int8 (the function quantizes to int8: _int8_quantization)
         if out_dtype not in ("int8", "float32"):
             raise UnsupportedOpError(f"'{var.name}' produces {out_dtype}; long-tail ops produce int8 or float32.")
         if out_dtype == "int8" and quant is None:
@@ -252,6 +268,7 @@ class _RelaxImporter:
                 {"relax_function": func, "relax_ops": compute})
         if compute[0] == "relax.permute_dims":
             op.attrs["perm"] = tuple(int(a) for a in self.var2val.get(var, value).attrs.axes or [])
+        self._mark_root(op, var)
         self.ops.append(op)
         self.values[var] = (y, _identity(y.shape))
 
@@ -323,14 +340,29 @@ class _SliceBuilder:
                 if not allow_compute:
                     raise NotConvertible(f"two compute ops ({self.compute[0]}, {op_name(expr)}) in one subgraph")
                 self.compute.append(op_name(expr))
-            if is_call(expr, "relax.dequantize", "relax.quantize") and "uint8" in (dtype_of(expr.args[0]), dtype_of(expr)):
-                raise NotConvertible("uint8 quantization in a long-tail op")
             args = [self._rebuild(a, allow_compute and not compute) for a in expr.args]
+            if is_call(expr, "relax.dequantize", "relax.quantize") and "uint8" in (dtype_of(expr.args[0]), dtype_of(expr)):
+                return _int8_quantization(expr, args)
             return relax.Call(expr.op, args, expr.attrs)
         fields = getattr(expr, "fields", None)
         if fields is not None:
             return relax.Tuple([self._rebuild(f, allow_compute) for f in fields])
         return expr  # shapes, prim values
+
+
+def _int8_quantization(expr, args):
+    """A uint8 quantize/dequantize rewritten on the int8 tensors the importer made of uint8 ones (values and zero
+    point shifted by -128): the same real values, and a uint8 result clamped to [0, 255] is the int8 result + 128."""
+    from tvm import relax
+
+    zp = args[2]
+    if not is_const(zp):
+        raise NotConvertible("uint8 quantization with a non-constant zero point")
+    shifted = relax.const((qdq.const_array(zp).astype(np.int16) - 128).astype(np.int8))
+    axis = int(expr.attrs.axis)
+    if is_call(expr, "relax.dequantize"):
+        return relax.op.dequantize(args[0], args[1], shifted, axis, str(expr.attrs.out_dtype))
+    return relax.op.quantize(args[0], args[1], shifted, axis, "int8")
 
 
 def _is_compute(expr, imp) -> bool:

@@ -13,12 +13,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ...ir.cost import op_elements, op_macs
 from ..api import RegionCode, RegionEstimate, Target
+from .layouts import KERNELS_DIR  # the kernel library: sources and headers
 
-KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
 # Cost model, from benchmarks/run.py's per-layer profile of the --target c builds of the MLPerf Tiny
 # models (instructions per MAC of the fast conv/depthwise/FC kernels, per output element elsewhere).
 INSTRUCTIONS_PER_MAC = 3.5
@@ -35,6 +34,12 @@ class CTarget(Target):
         from .supported import c_support
         return c_support()
 
+    def layer_switches(self, op) -> dict:
+        """An int8 FULLY_CONNECTED may take the paired-lane weight layout (ops/fully_connected.py)."""
+        from .layouts import FC_PAIRED_WEIGHTS
+
+        return {"fc_paired": FC_PAIRED_WEIGHTS} if op.type == "FULLY_CONNECTED" else {}
+
     def in_place(self, op, x) -> str | None:
         """The int8 kernels' rules (in_place.py); an op lowered through TVM never overlaps."""
         from .in_place import in_place_rule
@@ -48,7 +53,7 @@ class CTarget(Target):
         return {op: n for op, n in sizes.items() if n}
 
     def generate(self, region, ctx) -> RegionCode:
-        from ...aot.executor import describe_op
+        from ...ctext import describe_op
         from .calls import render_layer
         from .codegen import emit_layer
 
@@ -107,8 +112,14 @@ def kernel_files(op) -> tuple:
     """(headers, sources) of the kernel library that op's calls need."""
     from .emit import c_ops
 
+    from .ops.ort import HEADERS as ORT_HEADERS, SOURCES as ORT_SOURCES, uses_ort_kernel
+
     entry = c_ops().get(op.type)
-    return (entry.headers, entry.sources) if entry is not None and "relax_function" not in op.attrs else ((), ())
+    if entry is None or "relax_function" in op.attrs:
+        return (), ()
+    if uses_ort_kernel(op):  # --rounding ort (edgesdk/targets/c/ops/ort.py)
+        return entry.headers + ORT_HEADERS, entry.sources + ORT_SOURCES
+    return entry.headers, entry.sources
 
 
 def included_headers(files: list) -> list:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...ctext import float_literal
+
 # bool tensors are one byte holding 0 or 1 (TFLite's layout): uint8_t in C, so no header needs stdbool.h.
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
            "float32": "float", "bool": "uint8_t"}
@@ -180,21 +182,6 @@ def c_value(value) -> str:
         return float_literal(value)
     value = int(value)
     return "(-2147483647 - 1)" if value == -(1 << 31) else str(value)
-
-
-def float_literal(value) -> str:
-    """An exact float32 C literal: a hex float with an f suffix (-0.0 keeps its sign), GCC's constant builtins for
-    infinities and NaNs (sign, quiet bit and payload kept; both the host and the RISC-V compiler are GCC)."""
-    v = np.float32(value)
-    if np.isfinite(v):
-        return float(v).hex() + "f"
-    bits = int(np.array(v, np.float32).view(np.uint32))
-    sign = "-" if bits >> 31 else ""
-    mantissa = bits & 0x7FFFFF
-    if mantissa == 0:
-        return f"({sign}__builtin_inff())"
-    builtin = "__builtin_nanf" if mantissa >> 22 else "__builtin_nansf"
-    return f'({sign}{builtin}("0x{mantissa & 0x3FFFFF:x}"))'
 
 
 def render_params(params: Params) -> str:

@@ -27,7 +27,14 @@ def emit_layer(op, ctx) -> HostLayer:
         return emit_tvm_lowered(op, ctx)
     if entry is None:
         raise UnsupportedOpError(f"The C target has no kernel for {op.type} ({op.location}).")
-    return entry.emit(Emit(op, ctx))
+    e = Emit(op, ctx)
+    if e.mode == "ort":  # ONNX Runtime's own kernels where its arithmetic differs (ops/ort.py)
+        from .ops.ort import emit_ort_layer
+
+        layer = emit_ort_layer(e)
+        if layer is not None:
+            return layer
+    return entry.emit(e)
 
 
 def emit_op(op, ctx) -> str:

@@ -21,12 +21,12 @@ from typing import Callable
 
 import numpy as np
 
-from ...aot.executor import describe_op
+from ...ctext import describe_op
 from ...ops import prepared
 from .calls import C_TYPES, Arena, Const, HostLayer, Int, Macro, Null, Params, PointerList, render_params
 
 ROUNDING_C = {"double": "EDGESDK_ROUNDING_DOUBLE", "single": "EDGESDK_ROUNDING_SINGLE",
-              "fp64": "EDGESDK_ROUNDING_FP64"}
+              "fp64": "EDGESDK_ROUNDING_FP64", "f32": "EDGESDK_ROUNDING_F32"}
 
 
 @dataclass
@@ -82,10 +82,8 @@ def c_ops() -> dict:
 
 
 def footprint_rule(kernel: str):
+    """The footprint rule a kernel's emitter registered (functions TVM generated are proof.py's business)."""
     _load_all()
-    if kernel.startswith("tvmgen_"):  # functions TVM generated for long-tail ops (tvm_lowered.py)
-        from .tvm_lowered import tvm_lowered_footprint
-        return tvm_lowered_footprint
     return _FOOTPRINTS.get(kernel)
 
 
@@ -110,7 +108,7 @@ class Emit:
     def __init__(self, op, ctx):
         self.op = op
         self.ctx = ctx
-        self.mode = getattr(ctx, "rounding_mode", "ref")
+        self.mode = ctx.rounding_mode
         self.layer = HostLayer(op)
 
     @property
@@ -143,6 +141,9 @@ class Emit:
         array = np.ascontiguousarray(values).reshape(-1)
         return Const(self.ctx.const_array(self._hint(what), array, ctype, describe_op(self.op)), ctype, array)
 
+    def float32s(self, what: str, values) -> Const:
+        return self.const(what, np.asarray(values, dtype=np.float32), "float")
+
     def int32s(self, what: str, values) -> Const:
         return self.const(what, np.asarray(values, dtype=np.int64).astype(np.int32), "int32_t")
 
@@ -158,6 +159,10 @@ class Emit:
     @staticmethod
     def rounding(name: str) -> Macro:
         return Macro(ROUNDING_C[name])
+
+    @staticmethod
+    def macro(name: str) -> Macro:
+        return Macro(name)
 
     @staticmethod
     def null(ctype: str) -> Null:

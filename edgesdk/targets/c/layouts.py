@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from ...ir.rounding import ROUNDING_FP64
-from . import KERNELS_DIR
 
+KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"  # the host kernel library (also __init__.py)
 CONV_BLOCK = 8  # output channels per register block of edgesdk_conv2d_blocked.c
 FAST_ACC_LIMIT = 1 << 31  # the fast kernels accumulate in int32 from the folded bias: no sum may overflow
 FC_BLOCKED, FC_PAIRED = 1, 2

@@ -254,6 +254,10 @@ def c_support() -> TargetSupport:
         from .tvm_lowered import LONG_TAIL_SUPPORT
 
         ops = {op_type: entry.constraints for op_type, entry in sorted(c_ops().items())}
+        from .ops.ort import CONSTRAINTS as ORT_RULES, KERNEL_TYPES as ORT_TYPES
+
+        for op_type in ORT_TYPES:  # --rounding ort: these ops run ONNX Runtime's kernels, not TFLite's
+            ops[op_type] = [*map(_unless_ort, ops[op_type]), *map(_only_ort, ORT_RULES)]
         for op_type, tvm_rules in LONG_TAIL_SUPPORT.items():
             # An op type with a kernel of its own (SUB, DIV, ...) still goes through TVM when it was imported
             # through TVM: each set of rules applies to its own kind of op.
@@ -271,6 +275,23 @@ def _unless_tvm(fn):
     def rule(op):
         return (True, "") if "relax_function" in op.attrs else fn(op)
     rule.__name__, rule.__doc__ = fn.__name__, fn.__doc__
+    return rule
+
+
+def _unless_ort(fn):
+    """A TFLite kernel's constraint, which an op built for --rounding ort (ONNX Runtime's kernel) need not meet."""
+    def rule(op):
+        return (True, "") if "ort" in op.attrs else fn(op)
+    rule.__name__, rule.__doc__ = fn.__name__, fn.__doc__
+    return rule
+
+
+def _only_ort(fn):
+    """A constraint of ONNX Runtime's kernels, for ops built with --rounding ort only."""
+    def rule(op):
+        return fn(op) if "ort" in op.attrs else (True, "")
+    rule.__name__ = fn.__name__
+    rule.__doc__ = f"With --rounding ort: {fn.__doc__}"
     return rule
 
 

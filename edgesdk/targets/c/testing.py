@@ -69,6 +69,9 @@ class HostContext:
             self.arena_bytes = offset + max(tensor.nbytes, 1)
         return self.buffers[tensor][0]
 
+    def layer_choice(self, op, name: str, default: bool) -> bool:
+        return default  # no tuning schedule on the host
+
     def prepared(self, op):
         """The op layer's data, with the rounding forced where the test asks (research on alternatives)."""
         if op.type not in self.force_rounding:

@@ -47,7 +47,7 @@ LONG_TAIL_SUPPORT = {op_type: [int8_or_float32_tensors, lowered_through_tvm]
 
 def emit_tvm_lowered(op, ctx):
     """The executor step: one call of the TVM-generated function with the op's arena slots."""
-    from ...aot.executor import describe_op
+    from ...ctext import describe_op
     from .calls import Cast
     from .emit import Emit
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...aot.render import c_value_lines, comment_text
+from ...ctext import c_value_lines, comment_text
 from .blob import decode, layout_of
 
 

@@ -109,7 +109,15 @@ def per_tensor_constant_operands(op):
     return not bad, ", ".join(bad)
 
 
-GENERIC = [int8_tensors, rank_at_most_4, dimensions_in_range]
+def no_float_requantization(op):
+    """With --rounding ort, the op only moves int8 data of one quantization (ONNX Runtime requantizes in float32, the DSP in fixed point)"""
+    from ...ir.ort import execution, requantizes
+
+    run = execution(op)
+    return not requantizes(op), f"ONNX Runtime computes it as {run.text if run else op.type}"
+
+
+GENERIC = [int8_tensors, rank_at_most_4, dimensions_in_range, no_float_requantization]
 _ACTIVATIONS = [c_rules.int8_quantized_activations]
 POOL = [*_ACTIVATIONS, c_rules.pool_shapes, c_rules.input_output_same_quantization, c_rules.supported_fused_activation,
         window_limits]

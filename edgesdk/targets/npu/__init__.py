@@ -44,6 +44,10 @@ class NpuTarget(Target):
         ("NPU_ID", -3, "no NPU-1 with a supported command-table version answers at BOARD_NPU0_BASE"),
     )
 
+    def layer_switches(self, op) -> dict:
+        """Conv, depthwise and FC weights go compressed when that is smaller (codegen._conv_weights)."""
+        return {"compress_weights": True} if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") else {}
+
     def in_place(self, op, x) -> str | None:
         """A command reads all its operands before it writes its output (docs/npu-datasheet.md section 4), so
         every rule holds; elementwise commands take the exact rule, window and fully connected ones raster."""
@@ -93,7 +97,7 @@ class NpuTarget(Target):
 
     def render_sources(self, model, env, common: dict) -> dict:
         """model_npu.c/.h: the command tables, one commented chunk per command (templates/ beside this code)."""
-        from ...aot.render import c_value_lines
+        from ...ctext import c_value_lines
         from ..api import render_template
         from .tables import table_chunks, tables_of
 
@@ -206,9 +210,15 @@ if (status == EDGESDK_NPU_ERR_STATUS) {
 
 
 def _native_npu_model(peripheral, board):
-    """The shared C NPU model, compiled into the emulator's native library (no Python on its hot path)."""
-    from ...emulator.machine import default_npu_model
-    return default_npu_model(board, peripheral)
+    """The shared C NPU model (edgesdk/npu/model/), compiled into the emulator's native library (no Python on
+    its hot path), told the memory classes of `board` as `peripheral` sees them."""
+    from ...npu import model as npu_model
+    from ...npu import registers
+    from ..api import NativeModelSpec
+
+    classes = npu_model.board_memory_classes(board, peripheral) if board is not None else ()
+    return NativeModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers,
+                                          classes)
 
 
 def _renode_sources() -> tuple:

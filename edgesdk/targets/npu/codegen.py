@@ -20,10 +20,9 @@ from ...npu import registers as R
 from ...npu import cmdtable as C
 from ...npu import weight_codec
 from .supported import ADD_LEFT_SHIFT, NPU_SUPPORT, add_parameters, mul_parameters
-from ...aot.stripes import groups_by_op
+from ...ops.stripes import groups_by_op
 from .stripes import lower_group
 from .tables import WEIGHTS_BLOB
-from ...tune.active import layer_choice
 
 WEIGHTS_REGION = 0  # constants blob in flash (ctx.blob(WEIGHTS_BLOB), edgesdk_npu_weights)
 ARENA_REGION = 1  # activation arena in SRAM
@@ -63,13 +62,11 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     """The weights fields of a conv command: a compressed stream when that is smaller (weight_codec.py).
 
     Fewer flash bytes is fewer cycles wherever the flash fetch bounds the command, and the decode is never
-    slower than the fetch of the dense bytes; `ctx.compress_weights = False` keeps every stream dense, and
-    a tuning schedule may switch it per layer (edgesdk/tune/active.py).
+    slower than the fetch of the dense bytes; a tuning schedule may switch it per layer
+    (CodegenOptions.layer_choice).
     """
     data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
-    compress = getattr(ctx, "compress_weights", True)
-    if op is not None:
-        compress = layer_choice(op, "compress_weights", compress)
+    compress = ctx.layer_choice(op, "compress_weights", True) if op is not None else True
     stream = weight_codec.compress_if_smaller(data) if compress else None
     if stream is None:
         return dict(weights=_operand(w, ctx, shape))
@@ -206,7 +203,7 @@ def lower_add(op, ctx) -> list:
 
 
 def lower_mul(op, ctx) -> list:
-    mo, so = mul_parameters(op, getattr(ctx, "rounding_mode", "ref"))
+    mo, so = mul_parameters(op, ctx.rounding_mode)
     return [C.Mul(**_elementwise_fields(op, ctx), output_multiplier=mo, output_shift=so)]
 
 

@@ -1,4 +1,4 @@
-"""Cascade groups on the NPU: each stripe event of a group (edgesdk/aot/stripes.py) becomes one command.
+"""Cascade groups on the NPU: each stripe event of a group (edgesdk/ops/stripes.py) becomes one command.
 
 A stripe command is the op's ordinary command over whole tensors with row-range descriptors and the stripe's
 leading padding: the NPU's tensor descriptors take any offset and strides, so a row range is an offset and a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...aot.stripes import ELEMENTWISE_OPS, STRIPE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
+from ...ops.stripes import ELEMENTWISE_OPS, STRIPE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
 from ...npu import cmdtable as C
 from ...npu import timing
 

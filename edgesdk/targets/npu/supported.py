@@ -292,14 +292,25 @@ def constraint_no_fused_activation(op):
     return act == "NONE", f"activation {act}"
 
 
+# -- --rounding ort -----------------------------------------------------------------------------------------------
+def constraint_no_float_requantization(op):
+    """With --rounding ort, the op only moves int8 data of one quantization (ONNX Runtime requantizes in float32, rounding half to even; the NPU's requantization is fixed point)"""
+    from ...ir.ort import execution, requantizes
+
+    run = execution(op)
+    return not requantizes(op), f"ONNX Runtime computes it as {run.text if run else op.type}"
+
+
 # -- the commands themselves ------------------------------------------------------------------------------------
 class _ProbeContext:
     """A codegen context for lowering one op on its own: every activation at arena offset 0, constants
     nowhere (only their sizes matter), dense weights, double rounding (valid in every command)."""
 
     plan = None
-    compress_weights = False
     rounding_mode = "ref"
+
+    def layer_choice(self, op, name: str, default: bool) -> bool:
+        return False if name == "compress_weights" else default  # dense weights: only the shapes matter
 
     def arena_offset(self, tensor) -> int:
         return 0
@@ -323,12 +334,10 @@ def constraint_commands_accepted(op):
     from ...errors import EdgesdkError
     from ...npu import cmdtable as C
     from ...npu import validate
-    from ...tune.active import applying
     from .codegen import LOWERINGS
 
     try:
-        with applying(None):  # dense weights, whatever a tuning schedule says: only the shapes matter here
-            commands = LOWERINGS[op.type](op, _ProbeContext())
+        commands = LOWERINGS[op.type](op, _ProbeContext())
         table = C.encode(list(commands) + [C.End()])
     except (C.CommandTableError, EdgesdkError, ValueError, OverflowError) as exc:
         return False, f"its commands cannot be encoded: {exc}"
@@ -340,7 +349,7 @@ def constraint_commands_accepted(op):
 
 
 GENERIC = [constraint_int8_activations, constraint_per_tensor_activation_quant, constraint_tensor_dims,
-           constraint_operand_size]
+           constraint_operand_size, constraint_no_float_requantization]
 CONV_COMMON = [constraint_weights_int8_const, constraint_single_weight_zero_point, constraint_bias_int32,
                constraint_fused_activation, constraint_requant_representable, constraint_macs_per_command]
 SPATIAL = [constraint_kernel_size, constraint_stride, constraint_dilation, constraint_padding]

@@ -33,7 +33,7 @@ class LutTarget(Target):
     peripheral_types = (PERIPHERAL_TYPE,)
 
     def generate(self, region, ctx) -> RegionCode:
-        from edgesdk.aot.executor import describe_op
+        from edgesdk.ctext import describe_op
 
         ctx.include("lutaccel.h")
         code = RegionCode()

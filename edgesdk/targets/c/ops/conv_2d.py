@@ -92,6 +92,8 @@ def emit_conv2d(e: Emit):
         weights = block_channels(weights.reshape(out_c, -1), CONV_BLOCK)
     fields["multiplier"] = e.int32s("multiplier", mults)
     fields["shift"] = e.int32s("shift", shifts)
+    if d.rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
+        fields["scale_f32"] = e.float32s("scale_f32", d.scales)
     params = e.params("edgesdk_conv2d_params", fields)
     bias_c = bias_const(e, b, bias, bool(fields["blocked"]))
     e.call("edgesdk_conv2d_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
@@ -114,11 +116,19 @@ def conv2d_footprint(call, op) -> list:
     if p["blocked"]:
         checks += _blocked_preconditions(p, b)
     out_c = p["out_c"]
-    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
+    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + f32_scales(p, out_c) + [
         (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
         (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
         (b, optional(b, 4 * out_c), "bias"),
         (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+
+
+def f32_scales(p, channels: int) -> list:
+    """EDGESDK_ROUNDING_F32 reads one float scale per channel (--rounding ort)."""
+    rounding = p["rounding"]
+    if getattr(rounding, "name", rounding) != "EDGESDK_ROUNDING_F32":
+        return []
+    return [(p.get("scale_f32"), 4 * channels, f"scale_f32[{channels}]")]
 
 
 def _blocked_preconditions(p, bias) -> list:

@@ -11,7 +11,7 @@ from ..calls import Macro
 from ..emit import Emit, c_op, footprint
 from ..layouts import bias_values, fast_requant_obstacle, fast_shifts, fold_input_offset
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
-from .conv_2d import bias_const, float_bias, weights_const
+from .conv_2d import bias_const, f32_scales, float_bias, weights_const
 from .layer16 import (acc64_shift_checks, bias64_const, depthwise_dtypes, fast_requant_checks, fast_requant_fields,
                       int16_shifts_in_range, sum32, symmetric_filters)
 
@@ -69,6 +69,8 @@ def emit_depthwise_conv2d(e: Emit):
         weights = per_channel_weights
     fields["multiplier"] = e.int32s("multiplier", mults)
     fields["shift"] = e.int32s("shift", shifts)
+    if d.rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
+        fields["scale_f32"] = e.float32s("scale_f32", d.scales)
     params = e.params("edgesdk_depthwise_conv2d_params", fields)
     bias_c = bias_const(e, b, bias, bool(fields["sliding"]))
     e.call("edgesdk_depthwise_conv2d_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
@@ -93,7 +95,7 @@ def depthwise_footprint(call, op) -> list:
                           "multiplier 1 and its folded bias")
     out_c = p["in_c"] * p["depth_multiplier"]
     checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
-    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + [
+    return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + f32_scales(p, out_c) + [
         (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
         (w, p["filter_h"] * p["filter_w"] * p["out_c"], "filter"),
         (b, optional(b, 4 * out_c), "bias"),

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....tune.active import layer_choice
 from .. import supported as rules
 from ..calls import Macro
 from ..emit import Emit, c_op, footprint
 from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_WEIGHTS, accumulator_bound, bias_values,
                        block_fully_connected, fast_requant_obstacle, fold_input_offset, fp64_window, pair_fully_connected)
 from ..proof import optional, per_channel, positive, require, shift_checks
-from .conv_2d import bias_const, weights_const
+from .conv_2d import bias_const, f32_scales, weights_const
 from .layer16 import (acc64_shift_checks, accumulator, accumulator_macro, bias64_const, fast_requant_checks,
                       fast_requant_fields, int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
 
@@ -54,11 +53,13 @@ def emit_fully_connected(e: Emit):
     layout = None
     if why_not is None:
         bias = fold_input_offset(bias, weights, fields["input_offset"])
-        paired = layer_choice(op, "fc_paired", FC_PAIRED_WEIGHTS)  # a tuning schedule may switch it per layer
+        paired = e.ctx.layer_choice(op, "fc_paired", FC_PAIRED_WEIGHTS)  # a tuning schedule may switch it per layer
         layout = FC_PAIRED if paired and int(weights.min(initial=0)) >= -127 else FC_BLOCKED
         weights = pair_fully_connected(weights) if layout == FC_PAIRED else block_fully_connected(weights)
     fields.update(multiplier=e.int32s("multiplier", mults), shift=e.int32s("shift", shifts))
     fields["scale"] = double_const(e, "scale", scales) if rounding == "fp64" else e.null("double")
+    if rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
+        fields["scale_f32"] = e.float32s("scale_f32", scales)
     fields["rounding"] = e.rounding(rounding)
     fields["blocked"] = Macro(FC_LAYOUT_C[layout]) if layout else 0
     fields["per_tensor"] = int(len(set(zip(mults, shifts, scales))) == 1)
@@ -90,7 +91,7 @@ def fully_connected_footprint(call, op) -> list:
     filter_bytes = 4 * ((n + 1) // 2) * p["in_depth"] if layout == "paired" else n * p["in_depth"]
     checks = require(layout == "plain" or optional(b, 1) == 1, "the blocked fully connected kernel needs its folded bias")
     scale = [] if optional(p["scale"], 1) == 0 else [(p["scale"], 8 * n, f"scale[{n}]")]
-    return checks + shift_checks(p, n) + per_channel(p, n, "multiplier", "shift") + scale + [
+    return checks + shift_checks(p, n) + per_channel(p, n, "multiplier", "shift") + scale + f32_scales(p, n) + [
         (x, p["batches"] * p["in_depth"], "input"),
         (w, filter_bytes, "filter"),
         (b, optional(b, 4 * n), "bias"),

@@ -53,6 +53,8 @@ def emit_reduction(e: Emit, kernel: str, *, quantized: bool, init_from_first: bo
         fields.update({"input_zero_point": d.input_zero_point, "output_zero_point": d.output_zero_point,
                        "multiplier": d.multiplier, "shift": d.shift, "rounding": e.rounding(d.rounding),
                        "bytes_as_uint8": int(d.bytes_as_uint8)})
+        if d.rounding == "f32":  # --rounding ort: QLinearGlobalAveragePool's float32 scale
+            fields["scale_f32"] = float(d.scale)
         params = e.params("edgesdk_mean_params", fields)
     else:
         fields["init_from_first"] = int(init_from_first)

@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.graph import DTYPE_BYTES
-from ..ops.window import WINDOW_OPS, window_geometry
+from .window import WINDOW_OPS, window_geometry
 
 ELEMENTWISE_OPS = ("ADD", "MUL")
 STRIPE_OPS = WINDOW_OPS + ELEMENTWISE_OPS  # ops with a row geometry (a target may stripe a subset)
