@@ -325,9 +325,10 @@ def _op_entry(op, target, reason) -> dict:
     return entry
 
 
-def _ops_in_order(ops: list, folded: list) -> list:
-    """The ops in execution order, each folded op where it was (before the next op of its subgraph)."""
-    rows = [(op, _op_entry(op, op.target, op.reason)) for op in ops]
+def _ops_in_order(ops: list, folded: list, choices: dict) -> list:
+    """The ops in execution order, with the partitioner's `choices`; each folded op where it was (before the
+    next op of its subgraph)."""
+    rows = [(op, _op_entry(op, choices[op].target, choices[op].reason)) for op in ops]
     for f in folded:
         entry = _op_entry(f, "folded", "evaluated at build time: its outputs are constants")
         later = [k for k, (op, _) in enumerate(rows) if op.subgraph == f.subgraph and op.index > f.index]
@@ -528,12 +529,13 @@ def cmd_inspect(args) -> int:
         raise UsageError("inspect needs a MODEL (or --list-ops).")
     from .importer.onnx_importer import import_model
     from .ops.folding import fold_constants
-    from .partition.partitioner import annotate
+    from .partition.partitioner import annotate, rejected_ops
 
     graph = import_model(args.model)
     folded = fold_constants(graph).folded  # as a build does: shape arithmetic on constants is evaluated here
-    rejected = annotate(graph, targets)
-    ops = _ops_in_order(graph.ops, folded)
+    choices = annotate(graph, targets)
+    rejected = rejected_ops(choices)
+    ops = _ops_in_order(graph.ops, folded, choices)
     if args.json:
         print(json.dumps({"ops": ops}, indent=2))
     else:

@@ -356,6 +356,9 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
 
     ex, plan = c.executor, c.plan
     region_of = {op: i for i, r in enumerate(c.regions) for op in r.ops}
+    target_of, reason_of = {op: r.target for r in c.regions for op in r.ops}, {}
+    for r in c.regions:
+        reason_of.update(r.reasons)
     used = list(dict.fromkeys(r.target for r in c.regions))
     return {
         "model": str(model_path),
@@ -364,7 +367,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "board_file": str(c.board.path.resolve()),  # copied to OUT/board.json
         "targets": c.targets,
         "rounding": options.rounding,
-        "ops": [{"index": op.index, "type": op.type, "target": op.target, "reason": op.reason,
+        "ops": [{"index": op.index, "type": op.type, "target": target_of[op], "reason": reason_of[op],
                  "output": op.outputs[0].name if op.outputs else None, "region": region_of[op],
                  **_control_flow_json(op)} for op in c.graph.ops],
         "regions": [{"target": r.target, "ops": [op.index for op in r.ops]} for r in c.regions],

@@ -212,3 +212,46 @@ def write_file_atomically(path, data) -> Path:
         raise
     return path
 
+
+
+# -- directories edgesdk fills in more than one step -------------------------------------------------------
+
+MANIFEST = ".edgesdk-manifest"
+
+
+def write_manifest(directory, trees: tuple = ()) -> Path:
+    """Record in `directory` every file and directory edgesdk wrote there (its whole content now, empty
+    directories included), plus `trees`: subdirectories that tools edgesdk runs fill later (test results), owned
+    as a whole. `foreign_files` checks against it."""
+    directory = Path(directory)
+    files = sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if not p.name.startswith(".edgesdk-"))
+    lines = [f"{tree.rstrip('/')}/" for tree in trees] + files
+    return write_file_atomically(directory / MANIFEST, "".join(line + "\n" for line in lines))
+
+
+def foreign_files(directory) -> list:
+    """What in `directory` (an edgesdk output with a manifest) edgesdk did not write: files and directories
+    neither listed nor under a listed tree, and symbolic links that are not its own files. Everything, when
+    the manifest is missing. A foreign directory is listed once, not with its content."""
+    directory = Path(directory)
+    manifest = directory / MANIFEST
+    try:
+        lines = [] if manifest.is_symlink() else manifest.read_text().splitlines()
+    except OSError:
+        lines = []
+    trees = {line.rstrip("/") for line in lines if line.endswith("/")}
+    files = {line for line in lines if line and not line.endswith("/")}
+    parents = {str(parent) for name in files | trees for parent in Path(name).parents if str(parent) != "."}
+    foreign = []
+    for path in sorted(directory.rglob("*")):
+        name = str(path.relative_to(directory))
+        if path.parent == directory and path.name in (MARKER, MANIFEST) and not path.is_symlink():
+            continue
+        if name in trees or any(parent in trees for parent in map(str, path.relative_to(directory).parents)):
+            continue
+        if name in files and not path.is_symlink() or (name in parents and path.is_dir() and not path.is_symlink()):
+            continue
+        if any(parent in foreign for parent in path.parents):
+            continue
+        foreign.append(path)
+    return foreign

@@ -19,9 +19,10 @@ def dump_text(pass_name: str, state) -> str:
              f"{len(graph.tensors)} tensors =="]
     lines.append("inputs:  " + ", ".join(_tensor(t) for t in graph.inputs))
     lines.append("outputs: " + ", ".join(_tensor(t) for t in graph.outputs))
-    region_of = {op: k for k, r in enumerate(state.regions or ()) for op in r.ops}
+    regions = state.regions or ()
+    region_of = {op: k for k, r in enumerate(regions) for op in r.ops}
     for op in graph.ops:
-        where = f"  [region {region_of[op]}: {op.target}]" if op in region_of else ""
+        where = f"  [region {region_of[op]}: {regions[region_of[op]].target}]" if op in region_of else ""
         lines.append(f"  #{op.index:<4} {op.type:<24}{where}")
         lines.append(f"        in:  {', '.join(_tensor(t) for t in op.inputs) or '-'}")
         lines.append(f"        out: {', '.join(_tensor(t) for t in op.outputs) or '-'}")

@@ -133,33 +133,50 @@ def _const(ctx, symbol_part: str) -> list:
     return [int(v) for v in text.split("{", 1)[1].rsplit("}", 1)[0].split(",")]
 
 
-def test_pointwise_conv_takes_the_blocked_path_flattened(tmp_path):
-    """A 1x1 stride-1 CONV_2D: blocked layout, input offset folded into the bias, one long row of pixels."""
+def test_pointwise_conv_takes_the_paired_path_flattened(tmp_path):
+    """A 1x1 stride-1 CONV_2D: paired layout (two output channels per 32-bit word, 3-pair then 2-pair blocks),
+    input offset folded into the bias, one long row of pixels."""
     rng = np.random.default_rng(0)
-    w = rng.integers(-127, 128, (10, 1, 1, 4)).astype(np.int8)
+    w = rng.integers(-128, 128, (10, 1, 1, 4)).astype(np.int8)
     bias = rng.integers(-100, 100, 10).astype(np.int32)
     graph = _model(tmp_path, mg.conv_model((1, 3, 5, 4), w, bias, (0.1, 3), [0.01] * 10, (0.2, -5)))
     ctx = testing.HostContext("ref")
     step = emit(graph.ops[0], ctx)
-    assert step.comment.endswith("blocked") and "conv_2d_0_bias_folded" in step.code
+    assert step.comment.endswith("paired") and "conv_2d_0_bias_folded" in step.code
     params = _params_text(ctx, "edgesdk_conv2d_params")
-    assert ".blocked = 1" in params and ".in_h = 1" in params and ".in_w = 15" in params and ".out_w = 15" in params
-    folded = _const(ctx, "conv_2d_0_bias_folded")
-    assert folded == [int(b) - 3 * int(row.sum(dtype=np.int64)) for b, row in zip(bias, w.reshape(10, -1))]
-    packed = _const(ctx, "conv_2d_0_weights")
-    assert packed[:8] == list(w[:8, 0, 0, 0]) and packed[32:] == list(w[8:].reshape(-1))
+    assert ".blocked = 2" in params and ".in_h = 1" in params and ".in_w = 15" in params and ".out_w = 15" in params
+    folded = np.array([int(b) - 3 * int(row.sum(dtype=np.int64)) for b, row in zip(bias, w.reshape(10, -1))])
+    words = np.array(_const(ctx, "conv_2d_0_bias_folded"), np.int64)
+    # per pair: bias[a] + 65536 * bias[a + 1], and bias[a + 1] less 32767 per two-tap chunk (4 taps: 2 chunks)
+    assert list(words[0::2]) == list(folded[0::2] + 65536 * folded[1::2])
+    assert list(words[1::2]) == list(folded[1::2] - 32767 * 2)
+    packed = np.array(_const(ctx, "conv_2d_0_weights"), np.int8).view("<i4")
+    w64 = w[:, 0, 0, :].astype(np.int64)
+    pair_words = w64[0::2] + 65536 * w64[1::2]  # [pair][tap]
+    blocks = (pair_words[0:3], pair_words[3:5])  # per block, tap by tap: the block's words
+    assert list(packed) == [int(v) for block in blocks for tap in range(4) for v in block[:, tap]]
+    assert len(_const(ctx, "conv_2d_0_requant")) == 3 * 10  # {2 * multiplier, r, k} per channel
 
 
-def test_depthwise_takes_the_sliding_path_with_channel_major_weights(tmp_path):
+def test_depthwise_takes_the_sliding_path_with_channel_records(tmp_path):
+    """One record per channel: folded bias, 2 * multiplier, right shift, k, the padded-column taps, 9 weights."""
+    from edgesdk.targets.c.layouts import unpack_depthwise_channel_records
+
     rng = np.random.default_rng(1)
     w = rng.integers(-127, 128, (1, 3, 3, 5)).astype(np.int8)
     graph = _model(tmp_path, mg.depthwise_model((1, 4, 4, 5), w, np.zeros(5, np.int32), (0.1, -7), [0.01] * 5,
                                                 (0.2, 1), stride=(2, 2)))
     ctx = testing.HostContext("ref")
     assert emit(graph.ops[0], ctx).comment.endswith("sliding")
-    assert ".sliding = 1" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
-    assert _const(ctx, "depthwise_conv_2d_0_weights")[:9] == list(w[0, :, :, 0].reshape(-1))
-    assert _const(ctx, "bias_folded") == [7 * int(w[..., c].sum(dtype=np.int64)) for c in range(5)]
+    params = _params_text(ctx, "edgesdk_depthwise_conv2d_params")
+    assert ".sliding = 1" in params and "multiplier = (const int32_t *)0" in params
+    fields = unpack_depthwise_channel_records(_const(ctx, "depthwise_conv_2d_0_channels"), 5)
+    assert fields["weights"].tolist() == [list(w[0, :, :, c].reshape(-1)) for c in range(5)]
+    assert fields["bias"].tolist() == [7 * int(w[..., c].sum(dtype=np.int64)) for c in range(5)]
+    assert fields["z0"].tolist() == [-7 * int(w[0, :, 0, c].sum(dtype=np.int64)) for c in range(5)]
+    assert fields["z2"].tolist() == [-7 * int(w[0, :, 2, c].sum(dtype=np.int64)) for c in range(5)]
+    assert all(1 <= r <= 31 for r in fields["r"]) and not fields["padding"].any()
+    assert fields["k"].tolist() == [3 << (int(r) - 1) for r in fields["r"]]  # (1 + 2 * output zero point 1)
 
 
 def test_depthwise_outside_the_fast_domain_keeps_the_reference_loops(tmp_path):
@@ -170,6 +187,21 @@ def test_depthwise_outside_the_fast_domain_keeps_the_reference_loops(tmp_path):
     step = emit(graph.ops[0], ctx)
     assert step.comment.endswith("reference loops: 5x5 filter") and "bias_folded" not in step.code
     assert ".sliding = 0" in _params_text(ctx, "edgesdk_depthwise_conv2d_params")
+
+
+def test_fully_connected_reads_lanes_every_four_taps_when_the_weights_allow(tmp_path):
+    """EDGESDK_FC_PAIRED_QUADS: the paired layout, taken when every unit's four taps keep a lane within
+    [-32767, 32768]: weights of at most 64 in magnitude always do, one chunk of four 127s does not."""
+    rng = np.random.default_rng(1)
+    for weights, layout in ((rng.integers(-64, 65, (6, 12)), "EDGESDK_FC_PAIRED_QUADS"),
+                            (np.concatenate([np.full((6, 4), 127), rng.integers(-3, 4, (6, 8))], axis=1),
+                             "EDGESDK_FC_PAIRED")):
+        graph = _model(tmp_path, mg.fully_connected_model(1, weights.astype(np.int8), np.zeros(6, np.int32),
+                                                          (0.1, 2), 0.01, (0.2, -3)))
+        ctx = testing.HostContext("ref")
+        assert emit(graph.ops[0], ctx).comment.endswith("paired")
+        params = _params_text(ctx, "edgesdk_fully_connected_params")
+        assert params.split(".blocked = ")[1].split(",")[0].split("}")[0].strip() == layout
 
 
 def test_fully_connected_pairs_weights_in_16_bit_lanes(tmp_path):

@@ -18,7 +18,7 @@ from conftest import REPO, model_path
 from edgesdk.board import load_board
 from edgesdk.compiler import BuildOptions, compile_model
 from edgesdk.emulator.devices import GuestBus
-from edgesdk.partition.partitioner import partition
+from edgesdk.partition.partitioner import partition, reason_of, target_of
 from edgesdk.renode.platform import check_against_board
 from edgesdk.renode.repl import read_repl
 from edgesdk.targets import get_target
@@ -177,14 +177,14 @@ def test_constraints_have_rules_and_the_softmax_lands_on_the_dsp(kws_dsp):
     for op_type, rules in DSP_SUPPORT.rules().items():
         assert rules or op_type == "RESHAPE"
         assert all(rule and not rule.endswith(".") for _name, rule in rules)
-    by_target = {op.type: op.target for op in kws_dsp.graph.ops}
+    by_target = {op.type: target for op, target in target_of(kws_dsp.regions).items()}
     assert by_target["SOFTMAX"] == "dsp" and by_target["DEPTHWISE_CONV_2D"] == "dsp"
     assert by_target["CONV_2D"] == "c" and by_target["FULLY_CONNECTED"] == "c"
 
 
 def test_npu_dsp_c_priority_puts_only_what_the_npu_leaves_on_the_dsp():
     compiled = compile_model(model_path("kws"), BuildOptions(target="npu,dsp,c"))
-    targets = {op.type: op.target for op in compiled.graph.ops}
+    targets = {op.type: target for op, target in target_of(compiled.regions).items()}
     assert targets["SOFTMAX"] == "dsp" and targets["DEPTHWISE_CONV_2D"] == "npu"
     assert [r.target for r in compiled.regions] == ["npu", "dsp"]
 
@@ -202,9 +202,9 @@ def test_a_failing_constraint_is_named(kws_dsp):
     ok, why = DSP_SUPPORT.check(softmax)
     assert not ok and "softmax_output_quantization" in why
     softmax.outputs[0].quant.zero_point[...] = -128
-    partition(graph, ["dsp", "c"])
-    assert dw.target == "c" and dw.reason.startswith("not dsp: window_limits")
-    assert softmax.target == "dsp"
+    regions = partition(graph, ["dsp", "c"])
+    assert target_of(regions)[dw] == "c" and reason_of(regions)[dw].startswith("not dsp: window_limits")
+    assert target_of(regions)[softmax] == "dsp"
 
 
 def test_board_and_repl_declare_the_dsp_with_the_same_windows():

@@ -17,12 +17,12 @@ import pytest
 from conftest import SHARED_MODELS, model_path
 from edgesdk.board import PACKAGE_DIR
 from edgesdk.cli import main as cli_main
-from edgesdk.errors import ToolchainError
+from edgesdk.errors import ToolchainError, UsageError
 from edgesdk.hil import SUITES_DIR, available_suites, run_hil
 from edgesdk.hil.emulation import RenodeError
-from edgesdk.hil.firmware import JUMP_TO_SELF, prepare_hil
+from edgesdk.hil.firmware import BUILTIN_RESULTS, JUMP_TO_SELF, RENODE_RESULTS, check_hil_dir, prepare_hil
 from edgesdk.hil.keywords import RenodeKeywords
-from edgesdk.renode import NPU_LIBRARY_NAME
+from edgesdk.output_dir import MARKER, write_manifest
 
 
 @pytest.fixture(scope="module")
@@ -200,10 +200,11 @@ def test_renode_emulator_runs_the_same_suites_with_renode_test(hil_build, tmp_pa
     args, library_path = eval(record.read_text())  # noqa: S307 - written just above
     assert result.passed and "Tests finished successfully" in result.output
     assert args[:2] == ["--variable", f"BUILD:{hil.build_dir}"]
-    assert args[2:4] == ["--results-dir", str(hil.hil_dir / "renode")]
+    assert args[2:4] == ["--results-dir", str(hil.hil_dir / "renode" / "results")]
     assert args[4:] == [str(SUITES_DIR / f"{name}.robot") for name in available_suites()]
     library_dir = library_path.split(os.pathsep)[0]
-    assert os.path.isfile(os.path.join(library_dir, NPU_LIBRARY_NAME))
+    # kws runs on the NPU only: its platform has the NPU (and its model), not the DSP.
+    assert sorted(os.listdir(library_dir)) == ["libedgesdk_npu.so"]
 
 
 def test_renode_emulator_without_renode_says_what_is_missing(hil_build, monkeypatch, tmp_path):
@@ -230,3 +231,90 @@ def test_normal_harness_has_no_hil_code(hil_build, tmp_path):
                                         check=True).stdout
     assert "edgesdk_harness_inputs" not in symbols["normal"] and "edgesdk_harness_outputs" not in symbols["normal"]
     assert "edgesdk_harness_inputs" in symbols["hil"] and "edgesdk_harness_outputs" in symbols["hil"]
+
+
+# ---- OUT/hil is edgesdk's, and only what edgesdk wrote is replaced (issue 12 item 15) --------------------
+
+def test_hil_keeps_a_library_placed_in_its_directory(hil_build):
+    """A library a user put into OUT/hil (say a model of their own on LD_LIBRARY_PATH) is never deleted: edgesdk hil
+    stops with an actionable message (exit code 7) and leaves OUT/hil as it was."""
+    hil = hil_build("kws")
+    placed = hil.hil_dir / "renode" / "lib" / "libmine.so"
+    placed.write_bytes(b"not edgesdk's")
+    before = sorted(str(p.relative_to(hil.hil_dir)) for p in hil.hil_dir.rglob("*"))
+    try:
+        assert cli_main(["hil", str(hil.build_dir)]) == 7
+        assert placed.read_bytes() == b"not edgesdk's"
+        assert sorted(str(p.relative_to(hil.hil_dir)) for p in hil.hil_dir.rglob("*")) == before
+        with pytest.raises(UsageError, match=r"holds 1 file\(s\) edgesdk did not write: renode/lib/libmine.so"):
+            prepare_hil(hil.build_dir)
+    finally:
+        placed.unlink()
+
+
+def test_hil_directory_ownership(tmp_path):
+    """check_hil_dir: absent or empty -> fine; edgesdk's (marker + manifest) with results of its runs -> fine;
+    no marker, a file outside the manifest, a symbolic link -> refused, nothing deleted."""
+    hil_dir = tmp_path / "hil"
+    check_hil_dir(hil_dir)
+    hil_dir.mkdir()
+    check_hil_dir(hil_dir)
+    (hil_dir / "renode" / "lib").mkdir(parents=True)
+    (hil_dir / "renode" / "lib" / "libedgesdk_npu.so").write_bytes(b"")
+    (hil_dir / "firmware.elf").write_bytes(b"")
+    with pytest.raises(UsageError, match="has no .edgesdk-output file"):
+        check_hil_dir(hil_dir)
+    (hil_dir / MARKER).write_text("")
+    with pytest.raises(UsageError, match="holds 2 file"):  # no manifest: nothing is known to be edgesdk's
+        check_hil_dir(hil_dir)
+    (hil_dir / "renode" / "empty").mkdir()  # an empty directory edgesdk made (a board without native models: lib/)
+    write_manifest(hil_dir, trees=(BUILTIN_RESULTS, RENODE_RESULTS))
+    check_hil_dir(hil_dir)
+    for results in (BUILTIN_RESULTS, RENODE_RESULTS):  # what robot and renode-test write later
+        (hil_dir / results).mkdir(parents=True, exist_ok=True)
+        (hil_dir / results / "log.html").write_text("")
+    (hil_dir / RENODE_RESULTS / "snapshots").mkdir()
+    check_hil_dir(hil_dir)
+    for foreign in (hil_dir / "renode" / "lib" / "libmine.so", hil_dir / "notes.txt", hil_dir / "renode" / "mine"):
+        foreign.write_text("")
+        with pytest.raises(UsageError, match=str(foreign.relative_to(hil_dir))):
+            check_hil_dir(hil_dir)
+        foreign.unlink()
+    (hil_dir / "firmware.elf").unlink()
+    (hil_dir / "firmware.elf").symlink_to(tmp_path / "elsewhere")  # a listed name, but a link edgesdk did not make
+    with pytest.raises(UsageError, match="firmware.elf"):
+        check_hil_dir(hil_dir)
+    link = tmp_path / "link"
+    link.symlink_to(hil_dir)
+    with pytest.raises(UsageError, match="symbolic link"):
+        check_hil_dir(link)
+
+
+# ---- Robot Framework 6.1, the version Renode 1.15.3's renode-test pins (issue 12 item 17) ---------------
+
+RENODE_ROBOT_PIN = "6.1"  # renode/renode v1.15.3 tests/requirements.txt: robotframework==6.1
+
+
+def test_robot_framework_of_renode_is_allowed_by_the_extras_and_the_check(monkeypatch):
+    """pyproject's [hil] and [test] extras admit robotframework 6.1, and require_robot accepts it (and refuses
+    older versions with the extra to install); tests/test_install.py runs the suites on 6.1 itself."""
+    import tomllib
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    from edgesdk.errors import MissingDependency
+    from edgesdk.hil import require_robot
+
+    project = tomllib.loads((PACKAGE_DIR.parent / "pyproject.toml").read_text())["project"]
+    for extra in ("hil", "test"):
+        robot = [Requirement(r) for r in project["optional-dependencies"][extra] if r.startswith("robotframework")]
+        assert len(robot) == 1 and robot[0].specifier.contains(RENODE_ROBOT_PIN), (extra, robot)
+        assert robot[0].specifier.contains("7.5")
+    for version, accepted in ((RENODE_ROBOT_PIN, True), ("7.0.1", True), ("6.0.2", False), ("5.0", False)):
+        monkeypatch.setattr(metadata, "version", lambda name, v=version: v)
+        if accepted:
+            require_robot()
+        else:
+            with pytest.raises(MissingDependency, match=f"robotframework {version} is installed"):
+                require_robot()

@@ -157,13 +157,20 @@ def test_fp64_requantization_fast_path_equals_double_rounding(tmp_path):
 
 def _fast_suite(rng) -> list:
     """[(name, .tflite bytes, expected path)] of single-op models the fast kernels must take."""
-    def conv(name, shape, out_c, fhw, stride=(1, 1), padding=modelgen.SAME, bias_scale=3000, activation="NONE"):
+    def conv(name, shape, out_c, fhw, stride=(1, 1), padding=modelgen.SAME, bias_scale=3000, activation="NONE",
+             minus128=False, q_out=None, w_scale=(0.002, 0.02), expect="paired", dead=False):
         w = rng.integers(-127, 128, (out_c, *fhw, shape[3])).astype(np.int8)
-        scales = [float(np.float32(s)) for s in rng.uniform(0.002, 0.02, out_c)]
+        if minus128:  # the extremes of a paired 16-bit lane: two products of 16384 in one two-tap chunk
+            w[0, 0, 0, :2] = -128  # channel a's lane
+            w[1] = -128  # channel b's lane, every chunk
+        scales = [float(np.float32(s)) for s in rng.uniform(*w_scale, out_c)]
         bias = rng.integers(-bias_scale, bias_scale, out_c).astype(np.int32)
-        data = modelgen.conv_model(shape, w, bias, modelgen._q(rng), scales, modelgen._q(rng, 0.02, 0.3),
+        if dead:  # channels without weights (a trained model's dead ones), biases out of the fast kernels' reach
+            w[[1, 2, 4]] = 0
+            bias[[1, 2, 4]] = [1 << 30, -(1 << 30), 777]
+        data = modelgen.conv_model(shape, w, bias, modelgen._q(rng), scales, q_out or modelgen._q(rng, 0.02, 0.3),
                                    stride=stride, padding=padding, activation=activation)
-        return name, data, "blocked"
+        return name, data, expect
 
     def depthwise(name, shape, stride=1, padding=modelgen.SAME, activation="NONE"):
         c = shape[3]
@@ -174,8 +181,10 @@ def _fast_suite(rng) -> list:
                                         stride=(stride, stride), padding=padding, activation=activation)
         return name, data, "sliding"
 
-    def fc(name, batch, out, depth, per_channel=True, power_of_two=False, int8_blocks=False):
-        w = rng.integers(-127, 128, (out, depth)).astype(np.int8)
+    def fc(name, batch, out, depth, per_channel=True, power_of_two=False, int8_blocks=False, reach=127):
+        w = rng.integers(-reach, reach + 1, (out, depth)).astype(np.int8)
+        if reach == 64:  # four taps of -64: the lane bound of EDGESDK_FC_PAIRED_QUADS exactly (128 * 256)
+            w[:] = -64
         if int8_blocks:  # a weight of -128 rules out the paired 16-bit lanes
             w[0, 0] = -128
         bias = rng.integers(-2000, 2000, out).astype(np.int32)
@@ -196,6 +205,15 @@ def _fast_suite(rng) -> list:
         conv("conv10x4_kws_like", (1, 13, 6, 1), 8, (10, 4), stride=(2, 2)),
         conv("conv_valid_one_column", (1, 6, 3, 6), 10, (3, 3), padding=modelgen.VALID),
         conv("conv_large_bias", (1, 4, 4, 8), 8, (3, 3), bias_scale=1 << 29),
+        conv("conv3x3_minus128", (2, 5, 7, 3), 19, (3, 3), activation="RELU", minus128=True),
+        conv("conv1x1_minus128", (1, 5, 3, 12), 13, (1, 1), minus128=True),
+        conv("conv1x1_minus128_even", (1, 3, 4, 8), 6, (1, 1), minus128=True),
+        conv("conv3x3_dead_channels", (1, 4, 5, 4), 7, (3, 3), dead=True),
+        conv("conv1x1_dead_channels_relu", (1, 4, 4, 16), 6, (1, 1), dead=True, activation="RELU"),
+        # edgesdk_requant_rk's k out of int32 reach (zero point 127, a right shift of 24 or more): blocked kernel
+        conv("conv_requant_k_blocked", (1, 5, 4, 6), 11, (3, 3), bias_scale=1 << 25, q_out=(4.0, 127),
+             w_scale=(1e-6, 2e-6), minus128=True, expect="blocked"),
+        conv("conv1x1_even_depth", (1, 4, 5, 16), 24, (1, 1)),
         *(depthwise(f"dw_s1_w{w}", (1, 3, w, 5)) for w in range(1, 8)),
         depthwise("dw_s1_batch2_relu", (2, 6, 5, 16), activation="RELU"),
         depthwise("dw_s1_valid", (1, 5, 6, 3), padding=modelgen.VALID),
@@ -205,6 +223,8 @@ def _fast_suite(rng) -> list:
         fc("fc_15_odd", 1, 15, 7), fc("fc_5_depth1", 2, 5, 1), fc("fc_ties", 1, 40, 33, power_of_two=True),
         fc("fc_int8_16", 1, 16, 20, int8_blocks=True), fc("fc_int8_29_batch2", 2, 29, 13, int8_blocks=True),
         fc("fc_int8_ties", 1, 24, 18, power_of_two=True, int8_blocks=True),
+        fc("fc_quads_27_batch2", 2, 19, 27, reach=60), fc("fc_quads_18", 1, 17, 18, reach=63),
+        fc("fc_quads_bound", 1, 6, 13, reach=64),
     ]
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from edgesdk.errors import UnsupportedOpError
 from edgesdk.ir.graph import Graph, Op, Tensor
-from edgesdk.partition.partitioner import merge_regions, partition
+from edgesdk.partition.partitioner import annotate, merge_regions, partition, reason_of, target_of
 from edgesdk.partition.target import TargetSupport
 
 
@@ -36,16 +36,17 @@ def _graph(specs):
 def test_priority_order_and_reason_names_failed_constraint():
     g = _graph([("CONV_2D", {"k": 3}), ("CONV_2D", {"k": 5}), ("SOFTMAX", {})])
     regions = partition(g, ["accel", "host"], [ACCEL, HOST])
-    assert [op.target for op in g.ops] == ["accel", "host", "host"]
-    assert "small_kernel" in g.ops[1].reason and "Kernel height must be at most 3" in g.ops[1].reason
-    assert "accel has no SOFTMAX" in g.ops[2].reason
+    targets, reasons = target_of(regions), reason_of(regions)
+    assert [targets[op] for op in g.ops] == ["accel", "host", "host"]
+    assert "small_kernel" in reasons[g.ops[1]] and "Kernel height must be at most 3" in reasons[g.ops[1]]
+    assert "accel has no SOFTMAX" in reasons[g.ops[2]]
+    assert not any(hasattr(op, "target") or hasattr(op, "reason") for op in g.ops)  # the IR is not written
     assert [(r.target, [o.index for o in r.ops]) for r in regions] == [("accel", [0]), ("host", [1, 2])]
 
 
 def test_adjacent_ops_on_same_target_merge_into_one_region():
     g = _graph([("CONV_2D", {}), ("ADD", {}), ("SOFTMAX", {}), ("CONV_2D", {}), ("ADD", {})])
-    partition(g, ["accel", "host"], [ACCEL, HOST])
-    regions = merge_regions(g.ops)
+    regions = merge_regions(g.ops, annotate(g, ["accel", "host"], [ACCEL, HOST]))
     assert [(r.target, len(r.ops)) for r in regions] == [("accel", 2), ("host", 1), ("accel", 2)]
 
 

@@ -386,24 +386,67 @@ def test_proof_checks_compressed_weight_streams():
     proof_fails(compiled, f"of {len(blob)} bytes is not inside the weights blob")
 
 
-def test_proof_guards_the_fast_conv_kernels_stack_buffer(tmp_path):
+def test_proof_guards_the_fast_conv_kernels_stack_buffer(tmp_path, monkeypatch):
     """A valid model: a VALID 3x3 convolution over 128 channels with an odd output width. The blocked conv
     kernel copies the window of each row's last pixel into a 1024-byte stack buffer, and 3 x 3 x 128 =
     1152 bytes do not fit (the firmware crashed with a smashed return address before the proof knew
-    this). Whatever kernel the codegen picks, the build must not produce that firmware."""
+    this). The paired kernel reads every window of this layer in place, so the codegen takes it; the
+    blocked kernel's layout (what the codegen picks when a layer does not qualify for the paired one) and the
+    paired kernel's patch mode (every window copied) must not produce that firmware."""
+    from edgesdk.targets.c.ops import conv_2d
+
     rng = np.random.default_rng(0)
     w = rng.integers(-3, 4, (8, 3, 3, 128)).astype(np.int8)
     data = modelgen.conv_model((1, 9, 9, 128), w, rng.integers(-100, 100, 8).astype(np.int32), (0.05, 0),
                                [0.01] * 8, (0.2, 0), padding=modelgen.VALID)
     compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
     (declaration,) = [d for d in compiled.executor.declarations if "edgesdk_conv2d_params" in d]
-    if ".blocked = 1" in declaration:  # the codegen chose the fast kernel: the proof must refuse it
-        proof_fails(compiled, "into its 1024-byte stack buffer (windows of the odd last column)")
-    else:
-        verify_build(compiled)
-    # The rule itself, independent of the codegen's choice: force the fast kernel with a folded bias.
-    compiled.executor.declarations = [d.replace(".blocked = 0", ".blocked = 1") for d in compiled.executor.declarations]
-    proof_fails(compiled, "stack buffer")
+    assert ".blocked = 2" in declaration
+    verify_build(compiled)
+    params = host_layers(compiled)[0].calls[0].args[0]
+    params.fields["blocked"] = 3  # the patch mode: both windows copied to the stack
+    proof_fails(compiled, "paired conv kernel would copy a 1152-byte filter window into its 1024-byte stack "
+                          "buffer (every window)")
+    monkeypatch.setattr(conv_2d, "paired_conv_ok", lambda *args: False)
+    blocked = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    assert any(".blocked = 1" in d for d in blocked.executor.declarations)
+    proof_fails(blocked, "blocked conv kernel would copy a 1152-byte filter window into its 1024-byte stack buffer "
+                         "(windows of the odd last column)")
+
+
+def test_proof_knows_the_paired_conv_layout(tmp_path):
+    """edgesdk_conv2d_s8_paired: the weights (two channels per 32-bit word), the biases and the {2M, r, k}
+    records the proof decodes must keep every channel's sum and k within int32, and the records be ones the
+    requantization defines."""
+    rng = np.random.default_rng(3)
+    w = rng.integers(-128, 128, (5, 3, 3, 4)).astype(np.int8)
+    data = modelgen.conv_model((1, 6, 6, 4), w, rng.integers(-500, 500, 5).astype(np.int32), (0.05, 3),
+                               [0.01] * 5, (0.2, -4))
+    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    verify_build(compiled)
+    params = host_layers(compiled)[0].calls[0].args[0]
+    assert params.fields["blocked"] == 3  # 3x3 over 4 channels: the patch mode
+    records = params.fields["requant"]
+
+    def with_record(channel: int, column: int, value: int):
+        values = list(records.values)
+        values[3 * channel + column] = value
+        params.fields["requant"] = Const(records.symbol, records.ctype, np.array(values, np.int64))
+
+    with_record(3, 2, (1 << 31) - 1000)  # channel 3's k: its sum plus k can overflow
+    proof_fails(compiled, "a channel's sums or requantization can overflow int32")
+    with_record(4, 1, 0)  # a right shift of 0
+    proof_fails(compiled, "a record's shift is not a right shift of 1..31")
+    params.fields["requant"] = records
+    layer = host_layers(compiled)[0]
+    call = layer.calls[0]
+    bias = call.args[3]
+    huge = list(bias.values)
+    huge[3] = (1 << 31) - 1 - 32767 * 18  # channel 3's bias 2^31 - 1: the second pair's high word, less 32767
+    # per two-tap chunk (36 taps: 18)
+    layer.calls[0] = KernelCall(call.kernel, (*call.args[:3], Const(bias.symbol, bias.ctype, np.array(huge)),
+                                              *call.args[4:]))
+    proof_fails(compiled, "a channel's sums or requantization can overflow int32")
 
 
 # -- importer checks the proof caught during fuzzing --------------------------------------------------------

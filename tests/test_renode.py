@@ -17,8 +17,9 @@ from edgesdk.emulator import Machine
 from edgesdk.errors import ToolchainError, UsageError
 from edgesdk.npu import cmdtable as C
 from edgesdk.npu import registers as R
+from edgesdk.targets.dsp import registers as D
 from edgesdk.npu.model import run_table
-from edgesdk.renode import PERIPHERAL_SOURCES, compile_peripherals, npu_library
+from edgesdk.renode import PERIPHERAL_SOURCES, compile_peripherals, native_libraries
 from edgesdk.renode.platform import (check_against_board, cpu_timing, emulator_board, platform_board, repl_path,
                                      resc_path, scaffold_repl)
 from edgesdk.renode.repl import Connection, Enum, Range, Reference, ReplSyntaxError, format_repl, parse_repl, read_repl
@@ -214,12 +215,14 @@ def test_csharp_register_constants_match_the_register_map():
 
 
 class Harness:
-    """PeripheralHarness.exe under Mono: the C# peripherals over the stand-ins, with libedgesdk_npu.so."""
+    """PeripheralHarness.exe under Mono: the C# peripherals over the stand-ins, with their native models
+    (libedgesdk_npu.so, libedgesdk_dsp.so)."""
 
     def __init__(self, tmp_path, flash_size=0x400000, sram_size=0x80000):
         self.dir = tmp_path
         self.exe = compile_peripherals(tmp_path, harness=True)
-        self.lib_dir = npu_library(tmp_path / "lib").parent
+        self.lib_dir = tmp_path / "lib"
+        native_libraries(self.lib_dir)
         self.args = [hex(FLASH), hex(flash_size), hex(SRAM), hex(sram_size)]
 
     def run(self, script: list) -> list:
@@ -434,3 +437,101 @@ def test_builtin_monitor_takes_only_the_exit_hook(tmp_path):
     with pytest.raises(RenodeError, match="accepts only the exit hook on edgesdk_board_exit"):
         monitor.execute(f'cpu AddHook {address} "cpu.Log(LogLevel.Info, 1)"')
     monitor.emulation.close()
+
+
+# ---- snapshots (issue 12 item 16) -----------------------------------------------------------------------
+# renode-test saves a snapshot whenever a test fails; Renode's serializer (Migrant) refuses native pointers
+# ("Pointer or ThreadLocal or SpinLock encountered during serialization"). The harness's `snapshot` does what
+# Migrant does to a peripheral (PeripheralHarness.cs, class Snapshot) and carries on with the restored copies.
+
+DSP_PROGRAMMABLE = [D.REG_OPCODE, D.REG_SRC0_ADDR, D.REG_SRC0_BYTES, D.REG_SRC1_ADDR, D.REG_SRC1_BYTES, D.REG_DST_ADDR,
+                    D.REG_DST_BYTES, D.REG_PARAM_ADDR, D.REG_PARAM_BYTES, D.REG_CONST_BASE, D.REG_CONST_BYTES]
+DSP_COUNTERS = [D.REG_STATUS, D.REG_LAST_CYCLES, D.REG_CYCLES_LO, D.REG_CYCLES_HI, D.REG_KERNELS, D.REG_ERRORS]
+
+
+@needs_mono
+def test_peripherals_survive_a_snapshot_and_keep_working(tmp_path):
+    """Every field of Npu1, Dsp1 and the exit device can be saved; after loading, the registers are those saved
+    and the NPU, with a new native model, runs a table on the bus as before."""
+    m = Memory()
+    table = C.encode(mixed_table(m, np.random.default_rng(3)))
+    table_offset = (len(m.flash) + 15) // 16 * 16
+    flash = bytes(m.flash) + bytes(table_offset - len(m.flash)) + table
+    (tmp_path / "flash.bin").write_bytes(flash)
+    (tmp_path / "sram.bin").write_bytes(bytes(m.sram))
+    expected_sram = bytearray(m.sram)
+    expected = run_table(table, {FLASH: bytearray(flash), SRAM: expected_sram}, [FLASH, SRAM],
+                         table_addr=FLASH + table_offset, read_only=[FLASH], memory_classes=BOARD_CLASSES)
+    dsp_values = [0x1000 + 4 * k for k in range(len(DSP_PROGRAMMABLE))]
+    reads = [f"read {r:#x}" for r in READ_BACK] + [f"read {R.reg_region_base(1):#x}", f"read {R.REG_IRQ_ENABLE:#x}"]
+    dsp_reads = [f"dsp-read {r:#x}" for r in DSP_PROGRAMMABLE + DSP_COUNTERS]
+    run = [f"load {SRAM:#x} {tmp_path / 'sram.bin'}", *program_and_start(FLASH + table_offset, len(table), R.IRQ_DONE)]
+    out = Harness(tmp_path / "cs").run(
+        ["serializable", f"load {FLASH:#x} {tmp_path / 'flash.bin'}", *run,
+         *[f"dsp-write {r:#x} {v:#x}" for r, v in zip(DSP_PROGRAMMABLE, dsp_values)],
+         f"dsp-write {D.REG_OPCODE:#x} 0xEE", f"dsp-write {D.REG_CTRL:#x} {D.CTRL_START}",  # an error, counted
+         *reads, *dsp_reads, "snapshot", *reads, *dsp_reads, "irq",
+         f"write {R.REG_IRQ_CLEAR:#x} {R.IRQ_DONE}", *run, *reads, f"save {SRAM:#x} {len(m.sram)} {tmp_path / 'out.bin'}"])
+    assert out[:3] == ["Npu1 ok", "Dsp1 ok", "SiFiveTestFinisher ok"]
+    n, d = len(reads), len(dsp_reads)
+    before, dsp_before = out[3:3 + n], out[3 + n:3 + n + d]
+    assert out[3 + n + d] == "snapshot ok"
+    after, dsp_after = out[4 + n + d:4 + 2 * n + d], out[4 + 2 * n + d:4 + 2 * n + 2 * d]
+    assert [int(v, 16) for v in before[:len(READ_BACK)]] == ctypes_registers(expected)
+    assert after == before  # the NPU's registers crossed the snapshot
+    dsp_before_values = [int(v, 16) for v in dsp_before]
+    assert dsp_before_values[:len(DSP_PROGRAMMABLE)] == [0xEE] + dsp_values[1:]
+    assert dsp_before_values[len(DSP_PROGRAMMABLE) + 5] == 1 and dsp_before_values[len(DSP_PROGRAMMABLE)] & D.STATUS_ERROR
+    assert dsp_after == dsp_before  # the DSP's too, counters included
+    assert out[4 + 2 * n + 2 * d] == "1"  # the IRQ line of the restored NPU
+    # The restored NPU (a new native model on the same bus) runs the table again: same registers, same SRAM.
+    assert out[5 + 2 * n + 2 * d:] == before
+    assert (tmp_path / "out.bin").read_bytes() == bytes(expected_sram)
+
+
+@needs_mono
+def test_snapshot_check_refuses_native_state_that_is_not_transient(tmp_path, monkeypatch):
+    """The harness's serializer is not a formality: without [Transient] on the native handle and callbacks,
+    it refuses Npu1 with Migrant's message, as Renode's snapshot did before."""
+    plain = tmp_path / "EdgesdkNpu1.cs"
+    plain.write_text(PERIPHERAL_SOURCES[0].read_text().replace("[Transient]", ""))
+    monkeypatch.setattr("edgesdk.renode.PERIPHERAL_SOURCES", (plain, *PERIPHERAL_SOURCES[1:]))
+    out = Harness(tmp_path / "cs").run(["serializable", "snapshot"])
+    assert "Npu1.device: IntPtr is a native pointer; mark it [Transient] and recreate it after loading" in out
+    assert "Npu1.busRead: BusReadFunction is a delegate; mark it [Transient] and recreate it after loading" in out
+    assert "Dsp1 ok" in out
+    assert out[-1].startswith("snapshot failed: Pointer or ThreadLocal or SpinLock encountered during serialization")
+
+
+def test_native_models_save_and_restore_their_registers():
+    """npu_/dsp_save_state and _restore_state, the C half of the snapshots, through ctypes: a fresh model given
+    the saved words reads back every register; a state of the wrong size is refused."""
+    import ctypes
+
+    from edgesdk.npu.model import load_npu_model
+    from edgesdk.targets.dsp.device import load_dsp_model
+
+    cases = [(load_npu_model(), "npu", [R.REG_CMD_BASE, R.REG_CMD_SIZE, R.REG_IRQ_ENABLE, R.reg_region_base(0),
+                                        R.reg_region_base(3)], range(0, 0x80, 4)),
+             (load_dsp_model(), "dsp", DSP_PROGRAMMABLE, [*DSP_PROGRAMMABLE, *DSP_COUNTERS])]
+    for lib, prefix, writable, readable in cases:
+        create, destroy = getattr(lib, f"{prefix}_create"), getattr(lib, f"{prefix}_destroy")
+        read, write = getattr(lib, f"{prefix}_reg_read"), getattr(lib, f"{prefix}_reg_write")
+        words = getattr(lib, f"{prefix}_state_words")
+        save, restore = getattr(lib, f"{prefix}_save_state"), getattr(lib, f"{prefix}_restore_state")
+        words.restype, save.restype, restore.restype = ctypes.c_uint32, None, ctypes.c_int
+        save.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32)]
+        restore.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
+        first, second = create(), create()
+        try:
+            for k, offset in enumerate(writable):
+                write(first, offset, 0x100 * (k + 1) | (1 if offset == R.REG_IRQ_ENABLE and prefix == "npu" else 0))
+            state = (ctypes.c_uint32 * words())()
+            save(first, state)
+            assert restore(second, state, words() - 1) == -1
+            assert restore(second, state, words()) == 0
+            assert [read(second, o) for o in readable] == [read(first, o) for o in readable], prefix
+            assert any(read(second, o) for o in writable)
+        finally:
+            destroy(first)
+            destroy(second)

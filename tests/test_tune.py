@@ -14,6 +14,7 @@ import pytest
 from conftest import model_path
 from edgesdk.cli import main
 from edgesdk.compiler import BuildOptions, compile_model
+from edgesdk.partition.partitioner import target_of
 from edgesdk.errors import UsageError
 from edgesdk.tune import CascadeChoice, Schedule, schedule_of
 from edgesdk.tune.log import LOG_FORMAT, LOG_VERSION, file_sha256
@@ -46,7 +47,7 @@ def _compressed_layer(compiled) -> int:
 def test_default_schedule_describes_the_default_build(kws_default):
     schedule = schedule_of(kws_default)
     assert [(layer.index, layer.type, layer.target) for layer in schedule.layers] == \
-        [(op.index, op.type, op.target) for op in kws_default.graph.ops]
+        [(op.index, op.type, target) for op, target in target_of(kws_default.regions).items()]
     assert schedule.cascades == ()  # KWS: the default keeps every layer whole (the 5 % cycle budget)
     assert all(layer.compress_weights for layer in _npu_conv_layers(schedule))
     assert all(layer.fc_paired is None for layer in schedule.layers)  # no FULLY_CONNECTED on the host

@@ -21,20 +21,19 @@ def _relax(name):
 
 def _inspect(name, targets=("npu", "c")):
     graph = import_tflite(model_path(name))
-    annotate(graph, list(targets))
-    return graph
+    return graph, annotate(graph, list(targets))
 
 
 @pytest.mark.parametrize("name", ["kws", "ic"])
 def test_composite_functions_are_the_ops_edgesdk_inspect_puts_on_the_npu(name):
     part = partition_for_edgesdk(_relax(name), "npu")
     offloaded = offloaded_ops(part)
-    graph = _inspect(name)
-    npu_ops = [op for op in graph.ops if op.target == "npu"]
+    graph, choices = _inspect(name)
+    npu_ops = [op for op in graph.ops if choices[op].target == "npu"]
     assert [op.type for _, _, op in offloaded] == [op.type for op in npu_ops]
     assert [op.outputs[0].shape for _, _, op in offloaded] == [op.outputs[0].shape for op in npu_ops]
     # MergeCompositeFunctions' functions are edgesdk's NPU regions.
-    npu_regions = [r for r in merge_regions(graph.ops) if r.target == "npu"]
+    npu_regions = [r for r in merge_regions(graph.ops, choices) if r.target == "npu"]
     assert len({region for region, _, _ in offloaded}) == len(npu_regions)
     assert all(composite.startswith("edgesdk_npu.") for _, composite, _ in offloaded)
 
@@ -56,4 +55,4 @@ def test_registered_patterns_work_with_fuse_ops_by_pattern():
     assert patterns and patterns[0].name == "edgesdk_npu.conv2d_clip"  # highest priority first
     mod = relax.transform.FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=False)(_relax("kws"))
     mod = relax.transform.MergeCompositeFunctions()(mod)
-    assert [op.type for _, _, op in offloaded_ops(mod)] == [op.type for op in _inspect("kws").ops if op.target == "npu"]
+    assert [op.type for _, _, op in offloaded_ops(mod)] == [op.type for op, choice in _inspect("kws")[1].items() if choice.target == "npu"]

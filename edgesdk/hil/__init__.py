@@ -3,12 +3,13 @@
     edgesdk hil OUT [--emulator builtin|renode] [--suite NAME ...]
 
 1. `prepare_hil()` (firmware.py) builds OUT/hil/: the firmware with embedded inputs that prints its
-   outputs over the UART, the reference outputs, and the suites' Robot variable file.
+   outputs over the UART, the reference outputs, the suites' Robot variable file, and the build's Renode
+   platform (only the peripherals the build uses) with the native models of its C# peripherals.
 2. builtin: plain `robot` runs the suites with edgesdk's implementation of Renode's keywords
-   (keywords.py); renode: `renode-test` runs the very same files in Renode, with the C NPU model built
-   as the library the C# peripheral loads (edgesdk/renode).
+   (keywords.py); renode: `renode-test` runs the very same files in Renode, with OUT/hil/renode/lib (those
+   native models) on LD_LIBRARY_PATH. Both load the build's platform, OUT/hil/renode/<board>.resc.
 3. The Robot summary is printed; Robot's output, log and report go to OUT/hil/robot/ (builtin) or
-   OUT/hil/renode/ (renode).
+   OUT/hil/renode/results/ (renode).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from ..errors import MissingDependency, ToolchainError, UsageError
 from ..resources import package_path
-from .firmware import HilBuild, prepare_hil
+from .firmware import BUILTIN_RESULTS, RENODE_RESULTS, HilBuild, prepare_hil
 
 SUITES_DIR = package_path("hil", "suites")  # shipped in the package: edgesdk/hil/suites/*.robot
 EMULATORS = ("builtin", "renode")
@@ -95,7 +96,7 @@ def require_robot() -> None:
 
 
 def _run_builtin(hil: HilBuild, files: list) -> HilResult:
-    results = hil.hil_dir / "robot"
+    results = hil.hil_dir / BUILTIN_RESULTS
     cmd = [sys.executable, "-m", "robot", "--name", f"edgesdk HIL {hil.model_name}", "--variable",
            f"BUILD:{hil.build_dir}", "--outputdir", str(results), "--consolecolors", "off",
            "--consolemarkers", "off", "--consolewidth", "110", *map(str, files)]
@@ -116,12 +117,12 @@ def _renode_test() -> str:
 
 
 def _run_renode(hil: HilBuild, files: list, renode_test: str) -> HilResult:
-    """renode-test with the NPU model library on LD_LIBRARY_PATH (the C# peripheral's P/Invoke loads it)."""
-    from ..renode import npu_library
-
-    library_dir = hil.hil_dir / "renode" / "lib"
-    npu_library(library_dir)
-    results = hil.hil_dir / "renode"
+    """renode-test with the native models of the platform's C# peripherals on LD_LIBRARY_PATH (their P/Invokes
+    load them); prepare_hil built them into the platform's lib/."""
+    if hil.platform is None:
+        raise UsageError(f"{hil.hil_dir} has no Renode platform; run edgesdk hil {hil.build_dir} to prepare it.")
+    library_dir = hil.platform.library_dir
+    results = hil.hil_dir / RENODE_RESULTS
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_dir), env.get("LD_LIBRARY_PATH")]))
     cmd = [renode_test, "--variable", f"BUILD:{hil.build_dir}", "--results-dir", str(results), *map(str, files)]

@@ -40,8 +40,15 @@ MODELLED_TYPES = {MEMORY_TYPE, UART_TYPE, SIFIVE_UART_TYPE, SIFIVE_GPIO_TYPE, CP
 # exit device (boards/hifive1-revb/hifive1-revb.resc), which the emulator answers itself (it logs the same line).
 EXIT_HOOK_SYMBOL = "edgesdk_board_exit"
 ACCEPTED_PREFIXES = ("IRQControllers.",)
-# Types defined by edgesdk's C# peripherals: usable only after `include @...cs` of their file, as in Renode.
-CSHARP_TYPES = {EXIT_TYPE, NPU_TYPE}
+
+
+def _csharp_peripheral_types() -> set:
+    """Types defined by edgesdk's C# peripherals (the exit device and every target peripheral with a .cs file):
+    usable only after `include @...cs` of their file, as in Renode."""
+    from ..renode import peripheral_models
+
+    return {EXIT_TYPE} | {kind for kind, model in peripheral_models().items()
+                          if any(str(source).endswith(".cs") for source in model.renode_sources)}
 
 
 def _target_types() -> set:
@@ -97,7 +104,7 @@ class BuiltinMachine:
         for entry in repl.entries.values():
             if entry.type is None:
                 continue
-            if entry.type in CSHARP_TYPES and entry.type not in self.emulation.csharp_types:
+            if entry.type in _csharp_peripheral_types() and entry.type not in self.emulation.csharp_types:
                 raise RenodeError(f"{path}:{entry.line}: type {entry.type} of '{entry.name}' is not known: include "
                                   "its C# file first (include @edgesdk/renode/...cs), as Renode requires.")
             modelled = MODELLED_TYPES | _target_types()
@@ -495,10 +502,11 @@ def _number(text: str) -> int:
 
 def _csharp_types(path: Path) -> set:
     """Renode type names (namespace after Antmicro.Renode.Peripherals + class) defined in a C# file."""
+    from ..renode import csharp_types
+
     if not path.is_file():
         raise RenodeError(f"include: file {path} not found.")
-    text = path.read_text()
-    namespace = re.search(r"namespace\s+Antmicro\.Renode\.Peripherals\.([\w.]+)", text)
-    if namespace is None:
+    types = csharp_types(path)
+    if not types:
         raise RenodeError(f"include {path}: no peripheral in namespace Antmicro.Renode.Peripherals.* found.")
-    return {f"{namespace.group(1)}.{name}" for name in re.findall(r"public\s+class\s+(\w+)", text)}
+    return types

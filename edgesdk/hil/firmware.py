@@ -12,12 +12,19 @@ outputs printed over the UART. It writes, into OUT/hil/:
                                --rounding tflm build)
     variables.py               Robot Framework variables for edgesdk/hil/suites/*.robot (firmware path, platform
                                script, expected UART lines, addresses the error and hang suites patch)
+    renode/                    the build's Renode platform (edgesdk/renode/build_platform.py): the board's
+                               .resc/.repl with only the peripherals the build uses, and lib/ with the native
+                               models of their C# peripherals
+    robot/, renode/results/    the suites' results (written by `edgesdk hil`'s runs)
 
 The same OUT/hil/ serves the built-in emulator, Renode and a board flashed with OUT/hil/firmware.elf.
+OUT/hil/ is edgesdk's: it carries the output marker and a manifest of what edgesdk wrote, and is replaced as a
+whole (staged, like `edgesdk build -o`) only when it holds nothing else; a file of the user's stops it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -27,10 +34,14 @@ import numpy as np
 
 from ..board import build_board
 from ..errors import UsageError
-from ..renode.platform import resc_path
+from ..output_dir import MARKER, foreign_files, staged_output, write_manifest
+from ..renode.build_platform import BuildPlatform, renode_path, write_build_platform
 from ..runner import coerce_input, load_report, random_inputs
 
 HIL_DIRNAME = "hil"
+PLATFORM_DIRNAME = "renode"  # OUT/hil/renode: the build's Renode platform and native libraries
+BUILTIN_RESULTS = "robot"  # Robot's output of the built-in emulator's runs
+RENODE_RESULTS = "renode/results"  # renode-test's results (and the snapshots of failed tests)
 OUTPUT_LINE_PREFIX = "edgesdk: output"
 # Virtual seconds (Renode's clock: instructions / PerformanceInMips) the suites allow for booting and for
 # the inference + printing. The largest shared model needs < 2 M instructions (10 ms at 200 MIPS); a
@@ -52,6 +63,7 @@ class HilBuild:
     expected_lines: list
     target_variables: dict  # the build's targets' own suite variables (Target.hil_variables)
     hang_address: int
+    platform: BuildPlatform | None = None  # the build's Renode platform (OUT/hil/renode)
 
 
 def expected_output_line(index: int, output: np.ndarray) -> str:
@@ -71,12 +83,6 @@ def prepare_hil(build_dir, inputs: list | None = None, seed: int = 0) -> HilBuil
         raise UsageError(f"{build_dir} has no generated sources (src/model.h); rebuild it with 'edgesdk build' "
                          "(the HIL firmware is compiled from them).")
     board = build_board(build_dir, report)
-    resc = resc_path(board)
-    if not resc.is_file():
-        raise UsageError(
-            f"Board {board.name} has no Renode script {resc.name} beside {board.path}; the HIL suites load the "
-            "board from it. Keep the board's folder (board.json with its .repl and .resc) as it was when you "
-            "built, or rebuild with a board that has one (edgesdk/boards/riscv-npu shows the files).")
     specs = report["io"]["inputs"]
     if inputs is None:
         inputs = random_inputs(report, seed)
@@ -85,29 +91,64 @@ def prepare_hil(build_dir, inputs: list | None = None, seed: int = 0) -> HilBuil
     inputs = [coerce_input(np.asarray(x), spec, k) for k, (x, spec) in enumerate(zip(inputs, specs))]
 
     hil_dir = build_dir / HIL_DIRNAME
-    if hil_dir.exists():
-        shutil.rmtree(hil_dir)
-    gen = hil_dir / "src"
-    shutil.copytree(src, gen)
-    write_harness_sources(gen, report, inputs)
-    with tempfile.TemporaryDirectory(prefix="edgesdk-hil-cmake-") as cmake_dir:
-        firmware = build_firmware(gen, hil_dir, board, build_dir=Path(cmake_dir))
+    check_hil_dir(hil_dir)
+    with staged_output(hil_dir) as stage:
+        platform = write_build_platform(board, report, stage / PLATFORM_DIRNAME)
+        gen = stage / "src"
+        shutil.copytree(src, gen)
+        write_harness_sources(gen, report, inputs)
+        with tempfile.TemporaryDirectory(prefix="edgesdk-hil-cmake-") as cmake_dir:
+            firmware = build_firmware(gen, stage, board, build_dir=Path(cmake_dir))
 
-    expected = run_reference(build_dir / "model.tflite", inputs, report["rounding"], "edgesdk hil (the expected outputs)")
-    for k, x in enumerate(inputs):
-        np.save(hil_dir / f"input_{k}.npy", x)
-    for k, y in enumerate(expected):
-        np.save(hil_dir / f"expected_{k}.npy", y)
+        expected = run_reference(build_dir / "model.tflite", inputs, report["rounding"],
+                                 "edgesdk hil (the expected outputs)")
+        for k, x in enumerate(inputs):
+            np.save(stage / f"input_{k}.npy", x)
+        for k, y in enumerate(expected):
+            np.save(stage / f"expected_{k}.npy", y)
 
-    symbols = _symbols(firmware)
-    hil = HilBuild(
-        build_dir=build_dir, hil_dir=hil_dir, firmware=firmware, variables_file=hil_dir / "variables.py",
-        model_name=_model_name(gen), board_name=board.name,
-        expected_lines=[expected_output_line(k, y) for k, y in enumerate(expected)],
-        target_variables=_target_variables(report, symbols),
-        hang_address=symbols["edgesdk_default_run"])
-    write_variables(hil, resc)
+        symbols = _symbols(firmware)
+        hil = HilBuild(
+            build_dir=build_dir, hil_dir=hil_dir, firmware=hil_dir / firmware.name,
+            variables_file=hil_dir / "variables.py", model_name=_model_name(gen), board_name=board.name,
+            expected_lines=[expected_output_line(k, y) for k, y in enumerate(expected)],
+            target_variables=_target_variables(report, symbols),
+            hang_address=symbols["edgesdk_default_run"], platform=_moved(platform, stage, hil_dir))
+        write_variables(hil, hil.platform.resc, stage / "variables.py")
+        write_manifest(stage, trees=(BUILTIN_RESULTS, RENODE_RESULTS))
     return hil
+
+
+def check_hil_dir(hil_dir: Path) -> None:
+    """OUT/hil may be replaced: absent, or edgesdk's (marker) holding only what edgesdk wrote (manifest)."""
+    if hil_dir.is_symlink() or (hil_dir.exists() and not hil_dir.is_dir()):
+        raise UsageError(f"{hil_dir} is not a directory edgesdk made (a symbolic link or a file); edgesdk hil writes "
+                         "its firmware and results there. Move it away, then run edgesdk hil again.")
+    if not hil_dir.exists() or not any(hil_dir.iterdir()):
+        return
+    if not (hil_dir / MARKER).is_file():
+        raise UsageError(f"{hil_dir} exists and was not written by this edgesdk (it has no {MARKER} file); edgesdk "
+                         "hil replaces that directory as a whole, so it only replaces its own. Move your files out "
+                         "of it and remove it, then run edgesdk hil again.")
+    foreign = foreign_files(hil_dir)
+    if foreign:
+        shown = ", ".join(str(p.relative_to(hil_dir)) for p in foreign[:5]) + (" ..." if len(foreign) > 5 else "")
+        raise UsageError(f"{hil_dir} holds {len(foreign)} file(s) edgesdk did not write: {shown}. edgesdk hil "
+                         "replaces that directory as a whole and never deletes what it did not write: move them "
+                         "elsewhere, then run edgesdk hil again. (The native libraries of the Renode peripherals "
+                         f"are built for you into {hil_dir / PLATFORM_DIRNAME / 'lib'}; keep libraries of your own "
+                         "in a directory of your own on LD_LIBRARY_PATH.)")
+
+
+def _moved(platform: BuildPlatform, stage: Path, final: Path) -> BuildPlatform:
+    """The platform's paths once the stage is in place at `final`."""
+    def move(path: Path) -> Path:
+        return final / path.relative_to(stage)
+
+    return dataclasses.replace(platform, directory=move(platform.directory), resc=move(platform.resc),
+                               repl=move(platform.repl), board_file=move(platform.board_file),
+                               library_dir=move(platform.library_dir),
+                               libraries=[move(p) for p in platform.libraries])
 
 
 def write_harness_sources(gen: Path, report: dict, inputs: list) -> None:
@@ -132,11 +173,12 @@ def write_harness_sources(gen: Path, report: dict, inputs: list) -> None:
     (gen / "edgesdk_harness_io.c").write_text("\n".join(lines))
 
 
-def write_variables(hil: HilBuild, resc: Path) -> None:
-    """OUT/hil/variables.py: a Robot Framework variable file (plain Python, any Robot version reads it)."""
+def write_variables(hil: HilBuild, resc: Path, path: Path | None = None) -> None:
+    """OUT/hil/variables.py (or `path`): a Robot Framework variable file (plain Python, any Robot version reads
+    it). The suites use FIRMWARE and RESC in monitor commands (`@${RESC}`): Renode's path syntax, spaces escaped."""
     values = {
-        "FIRMWARE": str(hil.firmware),
-        "RESC": str(resc.resolve()),
+        "FIRMWARE": renode_path(hil.firmware).removeprefix("@"),
+        "RESC": renode_path(resc).removeprefix("@"),
         "UART": "sysbus.uart0",
         "BOARD_NAME": hil.board_name,
         "MODEL_NAME": hil.model_name,
@@ -150,7 +192,7 @@ def write_variables(hil: HilBuild, resc: Path) -> None:
     }
     text = [f"# Generated by edgesdk hil for {hil.build_dir}: variables of the Robot suites in edgesdk/hil/suites/.", ""]
     text += [f"{name} = {value!r}" for name, value in values.items()]
-    hil.variables_file.write_text("\n".join(text) + "\n")
+    (path or hil.variables_file).write_text("\n".join(text) + "\n")
 
 
 def _target_variables(report: dict, symbols: dict) -> dict:

@@ -79,8 +79,6 @@ class Op:
     attrs: dict = field(default_factory=dict)
     uint8_semantics: bool = False
     intermediates: list = field(default_factory=list)  # quantization-only tensors of recurrent ops (TFLite)
-    target: str | None = None  # set by the partitioner
-    reason: str = ""  # why the partitioner chose `target` (the failed constraint of higher-priority targets)
     # The .tflite subgraph the op comes from: 0 for the main one; control flow (WHILE, IF) inlines the ops of
     # other subgraphs into the graph's one schedule (edgesdk/importer/control_flow.py), `index` stays the
     # operator's index within its own subgraph.

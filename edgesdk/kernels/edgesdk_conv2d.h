@@ -24,9 +24,13 @@ typedef struct {
     const int32_t *multiplier; /* per output channel (repeated when per-tensor) */
     const int32_t *shift;      /* per output channel, TFLite convention: > 0 is a left shift */
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
-    int32_t blocked;           /* 1: the fast path below (filter layout and bias differ, see there) */
+    int32_t blocked;           /* EDGESDK_CONV_BLOCKED / _PAIRED: a fast path below (filter layout and bias differ) */
+    const int32_t *requant;    /* EDGESDK_CONV_PAIRED(_PATCHES): per channel {2 * multiplier, r, k}, see there */
     const float *scale_f32;    /* per output channel, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QLinearConv) */
 } edgesdk_conv2d_params;
+
+#define EDGESDK_CONV_BLOCKED 1 /* int8 weights in blocks of 8 output channels (edgesdk_conv2d_blocked.c) */
+#define EDGESDK_CONV_PAIRED 2  /* two output channels per 32-bit weight word (edgesdk_conv2d_paired.c) */
 
 /* Largest filter window (filter_h * filter_w * filter_in_c bytes) the fast path copies for border pixels. */
 #define EDGESDK_CONV_PATCH_MAX 1024
@@ -49,6 +53,33 @@ void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, cons
  */
 void edgesdk_conv2d_s8_blocked(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
                                const int32_t *bias, int8_t *output);
+
+/*
+ * The paired fast path (edgesdk_conv2d_paired.c): the conditions of the blocked one, two taps of any output
+ * channel summing to [-32767, 32768] for int8 inputs (true of any int8 weights: see the kernel), and
+ * k of every channel within the reach of edgesdk_requant_rk. Output channels a, a + 1 form a pair; the pairs
+ * (at least two: missing channels are zero) run in blocks of 3, then of 2 (edgesdk_conv_pair_blocks). Then:
+ *   filter: int32 words w[a] + 65536 * w[a + 1], 4-byte aligned; per block, per filter row fy, per two taps
+ *           t, t + 1 of the row (tap = fx * in_c + c): [tap t: the block's words][tap t + 1: its words], and a
+ *           row's odd last tap alone. EDGESDK_CONV_PAIRED_PATCHES: the whole window is one row (every pixel
+ *           reads a copy of its window);
+ *   bias:   per pair: bias'[a] + 65536 * bias'[a + 1] and bias'[a + 1] - 32767 * chunks (both mod 2^32),
+ *           bias' the folded bias of the blocked path (0 for a missing channel), chunks the two-tap chunks
+ *           (and odd last taps) of a window: rows * ceil(taps per row / 2);
+ *   requant: per channel of every pair 2 * multiplier (uint32 bits), r and k (edgesdk_requant_rk).
+ */
+#define EDGESDK_CONV_PAIRED_PATCHES 3 /* blocked: EDGESDK_CONV_PAIRED over copies of every window */
+void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *init, int8_t *output);
+
+/* The paired kernel's blocks for `pairs` channel pairs: 3-pair blocks, then 2-pair ones (pairs < 2 count as 2). */
+static inline void edgesdk_conv_pair_blocks(int32_t pairs, int32_t *blocks3, int32_t *blocks2)
+{
+    pairs = pairs < 2 ? 2 : pairs;
+    const int32_t rest = pairs % 3;
+    *blocks3 = pairs / 3 - (rest == 1);
+    *blocks2 = rest == 0 ? 0 : rest == 2 ? 1 : 2;
+}
 
 /*
  * int16 CONV_2D (16x8: int16 activations with zero point 0, int8 symmetric per-channel filters, int64 or int32

@@ -33,7 +33,7 @@ void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const
     /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
      * the parameters in registers. */
     if (p->sliding) {
-        edgesdk_depthwise_conv2d_s8_sliding(p, input, filter, bias, output);
+        edgesdk_depthwise_conv2d_s8_sliding(p, input, (const edgesdk_dw_channel *)(const void *)bias, output);
         return;
     }
     const edgesdk_depthwise_conv2d_params params = *p;

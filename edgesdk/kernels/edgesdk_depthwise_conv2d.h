@@ -25,7 +25,7 @@ typedef struct {
     const int32_t *multiplier; /* per output channel */
     const int32_t *shift;      /* per output channel */
     int32_t rounding;          /* EDGESDK_ROUNDING_* */
-    int32_t sliding;           /* 1: the fast path below (filter layout and bias differ, see there) */
+    int32_t sliding;           /* 1: the fast path below (per-channel records instead of filter and bias) */
     const float *scale_f32;    /* per output channel, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QLinearConv) */
 } edgesdk_depthwise_conv2d_params;
 
@@ -36,15 +36,28 @@ void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const
 
 /*
  * The fast path (edgesdk_depthwise_conv2d_sliding.c), chosen by the compiler per layer when all of these
- * hold: a 3x3 filter, stride 1 or 2 (both directions alike), dilation 1, depth_multiplier 1, rounding
- * EDGESDK_ROUNDING_DOUBLE, every shift in [-31, -1], filter_offset 0, and |folded bias| + 128 * sum|w| < 2^31
- * for every channel (no sum can overflow). Then:
- *   filter: [channel][fy][fx] (the 9 weights of a channel adjacent);
- *   bias:   bias[c] + input_offset * sum of the channel's 9 weights (required, never NULL).
+ * hold: a 3x3 filter, stride 1 or 2 (both directions alike), dilation 1, depth_multiplier 1, in_h >= 3, at
+ * most one padded column on each side, rounding EDGESDK_ROUNDING_DOUBLE, every shift in [-31, -1],
+ * filter_offset 0, |folded bias| + 128 * sum|w| < 2^31 for every channel (no sum can overflow) and that bound
+ * plus |k| below 2^31 (edgesdk_requant_rk). Then `filter` is NULL, `multiplier` and `shift` are not read, and
+ * `bias` points to one record per channel (9 int32 words, edgesdk_dw_channel):
+ *   bias:   bias[c] + input_offset * sum of the channel's 9 weights;
+ *   m2:     2 * multiplier[c] (as uint32); r: -shift[c]; k: (1 + 2 * output_offset) * 2^(r - 1);
+ *   z0, z2: zero_point * (w[0][0] + w[1][0] + w[2][0]) and * (w[0][2] + w[1][2] + w[2][2]), the taps of a
+ *           padded left / right column (zero_point = -input_offset);
+ *   w:      the 9 weights [fy][fx], then 3 zero bytes.
  * The output is written channel by channel along each output row (every byte once).
  */
+typedef struct {
+    int32_t bias;
+    uint32_t m2;
+    int32_t r, k;
+    int32_t z0, z2;
+    int8_t w[12];
+} __attribute__((may_alias)) edgesdk_dw_channel; /* read from the compiler's int32 array */
+
 void edgesdk_depthwise_conv2d_s8_sliding(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
-                                         const int8_t *filter, const int32_t *bias, int8_t *output);
+                                         const edgesdk_dw_channel *channels, int8_t *output);
 
 /*
  * int16 DEPTHWISE_CONV_2D (16x8: int16 activations with zero point 0, int8 symmetric per-channel filters, int64

@@ -3,16 +3,21 @@
  * the reference loops in edgesdk_depthwise_conv2d.c, for the layers the compiler qualifies (conditions and
  * data layout in edgesdk_depthwise_conv2d.h).
  *
- * One channel of one output row at a time: its 9 weights, bias and requantization constants stay in
- * registers while the window slides along the row. Each input column (3 values, one per filter row) is
- * loaded once and added to the outputs it belongs to: with stride 1 a column is tap 2 of the output it
- * completes, tap 1 of the next and tap 0 of the one after, so three running sums rotate (the loop is
- * unrolled three times so that they rotate by renaming, not by moves).
+ * One channel of one output row at a time: its 9 weights, bias and requantization constants (one record,
+ * edgesdk_dw_channel) stay in registers while the window slides along the row. Each input column (3 values,
+ * one per filter row) is loaded once and added to the outputs it belongs to: with stride 1 a column is tap 2
+ * of the output it completes, tap 1 of the next and tap 0 of the one after, so three running sums rotate (the
+ * loop is unrolled three times so that they rotate by renaming, not by moves; stride 2: two columns per
+ * output, unrolled twice). Per output that is 3 (stride 2: 6) loads, 9 multiplies, 9 adds, the 8-instruction
+ * requantization (edgesdk_requant_rk), the clamp and the store.
  *
- * Padding: columns outside the image read as the input zero point, which the folded bias expects
- * (bias' = bias + input_offset * sum(w), input_offset = -zero_point, so a padded tap adds 0 to the true
- * accumulator, as in TFLite). Filter rows outside the image get zero weights instead and their
- * zero_point * w terms go into that row's bias.
+ * Padding (at most one column on each side): a column outside the image would hold the input zero point,
+ * which the folded bias expects (bias' = bias + input_offset * sum(w), input_offset = -zero_point, so a padded
+ * tap adds 0 to the true accumulator, as in TFLite); its taps are the record's constants z0 (left column, tap
+ * 0 of the first output) and z2 (right column, tap 2 of the last), so no loop tests where a column lies. The
+ * kernel always reads three image rows; on a row whose window reaches past the top or bottom, the weights are
+ * moved to the rows they multiply and a filter row outside the image gets zero weights, its zero_point * w
+ * terms going into the bias (edge_row).
  */
 #include "edgesdk_depthwise_conv2d.h"
 
@@ -20,152 +25,208 @@
 #include "edgesdk_requant.h"
 
 typedef struct {
-    int32_t in_w, channels, out_w, pad_left;
-    int32_t zero_point, output_offset, act_min, act_max;
+    int32_t channels, row_bytes;
+    int32_t pad_left, pad_right; /* 0 or 1 */
+    int32_t body_bytes;          /* output bytes of the outputs before a padded right column */
+    int32_t zero_point, act_min, act_max;
 } dw_geometry;
 
-/* One channel of one output row: the input rows of the window at this channel (column 0), the 9 weights
- * [fy][fx] with the rows outside the image zeroed, the bias with their correction, the requantization. */
-typedef struct {
-    const int8_t *rows[3];
-    int32_t w[9];
-    int32_t bias, multiplier, shift;
-} dw_pass;
-
-/* The column at input x `ix` into x0..x2 (zero point outside the image); q0..q2 advance over the valid
- * columns, which come in one contiguous run. */
-#define FETCH_COLUMN()                                                                                  \
+/* The next column inside the image, into x0..x2. The empty asm keeps the column pointer opaque, so that GCC
+ * does not derive a pointer per unrolled column (which needs more registers than RV32 has). */
+#define COLUMN()                                                                                        \
     do {                                                                                                \
-        if ((uint32_t)ix < (uint32_t)in_w) {                                                            \
-            x0 = *q0;                                                                                   \
-            x1 = *q1;                                                                                   \
-            x2 = *q2;                                                                                   \
-            q0 += channels;                                                                             \
-            q1 += channels;                                                                             \
-            q2 += channels;                                                                             \
-        } else {                                                                                        \
-            x0 = x1 = x2 = zero_point;                                                                  \
-        }                                                                                               \
-        ix++;                                                                                           \
+        const int8_t *r_ = q;                                                                           \
+        x0 = *r_;                                                                                       \
+        r_ += row_bytes;                                                                                \
+        x1 = *r_;                                                                                       \
+        r_ += row_bytes;                                                                                \
+        x2 = *r_;                                                                                       \
+        q += channels;                                                                                  \
+        __asm__("" : "+r"(q));                                                                          \
     } while (0)
 
 /* The current column times filter column j. */
 #define TAPS(j) (w[(j)] * x0 + w[3 + (j)] * x1 + w[6 + (j)] * x2)
 
-/* Requantize and store one output, move to the next output pixel; leave the loop after the last one. */
+/* Requantize and store one output and move to the next output pixel. */
 #define STORE(acc)                                                                                      \
     do {                                                                                                \
-        *out = edgesdk_requant_output(edgesdk_requant_right((acc), multiplier, shift), output_offset,   \
-                                      act_min, act_max);                                                \
+        *out = edgesdk_clamp_s8(edgesdk_requant_rk((acc), m2, r, big_k), act_min, act_max);             \
         out += channels;                                                                                \
-        if (out == end) {                                                                               \
-            return;                                                                                     \
-        }                                                                                               \
+        __asm__("" : "+r"(out));                                                                        \
     } while (0)
 
-#define PASS_LOCALS                                                                                     \
-    const int32_t in_w = g->in_w, channels = g->channels, zero_point = g->zero_point;                   \
-    const int32_t output_offset = g->output_offset, act_min = g->act_min, act_max = g->act_max;         \
-    const int32_t bias = s->bias, multiplier = s->multiplier, shift = s->shift;                         \
+#define CHANNEL_LOCALS                                                                                  \
+    const int32_t channels = g->channels, row_bytes = g->row_bytes;                                     \
+    const int32_t act_min = g->act_min, act_max = g->act_max;                                           \
+    const int32_t bias = rec->bias, r = rec->r, big_k = rec->k;                                         \
+    const uint32_t m2 = rec->m2;                                                                        \
     int32_t w[9];                                                                                       \
-    _Pragma("GCC unroll 9") for (int k = 0; k < 9; k++) { w[k] = s->w[k]; }                             \
-    const int8_t *q0 = s->rows[0], *q1 = s->rows[1], *q2 = s->rows[2];                                  \
-    int8_t *const end = out + g->out_w * channels;                                                      \
-    int32_t ix = -g->pad_left;                                                                          \
+    _Pragma("GCC unroll 9") for (int k_ = 0; k_ < 9; k_++) { w[k_] = rec->w[k_]; }                      \
+    const int8_t *q = row0;                                                                             \
+    int8_t *const body_end = out + g->body_bytes;                                                       \
     int32_t x0, x1, x2
 
-static EDGESDK_ALWAYS_INLINE void row_stride1(const dw_geometry *g, const dw_pass *s, int8_t *out)
+/* Stride 1: output ox reads columns ox - pad_left + {0, 1, 2}. Before column ox - pad_left + 2, `a` holds
+ * output ox's sum of taps 0 and 1, `b` output ox + 1's tap 0. */
+static EDGESDK_ALWAYS_INLINE void row_stride1(const dw_geometry *g, const edgesdk_dw_channel *rec,
+                                              const int8_t *row0, int8_t *out)
 {
-    PASS_LOCALS;
-    FETCH_COLUMN();
-    int32_t a = bias + TAPS(0);
-    FETCH_COLUMN();
+    CHANNEL_LOCALS;
+    int32_t a, b, c;
+    if (g->pad_left) {
+        a = bias + rec->z0;
+    } else {
+        COLUMN();
+        a = bias + TAPS(0);
+    }
+    COLUMN();
     a += TAPS(1);
-    int32_t b = bias + TAPS(0);
-    int32_t c;
-    for (;;) {
-        FETCH_COLUMN();
-        c = bias + TAPS(0);
-        b += TAPS(1);
-        STORE(a + TAPS(2));
-        FETCH_COLUMN();
-        a = bias + TAPS(0);
-        c += TAPS(1);
-        STORE(b + TAPS(2));
-        FETCH_COLUMN();
-        b = bias + TAPS(0);
-        a += TAPS(1);
-        STORE(c + TAPS(2));
+    b = bias + TAPS(0);
+    if (out != body_end) {
+        for (;;) {
+            COLUMN();
+            c = bias + TAPS(0);
+            b += TAPS(1);
+            STORE(a + TAPS(2));
+            if (out == body_end) {
+                a = b;
+                break;
+            }
+            COLUMN();
+            a = bias + TAPS(0);
+            c += TAPS(1);
+            STORE(b + TAPS(2));
+            if (out == body_end) {
+                a = c;
+                break;
+            }
+            COLUMN();
+            b = bias + TAPS(0);
+            a += TAPS(1);
+            STORE(c + TAPS(2));
+            if (out == body_end) {
+                break;
+            }
+        }
+    }
+    if (g->pad_right) { /* the last output: its third column is padding */
+        STORE(a + rec->z2);
     }
 }
 
-static EDGESDK_ALWAYS_INLINE void row_stride2(const dw_geometry *g, const dw_pass *s, int8_t *out)
+/* Stride 2: output ox reads columns 2 * ox - pad_left + {0, 1, 2}; the last is tap 0 of output ox + 1.
+ * Before column 2 * ox - pad_left + 1, `b` holds output ox's tap 0. */
+static EDGESDK_ALWAYS_INLINE void row_stride2(const dw_geometry *g, const edgesdk_dw_channel *rec,
+                                              const int8_t *row0, int8_t *out)
 {
-    PASS_LOCALS;
-    FETCH_COLUMN();
-    int32_t a = bias + TAPS(0);
-    int32_t b;
-    for (;;) {
-        FETCH_COLUMN();
-        a += TAPS(1);
-        FETCH_COLUMN();
+    CHANNEL_LOCALS;
+    int32_t a, b, c;
+    if (g->pad_left) {
+        b = bias + rec->z0;
+    } else {
+        COLUMN();
         b = bias + TAPS(0);
-        STORE(a + TAPS(2));
-        FETCH_COLUMN();
-        b += TAPS(1);
-        FETCH_COLUMN();
-        a = bias + TAPS(0);
-        STORE(b + TAPS(2));
+    }
+    if (out != body_end) {
+        for (;;) {
+            COLUMN();
+            a = b + TAPS(1);
+            COLUMN();
+            c = bias + TAPS(0);
+            STORE(a + TAPS(2));
+            if (out == body_end) {
+                b = c;
+                break;
+            }
+            COLUMN();
+            a = c + TAPS(1);
+            COLUMN();
+            b = bias + TAPS(0);
+            STORE(a + TAPS(2));
+            if (out == body_end) {
+                break;
+            }
+        }
+    }
+    if (g->pad_right) { /* the last output: its middle column is inside the image, its third is padding */
+        COLUMN();
+        a = b + TAPS(1);
+        STORE(a + rec->z2);
     }
 }
 
-/* Every channel of output row oy. rows[r]: input row r of the window at channel 0, or NULL outside the image. */
-static void output_row(const edgesdk_depthwise_conv2d_params *q, const dw_geometry *g, const int8_t *const rows[3],
-                       const int8_t *filter, const int32_t *bias, int8_t *out_row)
+/* `count` channels of one output row, from the channel at row0 / out on, with records rec[0..count). */
+static void run_channels(const dw_geometry *g, int32_t stride, const edgesdk_dw_channel *rec, int32_t count,
+                         const int8_t *row0, int8_t *out)
 {
-    const int8_t *const any_row = rows[0] ? rows[0] : rows[1] ? rows[1] : rows[2];
-    for (int32_t c = 0; c < g->channels; c++, filter += 9) {
-        dw_pass s;
-        s.bias = bias[c];
-        s.multiplier = q->multiplier[c];
-        s.shift = q->shift[c];
-#pragma GCC unroll 3
-        for (int r = 0; r < 3; r++) {
-#pragma GCC unroll 3
-            for (int j = 0; j < 3; j++) {
-                s.w[3 * r + j] = filter[3 * r + j];
+    const edgesdk_dw_channel *const rec_end = rec + count;
+    if (stride == 1) {
+        for (; rec != rec_end; rec++, row0++, out++) {
+            row_stride1(g, rec, row0, out);
+        }
+    } else {
+        for (; rec != rec_end; rec++, row0++, out++) {
+            row_stride2(g, rec, row0, out);
+        }
+    }
+}
+
+enum { EDGE_CHUNK = 16 }; /* channels whose adjusted records an edge row builds at a time (on the stack) */
+
+/* An output row whose window starts at input row iy0 outside [0, in_h - 3]: the loaded rows are base..base+2;
+ * filter row fy multiplies loaded row iy0 + fy - base, or nothing (bias correction) outside the image. */
+static void edge_row(const dw_geometry *g, int32_t stride, const edgesdk_dw_channel *rec, int32_t iy0, int32_t base,
+                     int32_t in_h, const int8_t *row0, int8_t *out)
+{
+    edgesdk_dw_channel adjusted[EDGE_CHUNK];
+    for (int32_t c0 = 0; c0 < g->channels; c0 += EDGE_CHUNK) {
+        const int32_t count = g->channels - c0 < EDGE_CHUNK ? g->channels - c0 : EDGE_CHUNK;
+        for (int32_t i = 0; i < count; i++) {
+            const edgesdk_dw_channel *src = &rec[c0 + i];
+            edgesdk_dw_channel *dst = &adjusted[i];
+            *dst = *src;
+            dst->z0 = dst->z2 = 0;
+            for (int32_t t = 0; t < 9; t++) {
+                dst->w[t] = 0;
             }
-            s.rows[r] = (rows[r] ? rows[r] : any_row) + c;
-            if (rows[r] == 0) { /* outside the image: zero weights, the zero_point * w terms go into the bias */
-                s.bias += g->zero_point * (s.w[3 * r] + s.w[3 * r + 1] + s.w[3 * r + 2]);
-                s.w[3 * r] = s.w[3 * r + 1] = s.w[3 * r + 2] = 0;
+            for (int32_t fy = 0; fy < 3; fy++) {
+                const int8_t *wr = &src->w[3 * fy];
+                const int32_t iy = iy0 + fy;
+                if (iy < 0 || iy >= in_h) {
+                    dst->bias += g->zero_point * (wr[0] + wr[1] + wr[2]);
+                    continue;
+                }
+                dst->z0 += g->zero_point * wr[0];
+                dst->z2 += g->zero_point * wr[2];
+                for (int32_t j = 0; j < 3; j++) {
+                    dst->w[3 * (iy - base) + j] = wr[j];
+                }
             }
         }
-        if (q->stride_w == 1) {
-            row_stride1(g, &s, out_row + c);
-        } else {
-            row_stride2(g, &s, out_row + c);
-        }
+        run_channels(g, stride, adjusted, count, row0 + c0, out + c0);
     }
 }
 
 void edgesdk_depthwise_conv2d_s8_sliding(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
-                                         const int8_t *filter, const int32_t *bias, int8_t *output)
+                                         const edgesdk_dw_channel *channels, int8_t *output)
 {
     const edgesdk_depthwise_conv2d_params q = *p; /* a copy: int8 stores may alias *p as far as C knows */
-    const dw_geometry g = {q.in_w, q.in_c, q.out_w, q.pad_left, -q.input_offset, q.output_offset, q.act_min,
-                           q.act_max};
-    const int32_t row_bytes = q.in_w * q.in_c;
+    const int32_t pad_right = (q.out_w - 1) * q.stride_w - q.pad_left + 3 > q.in_w;
+    const dw_geometry g = {q.in_c, q.in_w * q.in_c, q.pad_left, pad_right, (q.out_w - pad_right) * q.in_c,
+                           -q.input_offset, q.act_min, q.act_max};
     for (int32_t b = 0; b < q.batches; b++) {
-        const int8_t *in = input + b * q.in_h * row_bytes;
+        const int8_t *in = input + b * q.in_h * g.row_bytes;
         int8_t *out_row = output + b * q.out_h * q.out_w * q.out_c;
         for (int32_t oy = 0; oy < q.out_h; oy++, out_row += q.out_w * q.out_c) {
-            const int8_t *rows[3];
-            for (int r = 0; r < 3; r++) {
-                const int32_t iy = oy * q.stride_h - q.pad_top + r;
-                rows[r] = iy >= 0 && iy < q.in_h ? in + iy * row_bytes : 0;
+            const int32_t iy0 = oy * q.stride_h - q.pad_top;
+            const int32_t base = iy0 < 0 ? 0 : iy0 > q.in_h - 3 ? q.in_h - 3 : iy0;
+            const int8_t *row0 = in + base * g.row_bytes;
+            if (iy0 == base) {
+                run_channels(&g, q.stride_w, channels, q.in_c, row0, out_row);
+            } else {
+                edge_row(&g, q.stride_w, channels, iy0, base, q.in_h, row0, out_row);
             }
-            output_row(&q, &g, rows, filter, bias, out_row);
         }
     }
 }

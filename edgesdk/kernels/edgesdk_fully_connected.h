@@ -37,6 +37,7 @@ void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const i
 
 #define EDGESDK_FC_BLOCKED 1 /* int8 weights in blocks of 16 units */
 #define EDGESDK_FC_PAIRED 2  /* two units per 32-bit weight word (twice the flash, 2.25 instead of 3 per MAC) */
+#define EDGESDK_FC_PAIRED_QUADS 3 /* EDGESDK_FC_PAIRED, lanes read every four taps (see below) */
 
 /*
  * The fast path (edgesdk_fully_connected_blocked.c), chosen by the compiler per layer when: filter_offset 0,
@@ -49,7 +50,10 @@ void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const i
  *   filter, EDGESDK_FC_PAIRED (also needs every weight in [-127, 127]): int32 words w[a] + 65536 * w[a + 1]
  *           for unit pairs (a, a + 1) (an odd last unit pairs with zeros), 4-byte aligned, in blocks of 8
  *           pairs: per two taps [tap][8 pairs] twice, an odd last tap [8 pairs] once; then the remaining
- *           pairs one by one in the same order.
+ *           pairs one by one in the same order;
+ *   EDGESDK_FC_PAIRED_QUADS: the EDGESDK_FC_PAIRED layout, for weights whose every four taps 4q..4q + 3 of a
+ *           unit sum to [-32767, 32768] for any int8 input (sum of max(127 w, -128 w) <= 32768 and of
+ *           min(127 w, -128 w) >= -32767).
  */
 void edgesdk_fully_connected_s8_blocked(const edgesdk_fully_connected_params *p, const int8_t *input,
                                         const int8_t *filter, const int32_t *bias, int8_t *output);

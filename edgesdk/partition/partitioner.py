@@ -12,16 +12,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..errors import UnsupportedOpError, UsageError
 from ..ir.graph import Graph
 from ..targets import target_support
 
 
+class Choice(NamedTuple):
+    """Where annotate puts one op, and why (the failed constraint of each higher-priority target)."""
+
+    target: str | None  # None: no target of the list accepts it
+    reason: str
+
+
 @dataclass
 class Region:
+    """Consecutive ops on one target: the partition's result (the graph IR itself is never written)."""
+
     target: str
     ops: list = field(default_factory=list)
+    reasons: dict = field(default_factory=dict)  # op -> why it runs on this target (Choice.reason)
 
     @property
     def index_range(self) -> str:
@@ -29,35 +40,35 @@ class Region:
         return f"{idx[0]}..{idx[-1]}" if len(idx) > 1 else f"{idx[0]}"
 
 
-def annotate(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> list:
-    """Set op.target/op.reason; return the ops no target accepts.
+def annotate(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> dict:
+    """{op: Choice(target, reason)} for every op of the graph (target None: no target accepts it).
 
     `supports` (TargetSupport per target) defaults to the registered targets' tables. `forced` (operator
     index -> target, from a tuning schedule, edgesdk/tune) overrides the priority order for those ops; the
     forced target must be in the list and accept the op.
     """
     supports = supports or [target_support(t) for t in targets]
-    rejected = []
-    for op in graph.ops:
-        if forced and op.file_operator and op.index in forced:
-            _force_target(op, forced[op.index], targets, supports)
-            continue
-        reasons = []
-        for name, support in zip(targets, supports):
-            ok, detail = support.check(op)
-            if ok:
-                op.target = name
-                op.reason = "; ".join(reasons) if reasons else f"{name}: all constraints met"
-                break
-            reasons.append(f"not {name}: {detail}")
-        else:
-            op.target = None
-            op.reason = "; ".join(reasons)
-            rejected.append(op)
-    return rejected
+    return {op: _forced_choice(op, forced[op.index], targets, supports)
+            if forced and op.file_operator and op.index in forced  # inlined WHILE / IF ops keep the priority order
+            else _first_accepting(op, targets, supports) for op in graph.ops}
 
 
-def _force_target(op, name: str, targets: list, supports: list) -> None:
+def _first_accepting(op, targets: list, supports: list) -> Choice:
+    reasons = []
+    for name, support in zip(targets, supports):
+        ok, detail = support.check(op)
+        if ok:
+            return Choice(name, "; ".join(reasons) if reasons else f"{name}: all constraints met")
+        reasons.append(f"not {name}: {detail}")
+    return Choice(None, "; ".join(reasons))
+
+
+def rejected_ops(choices: dict) -> list:
+    """The ops no target accepts, in graph order."""
+    return [op for op, choice in choices.items() if choice.target is None]
+
+
+def _forced_choice(op, name: str, targets: list, supports: list) -> Choice:
     """Put `op` on target `name` as a tuning schedule asks, if that target is in the list and accepts it."""
     if name not in targets:
         raise UsageError(f"The tuning schedule puts {op.location} on target '{name}', which is not in the target "
@@ -67,29 +78,40 @@ def _force_target(op, name: str, targets: list, supports: list) -> None:
     if not ok:
         raise UsageError(f"The tuning schedule puts {op.location} on target '{name}', which cannot run it: "
                          f"{detail}. Re-run 'edgesdk tune' for this model and edgesdk version.")
-    op.target = name
-    op.reason = f"{name}: chosen by the tuning schedule (all constraints met)"
+    return Choice(name, f"{name}: chosen by the tuning schedule (all constraints met)")
 
 
-def merge_regions(ops: list) -> list:
+def merge_regions(ops: list, choices: dict) -> list:
     """Consecutive ops with the same target -> one Region each."""
     regions: list = []
     for op in ops:
-        if regions and regions[-1].target == op.target:
-            regions[-1].ops.append(op)
-        else:
-            regions.append(Region(op.target, [op]))
+        target, reason = choices[op]
+        if not regions or regions[-1].target != target:
+            regions.append(Region(target))
+        regions[-1].ops.append(op)
+        regions[-1].reasons[op] = reason
     return regions
+
+
+def target_of(regions: list) -> dict:
+    """{op: target name} of a partition."""
+    return {op: region.target for region in regions for op in region.ops}
+
+
+def reason_of(regions: list) -> dict:
+    """{op: why it runs on its target} of a partition."""
+    return {op: reason for region in regions for op, reason in region.reasons.items()}
 
 
 def partition(graph: Graph, targets: list, supports: list | None = None, forced: dict | None = None) -> list:
     """Annotate and merge; raise UnsupportedOpError naming every op that no target can run, grouped by op type
     and reason (one message for the whole model). `forced`: see annotate."""
     supports = supports or [target_support(t) for t in targets]
-    rejected = annotate(graph, targets, supports, forced)
+    choices = annotate(graph, targets, supports, forced)
+    rejected = rejected_ops(choices)
     if rejected:
         raise UnsupportedOpError(unsupported_report(rejected, targets, supports, len(graph.ops)))
-    return merge_regions(graph.ops)
+    return merge_regions(graph.ops, choices)
 
 
 MAX_LOCATIONS = 8  # per group in the message; the rest are counted

@@ -16,13 +16,19 @@
 // model stages each operand through the bus callbacks below, which admit the flash window (read only) and
 // the SRAM window (read/write) and report anything else as a bus error (STATUS.ERROR_CODE = BUS, 4).
 //
-// The model is the host library libedgesdk_dsp.so: `python3 -m edgesdk.targets.dsp library DIR` builds it
-// into DIR; start Renode with DIR on LD_LIBRARY_PATH. A START runs one kernel synchronously inside the
+// The model is the host library libedgesdk_dsp.so: `python3 -m edgesdk.renode library DIR` builds it (with
+// every other native model of the board's peripherals) into DIR; start Renode with DIR on LD_LIBRARY_PATH
+// (`edgesdk hil OUT --emulator renode` does both). A START runs one kernel synchronously inside the
 // register write, in zero virtual time; the runtime polls STATUS, so no interrupt line is needed.
+//
+// Snapshots work as in Edgesdk.Npu1: the model handle and its callbacks are [Transient], the model's registers
+// cross a snapshot in modelState (Migrant's PreSerialization / PostDeserialization hooks).
 //
 using System;
 using System.Runtime.InteropServices;
 
+using Antmicro.Migrant;
+using Antmicro.Migrant.Hooks;
 using Antmicro.Renode.Core;
 using Antmicro.Renode.Logging;
 using Antmicro.Renode.Peripherals.Bus;
@@ -36,15 +42,7 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
             sysbus = machine.GetSystemBus(this);
             flash = new Window(flashBase, flashSize);
             sram = new Window(sramBase, sramSize);
-            device = NativeMethods.dsp_create();
-            if(device == IntPtr.Zero)
-            {
-                throw new InvalidOperationException("The DSP model (libedgesdk_dsp.so) could not allocate a device.");
-            }
-            // Fields, not temporaries: native code keeps pointers to the delegates.
-            busRead = ReadFromBus;
-            busWrite = WriteToBus;
-            NativeMethods.dsp_set_bus(device, busRead, busWrite, IntPtr.Zero);
+            CreateModel();
         }
 
         public uint ReadDoubleWord(long offset)
@@ -85,6 +83,48 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
                     device = IntPtr.Zero;
                 }
             }
+        }
+
+        // Migrant hooks (see the header): the registers cross a snapshot in modelState.
+        [PreSerialization]
+        private void SaveModelState()
+        {
+            lock(sync)
+            {
+                modelState = new uint[NativeMethods.dsp_state_words()];
+                NativeMethods.dsp_save_state(Device, modelState);
+            }
+        }
+
+        [PostSerialization]
+        private void ForgetModelState()
+        {
+            modelState = null;
+        }
+
+        [PostDeserialization]
+        private void RestoreModel()
+        {
+            CreateModel();
+            if(modelState == null || NativeMethods.dsp_restore_state(device, modelState, (uint)modelState.Length) != 0)
+            {
+                throw new InvalidOperationException("The snapshot holds no DSP model state this libedgesdk_dsp.so accepts.");
+            }
+            modelState = null;
+        }
+
+        // A new native model bound to the bus (the constructor and RestoreModel).
+        private void CreateModel()
+        {
+            device = NativeMethods.dsp_create();
+            if(device == IntPtr.Zero)
+            {
+                throw new InvalidOperationException("The DSP model (libedgesdk_dsp.so) could not allocate a device.");
+            }
+            // Fields, not temporaries: native code keeps pointers to the delegates.
+            busRead = ReadFromBus;
+            busWrite = WriteToBus;
+            NativeMethods.dsp_set_bus(device, busRead, busWrite, IntPtr.Zero);
         }
 
         private IntPtr Device
@@ -161,10 +201,16 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
         private readonly IBusController sysbus;
         private readonly Window flash;
         private readonly Window sram;
-        private readonly NativeMethods.BusFunction busRead;
-        private readonly NativeMethods.BusFunction busWrite;
         private readonly object sync = new object();
+        // Native state: not serializable, recreated by RestoreModel after a snapshot is loaded.
+        [Transient]
         private IntPtr device;
+        [Transient]
+        private NativeMethods.BusFunction busRead;
+        [Transient]
+        private NativeMethods.BusFunction busWrite;
+        // The model's registers, only while a snapshot is being saved or restored.
+        private uint[] modelState;
 
         // Register offsets and bits used here (docs/dsp-datasheet.md; edgesdk/targets/dsp/registers.py is the
         // source, tests/test_dsp.py compares these with it).
@@ -217,6 +263,15 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
 
             [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
             public static extern void dsp_reg_write(IntPtr device, uint offset, uint value);
+
+            [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+            public static extern uint dsp_state_words();
+
+            [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+            public static extern void dsp_save_state(IntPtr device, [Out] uint[] words);
+
+            [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+            public static extern int dsp_restore_state(IntPtr device, [In] uint[] words, uint count);
 
             // libedgesdk_dsp.so, found through LD_LIBRARY_PATH (Mono and .NET add the lib prefix and .so).
             private const string Library = "edgesdk_dsp";

@@ -26,9 +26,17 @@
 // into DIR; start Renode with DIR on LD_LIBRARY_PATH (`edgesdk hil OUT --emulator renode` does both).
 // A START executes the whole command table synchronously inside the register write, in zero virtual time.
 //
+// Snapshots (Renode's Save/Load, and the snapshot renode-test saves when a test fails) serialize every
+// peripheral with Migrant, which refuses native pointers. As Renode's TranslationCPU does with its tlib state:
+// the model handle and the delegates the model calls are [Transient]; before serialization the model's
+// register file is copied into a managed array (modelState), and after deserialization a new model is
+// created, wired and given that register file back.
+//
 using System;
 using System.Runtime.InteropServices;
 
+using Antmicro.Migrant;
+using Antmicro.Migrant.Hooks;
 using Antmicro.Renode.Core;
 using Antmicro.Renode.Logging;
 using Antmicro.Renode.Peripherals.Bus;
@@ -41,21 +49,10 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
                     uint flashBytesPerCycleX256 = 256, uint sramBytesPerCycleX256 = 2048)
         {
             sysbus = machine.GetSystemBus(this);
-            flash = new BusWindow(flashBase, flashSize);
-            sram = new BusWindow(sramBase, sramSize);
+            flash = new BusWindow(flashBase, flashSize, flashBytesPerCycleX256);
+            sram = new BusWindow(sramBase, sramSize, sramBytesPerCycleX256);
             IRQ = new GPIO();
-
-            device = NativeMethods.npu_create();
-            if(device == IntPtr.Zero)
-            {
-                throw new InvalidOperationException("The NPU model (libedgesdk_npu.so) could not allocate a device.");
-            }
-            // The delegates are fields: native code keeps pointers to them, so they must outlive the device.
-            busRead = ReadFromBus;
-            busWrite = WriteToBus;
-            NativeMethods.npu_set_bus(device, busRead, busWrite, IntPtr.Zero);
-            DeclareMemory(flash, MemoryKindFlash, flashBytesPerCycleX256);
-            DeclareMemory(sram, MemoryKindSram, sramBytesPerCycleX256);
+            CreateModel();
         }
 
         public GPIO IRQ { get; }
@@ -104,6 +101,50 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
             }
         }
 
+        // Migrant hooks (see the header): the register file crosses a snapshot in modelState.
+        [PreSerialization]
+        private void SaveModelState()
+        {
+            lock(sync)
+            {
+                modelState = new uint[NativeMethods.npu_state_words()];
+                NativeMethods.npu_save_state(Device, modelState);
+            }
+        }
+
+        [PostSerialization]
+        private void ForgetModelState()
+        {
+            modelState = null;
+        }
+
+        [PostDeserialization]
+        private void RestoreModel()
+        {
+            CreateModel();
+            if(modelState == null || NativeMethods.npu_restore_state(device, modelState, (uint)modelState.Length) != 0)
+            {
+                throw new InvalidOperationException("The snapshot holds no NPU model state this libedgesdk_npu.so accepts.");
+            }
+            modelState = null;
+        }
+
+        // A new native model, bound to the bus and told the memory windows (the constructor and RestoreModel).
+        private void CreateModel()
+        {
+            device = NativeMethods.npu_create();
+            if(device == IntPtr.Zero)
+            {
+                throw new InvalidOperationException("The NPU model (libedgesdk_npu.so) could not allocate a device.");
+            }
+            // The delegates are fields: native code keeps pointers to them, so they must outlive the device.
+            busRead = ReadFromBus;
+            busWrite = WriteToBus;
+            NativeMethods.npu_set_bus(device, busRead, busWrite, IntPtr.Zero);
+            DeclareMemory(flash, MemoryKindFlash);
+            DeclareMemory(sram, MemoryKindSram);
+        }
+
         private IntPtr Device
         {
             get
@@ -116,12 +157,12 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
             }
         }
 
-        private void DeclareMemory(BusWindow window, uint kind, uint bytesPerCycleX256)
+        private void DeclareMemory(BusWindow window, uint kind)
         {
-            if(NativeMethods.npu_set_memory_class(device, (uint)window.Base, (uint)window.Size, kind, bytesPerCycleX256) != 0)
+            if(NativeMethods.npu_set_memory_class(device, (uint)window.Base, (uint)window.Size, kind, window.BytesPerCycleX256) != 0)
             {
                 throw new ArgumentException($"The NPU model rejected the memory window 0x{window.Base:X}+0x{window.Size:X} "
-                                            + $"({bytesPerCycleX256}/256 bytes per cycle); check the platform description.");
+                                            + $"({window.BytesPerCycleX256}/256 bytes per cycle); check the platform description.");
             }
         }
 
@@ -193,10 +234,16 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
         private readonly IBusController sysbus;
         private readonly BusWindow flash;
         private readonly BusWindow sram;
-        private readonly NativeMethods.BusReadFunction busRead;
-        private readonly NativeMethods.BusWriteFunction busWrite;
         private readonly object sync = new object();
+        // Native state: not serializable, recreated by RestoreModel after a snapshot is loaded.
+        [Transient]
         private IntPtr device;
+        [Transient]
+        private NativeMethods.BusReadFunction busRead;
+        [Transient]
+        private NativeMethods.BusWriteFunction busWrite;
+        // The model's register file, only while a snapshot is being saved or restored.
+        private uint[] modelState;
 
         // Register offsets and bits used here (docs/npu-datasheet.md section 1; edgesdk/npu/registers.py is
         // the source, tests/test_renode.py compares these with it).
@@ -217,10 +264,11 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
 
         private struct BusWindow
         {
-            public BusWindow(ulong baseAddress, ulong size)
+            public BusWindow(ulong baseAddress, ulong size, uint bytesPerCycleX256)
             {
                 Base = baseAddress;
                 Size = size;
+                BytesPerCycleX256 = bytesPerCycleX256;
             }
 
             public bool Contains(ulong address, ulong length)
@@ -230,6 +278,7 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
 
             public ulong Base { get; }
             public ulong Size { get; }
+            public uint BytesPerCycleX256 { get; }
         }
 
         // The C model's API (edgesdk/npu/model/npu_model.h).
@@ -261,6 +310,15 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
 
             [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
             public static extern int npu_irq_pending(IntPtr device);
+
+            [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+            public static extern uint npu_state_words();
+
+            [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+            public static extern void npu_save_state(IntPtr device, [Out] uint[] words);
+
+            [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+            public static extern int npu_restore_state(IntPtr device, [In] uint[] words, uint count);
 
             // libedgesdk_npu.so, found through LD_LIBRARY_PATH (Mono and .NET add the lib prefix and .so).
             private const string Library = "edgesdk_npu";

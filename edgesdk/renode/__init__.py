@@ -1,17 +1,22 @@
-"""Renode support: the riscv-npu platform (.repl/.resc), the C# peripherals and their native NPU model.
+"""Renode support: the boards' Renode platforms (.repl/.resc), the C# peripherals and their native models.
 
 * repl.py      reads and writes Renode platform descriptions (the subset edgesdk uses);
 * platform.py  checks a board's .repl against its board.json and gives the built-in emulator its machine;
-* EdgesdkNpu1.cs, EdgesdkSiFiveTestFinisher.cs  the peripherals Renode loads with `include @file.cs`;
+* build_platform.py  the platform of one build: only the peripherals it uses, with their native libraries;
+* EdgesdkNpu1.cs, EdgesdkDsp1.cs, EdgesdkSiFiveTestFinisher.cs  the peripherals Renode loads with
+  `include @file.cs`;
 * standins/    minimal stand-ins of Renode's API, to compile (and run) the peripherals without Renode.
 
-`npu_library(dir)` builds the shared C NPU model as dir/libedgesdk_npu.so for the C# peripheral's P/Invoke;
+A C# peripheral that P/Invokes a native model (DllImport) needs that library on LD_LIBRARY_PATH. The target
+that brings the peripheral builds it (PeripheralModel.renode_library); `native_libraries(dir, types)` builds
+those of the given Renode types, `dllimport_libraries(file)` names the libraries a C# file loads.
 `compile_peripherals(dir)` compiles the peripherals against the stand-ins with Mono's C# compiler.
-Command line: `python3 -m edgesdk.renode {library DIR | check [BOARD] | scaffold BOARD}`.
+Command line: `python3 -m edgesdk.renode {library DIR [BOARD] | check [BOARD] | scaffold BOARD | compile DIR}`.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,20 +27,57 @@ RENODE_DIR = Path(__file__).resolve().parent
 PERIPHERAL_SOURCES = (RENODE_DIR / "EdgesdkNpu1.cs", RENODE_DIR / "EdgesdkDsp1.cs", RENODE_DIR / "EdgesdkSiFiveTestFinisher.cs")
 STANDIN_SOURCES = (RENODE_DIR / "standins" / "RenodeStandins.cs",)
 HARNESS_SOURCE = RENODE_DIR / "standins" / "PeripheralHarness.cs"
-NPU_LIBRARY_NAME = "libedgesdk_npu.so"  # what DllImport("edgesdk_npu") loads
 
 
-def npu_library(out_dir) -> Path:
-    """Build the shared C NPU model (the one the built-in emulator loads) as out_dir/libedgesdk_npu.so."""
-    from ..hostcc import build_shared_library
-    from ..npu.model import model_include_dirs, model_sources
+def library_file(name: str) -> str:
+    """The file a DllImport("name") resolves to on Linux (Mono and .NET add the lib prefix and .so)."""
+    return f"lib{name}.so"
 
+
+def install_library(built: Path, out_dir, name: str) -> Path:
+    """Copy a built host library into out_dir under the file name DllImport("name") looks for."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    built = build_shared_library("npu_model", model_sources(), model_include_dirs())
-    target = out_dir / NPU_LIBRARY_NAME
+    target = out_dir / library_file(name)
     shutil.copyfile(built, target)
     return target
+
+
+def dllimport_libraries(source: Path) -> set:
+    """The native library names a C# file P/Invokes: DllImport("x") or DllImport(Constant) with
+    `const string Constant = "x"`."""
+    text = Path(source).read_text()
+    constants = dict(re.findall(r'const\s+string\s+(\w+)\s*=\s*"([^"]+)"', text))
+    names = set()
+    for argument in re.findall(r"DllImport\(\s*([^,)]+)", text):
+        argument = argument.strip()
+        names.add(argument.strip('"') if argument.startswith('"') else constants.get(argument, argument))
+    return names
+
+
+def csharp_types(source: Path) -> set:
+    """The Renode type names a C# file defines: its namespace after Antmicro.Renode.Peripherals, then each public
+    class ("Edgesdk.Npu1"); empty for a file outside that namespace."""
+    text = Path(source).read_text()
+    namespace = re.search(r"namespace\s+Antmicro\.Renode\.Peripherals\.([\w.]+)", text)
+    if namespace is None:
+        return set()
+    return {f"{namespace.group(1)}.{name}" for name in re.findall(r"public\s+class\s+(\w+)", text)}
+
+
+def peripheral_models() -> dict:
+    """{Renode type: PeripheralModel} of every installed target's peripheral models."""
+    from ..targets import all_targets
+
+    return {model.renode_type: model for target in all_targets() for model in target.peripherals()}
+
+
+def native_libraries(out_dir, renode_types=None) -> list:
+    """Build into out_dir the native library of every peripheral model (of the given Renode types; all
+    installed ones when None) whose Renode peripheral P/Invokes one; returns their paths."""
+    models = peripheral_models()
+    wanted = models if renode_types is None else {t: models[t] for t in renode_types if t in models}
+    return [model.renode_library(out_dir) for _, model in sorted(wanted.items()) if model.renode_library is not None]
 
 
 def csharp_compiler() -> str:

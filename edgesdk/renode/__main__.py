@@ -1,20 +1,36 @@
-"""python3 -m edgesdk.renode library DIR | check [BOARD] | scaffold BOARD | compile DIR
+"""python3 -m edgesdk.renode library DIR [BOARD] | check [BOARD] | scaffold BOARD | compile DIR
 
-library DIR     build the C NPU model as DIR/libedgesdk_npu.so (put DIR on LD_LIBRARY_PATH for Renode)
-check [BOARD]   compare the board's .repl with its board.json (default riscv-npu); exit 1 on differences
-scaffold BOARD  print a starting .repl for a board.json that has none
-compile DIR     compile the C# peripherals against the Renode stand-ins (mcs) into DIR
+library DIR [BOARD]  build the native model of every C# peripheral in the board's .repl (default riscv-npu:
+                     libedgesdk_npu.so, libedgesdk_dsp.so) into DIR; put DIR on LD_LIBRARY_PATH for Renode
+check [BOARD]        compare the board's .repl with its board.json (default riscv-npu); exit 1 on differences
+scaffold BOARD       print a starting .repl for a board.json that has none
+compile DIR          compile the C# peripherals against the Renode stand-ins (mcs) into DIR
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..board import load_board
-from ..errors import EdgesdkError
-from . import compile_peripherals, npu_library
-from .platform import check_against_board, repl_path, scaffold_repl
+from ..errors import EdgesdkError, UsageError
+from . import compile_peripherals, native_libraries
+from .build_platform import check_libraries, csharp_sources, target_peripherals
+from .platform import check_against_board, repl_path, resc_path, scaffold_repl
 from .repl import format_repl, read_repl
+
+
+def board_libraries(out_dir, board_name: str) -> list:
+    """The native libraries of the peripherals the board's whole Renode platform (its .resc) creates."""
+    board = load_board(board_name)
+    path = repl_path(board)
+    if not path.is_file() or not resc_path(board).is_file():
+        raise UsageError(f"Board {board.name} has no Renode platform ({path.name} and {resc_path(board).name} beside "
+                         f"{board.path}).")
+    types = {e.type for e in read_repl(path).entries.values() if e.type}
+    libraries = native_libraries(out_dir, sorted(types))
+    check_libraries(csharp_sources(resc_path(board), types, target_peripherals()), Path(out_dir))
+    return libraries
 
 
 def main(argv: list) -> int:
@@ -23,8 +39,9 @@ def main(argv: list) -> int:
         return 2
     command, args = argv[0], argv[1:]
     try:
-        if command == "library" and len(args) == 1:
-            print(npu_library(args[0]))
+        if command == "library" and len(args) in (1, 2):
+            for library in board_libraries(args[0], args[1] if len(args) == 2 else "riscv-npu"):
+                print(library)
         elif command == "compile" and len(args) == 1:
             print(compile_peripherals(args[0]))
         elif command == "scaffold" and len(args) == 1:

@@ -146,7 +146,9 @@ class PeripheralModel:
     (Python), or for the built-in NPU a native C model compiled into the emulator's library.
     `renode_sources` are the files Renode loads for it (`include @file`). `native`: `create` returns a native
     model spec that the emulator compiles into its C library (no Python on the hot path), else an
-    EmulatedDevice.
+    EmulatedDevice. `renode_library(out_dir) -> Path` builds, into out_dir, the host library its Renode
+    peripheral P/Invokes (named as its DllImport resolves it, lib<name>.so); None when it loads none. A build's
+    Renode platform includes the peripheral only when the build uses the target (edgesdk/renode/build_platform.py).
     """
 
     type: str
@@ -154,6 +156,7 @@ class PeripheralModel:
     create: Callable
     renode_sources: tuple = ()
     native: bool = False
+    renode_library: Callable | None = None
 
 
 @dataclass(frozen=True)

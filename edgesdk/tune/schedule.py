@@ -143,15 +143,18 @@ def _layer_from_json(entry: dict) -> LayerChoice:
 def schedule_of(compiled) -> Schedule:
     """The schedule a compiled build used: each op's target, the effective switches (those its target offers,
     Target.layer_switches), the cascade groups."""
+    from ..partition.partitioner import target_of
     from ..targets import get_target
+
+    targets = target_of(compiled.regions)
     layers = []
     for op in compiled.graph.ops:
         if not op.file_operator:
             continue  # inserted by the importer, or inlined control flow: always placed by the default rules
-        offered = get_target(op.target).layer_switches(op)  # {name: default} the op's target lets a schedule set
+        offered = get_target(targets[op]).layer_switches(op)  # {name: default} the op's target lets a schedule set
         switches = {name: _switch(compiled, op, name, default) for name, default in offered.items()
                     if name in SWITCHES}
-        layers.append(LayerChoice(op.index, op.type, op.target, **switches))
+        layers.append(LayerChoice(op.index, op.type, targets[op], **switches))
     cascades = tuple(CascadeChoice(tuple(op.index for op in g.ops), g.stripe_height)
                      for g in getattr(compiled.plan, "cascades", None) or ())
     return Schedule(tuple(layers), cascades)

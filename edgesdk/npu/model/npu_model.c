@@ -1594,3 +1594,71 @@ void npu_reg_write(npu_device_t *dev, uint32_t offset, uint32_t value)
 }
 
 int npu_irq_pending(npu_device_t *dev) { return (dev->irq_status & dev->irq_enable) != 0; }
+
+/* ---- State for snapshots (Renode saves the emulation; edgesdk/renode/EdgesdkNpu1.cs) -------------------
+ * The register file as a flat array of words, in a fixed order. The bus binding and the memory classes are
+ * wiring, which the owner declares again after creating a device; they are not part of the state. */
+enum { NPU_STATE_FIXED_WORDS = 6, NPU_STATE_PERF_WORDS = 13 };
+
+uint32_t npu_state_words(void) { return NPU_STATE_FIXED_WORDS + NPU_NUM_REGIONS + NPU_STATE_PERF_WORDS; }
+
+static void put64(uint32_t **w, uint64_t v)
+{
+    *(*w)++ = (uint32_t)v;
+    *(*w)++ = (uint32_t)(v >> 32);
+}
+
+static uint64_t get64(const uint32_t **w)
+{
+    uint64_t lo = *(*w)++;
+    uint64_t hi = *(*w)++;
+    return lo | (hi << 32);
+}
+
+void npu_save_state(const npu_device_t *dev, uint32_t *words)
+{
+    uint32_t *w = words;
+    *w++ = dev->status;
+    *w++ = dev->error_command;
+    *w++ = dev->irq_status;
+    *w++ = dev->irq_enable;
+    *w++ = dev->cmd_base;
+    *w++ = dev->cmd_size;
+    for (uint32_t i = 0; i < NPU_NUM_REGIONS; i++) {
+        *w++ = dev->region_base[i];
+    }
+    *w++ = dev->perf.error_code;
+    *w++ = dev->perf.error_command;
+    put64(&w, dev->perf.cycles);
+    put64(&w, dev->perf.macs);
+    *w++ = dev->perf.commands;
+    put64(&w, dev->perf.sram_read_bytes);
+    put64(&w, dev->perf.flash_read_bytes);
+    put64(&w, dev->perf.write_bytes);
+}
+
+int npu_restore_state(npu_device_t *dev, const uint32_t *words, uint32_t count)
+{
+    if (count != npu_state_words() || dev->running) {
+        return -1;
+    }
+    const uint32_t *w = words;
+    dev->status = *w++;
+    dev->error_command = *w++;
+    dev->irq_status = *w++;
+    dev->irq_enable = *w++ & (NPU_IRQ_DONE | NPU_IRQ_ERROR);
+    dev->cmd_base = *w++;
+    dev->cmd_size = *w++;
+    for (uint32_t i = 0; i < NPU_NUM_REGIONS; i++) {
+        dev->region_base[i] = *w++;
+    }
+    dev->perf.error_code = *w++;
+    dev->perf.error_command = *w++;
+    dev->perf.cycles = get64(&w);
+    dev->perf.macs = get64(&w);
+    dev->perf.commands = *w++;
+    dev->perf.sram_read_bytes = get64(&w);
+    dev->perf.flash_read_bytes = get64(&w);
+    dev->perf.write_bytes = get64(&w);
+    return 0;
+}

@@ -190,6 +190,13 @@ uint32_t npu_reg_read(npu_device_t *dev, uint32_t offset);
 void npu_reg_write(npu_device_t *dev, uint32_t offset, uint32_t value);
 int npu_irq_pending(npu_device_t *dev);
 
+/* Snapshots: the register file as npu_state_words() words (bus binding and memory classes excluded: the
+ * owner declares them again). npu_restore_state returns 0, or -1 when `count` is not npu_state_words() or
+ * a run is in progress. */
+uint32_t npu_state_words(void);
+void npu_save_state(const npu_device_t *dev, uint32_t *words);
+int npu_restore_state(npu_device_t *dev, const uint32_t *words, uint32_t count);
+
 /* Run a table without registers; returns result->error_code. */
 uint32_t npu_execute_table(const npu_env_t *env, uint32_t table_addr, uint32_t table_bytes,
                            const uint32_t region_bases[NPU_NUM_REGIONS], npu_result_t *result);

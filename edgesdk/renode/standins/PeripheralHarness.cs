@@ -4,24 +4,38 @@
 //
 //   mono harness.exe FLASH_BASE FLASH_SIZE SRAM_BASE SRAM_SIZE < script
 //
-// builds a stand-in machine with two memories on its system bus, an Edgesdk.Npu1 wired to them and an
-// Edgesdk.SiFiveTestFinisher, then runs one command per script line (numbers in hex or decimal):
+// builds a stand-in machine with two memories on its system bus, an Edgesdk.Npu1 and an Edgesdk.Dsp1 wired
+// to them and an Edgesdk.SiFiveTestFinisher, then runs one command per script line (numbers in hex or
+// decimal):
 //
 //   load ADDRESS PATH            copy a file's bytes into memory at ADDRESS
 //   write OFFSET VALUE           NPU register write (what a CPU store to npu0 + OFFSET does)
 //   read OFFSET                  NPU register read; prints the value as 0x%08X
+//   dsp-write OFFSET VALUE       the same for the DSP
+//   dsp-read OFFSET
 //   irq                          prints the NPU IRQ line: 1 or 0
 //   reset                        the NPU's Reset() (machine reset)
 //   save ADDRESS LENGTH PATH     write LENGTH bytes of memory at ADDRESS to a file
 //   finish VALUE                 write VALUE to the exit device (offset 0)
 //   exitcode                     prints the exit device's ExitCode
 //   pauses                       prints how often a peripheral paused the emulation
+//   serializable                 prints, per peripheral type, "TYPE ok" or each field a snapshot cannot hold
+//   snapshot                     saves the peripherals as Renode's serializer (Migrant) does and carries on with
+//                                the restored copies; prints "snapshot ok" or why it failed
+//   read-original OFFSET         an NPU register of the peripheral as it was before the last snapshot
 //   log                          prints the log entries so far, one per line, then "end"
 //
 using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
+using System.Linq;
+using System.Reflection;
+using System.Runtime.Serialization;
+using System.Threading;
+
+using Antmicro.Migrant;
+using Antmicro.Migrant.Hooks;
 
 using Antmicro.Renode.Core;
 using Antmicro.Renode.Logging;
@@ -49,7 +63,9 @@ namespace Edgesdk.RenodeCheck
             bus.AddMemory(sramBase, sramSize);
             var machine = new HarnessMachine(bus);
             var npu = new Npu1(machine, flashBase, flashSize, sramBase, sramSize);
+            var dsp = new Dsp1(machine, flashBase, flashSize, sramBase, sramSize);
             var finisher = new SiFiveTestFinisher(machine);
+            var originals = new List<object>();
 
             string line;
             while((line = Console.ReadLine()) != null)
@@ -69,6 +85,39 @@ namespace Edgesdk.RenodeCheck
                     break;
                 case "read":
                     Console.WriteLine("0x{0:X8}", npu.ReadDoubleWord((long)Number(words[1])));
+                    break;
+                case "dsp-write":
+                    dsp.WriteDoubleWord((long)Number(words[1]), (uint)Number(words[2]));
+                    break;
+                case "dsp-read":
+                    Console.WriteLine("0x{0:X8}", dsp.ReadDoubleWord((long)Number(words[1])));
+                    break;
+                case "read-original":
+                    Console.WriteLine("0x{0:X8}", ((Npu1)originals[0]).ReadDoubleWord((long)Number(words[1])));
+                    break;
+                case "serializable":
+                    foreach(var type in new[] { typeof(Npu1), typeof(Dsp1), typeof(SiFiveTestFinisher) })
+                    {
+                        var problems = Snapshot.Problems(type);
+                        Console.WriteLine(problems.Count == 0 ? type.Name + " ok" : string.Join("\n", problems));
+                    }
+                    break;
+                case "snapshot":
+                    try
+                    {
+                        var copies = new object[] { Snapshot.SaveAndRestore(npu), Snapshot.SaveAndRestore(dsp),
+                                                    Snapshot.SaveAndRestore(finisher) };
+                        originals.Clear();
+                        originals.AddRange(new object[] { npu, dsp, finisher });
+                        npu = (Npu1)copies[0];
+                        dsp = (Dsp1)copies[1];
+                        finisher = (SiFiveTestFinisher)copies[2];
+                        Console.WriteLine("snapshot ok");
+                    }
+                    catch(Exception e)
+                    {
+                        Console.WriteLine("snapshot failed: " + (e.InnerException ?? e).Message);
+                    }
                     break;
                 case "irq":
                     Console.WriteLine(npu.IRQ.IsSet ? "1" : "0");
@@ -101,6 +150,11 @@ namespace Edgesdk.RenodeCheck
                 }
             }
             npu.Dispose();
+            dsp.Dispose();
+            foreach(var original in originals.OfType<IDisposable>())
+            {
+                original.Dispose();
+            }
             return 0;
         }
 
@@ -109,6 +163,105 @@ namespace Edgesdk.RenodeCheck
             return text.StartsWith("0x", StringComparison.OrdinalIgnoreCase)
                 ? ulong.Parse(text.Substring(2), NumberStyles.HexNumber, CultureInfo.InvariantCulture)
                 : ulong.Parse(text, CultureInfo.InvariantCulture);
+        }
+    }
+
+    // What Renode's serializer, Migrant (antmicro/Migrant, lib/Migrant in renode/renode), does to a peripheral
+    // when Renode saves and loads a snapshot, as far as a peripheral can observe it: the [PreSerialization]
+    // hooks run, every field that is not [Transient] is written (a native pointer there is refused with
+    // Migrant's message, ObjectWriter.CheckLegality), the [PostSerialization] hooks run on the saved object;
+    // loading creates the object without running a constructor, sets the saved fields (transient ones keep
+    // their defaults) and runs its [PostDeserialization] hooks. Referenced objects (the bus, the machine) are
+    // shared here instead of copied; arrays are copied.
+    internal static class Snapshot
+    {
+        public static object SaveAndRestore(object original)
+        {
+            var type = original.GetType();
+            Invoke<PreSerializationAttribute>(original);
+            var problems = Problems(type);
+            if(problems.Count > 0)
+            {
+                throw new InvalidOperationException("Pointer or ThreadLocal or SpinLock encountered during serialization: "
+                                                    + string.Join("; ", problems));
+            }
+            var copy = FormatterServices.GetUninitializedObject(type);
+            foreach(var field in Fields(type).Where(f => !IsTransient(f)))
+            {
+                var value = field.GetValue(original);
+                var array = value as Array;
+                field.SetValue(copy, array != null ? array.Clone() : value);
+            }
+            Invoke<PostSerializationAttribute>(original);
+            Invoke<PostDeserializationAttribute>(copy);
+            return copy;
+        }
+
+        // Every field a snapshot of `type` would have to hold but cannot: a native pointer (Migrant refuses
+        // IntPtr, pointers, ThreadLocal and SpinLock) or a delegate (code the native model calls back) that is not
+        // [Transient], in the type itself and in the structs it holds.
+        public static List<string> Problems(Type type)
+        {
+            var problems = new List<string>();
+            Collect(type, type.Name, problems);
+            return problems;
+        }
+
+        private static void Collect(Type type, string path, List<string> problems)
+        {
+            foreach(var field in Fields(type).Where(f => !IsTransient(f)))
+            {
+                var fieldType = field.FieldType;
+                var where = path + "." + field.Name;
+                if(IsIllegal(fieldType))
+                {
+                    problems.Add(where + ": " + fieldType.Name + " is a native pointer; mark it [Transient] and recreate it after loading");
+                }
+                else if(typeof(Delegate).IsAssignableFrom(fieldType))
+                {
+                    problems.Add(where + ": " + fieldType.Name + " is a delegate; mark it [Transient] and recreate it after loading");
+                }
+                else if(fieldType.IsValueType && !fieldType.IsPrimitive && !fieldType.IsEnum)
+                {
+                    Collect(fieldType, where, problems);
+                }
+            }
+        }
+
+        private static bool IsIllegal(Type type)
+        {
+            return type.IsPointer || type == typeof(IntPtr) || type == typeof(UIntPtr) || type == typeof(Pointer)
+                || (type.IsGenericType && type.GetGenericTypeDefinition() == typeof(ThreadLocal<>)) || type == typeof(SpinLock);
+        }
+
+        private static bool IsTransient(FieldInfo field)
+        {
+            return field.IsDefined(typeof(TransientAttribute), false) || field.FieldType.IsDefined(typeof(TransientAttribute), false);
+        }
+
+        private static IEnumerable<FieldInfo> Fields(Type type)
+        {
+            for(var t = type; t != null && t != typeof(object); t = t.BaseType)
+            {
+                foreach(var field in t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.DeclaredOnly))
+                {
+                    yield return field;
+                }
+            }
+        }
+
+        private static void Invoke<T>(object target) where T : Attribute
+        {
+            for(var t = target.GetType(); t != null && t != typeof(object); t = t.BaseType)
+            {
+                foreach(var method in t.GetMethods(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.DeclaredOnly))
+                {
+                    if(method.IsDefined(typeof(T), false))
+                    {
+                        method.Invoke(target, null);
+                    }
+                }
+            }
         }
     }
 

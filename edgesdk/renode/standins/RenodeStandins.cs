@@ -4,7 +4,7 @@
 //
 // Written from Renode's public sources (renode/renode-infrastructure, src/Emulator/Main): each type below
 // has the namespace, name and member signatures of the Renode type it stands in for, reduced to the
-// members EdgesdkNpu1.cs and EdgesdkSiFiveTestFinisher.cs use. If a peripheral starts using more of
+// members edgesdk's peripherals (edgesdk/renode/*.cs) use. If a peripheral starts using more of
 // Renode, add the member here with Renode's exact signature. Nothing here is loaded into Renode.
 //
 // Renode source of each stand-in:
@@ -15,9 +15,43 @@
 //   ICPU                                       src/Emulator/Main/Peripherals/CPU/ICPU.cs
 //   IAnalyzable                                src/Emulator/Main/UserInterface/
 //   LogLevel, Logger (Log extension)           src/Emulator/Main/Logging/
+// and from Migrant (antmicro/Migrant, lib/Migrant in renode/renode), Renode's serializer for snapshots:
+//   TransientAttribute                         Migrant/TransientAttribute.cs
+//   PreSerialization, PostSerialization,       Migrant/Hooks/
+//   PostDeserialization attributes
 //
 using System;
 using System.Collections.Generic;
+
+namespace Antmicro.Migrant
+{
+    // A field (or every field of a type) that Migrant leaves out of a snapshot; it is default after loading.
+    [AttributeUsage(AttributeTargets.Class | AttributeTargets.Struct | AttributeTargets.Field | AttributeTargets.Event)]
+    public class TransientAttribute : Attribute
+    {
+    }
+}
+
+namespace Antmicro.Migrant.Hooks
+{
+    // Invoked on an object before it is serialized.
+    [AttributeUsage(AttributeTargets.Method)]
+    public class PreSerializationAttribute : Attribute
+    {
+    }
+
+    // Invoked on an object after it has been serialized.
+    [AttributeUsage(AttributeTargets.Method)]
+    public class PostSerializationAttribute : Attribute
+    {
+    }
+
+    // Invoked on a deserialized object once it and every object it references are deserialized.
+    [AttributeUsage(AttributeTargets.Method)]
+    public class PostDeserializationAttribute : Attribute
+    {
+    }
+}
 
 namespace Antmicro.Renode.Core
 {

@@ -16,9 +16,11 @@ from ...ir.rounding import ROUNDING_FP64
 
 KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"  # the host kernel library (also __init__.py)
 CONV_BLOCK = 8  # output channels per register block of edgesdk_conv2d_blocked.c
+CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES = 1, 2, 3  # edgesdk_conv2d_params.blocked
 FAST_ACC_LIMIT = 1 << 31  # the fast kernels accumulate in int32 from the folded bias: no sum may overflow
-FC_BLOCKED, FC_PAIRED = 1, 2
-FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED"}
+FC_BLOCKED, FC_PAIRED, FC_PAIRED_QUADS = 1, 2, 3
+FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED",
+               FC_PAIRED_QUADS: "EDGESDK_FC_PAIRED_QUADS"}
 # The paired layout stores two weights per 32-bit word: FULLY_CONNECTED weights take twice the flash, and the
 # layer ~2.4 instead of ~3.1 instructions per MAC (edgesdk_fully_connected_blocked.c). False: int8 blocks only.
 FC_PAIRED_WEIGHTS = True
@@ -118,6 +120,19 @@ def pair_fully_connected(weights) -> np.ndarray:
     return np.concatenate([part.reshape(-1) for part in parts]).astype("<i4").view(np.int8)
 
 
+def quad_lanes_fit(weights) -> bool:
+    """EDGESDK_FC_PAIRED_QUADS's condition: every unit's taps 4q..4q + 3 sum to [-32767, 32768] for any int8
+    input, so that 32767 added to each 16-bit lane of their paired sum keeps both lanes in [0, 65535]."""
+    w = np.asarray(weights, np.int64)
+    quads = w.shape[1] // 4
+    if quads == 0:
+        return False
+    chunks = w[:, :4 * quads].reshape(len(w), quads, 4)
+    high = np.maximum(127 * chunks, -128 * chunks).sum(axis=-1)
+    low = np.minimum(127 * chunks, -128 * chunks).sum(axis=-1)
+    return bool(high.max() <= 32768 and low.min() >= -32767)
+
+
 def block_fully_connected(weights) -> np.ndarray:
     """[out][in] -> blocks of 16 units [in][16], one block of 8 if 8 or more remain, then the rest [unit][in]."""
     out = weights.shape[0]
@@ -126,3 +141,160 @@ def block_fully_connected(weights) -> np.ndarray:
     parts = [block_channels(weights[:sixteen], 16), block_channels(weights[sixteen:eight], 8),
              weights[eight:].reshape(-1)]
     return np.concatenate(parts).astype(np.int8)
+
+
+DW_RECORD_WORDS = 9  # edgesdk_dw_channel
+
+
+def accumulator_reach(bias_folded, weights_2d) -> np.ndarray:
+    """Per channel, the largest |bias' + sum_k w[k] * x[k]| over int8 inputs x."""
+    return np.abs(np.asarray(bias_folded, np.int64)) + 128 * np.abs(np.asarray(weights_2d, np.int64)).sum(axis=1)
+
+
+def requant_rk(shifts, output_offset: int, bias_folded, weights_2d) -> tuple:
+    """edgesdk_requant_rk's (r, k) per channel: r = -shift and k = (1 + 2 * output_offset) * 2^(r - 1), except that
+    r is lowered to bit_length(B + 1) + 1 for a channel whose accumulators |acc| <= B cannot reach 2^(r - 1): its
+    output is the output offset for every input with either shift (|t| < 2^(r - 1) rounds to 0), and the smaller
+    r keeps k within int32."""
+    r = -np.asarray(shifts, np.int64)
+    reach = accumulator_reach(bias_folded, weights_2d) + 1
+    cap = np.array([int(b).bit_length() + 1 for b in reach], np.int64).reshape(r.shape)
+    r = np.minimum(r, cap)
+    return r, (1 + 2 * int(output_offset)) * (np.int64(1) << (r - 1))
+
+
+def depthwise_channel_records(weights_9, bias_folded, mults, shifts, output_offset: int, zero_point: int) -> np.ndarray:
+    """The sliding depthwise kernel's per-channel records (edgesdk_dw_channel in edgesdk_depthwise_conv2d.h), as
+    int32 words: folded bias, 2 * multiplier (uint32 bits), -shift, k, z0, z2, then the 9 weights and 3 zero
+    bytes."""
+    channels = len(bias_folded)
+    w9 = np.asarray(weights_9, np.int8).reshape(channels, 3, 3)
+    weights = np.zeros((channels, 12), np.int8)
+    weights[:, :9] = w9.reshape(channels, 9)
+    columns = w9.astype(np.int64).sum(axis=1)  # [channel][fx]
+    r, k = requant_rk(shifts, output_offset, bias_folded, w9.reshape(channels, 9))
+    head = np.stack([np.asarray(bias_folded, np.int64), 2 * np.asarray(mults, np.int64), r, k,
+                     zero_point * columns[:, 0], zero_point * columns[:, 2]], axis=1)
+    head = (head & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    return np.concatenate([head, weights.view("<i4")], axis=1).reshape(-1)
+
+
+def unpack_depthwise_channel_records(words, channels: int) -> dict:
+    """The fields of depthwise_channel_records (for the proof and tests); signed fields as int64."""
+    rows = np.asarray(words, np.int64).reshape(channels, DW_RECORD_WORDS)
+    weights = (rows[:, 6:] & 0xFFFFFFFF).astype("<u4").view(np.int8).reshape(channels, 12)
+    return {"bias": rows[:, 0], "m2": rows[:, 1] & 0xFFFFFFFF, "r": rows[:, 2], "k": rows[:, 3], "z0": rows[:, 4],
+            "z2": rows[:, 5], "weights": weights[:, :9], "padding": weights[:, 9:]}
+
+
+def requant_records(mults, shifts, output_offset: int, bias_folded, weights_2d) -> np.ndarray:
+    """Per channel {2 * multiplier (uint32 bits), r, k} for edgesdk_requant_rk (requant_rk), as int32 words."""
+    r, k = requant_rk(shifts, output_offset, bias_folded, weights_2d)
+    rows = np.stack([2 * np.asarray(mults, np.int64), r, k], axis=1)
+    return (rows & 0xFFFFFFFF).astype(np.uint32).view(np.int32).reshape(-1)
+
+
+def requant_reach(bias_folded, weights_2d, k) -> int:
+    """Largest |accumulator| + |k| + 2 over the channels (int8 inputs): edgesdk_requant_rk adds k to a value of at
+    most |accumulator| + 1 in magnitude, which must not overflow int32."""
+    reach = accumulator_reach(bias_folded, weights_2d)
+    return int(np.max(reach + np.abs(np.asarray(k, np.int64)) + 2, initial=0))
+
+
+def pair_blocks(pairs: int) -> list:
+    """The paired conv kernel's block sizes (edgesdk_conv_pair_blocks): blocks of 3 pairs, then of 2; fewer than
+    2 pairs count as 2."""
+    pairs = max(pairs, 2)
+    rest = pairs % 3
+    return [3] * (pairs // 3 - (rest == 1)) + [2] * {0: 0, 1: 2, 2: 1}[rest]
+
+
+def padded_pairs(out_c: int) -> int:
+    return sum(pair_blocks((out_c + 1) // 2))
+
+
+def _pair_rows(words, filter_h: int, run: int) -> np.ndarray:
+    """[pairs][filter_h][run] words of one block in the kernel's order: per filter row, per two taps [tap][pair]
+    twice, the odd last tap [pair] alone."""
+    parts = []
+    even = run // 2 * 2
+    for fy in range(filter_h):
+        row = words[:, fy, :]
+        parts.append(row[:, :even].reshape(len(words), even // 2, 2).transpose(1, 2, 0).reshape(-1))
+        if run % 2:
+            parts.append(row[:, even])
+    return np.concatenate(parts)
+
+
+def _pad_channels(values, channels: int) -> np.ndarray:
+    """values[out][...] with zero rows appended up to `channels` rows."""
+    values = np.asarray(values, np.int64)
+    pad = np.zeros((channels - len(values), *values.shape[1:]), np.int64)
+    return np.concatenate([values, pad])
+
+
+def pair_conv_weights(weights_2d, filter_h: int, run: int) -> np.ndarray:
+    """[out][filter_h * run] int8 -> the bytes of EDGESDK_CONV_PAIRED's int32 words (edgesdk_conv2d.h)."""
+    out = len(weights_2d)
+    w = _pad_channels(np.asarray(weights_2d).reshape(out, filter_h, run), 2 * padded_pairs(out))
+    words = w[0::2] + 65536 * w[1::2]  # [pair][fy][tap]
+    parts, start = [], 0
+    for size in pair_blocks((out + 1) // 2):
+        parts.append(_pair_rows(words[start:start + size], filter_h, run))
+        start += size
+    return np.concatenate(parts).astype("<i4").view(np.int8)
+
+
+LANE_BIAS = 32767  # edgesdk_conv2d_paired.c: added to each 16-bit lane of a two-tap sum
+
+
+def pair_conv_bias(bias_folded, chunks: int) -> np.ndarray:
+    """Per channel pair (padded_pairs): bias[a] + 65536 * bias[a + 1] and bias[a + 1] - LANE_BIAS * chunks (the
+    high accumulator gains LANE_BIAS per two-tap chunk), mod 2^32, as int32 words."""
+    b = _pad_channels(bias_folded, 2 * padded_pairs(len(bias_folded)))
+    low = (b[0::2] + 65536 * b[1::2]) & 0xFFFFFFFF
+    high = (b[1::2] - LANE_BIAS * chunks) & 0xFFFFFFFF
+    words = np.stack([low, high], axis=1)
+    return words.astype(np.uint32).view(np.int32).reshape(-1)
+
+
+def pair_chunks(filter_h: int, run: int) -> int:
+    """Two-tap chunks (and odd last taps) of a window of filter_h rows of `run` taps."""
+    return filter_h * ((run + 1) // 2)
+
+
+def pair_requant_records(mults, shifts, output_offset: int, bias_folded, weights_2d, constants=None) -> np.ndarray:
+    """requant_records for every channel of the padded pairs (a missing channel: multiplier 0, r 1, k 0).
+    constants {channel: output}: channels whose accumulator is 0 (no weights, bias 0) get {0, 1, 2 * output},
+    which edgesdk_requant_rk turns into that output."""
+    channels = 2 * padded_pairs(len(mults))
+    rows = requant_records(mults, shifts, output_offset, bias_folded, weights_2d).reshape(-1, 3).astype(np.int64)
+    for channel, value in (constants or {}).items():
+        rows[channel] = [0, 1, 2 * value]
+    pad = np.tile(np.array([[0, 1, 0]], np.int64), (channels - len(rows), 1))
+    return np.concatenate([rows, pad]).astype(np.int32).reshape(-1)
+
+
+def constant_channels(weights_2d, bias_folded, output_of) -> tuple:
+    """Channels without a weight compute output_of(bias) for every input: (the folded bias with 0 for them,
+    {channel: output}). Their bias may be far out of a fast kernel's reach (dead channels of a trained model
+    carry biases like 2^30); with 0 in its place and the output in the requantization record it costs nothing."""
+    bias = np.asarray(bias_folded, np.int64).copy()
+    dead = np.flatnonzero(~np.asarray(weights_2d).any(axis=1))
+    constants = {int(c): int(output_of(int(c), int(bias[c]))) for c in dead}
+    bias[dead] = 0
+    return bias, constants
+
+
+def paired_chunks_fit(weights_2d, filter_h: int, run: int) -> bool:
+    """Every two-tap chunk of the paired layout (per filter row, pairs of taps; an odd last tap alone) keeps a
+    channel's sum plus LANE_BIAS within an unsigned 16-bit lane for any int8 input: sum of min(127 w, -128 w)
+    >= -32767 and sum of max(127 w, -128 w) <= 32768 (true of any int8 weights)."""
+    w = np.asarray(weights_2d, np.int64).reshape(len(weights_2d), filter_h, run)
+    even = run // 2 * 2
+    if not even:
+        return True
+    chunks = w[:, :, :even].reshape(len(w), filter_h, even // 2, 2)
+    high = np.maximum(127 * chunks, -128 * chunks).sum(axis=-1)
+    low = np.minimum(127 * chunks, -128 * chunks).sum(axis=-1)
+    return bool(high.max() <= 65535 - LANE_BIAS and low.min() >= -LANE_BIAS)

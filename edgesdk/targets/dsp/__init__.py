@@ -101,8 +101,8 @@ class DspTarget(Target):
         return [RUNTIME_DIR / "edgesdk_dsp_runtime.c", RUNTIME_DIR / "edgesdk_dsp_runtime.h"]
 
     def peripherals(self) -> list:
-        from .device import create_device
-        return [PeripheralModel(DSP_TYPE, RENODE_TYPE, create_device, (RENODE_SOURCE,))]
+        from .device import create_device, renode_library
+        return [PeripheralModel(DSP_TYPE, RENODE_TYPE, create_device, (RENODE_SOURCE,), renode_library=renode_library)]
 
     def estimate(self, region, board, model=None) -> RegionEstimate | None:
         """DSP cycles of the region: per node, the overhead plus lane operations / 16 (registers.py), the

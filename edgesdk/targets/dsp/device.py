@@ -41,6 +41,13 @@ def build_model_library() -> Path:
     return build_shared_library("dsp_model", model_sources(), model_include_dirs())
 
 
+def renode_library(out_dir) -> Path:
+    """The model as out_dir/libedgesdk_dsp.so, the library the Renode peripheral (EdgesdkDsp1.cs) P/Invokes."""
+    from ...renode import install_library
+
+    return install_library(build_model_library(), out_dir, LIBRARY_NAME)
+
+
 @functools.lru_cache(maxsize=None)
 def load_dsp_model() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(build_model_library()))

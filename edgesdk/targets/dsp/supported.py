@@ -3,7 +3,7 @@
 Each constraint is a small function `(op) -> (ok, detail)` whose docstring's first line is the rule (as in
 Vela's supported-operators tables); the partitioner reports the first failing one and `edgesdk inspect`
 lists them. Where the rule is TFLite's own quantization requirement, the host C target's constraint is
-reused (edgesdk/targets/c/supported.py), so an op the DSP refuses for that reason fails the same way on
+reused (edgesdk/ops/rules.py, shared with the C target), so an op the DSP refuses for that reason fails the same way on
 every target. The DSP's own limits: int8 only, rank <= 4, dimensions up to 65535, windows up to 255,
 requantization shifts in [-31, 30].
 """
@@ -15,7 +15,7 @@ import numpy as np
 from ...ir import quant
 from ...ir import rounding as rounding_rules
 from ...partition.target import TargetSupport
-from ..c import supported as c_rules
+from ...ops import rules as op_rules
 
 MAX_RANK = 4
 MAX_DIM = 65535
@@ -118,28 +118,28 @@ def no_float_requantization(op):
 
 
 GENERIC = [int8_tensors, rank_at_most_4, dimensions_in_range, no_float_requantization]
-_ACTIVATIONS = [c_rules.int8_quantized_activations]
-POOL = [*_ACTIVATIONS, c_rules.pool_shapes, c_rules.input_output_same_quantization, c_rules.supported_fused_activation,
+_ACTIVATIONS = [op_rules.int8_quantized_activations]
+POOL = [*_ACTIVATIONS, op_rules.pool_shapes, op_rules.input_output_same_quantization, op_rules.supported_fused_activation,
         window_limits]
-ELEMENTWISE = [*_ACTIVATIONS, per_tensor_constant_operands, c_rules.broadcastable_inputs,
-               c_rules.supported_fused_activation]
+ELEMENTWISE = [*_ACTIVATIONS, per_tensor_constant_operands, op_rules.broadcastable_inputs,
+               op_rules.supported_fused_activation]
 
 DSP_SUPPORT = TargetSupport(
     name="dsp",
     generic=GENERIC,
     ops={
-        "SOFTMAX": [*_ACTIVATIONS, c_rules.softmax_output_quantization, c_rules.softmax_positive_beta,
-                    c_rules.softmax_input_scale_in_range],
-        "DEPTHWISE_CONV_2D": [*_ACTIVATIONS, c_rules.depthwise_shapes, c_rules.int8_weights_int32_bias,
-                              c_rules.per_channel_filters_symmetric, weight_scales_per_channel,
-                              c_rules.supported_fused_activation, window_limits, filter_taps,
+        "SOFTMAX": [*_ACTIVATIONS, op_rules.softmax_output_quantization, op_rules.softmax_positive_beta,
+                    op_rules.softmax_input_scale_in_range],
+        "DEPTHWISE_CONV_2D": [*_ACTIVATIONS, op_rules.depthwise_shapes, op_rules.int8_weights_int32_bias,
+                              op_rules.per_channel_filters_symmetric, weight_scales_per_channel,
+                              op_rules.supported_fused_activation, window_limits, filter_taps,
                               depthwise_requant_shifts],
         "AVERAGE_POOL_2D": POOL,
         "MAX_POOL_2D": POOL,
         "ADD": [*ELEMENTWISE, add_requant_shifts],
         "MUL": [*ELEMENTWISE, mul_requant_shift],
-        "RESHAPE": [c_rules.reshape_same_size],
-        "LOGISTIC": [*_ACTIVATIONS, c_rules.logistic_output_quantization, c_rules.sigmoid_input_scale_in_range],
-        "TANH": [*_ACTIVATIONS, c_rules.tanh_output_quantization, c_rules.sigmoid_input_scale_in_range],
+        "RESHAPE": [op_rules.reshape_same_size],
+        "LOGISTIC": [*_ACTIVATIONS, op_rules.logistic_output_quantization, op_rules.sigmoid_input_scale_in_range],
+        "TANH": [*_ACTIVATIONS, op_rules.tanh_output_quantization, op_rules.sigmoid_input_scale_in_range],
     },
 )

@@ -139,7 +139,8 @@ class NpuTarget(Target):
         return sum(len(t.data) for t in tables_of(model))
 
     def peripherals(self) -> list:
-        return [PeripheralModel(NPU_TYPE, RENODE_TYPE, _native_npu_model, _renode_sources(), native=True)]
+        return [PeripheralModel(NPU_TYPE, RENODE_TYPE, _native_npu_model, _renode_sources(), native=True,
+                                renode_library=renode_library)]
 
     def estimate(self, region, board, model=None) -> RegionEstimate | None:
         """The timing model (edgesdk/npu/timing.py) of the region's command table in `model`; None before
@@ -224,6 +225,20 @@ def _native_npu_model(peripheral, board):
 def _renode_sources() -> tuple:
     from ...renode import RENODE_DIR
     return (RENODE_DIR / "EdgesdkNpu1.cs",)
+
+
+RENODE_LIBRARY = "edgesdk_npu"  # EdgesdkNpu1.cs: DllImport("edgesdk_npu"), i.e. libedgesdk_npu.so
+
+
+def renode_library(out_dir) -> Path:
+    """The shared C NPU model (the code the built-in emulator runs) as out_dir/libedgesdk_npu.so, for the Renode
+    peripheral's P/Invoke."""
+    from ...hostcc import build_shared_library
+    from ...npu.model import model_include_dirs, model_sources
+    from ...renode import install_library
+
+    return install_library(build_shared_library("npu_model", model_sources(), model_include_dirs()), out_dir,
+                           RENODE_LIBRARY)
 
 
 TARGET = NpuTarget()

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....ir import quant
 from .. import supported as rules
+from ..calls import Const
 from ..emit import Emit, c_op, footprint
-from ..layouts import (CONV_BLOCK, bias_values, block_channels, conv_patch_max, fast_requant_obstacle, fast_shifts,
-                       fold_input_offset, kernel_constant, windows_inside)
+from ..layouts import (CONV_BLOCK, CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES, LANE_BIAS, bias_values,
+                       block_channels, constant_channels, conv_patch_max, fast_requant_obstacle, fast_shifts,
+                       fold_input_offset, kernel_constant, pair_blocks, pair_chunks, pair_conv_bias,
+                       pair_conv_weights, pair_requant_records, paired_chunks_fit, padded_pairs, requant_reach,
+                       requant_rk, windows_inside)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .layer16 import (acc64_shift_checks, accumulator_macro, bias64_const, fast_requant_checks, fast_requant_fields,
                       int16_shifts_in_range, layer_or_float_dtypes, sum32, symmetric_filters)
@@ -45,6 +50,38 @@ def fast_conv_obstacle(f: dict, rounding: str, weights, bias, mults, shifts) -> 
     return fast_requant_obstacle(f, rounding, weights.reshape(f["out_c"], -1), bias, mults, shifts)
 
 
+KIND_NAMES = {CONV_BLOCKED: "blocked", CONV_PAIRED: "paired", CONV_PAIRED_PATCHES: "paired"}
+PATCHED_RUN_BELOW = 16  # filter rows shorter than this (or odd) run as one row over copied windows
+
+
+def paired_rows(f: dict) -> tuple:
+    """(rows, taps per row) of the paired kernel's windows: the filter's rows, read in place; or, when a filter
+    row is short or odd (a small in_c) and a window fits the patch buffer, the whole window as one row, each
+    pixel reading a copy of its window (EDGESDK_CONV_PAIRED_PATCHES: fewer row starts and odd taps, pixels
+    paired across rows)."""
+    run = f["filter_w"] * f["in_c"]
+    taps = f["filter_h"] * run
+    if f["filter_h"] > 1 and (run % 2 or run < PATCHED_RUN_BELOW) and taps <= conv_patch_max():
+        return 1, taps
+    return f["filter_h"], run
+
+
+def paired_conv_ok(weights_2d, bias_folded, shifts, output_offset: int, rows: int, run: int) -> bool:
+    """edgesdk_conv2d_s8_paired's extra conditions: two taps of a chunk stay within a 16-bit lane
+    (paired_chunks_fit) and edgesdk_requant_rk's k is within reach."""
+    if not paired_chunks_fit(weights_2d, rows, run):
+        return False
+    _, k = requant_rk(shifts, output_offset, bias_folded, weights_2d)
+    return requant_reach(bias_folded, weights_2d, k) < 1 << 31
+
+
+def reference_output(d, channel: int, acc: int) -> int:
+    """The layer's output for accumulator `acc` (bias included) of `channel`, as TFLite's kernels compute it."""
+    scaled = quant.multiply_by_quantized_multiplier(acc, int(d.multipliers[channel]), int(d.shifts[channel]),
+                                                    d.rounding)
+    return int(np.clip(scaled + d.output_offset, d.act_min, d.act_max))
+
+
 def flat_pointwise(f: dict) -> dict:
     """A 1x1, stride-1, unpadded convolution is the same over 1 x (H*W) pixels: one long row pairs up pixels
     across image rows (no odd pixel per row)."""
@@ -58,7 +95,8 @@ def flat_pointwise(f: dict) -> dict:
 
 @c_op("CONV_2D", constraints=[rules.conv_shapes, *LAYER_CONSTRAINTS],
       headers=("edgesdk_conv2d.h", "edgesdk_layer16.h"),
-      sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c", "edgesdk_conv2d_s16.c", "edgesdk_conv2d_f32.c"))
+      sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c", "edgesdk_conv2d_paired.c", "edgesdk_conv2d_s16.c",
+               "edgesdk_conv2d_f32.c"))
 def emit_conv2d(e: Emit):
     op, d = e.op, e.data
     if op.inputs[0].dtype == "int16":
@@ -84,20 +122,34 @@ def emit_conv2d(e: Emit):
         "blocked": 0,
     }
     weights, bias = w.data.astype(np.int8), bias_values(b, out_c)
+    flat = weights.reshape(out_c, -1)
     why_not = fast_conv_obstacle(fields, d.rounding, weights, bias, mults, shifts)
+    requant = e.null("int32_t")
     if why_not is None:
         shifts = fast_shifts(mults, shifts)
-        fields.update(flat_pointwise(fields), blocked=1)
-        bias = fold_input_offset(bias, weights.reshape(out_c, -1), fields["input_offset"])
-        weights = block_channels(weights.reshape(out_c, -1), CONV_BLOCK)
-    fields["multiplier"] = e.int32s("multiplier", mults)
-    fields["shift"] = e.int32s("shift", shifts)
+        fields.update(flat_pointwise(fields))
+        bias = fold_input_offset(bias, flat, fields["input_offset"])
+        rows, run = paired_rows(fields)
+        live_bias, constants = constant_channels(flat, bias, lambda c, acc: reference_output(d, c, acc))
+        if paired_conv_ok(flat, live_bias, shifts, fields["output_offset"], rows, run):
+            fields["blocked"] = CONV_PAIRED_PATCHES if rows == 1 < fields["filter_h"] else CONV_PAIRED
+            weights = pair_conv_weights(flat, rows, run)
+            requant = e.int32s("requant", pair_requant_records(mults, shifts, fields["output_offset"], live_bias,
+                                                               flat, constants))
+            bias = pair_conv_bias(live_bias, pair_chunks(rows, run))
+        else:
+            fields["blocked"] = CONV_BLOCKED
+            weights = block_channels(flat, CONV_BLOCK)
+    if fields["blocked"] in (CONV_PAIRED, CONV_PAIRED_PATCHES):
+        fields.update(multiplier=e.null("int32_t"), shift=e.null("int32_t"), requant=requant)
+    else:
+        fields.update(multiplier=e.int32s("multiplier", mults), shift=e.int32s("shift", shifts), requant=requant)
     if d.rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
         fields["scale_f32"] = e.float32s("scale_f32", d.scales)
     params = e.params("edgesdk_conv2d_params", fields)
     bias_c = bias_const(e, b, bias, bool(fields["blocked"]))
     e.call("edgesdk_conv2d_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
-    kind = "blocked" if fields["blocked"] else f"reference loops: {why_not}"
+    kind = KIND_NAMES.get(fields["blocked"]) or f"reference loops: {why_not}"
     e.layer.note = f"{w.shape[1]}x{w.shape[2]} conv, {x.shape[3]}->{out_c} channels, {kind}"
     return e.layer
 
@@ -116,11 +168,60 @@ def conv2d_footprint(call, op) -> list:
     if p["blocked"]:
         checks += _blocked_preconditions(p, b)
     out_c = p["out_c"]
+    io = [(x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+          (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+    if p["blocked"] in (CONV_PAIRED, CONV_PAIRED_PATCHES):
+        pairs, taps = padded_pairs(out_c), p["filter_h"] * p["filter_w"] * p["in_c"]
+        checks += require(isinstance(p["requant"], Const), "the paired conv kernel needs its requantization records")
+        if not checks:
+            checks += requant_record_checks(p["requant"], 2 * pairs)
+        if not checks:
+            checks += paired_sum_checks(p, w, b, pairs, taps)
+        return checks + [(w, 4 * pairs * taps, "paired filter"), (b, 8 * pairs, "paired bias"),
+                         (p["requant"], 24 * pairs, f"requantization records[{2 * pairs}]")] + io
     return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + f32_scales(p, out_c) + [
-        (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
         (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
-        (b, optional(b, 4 * out_c), "bias"),
-        (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+        (b, optional(b, 4 * out_c), "bias")] + io
+
+
+def paired_sum_checks(p, w, b, pairs: int, taps: int) -> list:
+    """No channel's sum, nor edgesdk_requant_rk's sum plus k, can overflow int32 for any int8 input: the
+    weights and biases decoded from the paired layout (edgesdk_conv2d.h), the k of the records."""
+    if not (isinstance(w, Const) and isinstance(b, Const)):
+        return ["the paired conv kernel needs constant weights and bias"]
+    words = np.asarray(w.values, np.int64)[:4 * pairs * taps].astype(np.uint8).view("<i4").astype(np.int64)
+    init = np.asarray(b.values, np.int64)[:2 * pairs]
+    if len(words) < pairs * taps or len(init) < 2 * pairs:
+        return []  # the footprint's length checks report it
+    low = (words + 32768) % 65536 - 32768  # channel a's weight: the word's low 16 bits, signed
+    magnitude = np.zeros(2 * pairs, np.int64)
+    start = 0
+    for size in pair_blocks(pairs):
+        block = words[start * taps:(start + size) * taps].reshape(taps, size)
+        block_low = low[start * taps:(start + size) * taps].reshape(taps, size)
+        magnitude[2 * start:2 * (start + size):2] = np.abs(block_low).sum(axis=0)
+        magnitude[2 * start + 1:2 * (start + size):2] = np.abs((block - block_low) // 65536).sum(axis=0)
+        start += size
+    rows, run = (1, taps) if p["blocked"] == CONV_PAIRED_PATCHES else (p["filter_h"], p["filter_w"] * p["in_c"])
+    wrap = lambda v: (np.asarray(v, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)  # noqa: E731
+    bias_b = wrap(init[1::2] + LANE_BIAS * pair_chunks(rows, run))
+    bias_a = wrap(init[0::2] - 65536 * bias_b)
+    bias = np.stack([bias_a, bias_b], axis=1).reshape(-1)
+    k = np.asarray(p["requant"].values, np.int64)[:6 * pairs].reshape(-1, 3)[:, 2]
+    reach = np.abs(bias) + 128 * magnitude + np.abs(k) + 2
+    return require(bool(np.all(reach < 1 << 31)), "a channel's sums or requantization can overflow int32")
+
+
+def requant_record_checks(records, channels: int) -> list:
+    """edgesdk_requant_rk's constants are ones it defines: 2 * a multiplier in [0, 2^31) and a right shift of
+    1..31 (that no sum or k overflows int32: paired_sum_checks)."""
+    values = np.asarray(records.values, np.int64)[:3 * channels]
+    if values.size < 3 * channels:
+        return [f"the requantization records hold {values.size} words, {3 * channels} needed"]
+    rows = values.reshape(channels, 3)
+    checks = require(bool(np.all((rows[:, 0] & 0xFFFFFFFF) % 2 == 0)), "a record's m2 is not twice a multiplier")
+    return checks + require(bool(np.all((rows[:, 1] >= 1) & (rows[:, 1] <= 31))),
+                            "a record's shift is not a right shift of 1..31")
 
 
 def f32_scales(p, channels: int) -> list:
@@ -132,21 +233,30 @@ def f32_scales(p, channels: int) -> list:
 
 
 def _blocked_preconditions(p, bias) -> list:
-    """edgesdk_conv2d_s8_blocked (edgesdk_conv2d_blocked.c): no groups or dilation, a folded bias, and any
-    window it cannot read in place -- one reaching into padding, or the odd last pixel of a row when the
-    filter has more than one row -- is copied into a stack buffer of EDGESDK_CONV_PATCH_MAX bytes."""
-    checks = require(p["blocked"] == 1, f"unknown conv layout {p['blocked']}")
+    """The fast conv kernels (edgesdk_conv2d_blocked.c, edgesdk_conv2d_paired.c): no groups or dilation, a
+    folded bias, and the windows they copy to the stack fit EDGESDK_CONV_PATCH_MAX bytes each. The blocked
+    kernel copies a window reaching into padding, or the odd last pixel of a row when the filter has more than
+    one row, into one buffer; the paired one copies two windows reaching into padding (EDGESDK_CONV_PAIRED) or
+    every window (EDGESDK_CONV_PAIRED_PATCHES) into a buffer of two windows."""
+    checks = require(p["blocked"] in (CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES),
+                     f"unknown conv layout {p['blocked']}")
     checks += require(p["filter_in_c"] == p["in_c"] and p["dilation_h"] == p["dilation_w"] == 1,
                       "the blocked conv kernel needs no groups and no dilation")
     checks += require(optional(bias, 1) == 1, "the blocked conv kernel needs its folded bias")
     patch_max = conv_patch_max()
     taps = p["filter_h"] * p["filter_w"] * p["in_c"]
-    inside = (p["pad_top"] == 0 and p["pad_left"] == 0 and (p["out_h"] - 1) * p["stride_h"] + p["filter_h"] <= p["in_h"]
-              and (p["out_w"] - 1) * p["stride_w"] + p["filter_w"] <= p["in_w"])
-    copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
+    inside = windows_inside(p)
+    if p["blocked"] == CONV_PAIRED_PATCHES:
+        copies, which = True, "every window"
+    elif p["blocked"] == CONV_PAIRED:
+        copies, which = not inside, "windows in padding"
+    else:
+        copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
+        which = "windows in padding" if not inside else "windows of the odd last column"
+    kernel = "blocked" if p["blocked"] == CONV_BLOCKED else "paired"
     return checks + require(not copies or taps <= patch_max,
-                            f"the blocked conv kernel would copy a {taps}-byte filter window into its "
-                            f"{patch_max}-byte stack buffer (windows {'in padding' if not inside else 'of the odd last column'})")
+                            f"the {kernel} conv kernel would copy a {taps}-byte filter window into its "
+                            f"{patch_max}-byte stack buffer ({which})")
 
 
 def conv_geometry(op) -> dict:

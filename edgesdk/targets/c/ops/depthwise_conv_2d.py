@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import supported as rules
-from ..calls import Macro
+from ..calls import Const, Macro
 from ..emit import Emit, c_op, footprint
-from ..layouts import bias_values, fast_requant_obstacle, fast_shifts, fold_input_offset
+from ..layouts import (DW_RECORD_WORDS, bias_values, depthwise_channel_records, fast_requant_obstacle, fast_shifts,
+                       fold_input_offset, requant_reach, requant_rk, unpack_depthwise_channel_records)
 from ..proof import non_negative, optional, per_channel, positive, require, shift_checks
 from .conv_2d import bias_const, f32_scales, float_bias, weights_const
 from .layer16 import (acc64_shift_checks, bias64_const, depthwise_dtypes, fast_requant_checks, fast_requant_fields,
@@ -26,7 +27,22 @@ def fast_depthwise_obstacle(f: dict, rounding: str, per_channel_weights, bias, m
         return "dilation"
     if f["depth_multiplier"] != 1:
         return f"depth multiplier {f['depth_multiplier']}"
-    return fast_requant_obstacle(f, rounding, per_channel_weights, bias, mults, shifts)
+    if f["in_h"] < 3:
+        return f"input height {f['in_h']}"
+    if f["pad_left"] > 1 or _pad_right(f) > 1:
+        return f"padding of {max(f['pad_left'], _pad_right(f))} columns"
+    why_not = fast_requant_obstacle(f, rounding, per_channel_weights, bias, mults, shifts)
+    if why_not is None:
+        folded = fold_input_offset(bias, per_channel_weights, f["input_offset"])
+        _, k = requant_rk(fast_shifts(mults, shifts), f["output_offset"], folded, per_channel_weights)
+        if requant_reach(folded, per_channel_weights, k) >= 1 << 31:
+            return "requantization constant too large"
+    return why_not
+
+
+def _pad_right(f: dict) -> int:
+    """Columns past the input that the last window reaches."""
+    return max(0, (f["out_w"] - 1) * f["stride_w"] - f["pad_left"] + 3 - f["in_w"])
 
 
 @c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, depthwise_dtypes, symmetric_filters,
@@ -62,18 +78,22 @@ def emit_depthwise_conv2d(e: Emit):
     weights, bias = w.data.astype(np.int8), bias_values(b, out_c)
     per_channel_weights = weights.reshape(-1, out_c).T  # [channel][fy * filter_w + fx]
     why_not = fast_depthwise_obstacle(fields, d.rounding, per_channel_weights, bias, mults, shifts)
-    if why_not is None:
-        shifts = fast_shifts(mults, shifts)
-        fields["sliding"] = 1
+    if why_not is None:  # per-channel records instead of filter, bias, multiplier and shift
+        fields.update(sliding=1, multiplier=e.null("int32_t"), shift=e.null("int32_t"))
         bias = fold_input_offset(bias, per_channel_weights, fields["input_offset"])
-        weights = per_channel_weights
-    fields["multiplier"] = e.int32s("multiplier", mults)
-    fields["shift"] = e.int32s("shift", shifts)
-    if d.rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
-        fields["scale_f32"] = e.float32s("scale_f32", d.scales)
-    params = e.params("edgesdk_depthwise_conv2d_params", fields)
-    bias_c = bias_const(e, b, bias, bool(fields["sliding"]))
-    e.call("edgesdk_depthwise_conv2d_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
+        records = depthwise_channel_records(per_channel_weights, bias, mults, fast_shifts(mults, shifts),
+                                            fields["output_offset"], -fields["input_offset"])
+        params = e.params("edgesdk_depthwise_conv2d_params", fields)
+        e.call("edgesdk_depthwise_conv2d_s8", params, e.tensor(x), e.null("int8_t"), e.const("channels", records,
+                                                                                            "int32_t"), e.arena(y))
+    else:
+        fields["multiplier"] = e.int32s("multiplier", mults)
+        fields["shift"] = e.int32s("shift", shifts)
+        if d.rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
+            fields["scale_f32"] = e.float32s("scale_f32", d.scales)
+        params = e.params("edgesdk_depthwise_conv2d_params", fields)
+        e.call("edgesdk_depthwise_conv2d_s8", params, e.tensor(x), weights_const(e, weights),
+               bias_const(e, b, bias, False), e.arena(y))
     kind = "sliding" if fields["sliding"] else f"reference loops: {why_not}"
     e.layer.note = f"{w.shape[1]}x{w.shape[2]} depthwise, {out_c} channels, {kind}"
     return e.layer
@@ -87,19 +107,38 @@ def depthwise_footprint(call, op) -> list:
     checks += non_negative(p, "pad_top", "pad_left")
     if checks:
         return checks
-    if p["sliding"]:  # edgesdk_depthwise_conv2d_s8_sliding: a fixed 3x3 window and its preconditions
-        checks += require(p["sliding"] == 1 and p["filter_h"] == p["filter_w"] == 3 and p["stride_h"] == p["stride_w"]
-                          and p["stride_h"] in (1, 2) and p["dilation_h"] == p["dilation_w"] == 1
-                          and p["depth_multiplier"] == 1 and optional(b, 1) == 1,
-                          "the sliding depthwise kernel needs 3x3, equal strides 1 or 2, no dilation, depth "
-                          "multiplier 1 and its folded bias")
     out_c = p["in_c"] * p["depth_multiplier"]
     checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
+    io = [(x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+          (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+    if p["sliding"]:  # edgesdk_depthwise_conv2d_s8_sliding: a fixed 3x3 window, its preconditions, its records
+        checks += require(p["sliding"] == 1 and p["filter_h"] == p["filter_w"] == 3 and p["stride_h"] == p["stride_w"]
+                          and p["stride_h"] in (1, 2) and p["dilation_h"] == p["dilation_w"] == 1
+                          and p["depth_multiplier"] == 1 and p["in_h"] >= 3 and p["pad_left"] <= 1
+                          and _pad_right(p) <= 1,
+                          "the sliding depthwise kernel needs 3x3, equal strides 1 or 2, no dilation, depth "
+                          "multiplier 1, an input at least 3 rows high and at most one padded column per side")
+        checks += require(isinstance(b, Const), "the sliding depthwise kernel needs its channel records")
+        if checks:
+            return checks
+        checks += _record_checks(b, out_c)
+        return checks + [(b, 4 * DW_RECORD_WORDS * out_c, f"channel records[{out_c}]")] + io
     return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + f32_scales(p, out_c) + [
-        (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
-        (w, p["filter_h"] * p["filter_w"] * p["out_c"], "filter"),
-        (b, optional(b, 4 * out_c), "bias"),
-        (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
+        (w, p["filter_h"] * p["filter_w"] * p["out_c"], "filter"), (b, optional(b, 4 * out_c), "bias")] + io
+
+
+def _record_checks(records, channels: int) -> list:
+    """The records' arithmetic is defined: 2 * a multiplier in [0, 2^31), a right shift of 1..31, no int32
+    overflow in the sums and edgesdk_requant_rk (int8 inputs), padding bytes zero."""
+    if len(records.values) < DW_RECORD_WORDS * channels:
+        return [f"the channel records hold {len(records.values)} words, {DW_RECORD_WORDS * channels} needed"]
+    fields = unpack_depthwise_channel_records(records.values[:DW_RECORD_WORDS * channels], channels)
+    checks = require(bool(np.all(fields["m2"] % 2 == 0)), "a record's m2 is not twice a multiplier")
+    checks += require(bool(np.all((fields["r"] >= 1) & (fields["r"] <= 31))),
+                      "a record's shift is not a right shift of 1..31")
+    reach = requant_reach(fields["bias"], fields["weights"], fields["k"])
+    checks += require(reach < 1 << 31, "a channel's sums or requantization can overflow int32")
+    return checks + require(not np.any(fields["padding"]), "a record's padding bytes are not zero")
 
 
 def emit_depthwise_conv2d_s16(e: Emit):

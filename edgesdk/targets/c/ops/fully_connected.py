@@ -10,8 +10,9 @@ import numpy as np
 from .. import supported as rules
 from ..calls import Macro
 from ..emit import Emit, c_op, footprint
-from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_WEIGHTS, accumulator_bound, bias_values,
-                       block_fully_connected, fast_requant_obstacle, fold_input_offset, fp64_window, pair_fully_connected)
+from ..layouts import (FC_BLOCKED, FC_LAYOUT_C, FC_PAIRED, FC_PAIRED_QUADS, FC_PAIRED_WEIGHTS, accumulator_bound,
+                       bias_values, block_fully_connected, fast_requant_obstacle, fold_input_offset, fp64_window,
+                       pair_fully_connected, quad_lanes_fit)
 from ..proof import optional, per_channel, positive, require, shift_checks
 from .conv_2d import bias_const, f32_scales, weights_const
 from .layer16 import (acc64_shift_checks, accumulator, accumulator_macro, bias64_const, fast_requant_checks,
@@ -55,7 +56,9 @@ def emit_fully_connected(e: Emit):
         bias = fold_input_offset(bias, weights, fields["input_offset"])
         paired = e.ctx.layer_choice(op, "fc_paired", FC_PAIRED_WEIGHTS)  # a tuning schedule may switch it per layer
         layout = FC_PAIRED if paired and int(weights.min(initial=0)) >= -127 else FC_BLOCKED
-        weights = pair_fully_connected(weights) if layout == FC_PAIRED else block_fully_connected(weights)
+        if layout == FC_PAIRED and quad_lanes_fit(weights):
+            layout = FC_PAIRED_QUADS
+        weights = block_fully_connected(weights) if layout == FC_BLOCKED else pair_fully_connected(weights)
     fields.update(multiplier=e.int32s("multiplier", mults), shift=e.int32s("shift", shifts))
     fields["scale"] = double_const(e, "scale", scales) if rounding == "fp64" else e.null("double")
     if rounding == "f32":  # --rounding ort: ONNX Runtime's float32 requantization scales
@@ -68,12 +71,14 @@ def emit_fully_connected(e: Emit):
     params = e.params("edgesdk_fully_connected_params", fields)
     bias_c = bias_const(e, b, bias, layout is not None)
     e.call("edgesdk_fully_connected_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
-    kind = {FC_BLOCKED: "blocked", FC_PAIRED: "paired"}.get(layout, f"reference loops: {why_not}")
+    kind = {FC_BLOCKED: "blocked", FC_PAIRED: "paired", FC_PAIRED_QUADS: "paired"}.get(
+        layout, f"reference loops: {why_not}")
     e.layer.note = f"{in_depth}->{out_depth}, {kind}"
     return e.layer
 
 
-LAYOUTS = {0: "plain", "EDGESDK_FC_BLOCKED": "blocked", "EDGESDK_FC_PAIRED": "paired"}
+LAYOUTS = {0: "plain", "EDGESDK_FC_BLOCKED": "blocked", "EDGESDK_FC_PAIRED": "paired",
+           "EDGESDK_FC_PAIRED_QUADS": "paired"}
 
 
 @footprint("edgesdk_fully_connected_s8")

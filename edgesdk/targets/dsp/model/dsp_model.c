@@ -655,3 +655,46 @@ void dsp_reg_write(dsp_device *dev, uint32_t offset, uint32_t value)
         dev->regs[offset / 4] = value;
     }
 }
+
+/* ---- State for snapshots (Renode saves the emulation; edgesdk/renode/EdgesdkDsp1.cs) -------------------
+ * The programmable registers (OPCODE .. CONST_BYTES, the only writable ones) and the status and counters, as
+ * words in a fixed order. Windows and the bus binding are wiring, declared again by the owner. */
+#define STATE_FIRST_REG (DSP_REG_OPCODE / 4)
+#define STATE_REGS (DSP_REG_CONST_BYTES / 4 - STATE_FIRST_REG + 1)
+
+uint32_t dsp_state_words(void)
+{
+    return STATE_REGS + 6;
+}
+
+void dsp_save_state(const dsp_device *dev, uint32_t *words)
+{
+    uint32_t *w = words;
+    for (uint32_t i = 0; i < STATE_REGS; i++) {
+        *w++ = dev->regs[STATE_FIRST_REG + i];
+    }
+    *w++ = dev->status;
+    *w++ = dev->last_cycles;
+    *w++ = (uint32_t)dev->cycles;
+    *w++ = (uint32_t)(dev->cycles >> 32);
+    *w++ = dev->kernels;
+    *w++ = dev->errors;
+}
+
+int dsp_restore_state(dsp_device *dev, const uint32_t *words, uint32_t count)
+{
+    if (count != dsp_state_words()) {
+        return -1;
+    }
+    const uint32_t *w = words;
+    for (uint32_t i = 0; i < STATE_REGS; i++) {
+        dev->regs[STATE_FIRST_REG + i] = *w++;
+    }
+    dev->status = *w++;
+    dev->last_cycles = *w++;
+    dev->cycles = *w++;
+    dev->cycles |= (uint64_t)*w++ << 32;
+    dev->kernels = *w++;
+    dev->errors = *w++;
+    return 0;
+}

@@ -106,6 +106,13 @@ void dsp_set_bus(dsp_device *dev, dsp_bus_read_fn read, dsp_bus_write_fn write, 
 uint32_t dsp_reg_read(dsp_device *dev, uint32_t offset);
 void dsp_reg_write(dsp_device *dev, uint32_t offset, uint32_t value);
 
+/* Snapshots: the programmable registers, status and counters as dsp_state_words() words (windows and the bus
+ * binding excluded: the owner declares them again). dsp_restore_state returns 0, or -1 when `count` is not
+ * dsp_state_words(). */
+uint32_t dsp_state_words(void);
+void dsp_save_state(const dsp_device *dev, uint32_t *words);
+int dsp_restore_state(dsp_device *dev, const uint32_t *words, uint32_t count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,301 @@
+/*
+ * edgesdk_conv2d_paired.c - the int8 CONV_2D with two output channels per multiply: same results as
+ * edgesdk_conv2d_s8's reference loops, for the layers the compiler qualifies (conditions and data layout in
+ * edgesdk_conv2d.h).
+ *
+ * Two output channels a, b share each 32-bit weight word W = w_a + 65536 * w_b, so one multiply x * W gives
+ * both products in 16-bit lanes. Over two taps, R = x0 * W0 + x1 * W1 = L + 65536 * H with L the two products
+ * of channel a and H those of b. Any two int8 products sum to [-32512, 32768], so V = R + EDGESDK_LANE_BIAS
+ * (32767 in each lane) is L + 32767 + 65536 * (H + 32767) with both lanes in [255, 65535]: exact in uint32,
+ * and V >> 16 (logical) is H + 32767 (the compiler still checks the lane bounds per chunk, paired_chunks_fit).
+ * Each channel pair keeps two accumulators: `high` sums V >> 16 from the high bias minus 32767 per chunk (the
+ * compiler's init), so it ends at channel b's sum; `low` sums R (mod 2^32) from bias_a + 65536 * bias_b, so
+ * channel a's sum is low - 65536 * high. Per two taps, one pixel and one pair: 2 multiplies and 5 adds or
+ * shifts for 4 multiply-accumulates, plus the loads: each weight word serves two pixels, each input byte up to
+ * 3 pairs (3 pairs x 2 pixels = 12 accumulators: what RV32's registers hold next to the inputs, the
+ * weights and the pointers).
+ *
+ * Pixels are taken two at a time along the output row. A pair whose windows lie inside the input reads them in
+ * place (filter_w * in_c contiguous bytes per filter row); otherwise both windows are first copied to patches
+ * with the input zero point in place of padding (which the folded bias expects). The last pixel of an odd
+ * row runs alone.
+ */
+#include "edgesdk_conv2d.h"
+
+#include "edgesdk_mac.h"
+#include "edgesdk_requant.h"
+
+typedef int32_t __attribute__((may_alias)) packed_word; /* the filter array is declared int8_t */
+
+#define EDGESDK_LANE_BIAS 0x7FFF7FFFu /* 32767 in each 16-bit lane of a two-tap sum (see above) */
+
+typedef struct {
+    const packed_word *filter;
+    const int32_t *init;    /* per pair: the low and high accumulators' start (the biases) */
+    const int32_t *requant; /* per channel: m2, r, k (edgesdk_requant_rk) */
+    int32_t out_c, blocks3, blocks2;
+    int32_t filter_h, run; /* the rows of a window the kernel reads, and the taps of one */
+    int32_t act_min, act_max, relu;
+} conv_plan;
+
+/* Two taps of NP pairs for P pixels (x[p][0..1]); words w[0..NP) for the first tap, w[NP..2NP) for the second. */
+#define PAIR_TAPS(P, NP, low, high, x, w)                                                                \
+    do {                                                                                                \
+        _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
+            const int32_t w0_ = (w)[j_], w1_ = (w)[(NP) + j_];                                          \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
+                const uint32_t r_ = (uint32_t)x[p_][0] * (uint32_t)w0_ + (uint32_t)x[p_][1] * (uint32_t)w1_; \
+                high[p_][j_] += (r_ + EDGESDK_LANE_BIAS) >> 16;                                         \
+                low[p_][j_] += r_;                                                                      \
+            }                                                                                           \
+            EDGESDK_MAC_ORDER(w, high[(P) - 1][j_]);                                                    \
+        }                                                                                               \
+    } while (0)
+
+/* Load the next two taps of each pixel (at offset `at` from xs[p]), after the previous taps' last update (see
+ * EDGESDK_MAC_ORDER: without it GCC loads every tap of an iteration first and runs out of registers). */
+#define PAIR_LOAD(P, x, xs, at, last)                                                                   \
+    do {                                                                                                \
+        _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                      \
+            EDGESDK_MAC_ORDER(xs[p_], last);                                                            \
+            x[p_][0] = xs[p_][(at)];                                                                    \
+            x[p_][1] = xs[p_][(at) + 1];                                                                \
+        }                                                                                               \
+    } while (0)
+
+/* One filter row: `run` taps from xs[p] for P pixels, NP pairs; advances w past the row's words. Two taps per
+ * iteration (unrolling further makes GCC reassociate the sums across iterations and spill), then the row's odd
+ * last tap alone. */
+#define PAIR_RUN(P, NP, low, high, xs, w, run)                                                          \
+    do {                                                                                                \
+        const int8_t *const end_ = xs[0] + ((run) & ~1);                                                \
+        int32_t x_[P][2];                                                                               \
+        while (xs[0] != end_) {                                                                         \
+            PAIR_LOAD(P, x_, xs, 0, high[(P) - 1][(NP) - 1]);                                           \
+            PAIR_TAPS(P, NP, low, high, x_, w);                                                         \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) { xs[p_] += 2; }                  \
+            (w) += 2 * (NP);                                                                            \
+        }                                                                                               \
+        if ((run) & 1) {                                                                                \
+            _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                 \
+                _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                              \
+                    const uint32_t r_ = (uint32_t)xs[p_][0] * (uint32_t)(w)[j_];                        \
+                    high[p_][j_] += (r_ + EDGESDK_LANE_BIAS) >> 16;                                     \
+                    low[p_][j_] += r_;                                                                  \
+                }                                                                                       \
+            }                                                                                           \
+            (w) += (NP);                                                                                \
+        }                                                                                               \
+    } while (0)
+
+/* Start the NP pairs' accumulators (pair0 on) of P pixels from the biases. */
+#define PAIR_INIT(P, NP, low, high, init, pair0)                                                        \
+    do {                                                                                                \
+        _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
+            const uint32_t l_ = (uint32_t)(init)[2 * ((pair0) + j_)];                                   \
+            const uint32_t h_ = (uint32_t)(init)[2 * ((pair0) + j_) + 1];                              \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
+                low[p_][j_] = l_;                                                                       \
+                high[p_][j_] = h_;                                                                      \
+            }                                                                                           \
+        }                                                                                               \
+    } while (0)
+
+/* One output: requantize (the negative-accumulator correction only when the clamp does not absorb it). */
+#define OUTPUT(acc, m2, r, k, relu)                                                                     \
+    edgesdk_clamp_i32((relu) ? edgesdk_requant_rk_relu((acc), (m2), (r), (k))                            \
+                             : edgesdk_requant_rk((acc), (m2), (r), (k)),                               \
+                      act_min, act_max)
+
+/* Requantize and store the sums of NP pairs (pair0 on) of the two pixels at outs[p]; `last`: the layer's last
+ * block, whose last pairs may hold channels past out_c (their records exist). Every value is computed before
+ * the first store: an int8 store may alias the records as far as C knows. */
+#define PAIR_STORE(NP, low, high, c, pair0, outs, relu, last)                                           \
+    do {                                                                                                \
+        const int32_t act_min = (c).act_min, act_max = (c).act_max;                                     \
+        int32_t v_[2][2 * (NP)];                                                                        \
+        _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
+            const int32_t *const q_ = (c).requant + 6 * ((pair0) + j_);                                 \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < 2; p_++) {                                    \
+                const int32_t sum_a_ = (int32_t)(low[p_][j_] - (high[p_][j_] << 16));                   \
+                v_[p_][2 * j_] = OUTPUT(sum_a_, (uint32_t)q_[0], q_[1], q_[2], relu);                   \
+            }                                                                                           \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < 2; p_++) {                                    \
+                v_[p_][2 * j_ + 1] = OUTPUT((int32_t)high[p_][j_], (uint32_t)q_[3], q_[4], q_[5], relu); \
+            }                                                                                           \
+        }                                                                                               \
+        int8_t *const o0_ = outs[0] + 2 * (pair0), *const o1_ = outs[1] + 2 * (pair0);                  \
+        if (!(last)) {                                                                                  \
+            _Pragma("GCC unroll 8") for (int i_ = 0; i_ < 2 * (NP); i_++) {                             \
+                o0_[i_] = (int8_t)v_[0][i_];                                                            \
+                o1_[i_] = (int8_t)v_[1][i_];                                                            \
+            }                                                                                           \
+        } else {                                                                                        \
+            const int32_t valid_ = (c).out_c - 2 * (pair0);                                             \
+            _Pragma("GCC unroll 8") for (int i_ = 0; i_ < 2 * (NP); i_++) {                             \
+                if (i_ < valid_) {                                                                      \
+                    o0_[i_] = (int8_t)v_[0][i_];                                                        \
+                    o1_[i_] = (int8_t)v_[1][i_];                                                        \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    } while (0)
+
+/* One block of NP pairs (pair `pair` on) for two pixels; advances w past the block's words. */
+#define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, relu, last)                               \
+    do {                                                                                                \
+        uint32_t low[2][NP];                                                                            \
+        uint32_t high[2][NP];                                                                           \
+        PAIR_INIT(2, NP, low, high, (c).init, pair);                                                    \
+        const int8_t *row_ = (x0);                                                                      \
+        for (int32_t fy_ = 0; fy_ < (c).filter_h; fy_++, row_ += (row_bytes)) {                         \
+            const int8_t *xs[2] = {row_, row_ + (step)};                                                \
+            PAIR_RUN(2, NP, low, high, xs, w, (c).run);                                                 \
+        }                                                                                               \
+        PAIR_STORE(NP, low, high, c, pair, outs, relu, last);                                           \
+    } while (0)
+
+/* Every channel of two output pixels whose windows start at x0 and x0 + step, filter rows `row_bytes` apart
+ * (step 0 and out1 == out0: one pixel, computed twice). Blocks of 3 pairs, then of 2 (edgesdk_conv2d.h); the
+ * last block stores only the channels below out_c. */
+#define PIXELS(c, x0, step, row_bytes, outs, relu)                                                      \
+    do {                                                                                                \
+        const packed_word *w = (c).filter;                                                              \
+        int32_t pair = 0;                                                                               \
+        const int32_t full3_ = (c).blocks3 - ((c).blocks2 == 0);                                        \
+        for (int32_t b_ = 0; b_ < full3_; b_++, pair += 3) {                                            \
+            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 0);                              \
+        }                                                                                               \
+        if ((c).blocks2 == 0) {                                                                         \
+            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 1);                              \
+        } else {                                                                                        \
+            if ((c).blocks2 == 2) {                                                                     \
+                PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 0);                          \
+                pair += 2;                                                                              \
+            }                                                                                           \
+            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 1);                              \
+        }                                                                                               \
+    } while (0)
+
+static void pixel_pair(const conv_plan *plan, const int8_t *x0, int32_t step, int32_t row_bytes, int8_t *out0,
+                       int8_t *out1)
+{
+    const conv_plan c = *plan; /* a copy: int8 stores may alias *plan as far as C knows */
+    int8_t *const outs[2] = {out0, out1};
+    if (c.relu) {
+        PIXELS(c, x0, step, row_bytes, outs, 1);
+    } else {
+        PIXELS(c, x0, step, row_bytes, outs, 0);
+    }
+}
+
+/* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes), the input zero point
+ * outside the image. */
+static void fill_patch(const edgesdk_conv2d_params *p, const int8_t *in, int32_t y0, int32_t x0, int8_t *patch)
+{
+    const int8_t zero_point = (int8_t)-p->input_offset;
+    const int32_t channels = p->in_c;
+    for (int32_t fy = 0; fy < p->filter_h; fy++) {
+        const int32_t iy = y0 + fy;
+        for (int32_t fx = 0; fx < p->filter_w; fx++) {
+            const int32_t ix = x0 + fx;
+            if (iy >= 0 && iy < p->in_h && ix >= 0 && ix < p->in_w) {
+                const int8_t *src = in + (iy * p->in_w + ix) * channels;
+                for (int32_t ch = 0; ch < channels; ch++) {
+                    *patch++ = src[ch];
+                }
+            } else {
+                for (int32_t ch = 0; ch < channels; ch++) {
+                    *patch++ = zero_point;
+                }
+            }
+        }
+    }
+}
+
+/* Input (y0, x0) of output pixel `pixel` (raster order over batches, rows and columns), and its batch's input. */
+static const int8_t *window_of(const edgesdk_conv2d_params *p, const int8_t *input, int32_t pixel, int32_t *y0,
+                               int32_t *x0)
+{
+    const int32_t per_image = p->out_h * p->out_w;
+    const int32_t b = pixel / per_image, at = pixel - b * per_image;
+    const int32_t oy = at / p->out_w;
+    *y0 = oy * p->stride_h - p->pad_top;
+    *x0 = (at - oy * p->out_w) * p->stride_w - p->pad_left;
+    return input + b * p->in_h * p->in_w * p->in_c;
+}
+
+/* EDGESDK_CONV_PAIRED_PATCHES: every window copied to a patch of `taps` bytes (one filter row), pixels paired in
+ * raster order across rows and images. */
+static void run_patched(const edgesdk_conv2d_params *q, conv_plan *c, const int8_t *input, int8_t *output)
+{
+    const int32_t taps = c->run, pixels = q->batches * q->out_h * q->out_w;
+    int8_t patches[2 * taps];
+    for (int32_t pixel = 0; pixel < pixels; pixel += 2) {
+        const int32_t count = pixels - pixel < 2 ? 1 : 2;
+        for (int32_t i = 0; i < count; i++) {
+            int32_t y0, x0;
+            const int8_t *in = window_of(q, input, pixel + i, &y0, &x0);
+            fill_patch(q, in, y0, x0, patches + i * taps);
+        }
+        int8_t *out = output + pixel * q->out_c;
+        pixel_pair(c, patches, count == 2 ? taps : 0, taps, out, count == 2 ? out + q->out_c : out);
+    }
+}
+
+/* EDGESDK_CONV_PAIRED: pixel pairs along each row, read in place when both windows are inside the input. */
+static void run_in_place(const edgesdk_conv2d_params *q, conv_plan *c, const int8_t *input, int8_t *output)
+{
+    const int32_t row_bytes = q->in_w * q->in_c;
+    const int32_t taps = q->filter_h * c->run;
+    const int32_t pixel_step = q->stride_w * q->in_c; /* between horizontally adjacent windows */
+    /* Two windows' copies for pixels that read padding, sized for this layer (the compiler checks taps <=
+     * EDGESDK_CONV_PATCH_MAX; a small stack matters on boards like the HiFive1). */
+    const int inside = q->pad_top == 0 && q->pad_left == 0 && (q->out_h - 1) * q->stride_h + q->filter_h <= q->in_h &&
+                       (q->out_w - 1) * q->stride_w + q->filter_w <= q->in_w;
+    int8_t patches[inside ? 1 : 2 * taps];
+    for (int32_t b = 0; b < q->batches; b++) {
+        const int8_t *in = input + b * q->in_h * row_bytes;
+        for (int32_t oy = 0; oy < q->out_h; oy++) {
+            const int32_t y0 = oy * q->stride_h - q->pad_top;
+            const int rows_inside = y0 >= 0 && y0 + q->filter_h <= q->in_h;
+            int8_t *out = output + (b * q->out_h + oy) * q->out_w * q->out_c;
+            for (int32_t ox = 0; ox < q->out_w; ox += 2, out += 2 * q->out_c) {
+                const int32_t x0 = ox * q->stride_w - q->pad_left;
+                const int two = ox + 1 < q->out_w;
+                const int32_t x1 = two ? x0 + q->stride_w : x0; /* the second pixel's window */
+                int8_t *const out1 = two ? out + q->out_c : out;
+                if (rows_inside && x0 >= 0 && x1 + q->filter_w <= q->in_w) {
+                    pixel_pair(c, in + y0 * row_bytes + x0 * q->in_c, two ? pixel_step : 0, row_bytes, out, out1);
+                } else {
+                    fill_patch(q, in, y0, x0, patches);
+                    fill_patch(q, in, y0, x1, patches + taps);
+                    pixel_pair(c, patches, taps, c->run, out, out1);
+                }
+            }
+        }
+    }
+}
+
+void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *init, int8_t *output)
+{
+    const edgesdk_conv2d_params q = *p; /* a copy: int8 stores may alias *p as far as C knows */
+    const int patched = q.blocked == EDGESDK_CONV_PAIRED_PATCHES;
+    conv_plan c;
+    c.filter = (const packed_word *)(const void *)filter;
+    c.init = init;
+    c.requant = q.requant;
+    c.out_c = q.out_c;
+    edgesdk_conv_pair_blocks((q.out_c + 1) / 2, &c.blocks3, &c.blocks2);
+    c.filter_h = patched ? 1 : q.filter_h;
+    c.run = (patched ? q.filter_h : 1) * q.filter_w * q.in_c;
+    c.act_min = q.act_min;
+    c.act_max = q.act_max;
+    c.relu = q.act_min >= q.output_offset;
+    if (patched) {
+        run_patched(&q, &c, input, output);
+    } else {
+        run_in_place(&q, &c, input, output);
+    }
+}
