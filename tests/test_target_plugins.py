@@ -257,8 +257,13 @@ def test_example_target_build_runs_bit_exact(plugin_env, tmp_path):
     model = tmp_path / "activations.tflite"
     model.write_bytes(activation_chain_model())
     out = tmp_path / "build"
-    _edgesdk(plugin_env, "build", model, "-o", out, "--board", "riscv-npu-lut", "--target", "lut,npu,c", "--werror")
+    built = _edgesdk(plugin_env, "build", model, "-o", out, "--board", "riscv-npu-lut", "--target", "lut,npu,c", "--werror")
     report = json.loads((out / "report.json").read_text())
+    # Its report section, its summary line and its part of the safety proof.
+    assert report["target_reports"]["lut"]["cycles"] == 451 and report["target_reports"]["lut"]["tables"] == 4
+    assert "lut: 451 cycles (estimate) in 4 job(s) of 3 job list(s); 4 distinct table(s), 1024 B" in built.stdout
+    assert report["verified"]["lut_jobs"] == 4
+    assert (out / "src" / "model_lut.c").is_file()
     placed = {op["type"]: op["target"] for op in report["ops"]}
     assert placed == {"CONV_2D": "npu", "LOGISTIC": "lut", "TANH": "lut", "RELU6": "lut", "FULLY_CONNECTED": "npu", "RELU": "lut"}
     assert [r["target"] for r in report["regions"]] == ["npu", "lut", "npu", "lut", "npu", "lut"]
@@ -316,3 +321,252 @@ def test_guide_commands_work_as_written(tmp_path):
     assert "lut: VendorX LUT-1" in outputs[1] and "[edgesdk_lutaccel:TARGET]" in outputs[1]
     assert "reference (LiteRT BUILTIN_REF): bit-exact" in outputs[-1]
     assert "lut0: cycles 451, runs 4" in outputs[-1]  # 3 x (16 + 512/4) + (16 + ceil(10/4))
+
+
+# -- every hook of the plugin API, used by the example (in this process) ------------------------------------
+@pytest.fixture
+def lut(monkeypatch):
+    """The example's target registered in this process (as its entry point would), for the compiler's passes
+    and the proof without a firmware build; yields the target object."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    for name in [m for m in sys.modules if m.startswith("edgesdk_lutaccel")]:
+        monkeypatch.delitem(sys.modules, name)
+    import edgesdk_lutaccel
+
+    fake = dict(registry._registry())
+    fake["lut"] = ("edgesdk_lutaccel:TARGET", lambda: edgesdk_lutaccel.TARGET)
+    monkeypatch.setattr(registry, "_registry", lambda: fake)
+    registry.get_target.cache_clear()
+    yield edgesdk_lutaccel.TARGET
+    registry.get_target.cache_clear()
+
+
+def _compile(tmp_path, model_bytes, target="lut,npu,c", **options):
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    model = tmp_path / "model.tflite"
+    model.write_bytes(model_bytes)
+    return compile_model(model, BuildOptions(board="riscv-npu-lut", target=target, compile_firmware=False, **options))
+
+
+def _lut_jobs(compiled):
+    return [job for jl in compiled.executor.target_data["lut"].job_lists for job in jl.jobs]
+
+
+def relu_twice_model() -> bytes:
+    """input -> RELU -> RELU, both with the same quantization: one table serves both layers."""
+    m = modelgen.ModelBuilder()
+    x = m.tensor((1, 64), "int8", 0.05, -3)
+    a = m.tensor((1, 64), "int8", 0.05, -3)
+    y = m.tensor((1, 64), "int8", 0.05, -3)
+    m.op("RELU", [x], [a])
+    m.op("RELU", [a], [y])
+    return m.build([x], [y])
+
+
+def test_example_tables_live_in_one_named_blob_shared_between_layers(lut, tmp_path):
+    compiled = _compile(tmp_path, relu_twice_model())
+    blob = compiled.executor.blobs["lut_tables"]
+    jobs = _lut_jobs(compiled)
+    assert blob.symbol == "edgesdk_lut_tables" and len(blob.data) == 256  # one table, not one per layer
+    assert [job.table_offset for job in jobs] == [0, 0]
+    assert compiled.executor.consts == []  # no per-op constant arrays
+    chain = _compile(tmp_path, activation_chain_model())
+    assert [j.table_offset for j in _lut_jobs(chain)] == [0, 256, 512, 768]
+    assert len(chain.executor.blobs["lut_tables"].data) == 4 * 256
+
+
+def test_example_renders_its_own_templates(lut, tmp_path):
+    from edgesdk.aot.render import render_sources
+
+    compiled = _compile(tmp_path, activation_chain_model())
+    paths = {p.name: p for p in render_sources(compiled.executor, tmp_path / "src", source="model.tflite",
+                                               board="riscv-npu-lut", rounding="ref")}
+    text = paths["model_lut.c"].read_text()
+    assert "const struct lutaccel_job edgesdk_lut_jobs_1[2] = {" in text
+    assert "/* layer 4: RELU6 -> 't9' */" in text and "4 distinct table(s), 1024 bytes" in text
+    assert "extern const struct lutaccel_job edgesdk_lut_jobs_2[1];" in paths["model_lut.h"].read_text()
+    assert "lutaccel_run_jobs(edgesdk_lut_tables, edgesdk_arena, edgesdk_lut_jobs_0, 1u);" in paths["model.c"].read_text()
+    assert "edgesdk_lut_tables" in paths["model_data.c"].read_text()
+    # Its flash: the job lists it renders (24 bytes per job); the blob is counted by the core with every blob.
+    assert lut.flash_bytes(compiled.executor) == 4 * 24
+    assert [lut.flash_lower_bound(r) for r in compiled.regions if r.target == "lut"] == [24, 48, 24]
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (lambda job, blob: setattr(job, "table_offset", blob - 100), "is not a word-aligned 256-byte entry"),
+    (lambda job, blob: setattr(job, "table_offset", blob), "is not a word-aligned 256-byte entry"),
+    (lambda job, blob: setattr(job, "src_offset", job.src_offset + 8), "reads arena bytes"),
+    (lambda job, blob: setattr(job, "dst_offset", 10_000), "writes arena bytes 10000..10511"),
+    (lambda job, blob: setattr(job, "length", job.length + 1), "is not the layer's 512 elements"),
+])
+def test_example_proof_refuses_a_tampered_build(lut, tmp_path, tamper, message):
+    from edgesdk.verify import VerificationError, verify_build
+
+    compiled = _compile(tmp_path, activation_chain_model())
+    assert verify_build(compiled)["lut_jobs"] == 4  # the untampered build: every job proven
+    job = _lut_jobs(compiled)[1]  # layer 3, TANH
+    tamper(job, len(compiled.executor.blobs["lut_tables"].data))
+    with pytest.raises(VerificationError, match=rf"LUT-1 job list 1 job 0 \(layer 3\).*{message}"):
+        verify_build(compiled)
+
+
+def test_example_in_place_rule_applies_to_its_own_ops_only(lut, tmp_path, monkeypatch):
+    """The LUT-1 says "exact" for its layers; the planner asks it for those layers only and uses the rule
+    (outputs over their inputs); without the rule its layers get no overlap permission, the NPU's keep theirs."""
+    asked = []
+    original = type(lut).in_place
+    monkeypatch.setattr(type(lut), "in_place", lambda self, op, x: asked.append(op) or original(self, op, x))
+    compiled = _compile(tmp_path, activation_chain_model())
+    lut_ops = [op for r in compiled.regions if r.target == "lut" for op in r.ops]
+    assert asked and set(asked) <= set(lut_ops)
+    used = {o.op.index: o.distance for o in compiled.plan.in_place()}
+    assert {1, 3, 4} <= set(used) and all(used[i] is None for i in (1, 3, 4))  # exact: same offset
+    assert all(job.src_offset == job.dst_offset for job in _lut_jobs(compiled)[:3])
+    lut_indices = {op.index for op in lut_ops}
+    permitted = lambda c: {(o.op.index, o.distance) for o in c.plan.overlaps}
+    npu_permitted = {p for p in permitted(compiled) if p[0] not in lut_indices}
+    assert npu_permitted  # the NPU's convolutions and FC have their raster permissions
+
+    monkeypatch.setattr(type(lut), "in_place", lambda self, op, x: None)
+    without = _compile(tmp_path, activation_chain_model())
+    assert not {i for i, _ in permitted(without)} & lut_indices
+    assert {p for p in permitted(without) if p[0] not in lut_indices} == npu_permitted
+    # On the host core the same activations follow the C target's own rule, not the LUT-1's.
+    asked.clear()
+    monkeypatch.setattr(type(lut), "in_place", lambda self, op, x: asked.append(op) or original(self, op, x))
+    _compile(tmp_path, activation_chain_model(), target="npu,c,lut")
+    assert asked == []
+
+
+def test_example_layer_switch_goes_through_a_schedule(lut, tmp_path):
+    from edgesdk.tune.schedule import Schedule, schedule_of
+
+    default = _compile(tmp_path, activation_chain_model())
+    schedule = schedule_of(default)
+    assert schedule.switch(3, "dma_table") is False and schedule.switch(0, "dma_table") is None
+    assert not any(job.dma_table for job in _lut_jobs(default))
+    tuned = Schedule.from_json(schedule.with_layer(3, dma_table=True).to_json())  # as a tuning log carries it
+    assert tuned.differences(schedule) == ["op 3 (TANH): dma_table False -> True"]
+    compiled = _compile(tmp_path, activation_chain_model(), schedule=tuned)
+    assert [job.dma_table for job in _lut_jobs(compiled)] == [False, True, False, False]
+    assert schedule_of(compiled).switch(3, "dma_table") is True
+    report = lut.report(compiled.executor)
+    assert report["dma_table_layers"] == [3] and report["cycles"] == lut.report(default.executor)["cycles"] + 64
+    assert [e.cycles for e in compiled.executor.region_estimates if e and e.unit == "lut0"] == [144, 288 + 64, 19]
+
+
+def test_example_report_and_summary(lut, tmp_path):
+    compiled = _compile(tmp_path, activation_chain_model())
+    section = lut.report(compiled.executor)
+    assert section == {"cycles": 451, "jobs": 4, "tables": 4, "table_bytes": 1024, "dma_table_layers": [],
+                       "job_lists": [{"symbol": "edgesdk_lut_jobs_0", "layers": [1], "cycles": 144},
+                                     {"symbol": "edgesdk_lut_jobs_1", "layers": [3, 4], "cycles": 288},
+                                     {"symbol": "edgesdk_lut_jobs_2", "layers": [6], "cycles": 19}]}
+    assert lut.summary(section) == ["lut: 451 cycles (estimate) in 4 job(s) of 3 job list(s); 4 distinct table(s), 1024 B"]
+    assert lut.summary({}) == []  # a build without LUT-1 layers prints nothing for it
+
+
+def test_example_describes_its_failure():
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        from edgesdk_lutaccel import TARGET
+    finally:
+        sys.path.remove(str(EXAMPLE))
+    assert "lut_error=" in TARGET.harness_failure() and TARGET.harness_includes == ("lutaccel.h",)
+    assert TARGET.describe_failure("run failed: status -22 lut_error=-22 lut_layer=3\n") == (
+        "The VendorX LUT-1 failed at layer 3: the LUT-1 could not read its input or table, or write its output "
+        "(a bus error) (hal/lutaccel.h lists the codes).")
+    assert TARGET.describe_failure("run failed: status -1 npu_error=3 npu_command=2") is None
+
+
+def _lut_board(tmp_path, **changes):
+    from edgesdk.board import load_board
+
+    data = json.loads((EXAMPLE / "edgesdk_lutaccel" / "boards" / "riscv-npu-lut" / "board.json").read_text())
+    data["name"] = "lut-variant"
+    data["peripherals"]["lut0"].update(changes)
+    folder = tmp_path / "boards" / "lut-variant"
+    folder.mkdir(parents=True)
+    (folder / "board.json").write_text(json.dumps(data))
+    return load_board(str(folder))
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"size": 256}, r"maps 256 bytes, but the LUT-1's registers and table take 0x200"),
+    ({"lookups_per_cycle": "4"}, r"needs 'lookups_per_cycle' as a positive integer \(it has '4'\)"),
+    ({"startup_cycles": 0}, r"needs 'startup_cycles' as a positive integer"),
+])
+def test_example_check_board_reads_its_peripheral_entry(lut, tmp_path, changes, message):
+    board = _lut_board(tmp_path, **changes)
+    with pytest.raises(UsageError, match=message):
+        lut.check_board(board)
+
+
+def test_example_timing_comes_from_the_board_entry(lut, tmp_path):
+    """The cost model and the emulator's model read the board file's figures for its LUT-1."""
+    from edgesdk.partition.partitioner import Region
+
+    board = _lut_board(tmp_path, lookups_per_cycle=8, startup_cycles=4)
+    lut.check_board(board)
+    relu = Region("lut", [op for op in _compile(tmp_path, relu_twice_model()).graph.ops])
+    assert lut.estimate(relu, board).cycles == 2 * (4 + 64 // 8)
+    device = lut.peripherals()[0].create(board.peripherals["lut0"], board)
+    assert device.timing == {"lookups_per_cycle": 8, "startup_cycles": 4, "table_dma_bytes_per_cycle": 4}
+
+
+@pytest.mark.slow
+def test_example_device_fault_is_reported_with_its_layer(lut, tmp_path, monkeypatch):
+    """A LUT-1 whose bus refuses writes to the arena: the run fails with the driver's status, the harness
+    prints the LUT-1's error and layer (Target.harness_failure), the runner explains them (describe_failure)."""
+    from edgesdk.compiler import BuildOptions, build
+    from edgesdk.runner import failure_message, random_inputs, run_inference
+    from edgesdk_lutaccel.device import Lut1Device
+
+    class RefusingBus:
+        def __init__(self, bus):
+            self.bus = bus
+
+        def view(self, address, length, write=False):
+            if write:
+                raise DeviceFault(f"write of {length} bytes at {address:#x} refused")
+            return self.bus.view(address, length)
+
+    class FaultyLut(Lut1Device):
+        def attach(self, bus):
+            super().attach(RefusingBus(bus))
+
+    monkeypatch.setattr(lut, "peripherals", lambda: [PeripheralModel("vendorx-lut1", "VendorX.Lut1", lambda p, b: FaultyLut())])
+    model = tmp_path / "activations.tflite"
+    model.write_bytes(activation_chain_model())
+    out = tmp_path / "build"
+    report = build(model, out, BuildOptions(board="riscv-npu-lut", target="lut,npu,c", werror=True))
+    assert "LUT_BUS" in (out / "src" / "model.h").read_text()  # its error_codes, named for the firmware
+    result = run_inference(out, random_inputs(report, 0))
+    assert result.exit_code != 0 and "lut_error=-22 lut_layer=1" in result.uart
+    assert "The VendorX LUT-1 failed at layer 1: the LUT-1 could not read its input or table, or write its " \
+           "output (a bus error)" in failure_message(result)
+
+
+@pytest.mark.slow
+def test_example_dma_table_schedule_runs_bit_exact(lut, plugin_env, tmp_path):
+    """A tuning log that switches layer 3's table to the LUT-1's own DMA: built and run through the CLI, the
+    device spends 64 more cycles on that layer and the output is still LiteRT's."""
+    from edgesdk.tune.log import LOG_FORMAT, LOG_VERSION, file_sha256
+    from edgesdk.tune.schedule import schedule_of
+
+    model = tmp_path / "activations.tflite"
+    model.write_bytes(activation_chain_model())
+    schedule = schedule_of(_compile(tmp_path, activation_chain_model())).with_layer(3, dma_table=True)
+    log = tmp_path / "tuning.json"
+    log.write_text(json.dumps({"format": LOG_FORMAT, "format_version": LOG_VERSION, "model": model.name,
+                               "model_sha256": file_sha256(model), "board": "riscv-npu-lut",
+                               "targets": ["lut", "npu", "c"], "rounding": "ref", "schedule": schedule.to_json()}))
+    out = tmp_path / "build"
+    _edgesdk(plugin_env, "build", model, "-o", out, "--board", "riscv-npu-lut", "--target", "lut,npu,c",
+             "--tuning-log", log, "--werror")
+    assert json.loads((out / "report.json").read_text())["target_reports"]["lut"]["dma_table_layers"] == [3]
+    assert "LUTACCEL_JOB_DMA_TABLE" in (out / "src" / "model_lut.c").read_text()
+    run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "2", "--check", "--json").stdout)
+    assert run["reference"]["bit_exact"], run
+    assert run["peripherals"]["lut0"] == {"cycles": 451 + 64, "runs": 4}

@@ -3,7 +3,8 @@
     layers     one entry per model operator (operator index, type): the target it runs on; for an NPU
                CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED whether its weights may be compressed
                (`compress_weights`, edgesdk/npu/weight_codec.py); for a host FULLY_CONNECTED whether it
-               uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/ops/fully_connected.py)
+               uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/ops/fully_connected.py);
+               any other switch a target offers (Target.layer_switches, e.g. a plugin's) by its own name
     cascades   the NPU cascade groups (operator indices, stripe height in output rows of the last op),
                edgesdk/ops/stripes.py; an empty list runs every layer whole
 
@@ -30,11 +31,34 @@ class LayerChoice:
     target: str
     compress_weights: bool | None = None  # NPU conv/depthwise/FC only (None: not applicable)
     fc_paired: bool | None = None  # host FULLY_CONNECTED only
+    # Switches other targets offer (Target.layer_switches: a plugin's own names), sorted (name, value) pairs.
+    others: tuple = ()
+
+    def switch(self, name: str) -> bool | None:
+        return getattr(self, name) if name in SWITCHES else dict(self.others).get(name)
+
+    def switch_names(self) -> list:
+        """The switches this layer sets (built-in names first)."""
+        return [n for n in SWITCHES if getattr(self, n) is not None] + [n for n, _ in self.others]
+
+    def changed(self, **changes) -> "LayerChoice":
+        """This layer with `changes` applied: fields, or switches by name (None drops a switch)."""
+        others = dict(self.others)
+        for name in [n for n in changes if n not in _FIELDS]:
+            value = changes.pop(name)
+            if value is None:
+                others.pop(name, None)
+            else:
+                others[name] = value
+        return replace(self, others=tuple(sorted(others.items())), **changes)
 
     def to_json(self) -> dict:
         entry = {"index": self.index, "type": self.type, "target": self.target}
-        entry.update({name: getattr(self, name) for name in SWITCHES if getattr(self, name) is not None})
+        entry.update({name: self.switch(name) for name in self.switch_names()})
         return entry
+
+
+_FIELDS = ("index", "type", "target") + SWITCHES
 
 
 @dataclass(frozen=True)
@@ -66,9 +90,10 @@ class Schedule:
         return {layer.index: layer.target for layer in self.layers}
 
     def switch(self, index: int, name: str) -> bool | None:
-        """The layer's switch `name` (SWITCHES), None when the schedule leaves it to the default."""
+        """The layer's switch `name` (built-in or a target's own), None when the schedule leaves it to the
+        default."""
         layer = self._by_index.get(index)
-        return None if layer is None else getattr(layer, name)
+        return None if layer is None else layer.switch(name)
 
     def cascade_specs(self) -> list:
         """[(operator indices, stripe height)] for cascade.plan_with_groups."""
@@ -76,7 +101,7 @@ class Schedule:
 
     # -- edits (the search builds neighbours with these) -----------------------------------------------------
     def with_layer(self, index: int, **changes) -> "Schedule":
-        layers = tuple(replace(layer, **changes) if layer.index == index else layer for layer in self.layers)
+        layers = tuple(layer.changed(**changes) if layer.index == index else layer for layer in self.layers)
         return replace(self, layers=layers, origin=None)
 
     def with_cascades(self, cascades) -> "Schedule":
@@ -87,8 +112,10 @@ class Schedule:
         changes = []
         for mine in self.layers:
             theirs = other.layer(mine.index)
-            for name in ("target",) + SWITCHES:
-                a, b = getattr(theirs, name, None), getattr(mine, name)
+            names = dict.fromkeys(["target"] + mine.switch_names() + (theirs.switch_names() if theirs else []))
+            for name in names:
+                a = (theirs.target if name == "target" else theirs.switch(name)) if theirs else None
+                b = mine.target if name == "target" else mine.switch(name)
                 if a != b:
                     changes.append(f"op {mine.index} ({mine.type}): {name} {a} -> {b}")
         if self.cascades != other.cascades:
@@ -132,12 +159,11 @@ class Schedule:
 
 def _layer_from_json(entry: dict) -> LayerChoice:
     switches = {}
-    for name in SWITCHES:
-        if name in entry:
-            if not isinstance(entry[name], bool):
-                raise ValueError(f"'{name}' of op {entry.get('index')} must be true or false")
-            switches[name] = entry[name]
-    return LayerChoice(int(entry["index"]), str(entry["type"]), str(entry["target"]), **switches)
+    for name in [n for n in entry if n not in ("index", "type", "target")]:  # every other key is a switch
+        if not isinstance(entry[name], bool):
+            raise ValueError(f"'{name}' of op {entry.get('index')} must be true or false")
+        switches[name] = entry[name]
+    return LayerChoice(int(entry["index"]), str(entry["type"]), str(entry["target"])).changed(**switches)
 
 
 def schedule_of(compiled) -> Schedule:
@@ -152,9 +178,8 @@ def schedule_of(compiled) -> Schedule:
         if not op.file_operator:
             continue  # inserted by the importer, or inlined control flow: always placed by the default rules
         offered = get_target(targets[op]).layer_switches(op)  # {name: default} the op's target lets a schedule set
-        switches = {name: _switch(compiled, op, name, default) for name, default in offered.items()
-                    if name in SWITCHES}
-        layers.append(LayerChoice(op.index, op.type, targets[op], **switches))
+        switches = {name: _switch(compiled, op, name, default) for name, default in offered.items()}
+        layers.append(LayerChoice(op.index, op.type, targets[op]).changed(**switches))
     cascades = tuple(CascadeChoice(tuple(op.index for op in g.ops), g.stripe_height)
                      for g in getattr(compiled.plan, "cascades", None) or ())
     return Schedule(tuple(layers), cascades)

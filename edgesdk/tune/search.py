@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import EdgesdkError, MemoryFitError
-from .schedule import SWITCHES, CascadeChoice, Schedule, schedule_of
+from .schedule import CascadeChoice, Schedule, schedule_of
 
 OBJECTIVES = ("latency", "sram")
 MAX_PASSES = 8
@@ -187,7 +187,7 @@ class Search:
                 current = self._descend_cascades(current)
                 coordinates = [("target", i) for i in sorted(accepting) if len(accepting[i]) > 1]
                 coordinates += [("switch", layer.index, name) for layer in current.schedule.layers
-                                for name in SWITCHES if getattr(layer, name) is not None]
+                                for name in layer.switch_names()]
                 self.rng.shuffle(coordinates)
                 for coordinate in coordinates:
                     current = self._best_of(current, self._alternatives(current.schedule, coordinate, accepting))
@@ -218,7 +218,7 @@ class Search:
             if layer is None:
                 return []
             keep = [c for c in schedule.cascades if index not in c.ops]  # a group must stay on the NPU
-            return [schedule.with_layer(index, target=t, compress_weights=None, fc_paired=None).with_cascades(keep)
+            return [schedule.with_layer(index, target=t, **{n: None for n in layer.switch_names()}).with_cascades(keep)
                     for t in accepting[index] if t != layer.target]
         _, index, name = coordinate
         value = schedule.switch(index, name)
