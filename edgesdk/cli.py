@@ -209,6 +209,9 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", action="store_true",
                    help="measure instructions and NPU cycles per layer (built-in emulator); writes profile.json and "
                         "report.html into the output folder")
+    r.add_argument("--max-instructions", type=int, metavar="N",
+                   help="stop with an error after N CPU instructions (built-in emulator; a deterministic limit, e.g. "
+                        "for a model whose WHILE loop may not end)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=cmd_run)
 
@@ -385,9 +388,33 @@ def build_summary(report: dict, out_dir, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _op_entry(op, target, reason) -> dict:
+    entry = {"index": op.index, "type": op.type, "target": target, "reason": reason,
+             "output": op.outputs[0].name if op.outputs else None}
+    if op.subgraph:  # inlined from a WHILE / IF subgraph (edgesdk/importer/control_flow.py)
+        entry["subgraph"] = op.subgraph
+    if "part" in op.attrs:
+        entry["part"] = op.attrs["part"]
+    return entry
+
+
+def _ops_in_order(ops: list, folded: list, choices: dict) -> list:
+    """The ops in execution order, with the partitioner's `choices`; each folded op where it was (before the
+    next op of its subgraph)."""
+    rows = [(op, _op_entry(op, choices[op].target, choices[op].reason)) for op in ops]
+    for f in folded:
+        entry = _op_entry(f, "folded", "evaluated at build time: its outputs are constants")
+        later = [k for k, (op, _) in enumerate(rows) if op.subgraph == f.subgraph and op.index > f.index]
+        same = [k + 1 for k, (op, _) in enumerate(rows) if op.subgraph == f.subgraph]
+        rows.insert(later[0] if later else (same[-1] if same else len(rows)), (f, entry))
+    return [entry for _, entry in rows]
+
+
 def partition_table(ops: list) -> list:
+    """`op` is the operator index, `s:i` for operator i of subgraph s (a WHILE / IF body, inlined)."""
     rows = [("op", "type", "target", "reason")]
-    rows += [(str(o["index"]) if o["index"] >= 0 else "-", o["type"], o["target"] or "-", o["reason"]) for o in ops]
+    rows += [((f"{o['subgraph']}:" if o.get("subgraph") else "") + (str(o["index"]) if o["index"] >= 0 else "-"),
+              o["type"] + (f" ({o['part']})" if o.get("part") else ""), o["target"] or "-", o["reason"]) for o in ops]
     widths = [max(len(r[k]) for r in rows) for k in range(3)]
     return [f"{r[0]:>{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}" for r in rows]
 
@@ -409,6 +436,8 @@ def cmd_run(args) -> int:
         raise UsageError(f"--print-top must be at least 1, not {args.print_top}.")
     if args.profile and args.emulator != "builtin":
         raise UsageError("--profile measures on the built-in emulator; drop --emulator qemu (or --profile).")
+    if args.max_instructions is not None and args.max_instructions < 1:
+        raise UsageError(f"--max-instructions must be at least 1, not {args.max_instructions}.")
     if args.random_input is not None:
         steps = [random_inputs(report, args.random_input + k) for k in range(args.steps)]
     elif not args.input:
@@ -427,7 +456,8 @@ def cmd_run(args) -> int:
 
     say(f"running {Path(args.build_dir).name} on the {args.emulator} emulator"
         + (f" ({args.steps} inferences)" if args.steps > 1 else "") + (", profiling" if args.profile else ""))
-    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout, emulator=args.emulator, observers=observers)
+    result = run_sequence(args.build_dir, steps, timeout_s=args.timeout, emulator=args.emulator, observers=observers,
+                          max_instructions=args.max_instructions)
     out_dir = Path(args.output_dir) if args.output_dir else Path(args.build_dir) / "run"
     out_dir.mkdir(parents=True, exist_ok=True)
     step_outputs = result.step_outputs or [result.outputs]
@@ -665,11 +695,7 @@ def cmd_inspect(args) -> int:
     folded = fold_constants(graph).folded  # as a build does: shape arithmetic on constants is evaluated here
     choices = annotate(graph, targets)
     rejected = rejected_ops(choices)
-    ops = [{"index": op.index, "type": op.type, "target": choices[op].target, "reason": choices[op].reason,
-            "output": op.outputs[0].name} for op in graph.ops]
-    ops += [{"index": op.index, "type": op.type, "target": "folded", "output": op.outputs[0].name,
-             "reason": "evaluated at build time: its outputs are constants"} for op in folded]
-    ops.sort(key=lambda o: o["index"])
+    ops = _ops_in_order(graph.ops, folded, choices)
     if args.json:
         print(json.dumps({"ops": ops}, indent=2))
     else:

@@ -369,7 +369,8 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "targets": c.targets,
         "rounding": options.rounding,
         "ops": [{"index": op.index, "type": op.type, "target": target_of[op], "reason": reason_of[op],
-                 "output": op.outputs[0].name if op.outputs else None, "region": region_of[op]} for op in c.graph.ops],
+                 "output": op.outputs[0].name if op.outputs else None, "region": region_of[op],
+                 **_control_flow_json(op)} for op in c.graph.ops],
         "regions": [{"target": r.target, "ops": [op.index for op in r.ops]} for r in c.regions],
         "memory": {
             "sram_peak_bytes": plan.arena_bytes,
@@ -406,6 +407,12 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "warnings": list(getattr(c.graph, "warnings", [])),
         **({"tuning": _tuning_json(c)} if c.schedule is not None else {}),
     }
+
+
+def _control_flow_json(op) -> dict:
+    """An op inlined from a WHILE / IF subgraph says which (edgesdk/importer/control_flow.py)."""
+    return {**({"subgraph": op.subgraph} if op.subgraph else {}),
+            **({"part": op.attrs["part"]} if "part" in op.attrs else {})}
 
 
 def _tuning_json(c: Compiled) -> dict:

@@ -59,4 +59,7 @@ def comment_text(text: str) -> str:
 def describe_op(op) -> str:
     """'layer 3: CONV_2D -> 'name'' for the comment above an op's code ('inserted' for importer-made ops)."""
     where = f"layer {op.index}" if op.index >= 0 else "inserted"
-    return sanitize_name(f"{where}: {op.type} -> '{op.outputs[0].name}'")
+    if op.subgraph:  # inlined from a control-flow op's subgraph (edgesdk/importer/control_flow.py)
+        where = f"subgraph {op.subgraph} {where}"
+    what = f"{op.type} ({op.attrs['part']})" if "part" in op.attrs else op.type
+    return sanitize_name(f"{where}: {what}" + (f" -> '{op.outputs[0].name}'" if op.outputs else ""))

@@ -148,20 +148,22 @@ def random_inputs(report: dict, seed: int) -> list:
 MAX_STEPS = 1000  # inferences of one sequence run (the emulator records two marks per inference)
 
 
-def run_inference(build_dir, inputs: list, timeout_s: float = 120.0) -> InferenceResult:
+def run_inference(build_dir, inputs: list, timeout_s: float = 120.0, max_instructions: int | None = None) -> InferenceResult:
     """One inference on `inputs` (one array per model input)."""
-    return run_sequence(build_dir, [inputs], timeout_s)
+    return run_sequence(build_dir, [inputs], timeout_s, max_instructions=max_instructions)
 
 
 EMULATORS = ("builtin", "qemu")
 
 
 def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str = "builtin",
-                 observers=()) -> InferenceResult:
+                 observers=(), max_instructions: int | None = None) -> InferenceResult:
     """Inferences on `steps` (per step, one array per model input) in one boot: a stateful model carries its
     state from one step to the next. The result's `outputs` are the last step's, `step_outputs` all of them.
     `emulator`: the built-in emulator, or stock QEMU with the board's machine (edgesdk/qemu.py).
-    `observers` watch the built-in emulator's run (edgesdk.emulator.run_elf)."""
+    `observers` watch the built-in emulator's run (edgesdk.emulator.run_elf). `max_instructions`: the built-in
+    emulator stops the firmware with an EmulatorError after that many instructions (a deterministic limit, where
+    `timeout_s` is wall-clock time)."""
     from .emulator import run_elf
 
     if emulator not in EMULATORS:
@@ -180,6 +182,8 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
 
         if observers:
             raise UsageError("Profiling needs the built-in emulator; drop --emulator qemu.")
+        if max_instructions is not None:
+            raise UsageError("--max-instructions applies to the built-in emulator; QEMU runs are limited by --timeout.")
 
         return run_qemu_sequence(build_dir, steps, timeout_s)
     elf = build_dir / "firmware.elf"
@@ -192,10 +196,12 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
     out_specs = report["io"]["outputs"]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]
     if len(steps) == 1:  # the plain way: inputs in place before boot, outputs after exit
-        result = run_elf(elf, board, writes=step_writes[0], reads=reads, timeout_s=timeout_s, observers=observers)
+        result = run_elf(elf, board, writes=step_writes[0], reads=reads, timeout_s=timeout_s, observers=observers,
+                         max_instructions=max_instructions)
         step_reads, step_instructions = [result.reads], [result.inference_instructions]
     else:
-        result = run_elf(elf, board, reads=reads, timeout_s=timeout_s, steps=step_writes, observers=observers)
+        result = run_elf(elf, board, reads=reads, timeout_s=timeout_s, steps=step_writes, observers=observers,
+                         max_instructions=max_instructions)
         step_reads, step_instructions = result.step_reads, result.step_instructions
 
     def decode(raw_list):

@@ -22,13 +22,9 @@ NOT_INT16_FLOAT = {"int16": "int16 kernel not implemented yet (issue 10)", "int1
                    "float32": "float32 kernel not implemented yet"}
 # One line per op type: remove an op's line (or narrow its modes) when edgesdk runs it.
 NOT_YET = {
-    "GRU": ALL,
-    "IF": ALL,
     "PADV2": {"int16": "the converter gives int16 PADV2 a float32 pad value, which both references reject"},
-    "SIMPLE_RNN": ALL,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": {"int16": "no 16x8 LSTM kernel (the converter makes none)",
                                      "int16_fio": "no 16x8 LSTM kernel (the converter makes none)"},
-    "WHILE": ALL,
 }
 
 # Single models edgesdk will not compile, whatever the op type's status, with the reason.

@@ -69,35 +69,27 @@ class ModelBuilder:
         return len(self.ops) - 1
 
     # -- serialization ------------------------------------------------------------------------------
-    def build(self, inputs, outputs) -> bytes:
+    def build(self, inputs, outputs, subgraphs=()) -> bytes:
+        """The .tflite bytes: this builder's tensors and ops as subgraph 0 (the main one), then `subgraphs`, a
+        list of (ModelBuilder, inputs, outputs) that become subgraphs 1, 2, ... (a WHILE's condition and body,
+        an IF's branches: WhileOptions(CondSubgraphIndex=1, BodySubgraphIndex=2))."""
         b = flatbuffers.Builder(1024)
         buffers = [self._buffer(b, None)]  # buffer 0 is the empty sentinel
-        tensor_offsets = []
-        for t in self.tensors:
-            buffer_index = 0
-            if t["data"] is not None:
-                buffers.append(self._buffer(b, t["data"]))
-                buffer_index = len(buffers) - 1
-            tensor_offsets.append(self._tensor(b, t, buffer_index))
-        opcodes = sorted({op["name"] for op in self.ops})
-        opcode_offsets = [self._opcode(b, name) for name in opcodes]
-        op_offsets = [self._operator(b, op, opcodes.index(op["name"])) for op in self.ops]
+        # A single-subgraph model gets no subgraph name: its bytes stay those of the committed example models.
+        graphs = [(self, inputs, outputs, "main" if subgraphs else None)] + [
+            (g, i, o, f"subgraph_{k + 1}") for k, (g, i, o) in enumerate(subgraphs)]
+        opcodes = sorted({op["name"] for g, _, _, _ in graphs for op in g.ops})
+        opcode_offsets = []
 
-        mod = _module("SubGraph")
-        t_vec = self._offset_vector(b, mod.SubGraphStartTensorsVector, tensor_offsets)
-        in_vec = self._int_vector(b, mod.SubGraphStartInputsVector, inputs)
-        out_vec = self._int_vector(b, mod.SubGraphStartOutputsVector, outputs)
-        op_vec = self._offset_vector(b, mod.SubGraphStartOperatorsVector, op_offsets)
-        mod.SubGraphStart(b)
-        mod.SubGraphAddTensors(b, t_vec)
-        mod.SubGraphAddInputs(b, in_vec)
-        mod.SubGraphAddOutputs(b, out_vec)
-        mod.SubGraphAddOperators(b, op_vec)
-        subgraph = mod.SubGraphEnd(b)
+        def write_opcodes():  # after the main subgraph's tensors, before its operators (the bytes' order)
+            opcode_offsets.extend(self._opcode(b, name) for name in opcodes)
+
+        subgraph_offsets = [g._subgraph(b, buffers, opcodes, i, o, name, write_opcodes if k == 0 else None)
+                            for k, (g, i, o, name) in enumerate(graphs)]
 
         mod = _module("Model")
         codes_vec = self._offset_vector(b, mod.ModelStartOperatorCodesVector, opcode_offsets)
-        sg_vec = self._offset_vector(b, mod.ModelStartSubgraphsVector, [subgraph])
+        sg_vec = self._offset_vector(b, mod.ModelStartSubgraphsVector, subgraph_offsets)
         buf_vec = self._offset_vector(b, mod.ModelStartBuffersVector, buffers)
         description = b.CreateString("edgesdk modelgen")
         mod.ModelStart(b)
@@ -108,6 +100,32 @@ class ModelBuilder:
         mod.ModelAddBuffers(b, buf_vec)
         b.Finish(mod.ModelEnd(b), file_identifier=b"TFL3")
         return bytes(b.Output())
+
+    def _subgraph(self, b, buffers: list, opcodes: list, inputs, outputs, name, before_operators=None):
+        tensor_offsets = []
+        for t in self.tensors:
+            buffer_index = 0
+            if t["data"] is not None:
+                buffers.append(self._buffer(b, t["data"]))
+                buffer_index = len(buffers) - 1
+            tensor_offsets.append(self._tensor(b, t, buffer_index))
+        if before_operators:
+            before_operators()
+        op_offsets = [self._operator(b, op, opcodes.index(op["name"])) for op in self.ops]
+        mod = _module("SubGraph")
+        t_vec = self._offset_vector(b, mod.SubGraphStartTensorsVector, tensor_offsets)
+        in_vec = self._int_vector(b, mod.SubGraphStartInputsVector, inputs)
+        out_vec = self._int_vector(b, mod.SubGraphStartOutputsVector, outputs)
+        op_vec = self._offset_vector(b, mod.SubGraphStartOperatorsVector, op_offsets)
+        name_offset = b.CreateString(name) if name else None
+        mod.SubGraphStart(b)
+        mod.SubGraphAddTensors(b, t_vec)
+        mod.SubGraphAddInputs(b, in_vec)
+        mod.SubGraphAddOutputs(b, out_vec)
+        mod.SubGraphAddOperators(b, op_vec)
+        if name_offset is not None:
+            mod.SubGraphAddName(b, name_offset)
+        return mod.SubGraphEnd(b)
 
     @staticmethod
     def _offset_vector(b, start_fn, offsets):

@@ -260,7 +260,7 @@ def test_unknown_op_is_an_unsupported_op_error():
 def test_generated_code_cross_compiles_without_warnings(tmp_path, models_dir, mode):
     ops = []
     for name, rel in sorted(SHARED_MODELS.items()):
-        if not (mode == "tflm" and name == "mobilenet_uint8"):
+        if not (mode == "tflm" and name.endswith("uint8")):  # TFLite Micro runs no uint8 kernels
             ops += import_tflite(models_dir / rel).ops
     for i, (name, data) in enumerate(mg.single_op_suite(seed=3)):
         if not (mode == "tflm" and "uint8" in name):

@@ -17,7 +17,7 @@ from edgesdk.importer.tflite_importer import import_tflite
 from edgesdk.targets.c import testing
 
 SEEDS = (0, 1, 2)
-UINT8_MODELS = {"mobilenet_uint8"}  # TFLite Micro runs no uint8 kernels
+UINT8_MODELS = {"mobilenet_uint8", "mobilenet_160_uint8"}  # TFLite Micro runs no uint8 kernels
 NOT_IN_TFLM = ("uint8", "relu_n1_to_1", "litert_only", "reduce_any")  # single-op models TFLite Micro cannot run
 # (no uint8 kernels, no such op)
 NOT_IN_LITERT = ("tflm_only",)  # single-op models LiteRT's reference op resolver has no kernel for (CEIL, ROUND, ELU)

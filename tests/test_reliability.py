@@ -131,7 +131,7 @@ def test_proof_holds_for_every_shared_model(name, target):
     assert proof["buffers"] == len(compiled.plan.buffers)
     npu_layers = sum(len(t.ops) for t in compiled.executor.target_data.get("npu", []))
     assert proof.get("host_layers", 0) + npu_layers >= len(compiled.graph.ops) - 2
-    if target == "npu,c":
+    if target == "npu,c" and npu_layers:  # (the int16 model has no layer the NPU takes)
         assert proof["npu_tables"] >= 1 and proof["npu_descriptors"] >= 2 * proof.get("npu_param_refs", 0)
 
 

@@ -60,6 +60,8 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
                     break  # longer chains contain this op too
                 if nhwc(chain[-1].outputs[0].shape)[1] < 2:
                     continue  # one output row: nothing to stripe
+                if not all(op.file_operator for op in chain):
+                    break  # inlined WHILE / IF subgraphs are not cascaded (schedules name groups by operator index)
                 if all(striping.can_stripe(op) for op in chain) and chain_ok(chain, graph, users):
                     result.append((steps[0], chain))
     return sorted(result, key=lambda c: (len(c[1]), c[0]))

@@ -43,6 +43,10 @@ class Step:
     target: str = "c"
     layers: list = field(default_factory=list)  # op indices it runs (profiles)
     commands: list | None = None  # op index of each command of the unit it starts (RegionCode.add)
+    # Nesting in the run function's control flow (WHILE loops, IF branches): the block's own level and the level
+    # after it (a block that opens a brace nests what follows; nest_steps), for the indentation only.
+    depth: int = 0
+    depth_after: int = 0
 
 
 @dataclass
@@ -241,10 +245,22 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, options: Codeg
             model.steps.append(Step(comment, text, region.target,
                                     [op.index for op in region.ops] if layers is None else layers, commands))
         model.region_estimates.append(target.estimate(region, board, model))
+    nest_steps(model.steps)
     model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
     model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]
     model.state = [_state_tensor(t, plan, ctx) for t in graph.state]
     return model
+
+
+def nest_steps(steps: list) -> None:
+    """Each step's nesting level: a block whose code ends with an opening brace (`for (;;) {`, `} else {`) nests
+    the blocks after it, one that starts with a closing brace ends a level (its own code is on the outer one).
+    Every other block is balanced."""
+    depth = 0
+    for step in steps:
+        code = step.code.strip()
+        step.depth = max(depth - code.startswith("}"), 0)
+        depth = step.depth_after = step.depth + code.endswith("{")
 
 
 def _state_tensor(t: Tensor, plan: MemoryPlan, ctx: CodegenContext) -> StateTensor:

@@ -60,11 +60,10 @@ from itertools import accumulate
 
 import numpy as np
 
-from ..ir.graph import DTYPE_BYTES, Graph
+from ..ir.graph import ALIAS_OPS, DTYPE_BYTES, Graph
 from ..ops.window import WINDOW_OPS, window_geometry
 from ..ops.stripes import build_schedule, row_bytes
 
-ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}  # outputs share their input's bytes (same bytes, new shape)
 IN_PLACE_RULES = ("exact", "raster")  # what Target.in_place may answer (module docstring)
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
 # Local search after the heuristic orders: a fixed move count, not a time budget, so plans are reproducible.

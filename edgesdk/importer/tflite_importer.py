@@ -22,6 +22,7 @@ from ..errors import ModelError, UnsupportedOpError
 from ..ir.graph import DTYPE_BYTES, Graph, Op, QuantParams, Tensor
 from ..ops import op_def
 from .names import sanitize_name
+from .control_flow import inline_control_flow
 from .tflite_options import read_options
 from .variables import lower_resource_variables
 
@@ -114,6 +115,7 @@ class _Importer:
                                     f"{', '.join(sorted(d for d in DTYPE_BYTES if d != 'resource'))})")
         description = (model.Description() or b"").decode("utf-8", "replace")
         graph = Graph(self.path.stem, tensors, ops, inputs, outputs, description)
+        inline_control_flow(graph, self)  # WHILE / IF: their subgraphs' ops join the one schedule
         graph.warnings = list(self.warnings)
         lower_resource_variables(graph, self)
         _check_topological(graph, self)
@@ -299,7 +301,9 @@ def _check_topological(graph: Graph, imp) -> None:
         for t in op.outputs:
             if t.is_const:
                 raise imp.fail(f"{op.location} writes into constant tensor '{t.name}'")
-            if t in available and not t.persistent:  # a second writer (state tensors are rewritten by design)
+            # a second writer; state tensors are rewritten by design, and so are the loop variables and branch
+            # outputs of inlined WHILE / IF parts (control_flow.py; ir/health.py makes the same exception)
+            if t in available and not t.persistent and "part" not in op.attrs:
                 raise imp.fail(f"{op.location} writes tensor '{t.name}', which a graph input or an earlier operator "
                                "already provides (each tensor has one producer)")
             available.add(t)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# Ops whose output the memory plan gives its input's bytes (same bytes, new shape): a view, not a copy.
+ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1,
                "resource": 0}  # a resource variable's handle: no data of its own (lowered by the importer)
 
@@ -77,12 +79,23 @@ class Op:
     attrs: dict = field(default_factory=dict)
     uint8_semantics: bool = False
     intermediates: list = field(default_factory=list)  # quantization-only tensors of recurrent ops (TFLite)
+    # The .tflite subgraph the op comes from: 0 for the main one; control flow (WHILE, IF) inlines the ops of
+    # other subgraphs into the graph's one schedule (edgesdk/importer/control_flow.py), `index` stays the
+    # operator's index within its own subgraph.
+    subgraph: int = 0
+
+    @property
+    def file_operator(self) -> bool:
+        """An operator of the file's main subgraph as the file has it, named by its index alone (a tuning schedule
+        does): not inserted by the importer, not inlined from a WHILE / IF subgraph, not a part of one."""
+        return self.index >= 0 and not self.subgraph and "part" not in self.attrs
 
     @property
     def location(self) -> str:
+        where = f"operator #{self.index}" + (f" of subgraph {self.subgraph}" if self.subgraph else "")
         if self.outputs:
-            return f"operator #{self.index} ({self.type}, output '{self.outputs[0].name}')"
-        return f"operator #{self.index} ({self.type})"
+            return f"{where} ({self.type}, output '{self.outputs[0].name}')"
+        return f"{where} ({self.type})"
 
     def __repr__(self) -> str:
         return f"Op({self.index}:{self.type})"

@@ -21,7 +21,9 @@ def graph_problems(graph: Graph) -> list:
             if t is not None and not t.is_const and t not in available:
                 problems.append(f"{op.location} reads '{t.name}' before any op produces it")
         for t in op.outputs:
-            if t in produced:
+            # Control-flow parts write again (edgesdk/importer/control_flow.py): a WHILE's "next" the loop
+            # variables its "init" wrote, an IF's else branch the outputs its then branch wrote.
+            if t in produced and "part" not in op.attrs:
                 problems.append(f"{op.location} writes '{t.name}', which an earlier op already produced")
             produced.add(t)
             available.add(t)

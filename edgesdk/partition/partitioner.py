@@ -51,7 +51,8 @@ def annotate(graph: Graph, targets: list, supports: list | None = None, forced: 
     both TFLite references when not known yet), for the constraints whose rule depends on them.
     """
     supports = supports or [target_support(t) for t in targets]
-    return {op: _forced_choice(op, forced[op.index], targets, supports, modes) if forced and op.index in forced
+    return {op: _forced_choice(op, forced[op.index], targets, supports, modes)
+            if forced and op.file_operator and op.index in forced  # inlined WHILE / IF ops keep the priority order
             else _first_accepting(op, targets, supports, modes) for op in graph.ops}
 
 

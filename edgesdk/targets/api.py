@@ -76,7 +76,9 @@ class CodegenOptions:
     def layer_choice(self, op, name: str, default: bool) -> bool:
         """The schedule's per-layer switch `name` (e.g. "compress_weights", "fc_paired") for `op`, else
         `default`: a default build always gets `default`."""
-        value = self.schedule.switch(op.index, name) if self.schedule is not None else None
+        if self.schedule is None or not op.file_operator:  # ops inlined from WHILE / IF subgraphs keep the defaults
+            return default
+        value = self.schedule.switch(op.index, name)
         return default if value is None else value
 
 

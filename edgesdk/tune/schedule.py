@@ -148,7 +148,7 @@ class Schedule:
     # -- checks against a model -------------------------------------------------------------------------------
     def check_graph(self, graph) -> None:
         """The schedule must name exactly the model's operators, with their types."""
-        ops = {op.index: op.type for op in graph.ops if op.index >= 0}
+        ops = {op.index: op.type for op in graph.ops if op.file_operator}
         mine = {layer.index: layer.type for layer in self.layers}
         if ops != mine:
             wrong = sorted(set(ops.items()) ^ set(mine.items()))[:3]
@@ -175,8 +175,8 @@ def schedule_of(compiled) -> Schedule:
     targets = target_of(compiled.regions)
     layers = []
     for op in compiled.graph.ops:
-        if op.index < 0:
-            continue  # inserted by the importer: always placed by the default rules
+        if not op.file_operator:
+            continue  # inserted by the importer, or inlined control flow: always placed by the default rules
         offered = get_target(targets[op]).layer_switches(op)  # {name: default} the op's target lets a schedule set
         switches = {name: _switch(compiled, op, name, default) for name, default in offered.items()}
         layers.append(LayerChoice(op.index, op.type, targets[op]).changed(**switches))
@@ -187,5 +187,5 @@ def schedule_of(compiled) -> Schedule:
 
 def _switch(compiled, op, name: str, default: bool) -> bool:
     schedule = getattr(compiled, "schedule", None)
-    value = schedule.switch(op.index, name) if schedule is not None else None
+    value = schedule.switch(op.index, name) if schedule is not None and op.file_operator else None
     return default if value is None else value

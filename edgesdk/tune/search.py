@@ -281,5 +281,5 @@ class Search:
         from ..targets import target_support
 
         supports = [(t, target_support(t)) for t in self.evaluator.targets]
-        return {op.index: [t for t, s in supports if s.check(op, (self.evaluator.rounding,))[0]] for op in self.evaluator.compiled(start).graph.ops
-                if op.index >= 0}
+        return {op.index: [t for t, s in supports if s.check(op, (self.evaluator.rounding,))[0]]
+                for op in self.evaluator.compiled(start).graph.ops if op.file_operator}

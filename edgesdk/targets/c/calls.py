@@ -133,9 +133,24 @@ class KernelCall:
         return f"{self.kernel}({', '.join(a.c() for a in self.args)});"
 
 
+@dataclass(frozen=True, eq=False)
+class Statement:
+    """A control-flow statement of the run function (the loop of a WHILE, the branches of an IF): C text, not a
+    call. `text` is a format string whose {0}, {1}, ... are the arguments' C expressions; `kernel` names the
+    footprint rule that says what the statement reads (a condition byte), as for a call."""
+
+    kernel: str
+    args: tuple
+    text: str
+
+    def c(self) -> str:
+        return self.text.format(*(a.c() for a in self.args))
+
+
 @dataclass(eq=False)
 class HostLayer:
-    """The C code of one model layer: its calls, in order, and a short note for the block's comment."""
+    """The C code of one model layer: its calls (and control-flow statements), in order, and a short note for
+    the block's comment."""
 
     op: object
     calls: list = field(default_factory=list)
@@ -144,6 +159,10 @@ class HostLayer:
 
     def add(self, kernel: str, *args) -> "HostLayer":
         self.calls.append(KernelCall(kernel, tuple(args)))
+        return self
+
+    def statement(self, kernel: str, text: str, *args) -> "HostLayer":
+        self.calls.append(Statement(kernel, tuple(args), text))
         return self
 
 

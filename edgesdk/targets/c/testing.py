@@ -20,7 +20,8 @@ from ...output_dir import write_file_atomically
 from ...importer.names import UniqueIdentifiers
 from ...ops import op_def, prepared
 from ...ops.base import ForcedMode
-from .calls import C_TYPES, float_literal, render_layer
+from ...ops.control_flow import control_flow_units
+from .calls import C_TYPES, Statement, float_literal, render_layer
 from .codegen import emit_layer
 
 KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
@@ -101,13 +102,23 @@ class HostContext:
 
 
 def generate_source(ops, mode: str = "ref", force_rounding: dict | None = None) -> tuple:
-    """(C source text, HostContext) with one function per op: edgesdk_op_<position>()."""
+    """(C source text, HostContext) with one function per op: edgesdk_op_<position>(), and one per inlined WHILE or
+    IF with everything nested in it, edgesdk_unit_<position of its first op>() (control_flow_units): its loop
+    and branches are statements that only compile together."""
     ctx = HostContext(mode, force_rounding)
-    bodies = []
+    bodies, rendered = [], []
     for k, op in enumerate(ops):
         layer = emit_layer(op, ctx)
         body = "\n".join("    " + line for line in render_layer(layer).splitlines())
-        bodies.append(f"/* {op.type} #{op.index}: {layer.note} */\nvoid edgesdk_op_{k}(void)\n{{\n{body}\n}}\n")
+        rendered.append(f"    /* {op.type} #{op.index}: {layer.note} */\n{body}")
+        if not any(isinstance(call, Statement) for call in layer.calls):
+            bodies.append(f"/* {op.type} #{op.index}: {layer.note} */\nvoid edgesdk_op_{k}(void)\n{{\n{body}\n}}\n")
+    k = 0
+    for unit in control_flow_units(list(ops)):
+        if len(unit) > 1:
+            text = "\n".join(rendered[k:k + len(unit)])
+            bodies.append(f"/* {unit[0].location}, inlined */\nvoid edgesdk_unit_{k}(void)\n{{\n{text}\n}}\n")
+        k += len(unit)
     lines = ["#include <stdint.h>", '#include "edgesdk_kernels.h"', "",
              f"uint8_t edgesdk_arena[{max(ctx.arena_bytes, 16)}] __attribute__((aligned(16)));",
              "", *ctx.declarations, "", *bodies]
@@ -150,6 +161,14 @@ class OpLibrary:
                 self.write(tensor, array)
         getattr(self.lib, f"edgesdk_op_{k}")()
         return [self.read(t) for t in self.ops[k].outputs]
+
+    def run_unit(self, unit: list, inputs: dict) -> None:
+        """Write `inputs`, run a unit of control_flow_units (one op, or an inlined WHILE / IF as a whole)."""
+        k = self.ops.index(unit[0])
+        for tensor, array in inputs.items():
+            if tensor in self.ctx.buffers:  # an input the code never reads (ZEROS_LIKE) has no buffer
+                self.write(tensor, array)
+        getattr(self.lib, f"edgesdk_unit_{k}" if len(unit) > 1 else f"edgesdk_op_{k}")()
 
 
 # -- comparison against the references ---------------------------------------------------------------------
@@ -279,24 +298,31 @@ def compare_ops_sequence(graph, refs: list, mode: str = "ref", library: OpLibrar
     state = {t: reset_value(t) for t in graph.state}
     failures = []
     for ref in refs:
-        for op in graph.ops:
+        for unit in control_flow_units(graph.ops):
+            produced = {t for op in unit for t in op.outputs}
             inputs = {}
-            for t in op.inputs:
-                if t is not None and not t.is_const:
+            for t in (t for op in unit for t in op.inputs):
+                if t is not None and not t.is_const and (t not in produced or t in state):
                     inputs[t] = state[t] if t in state else ir_value(t, graph, ref)
             if any(v is None for v in inputs.values()):
                 continue
-            outputs = library.run(op, inputs)
-            written = [t for t in op.inputs + op.outputs if t is not None and t in state]
+            library.run_unit(unit, inputs)
+            touched = [t for op in unit for t in op.inputs + op.outputs if t is not None]
+            written = list(dict.fromkeys(t for t in touched if t in state))
             for t in written:
                 state[t] = library.read(t)
-            for tensor, got in list(zip(op.outputs, outputs)) + [(t, state[t]) for t in written if t in op.inputs]:
+            # A WHILE / IF unit: only its own outputs (those of its parts) mean the same as the reference's tensors.
+            compared = unit[0].outputs if len(unit) == 1 else [t for op in unit if op.subgraph == unit[0].subgraph
+                                                               for t in op.outputs]
+            compared = list(dict.fromkeys(compared))
+            for tensor, got in [(t, library.read(t)) for t in compared] + [(t, state[t]) for t in written
+                                                                           if t not in produced]:
                 want = ir_value(tensor, graph, ref)
                 if want is None:
                     continue
                 failure = _difference(got, np.asarray(want).reshape(got.shape))
                 if failure is not None:
-                    failures.append((op, *failure))
+                    failures.append((unit[0], *failure))
     return failures
 
 
