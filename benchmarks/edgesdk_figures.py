@@ -15,7 +15,7 @@ import numpy as np
 from edgesdk.aot.memory_plan import build_buffers, place_greedy_by_size, plan_memory
 from edgesdk.board import load_board
 from edgesdk.compiler import BuildOptions, build, compile_model
-from edgesdk.npu import timing
+from edgesdk.targets.npu.hw import timing
 from edgesdk.reference import run_reference
 from edgesdk.runner import random_inputs, run_inference
 

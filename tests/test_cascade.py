@@ -18,7 +18,7 @@ from edgesdk.ops.stripes import CascadeGroup, Shift, build_schedule, chain_ok, i
 from edgesdk.compiler import targets_in_place_rules
 from edgesdk.board import load_board
 from edgesdk.importer.tflite_importer import import_tflite
-from edgesdk.npu.model import run_table
+from edgesdk.targets.npu.hw.model import run_table
 from edgesdk.partition.partitioner import partition
 from edgesdk.reference import run_reference
 from edgesdk.targets import parse_target_list
@@ -27,7 +27,7 @@ from edgesdk.targets.npu.stripes import stripe_cost
 from modelgen import ACTIVATION_CODES, SAME, VALID, ModelBuilder
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
-from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+from edgesdk.targets.npu.hw.model import board_memory_classes as _board_memory_classes  # noqa: E402
 
 BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
 

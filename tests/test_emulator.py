@@ -173,8 +173,8 @@ def test_bus_rejects_flash_writes_and_unmapped(firmware, board, npu_stub):
 def test_real_npu_model_uses_guest_memory(firmware, board):
     """The shared C NPU model behind the emulator's register window: a DMA table in flash copies flash ->
     SRAM through the bus glue, and the performance counters add up over runs."""
-    cmdtable = pytest.importorskip("edgesdk.npu.cmdtable")
-    R = pytest.importorskip("edgesdk.npu.registers")
+    cmdtable = pytest.importorskip("edgesdk.targets.npu.hw.cmdtable")
+    R = pytest.importorskip("edgesdk.targets.npu.hw.registers")
     machine = Machine(board, firmware)
     try:
         lib, state = machine.lib, machine.state

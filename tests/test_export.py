@@ -164,7 +164,7 @@ def test_targets_error_codes_are_their_drivers_codes():
     def defines(path, prefix):
         return {name: int(value) for name, value in re.findall(rf"#define ({prefix}\w+) \((-\d+)\)", path.read_text())}
 
-    npu = defines(REPO / "edgesdk" / "hal" / "npu_driver.h", "EDGESDK_NPU_ERR_")
+    npu = defines(REPO / "edgesdk" / "targets" / "npu" / "hal" / "npu_driver.h", "EDGESDK_NPU_ERR_")
     assert {value: name for name, value, _ in get_target("npu").error_codes} == {
         npu["EDGESDK_NPU_ERR_STATUS"]: "NPU", npu["EDGESDK_NPU_ERR_TIMEOUT"]: "NPU_TIMEOUT",
         npu["EDGESDK_NPU_ERR_ID"]: "NPU_ID"}  # EDGESDK_NPU_ERR_ARGS: the generated code always passes 2 regions

@@ -229,7 +229,7 @@ def test_normal_harness_has_no_hil_code(hil_build, tmp_path):
     hil = hil_build("kws")
     gcc = "riscv64-unknown-elf-gcc"
     flags = ["-march=rv32imac_zicsr", "-mabi=ilp32", "--specs=picolibc.specs", "-O2", "-Wall", "-Wextra", "-Werror",
-             f"-I{PACKAGE_DIR / 'firmware'}", f"-I{PACKAGE_DIR / 'hal'}"]
+             f"-I{PACKAGE_DIR / 'firmware'}", f"-I{PACKAGE_DIR / 'targets' / 'npu' / 'hal'}"]
     symbols = {}
     for label, src in (("normal", hil.build_dir / "src"), ("hil", hil.hil_dir / "src")):
         obj = tmp_path / f"{label}.o"

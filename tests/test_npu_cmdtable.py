@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import registers as R
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import registers as R
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -152,7 +152,7 @@ def c_defines(path: Path, prefix: str) -> dict:
 
 
 def test_model_header_matches_registers_py():
-    defines = c_defines(REPO / "edgesdk" / "npu" / "model" / "npu_model.h", "NPU_")
+    defines = c_defines(REPO / "edgesdk" / "targets" / "npu" / "hw" / "model" / "npu_model.h", "NPU_")
     assert len(defines) > 80
     missing = [name for name in defines if not hasattr(R, name)]
     assert not missing, f"npu_model.h defines without a registers.py constant: {missing}"
@@ -163,7 +163,7 @@ def test_model_header_matches_registers_py():
 
 
 def test_driver_header_matches_registers_py():
-    defines = c_defines(REPO / "edgesdk" / "hal" / "npu_driver.h", "EDGESDK_NPU_")
+    defines = c_defines(REPO / "edgesdk" / "targets" / "npu" / "hal" / "npu_driver.h", "EDGESDK_NPU_")
     hardware = {k: v for k, v in defines.items() if k.startswith(("REG_", "CTRL_", "STATUS_", "IRQ_", "ID_", "VERSION_", "NUM_"))}
     assert len(hardware) >= 20
     wrong = {k: (v, getattr(R, k, None)) for k, v in hardware.items() if getattr(R, k, None) != v}

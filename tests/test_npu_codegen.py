@@ -22,16 +22,16 @@ from edgesdk.errors import UnsupportedOpError
 from edgesdk.importer.tflite_importer import import_tflite
 from edgesdk.ir.graph import Op, QuantParams, Tensor
 from edgesdk.ir.rounding import requant_rounding
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import timing as T
-from edgesdk.npu.model import run_table
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import timing as T
+from edgesdk.targets.npu.hw.model import run_table
 from edgesdk.partition.target import constraint_rule
 from edgesdk.targets.npu.codegen import lower_ops
 from edgesdk.aot.executor import Blob
 from edgesdk.targets.npu.supported import NPU_SUPPORT
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
-from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+from edgesdk.targets.npu.hw.model import board_memory_classes as _board_memory_classes  # noqa: E402
 
 BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
 

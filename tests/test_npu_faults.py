@@ -24,8 +24,8 @@ from edgesdk.board import load_board
 from edgesdk.compiler import BuildOptions, build
 from edgesdk.emulator.machine import Machine, elf_symbol, run_elf
 from edgesdk.errors import EmulatorError
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import registers as R
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import registers as R
 from edgesdk.runner import failure_message, load_report, random_inputs
 
 pytestmark = pytest.mark.skipif(shutil.which("riscv64-unknown-elf-gcc") is None,

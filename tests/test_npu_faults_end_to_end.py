@@ -14,7 +14,7 @@ from elftools.elf.elffile import ELFFile
 
 from conftest import REPO, model_path
 from edgesdk.compiler import BuildOptions, build
-from edgesdk.npu import registers as R
+from edgesdk.targets.npu.hw import registers as R
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,13 @@ import pytest
 
 from edgesdk.board import load_board
 from edgesdk.ir.quant import multiply_by_quantized_multiplier
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import registers as R
-from edgesdk.npu import timing as T
-from edgesdk.npu.model import BytearrayBus, NpuDevice, board_memory_classes, read_result, run_table, validate_table
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import registers as R
+from edgesdk.targets.npu.hw import timing as T
+from edgesdk.targets.npu.hw.model import BytearrayBus, NpuDevice, board_memory_classes, read_result, run_table, validate_table
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
-from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+from edgesdk.targets.npu.hw.model import board_memory_classes as _board_memory_classes  # noqa: E402
 
 BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
 
@@ -887,6 +887,6 @@ def test_driver_compiles_without_warnings_for_rv32(tmp_path):
     (tmp_path / "board.h").write_text("#define BOARD_NPU0_BASE 0x40000000u\n#define BOARD_NPU0_IRQ 8\n")
     cmd = ["riscv64-unknown-elf-gcc", "-march=rv32imac_zicsr", "-mabi=ilp32", "--specs=picolibc.specs", "-O2", "-Wall",
            "-Wextra", "-Werror", f"-I{tmp_path}", f"-I{REPO / 'edgesdk' / 'hal'}", "-c",
-           str(REPO / "edgesdk" / "hal" / "npu_driver.c"), "-o", str(tmp_path / "npu_driver.o")]
+           str(REPO / "edgesdk" / "targets" / "npu" / "hal" / "npu_driver.c"), "-o", str(tmp_path / "npu_driver.o")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr

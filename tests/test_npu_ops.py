@@ -2,7 +2,7 @@
 pointwise activations through tables, nearest-neighbour resampling and data movement as strided DMA.
 
 Host-level, no firmware: every op of the converter-made corpus (tests/models/ops) that the NPU accepts under a
-rounding mode is lowered on its own and run on the NPU's C model (edgesdk.npu.model.run_table) with the
+rounding mode is lowered on its own and run on the NPU's C model (edgesdk.targets.npu.hw.model.run_table) with the
 reference's own input for that op, and its output must equal the reference's byte for byte -- LiteRT's
 reference kernels for --rounding ref, TFLite Micro for --rounding tflm -- on the cases the references were
 checked on (seeded random, all-min, all-max). `NPU_REFUSED` lists, per corpus model, why the NPU leaves an op of
@@ -22,9 +22,9 @@ import corpus
 from edgesdk.aot.executor import Blob
 from edgesdk.importer import import_tflite
 from edgesdk.ir.rounding import requant_rounding
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import timing as T
-from edgesdk.npu.model import board_memory_classes, run_table
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import timing as T
+from edgesdk.targets.npu.hw.model import board_memory_classes, run_table
 from edgesdk.board import load_board
 from edgesdk.ops.folding import fold_constants
 from edgesdk.targets.c import testing

@@ -1,6 +1,6 @@
 """What NPU-1 refuses, and that edgesdk refuses it first (issue 12, item 8).
 
-1. edgesdk.npu.validate (the Python mirror of the C model's static pass) reports exactly what the C model's
+1. edgesdk.targets.npu.hw.validate (the Python mirror of the C model's static pass) reports exactly what the C model's
    `npu_validate_table` reports -- error code and command index -- on compiled tables and thousands of
    mutated and random ones.
 2. For every NPU error code, table-driven: a model whose naive lowering would reach it is refused when
@@ -26,10 +26,10 @@ from edgesdk.compiler import BuildOptions, compile_model
 from edgesdk.aot.executor import Blob
 from edgesdk.errors import ModelError, UnsupportedOpError
 from edgesdk.importer import import_tflite
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import registers as R
-from edgesdk.npu import validate
-from edgesdk.npu.model import validate_table
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import registers as R
+from edgesdk.targets.npu.hw import validate
+from edgesdk.targets.npu.hw.model import validate_table
 from edgesdk.targets.npu.supported import NPU_SUPPORT, _ProbeContext
 from edgesdk.verify import VerificationError, verify_build
 
@@ -186,7 +186,7 @@ class _RunContext(_ProbeContext):
 def _naive_error(op) -> int:
     """The error the NPU stops with when it runs the op's commands as codegen lowers them, if no constraint
     stopped the op (the C model, both passes: static checks and execution, e.g. records read from memory)."""
-    from edgesdk.npu.model import run_table
+    from edgesdk.targets.npu.hw.model import run_table
     from edgesdk.targets.npu.codegen import LOWERINGS
 
     ctx = _RunContext()
@@ -429,7 +429,7 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
 def _bad_index_map_is_refused(compiled, table: bytes) -> None:
     """A GATHER_HW over KWS's first layer's input whose row map (in the blob, where its channel records were)
     names rows 0..9 of a 49-row input, then 0xFFFF: the NPU would stop with BAD_INDEX, the proof refuses it."""
-    from edgesdk.npu.model import run_table
+    from edgesdk.targets.npu.hw.model import run_table
 
     conv = C.decode(table)[0]
     src = conv.input

@@ -1,4 +1,4 @@
-"""Compressed weight streams: the Python codec (edgesdk/npu/weight_codec.py) round trip on random and real
+"""Compressed weight streams: the Python codec (edgesdk/targets/npu/hw/weight_codec.py) round trip on random and real
 weights, the C model's decoder against the Python encoder (same outputs, BAD_WEIGHTS on malformed
 streams), the command field, the timing model, and the NPU codegen's choice per stream."""
 
@@ -15,15 +15,15 @@ from test_npu_model import FLASH, SRAM, Memory, channel_params, rand_i8
 
 from edgesdk.board import load_board
 from edgesdk.importer.tflite_importer import import_tflite
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import registers as R
-from edgesdk.npu import timing as T
-from edgesdk.npu import weight_codec as W
-from edgesdk.npu.model import run_table
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import registers as R
+from edgesdk.targets.npu.hw import timing as T
+from edgesdk.targets.npu.hw import weight_codec as W
+from edgesdk.targets.npu.hw.model import run_table
 from edgesdk.targets.npu.codegen import lower_ops
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
-from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+from edgesdk.targets.npu.hw.model import board_memory_classes as _board_memory_classes  # noqa: E402
 
 BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
 BOARD_MEMORY = T.MemoryMap.for_board(_load_board("riscv-npu"))

@@ -25,7 +25,7 @@ from edgesdk.compiler import BuildOptions, build, compile_model
 from edgesdk.errors import EmulatorError, ModelError, UnsupportedOpError
 from edgesdk.importer import import_tflite
 from edgesdk.importer.names import C_KEYWORDS, c_identifier, sanitize_name
-from edgesdk.npu import cmdtable as C
+from edgesdk.targets.npu.hw import cmdtable as C
 from edgesdk.targets.c.calls import Arena, Cast, Const, KernelCall, Macro, Params
 from edgesdk.verify import VerificationError, verify_build
 from fuzz.harness import find_injection, strip_c_comments
@@ -369,7 +369,7 @@ def test_proof_rejects_undecodable_tables_and_bad_channel_records(hello_npu):
 
 def test_proof_checks_compressed_weight_streams():
     """COMPRESSED_WEIGHTS: the stream must lie in the weights blob and decode to exactly the dense tensor
-    (edgesdk.npu.weight_codec), so the NPU cannot read past it or fail with BAD_WEIGHTS."""
+    (edgesdk.targets.npu.hw.weight_codec), so the NPU cannot read past it or fail with BAD_WEIGHTS."""
     compiled = compile_model(model_path("kws"), BuildOptions(target="npu,c"))
     found = [(number, command) for number, command in enumerate(C.decode(compiled.executor.target_data.get("npu", [])[0].data))
              if isinstance(command, C.Conv2D) and command.weight_stream_bytes]

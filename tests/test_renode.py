@@ -15,10 +15,10 @@ import pytest
 from edgesdk.board import BOARDS_DIR, load_board
 from edgesdk.emulator import Machine
 from edgesdk.errors import ToolchainError, UsageError
-from edgesdk.npu import cmdtable as C
-from edgesdk.npu import registers as R
+from edgesdk.targets.npu.hw import cmdtable as C
+from edgesdk.targets.npu.hw import registers as R
 from edgesdk.targets.dsp import registers as D
-from edgesdk.npu.model import run_table
+from edgesdk.targets.npu.hw.model import run_table
 from edgesdk.renode import PERIPHERAL_SOURCES, compile_peripherals, native_libraries
 from edgesdk.renode.platform import (check_against_board, cpu_timing, emulator_board, platform_board, repl_path,
                                      resc_path, scaffold_repl)
@@ -26,7 +26,7 @@ from edgesdk.renode.repl import Connection, Enum, Range, Reference, ReplSyntaxEr
 from test_npu_model import FLASH, SRAM, Memory, mixed_table
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
-from edgesdk.npu.model import board_memory_classes as _board_memory_classes  # noqa: E402
+from edgesdk.targets.npu.hw.model import board_memory_classes as _board_memory_classes  # noqa: E402
 
 BOARD_CLASSES = _board_memory_classes(_load_board("riscv-npu"))  # the NPU's view of riscv-npu's memories
 
@@ -508,7 +508,7 @@ def test_native_models_save_and_restore_their_registers():
     the saved words reads back every register; a state of the wrong size is refused."""
     import ctypes
 
-    from edgesdk.npu.model import load_npu_model
+    from edgesdk.targets.npu.hw.model import load_npu_model
     from edgesdk.targets.dsp.device import load_dsp_model
 
     cases = [(load_npu_model(), "npu", [R.REG_CMD_BASE, R.REG_CMD_SIZE, R.REG_IRQ_ENABLE, R.reg_region_base(0),

@@ -21,7 +21,7 @@ import pytest
 from conftest import model_path
 from edgesdk.cli import main as cli_main
 from edgesdk.hil import SUITES_DIR
-from edgesdk.npu import registers as R
+from edgesdk.targets.npu.hw import registers as R
 from edgesdk.output_dir import foreign_files
 from edgesdk.targets.dsp import registers as D
 

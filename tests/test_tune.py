@@ -36,7 +36,7 @@ def _npu_conv_layers(schedule: Schedule) -> list:
 
 def _compressed_layer(compiled) -> int:
     """The first NPU layer whose weights the codec does make smaller (the switch matters there)."""
-    from edgesdk.npu.weight_codec import compress_if_smaller
+    from edgesdk.targets.npu.hw.weight_codec import compress_if_smaller
 
     ops = {op.index: op for op in compiled.graph.ops}
     return next(layer.index for layer in _npu_conv_layers(schedule_of(compiled))

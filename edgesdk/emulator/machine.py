@@ -38,7 +38,6 @@ except ImportError:  # pragma: no cover - older binding layout
     from unicorn.unicorn import _uc as _uclib
 
 CSRC_DIR = Path(__file__).resolve().parent / "csrc"
-NPU_MODEL_DIR = PACKAGE_DIR / "npu" / "model"
 UNICORN_INCLUDE_DIR = Path(unicorn.__file__).resolve().parent / "include"
 
 HARNESS_MARK_SYMBOL = "edgesdk_harness_mark"
@@ -754,8 +753,8 @@ class Machine:
             what = (f"accessed NPU register offset {offset.value:#x} with a {size.value}-byte access; NPU "
                     "registers only support aligned 32-bit loads and stores")
         elif code == _DEV_NPU_MISSING:
-            what = ("accessed the NPU, but this emulator was built without an NPU model "
-                    f"(expected in {NPU_MODEL_DIR})")
+            what = ("accessed the native peripheral's registers, but this emulator was built without its model "
+                    "(the target plugin that models the board's peripheral is not installed)")
         elif code == _DEV_EXIT_RESET:
             what = "asked the exit device for a reset, which the emulator does not support"
         else:

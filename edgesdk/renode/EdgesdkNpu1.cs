@@ -12,7 +12,7 @@
 //         IRQ -> plic@8
 //
 // This class holds no NPU semantics of its own. Every register read and write goes to the shared C model
-// (edgesdk/npu/model/npu_model.c) through P/Invoke - the same code the built-in emulator calls through
+// (edgesdk/targets/npu/hw/model/npu_model.c) through P/Invoke - the same code the built-in emulator calls through
 // ctypes - so Renode and the built-in emulator cannot compute different results. The class only wires
 // the model into the platform:
 //   * the model's bus master (command-table fetch and operand DMA) reads and writes the system bus; like
@@ -245,7 +245,7 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
         // The model's register file, only while a snapshot is being saved or restored.
         private uint[] modelState;
 
-        // Register offsets and bits used here (docs/npu-datasheet.md section 1; edgesdk/npu/registers.py is
+        // Register offsets and bits used here (docs/npu-datasheet.md section 1; edgesdk/targets/npu/hw/registers.py is
         // the source, tests/test_renode.py compares these with it).
         private const uint RegisterCtrl = 0x008;
         private const uint RegisterStatus = 0x00C;
@@ -281,7 +281,7 @@ namespace Antmicro.Renode.Peripherals.Edgesdk
             public uint BytesPerCycleX256 { get; }
         }
 
-        // The C model's API (edgesdk/npu/model/npu_model.h).
+        // The C model's API (edgesdk/targets/npu/hw/model/npu_model.h).
         private static class NativeMethods
         {
             [UnmanagedFunctionPointer(CallingConvention.Cdecl)]

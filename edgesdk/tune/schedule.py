@@ -2,7 +2,7 @@
 
     layers     one entry per model operator (operator index, type): the target it runs on; for an NPU
                CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED whether its weights may be compressed
-               (`compress_weights`, edgesdk/npu/weight_codec.py); for a host FULLY_CONNECTED whether it
+               (`compress_weights`, edgesdk/targets/npu/hw/weight_codec.py); for a host FULLY_CONNECTED whether it
                uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/ops/fully_connected.py);
                any other switch a target offers (Target.layer_switches, e.g. a plugin's) by its own name
     cascades   the NPU cascade groups (operator indices, stripe height in output rows of the last op),

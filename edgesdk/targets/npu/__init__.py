@@ -2,8 +2,8 @@
 
 * `supported.NPU_SUPPORT` - op table with named constraints;
 * `codegen.lower_ops(ops, ctx)` - one region's IR ops -> NPU-1 commands (one command table per region);
-* hardware model: the shared C model in edgesdk/npu/model (built into the emulator, P/Invoked by Renode);
-* cost model: edgesdk/npu/timing.py; HAL: edgesdk/hal/npu_driver.c.
+* hardware model: the shared C model in edgesdk/targets/npu/hw/model (built into the emulator, P/Invoked by Renode);
+* cost model: edgesdk/targets/npu/hw/timing.py; HAL: edgesdk/targets/npu/hal/npu_driver.c.
 
 `TARGET` is its plugin object (edgesdk/targets/api.py), registered as entry point "npu".
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..api import LayerEstimate, PeripheralModel, RegionCode, RegionEstimate, Target
 
-HAL_DIR = Path(__file__).resolve().parents[2] / "hal"
+HAL_DIR = Path(__file__).resolve().parent / "hal"
 NPU_TYPE = "edgesdk-npu1"
 RENODE_TYPE = "Edgesdk.Npu1"
 
@@ -35,7 +35,7 @@ class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
     peripheral_types = (NPU_TYPE,)
-    # edgesdk_npu_run()'s results (edgesdk/hal/npu_driver.h), which the generated code returns unchanged.
+    # edgesdk_npu_run()'s results (edgesdk/targets/npu/hal/npu_driver.h), which the generated code returns unchanged.
     error_codes = (
         ("NPU", -1, "the NPU stopped with an error: edgesdk_npu_last_status() (bits 15:8, the NPU error code of "
                     "docs/npu-datasheet.md) and edgesdk_npu_last_error_command() (npu_driver.h) say which and where"),
@@ -74,7 +74,7 @@ class NpuTarget(Target):
 
     def generate(self, region, ctx) -> RegionCode:
         from ...importer.names import sanitize_name
-        from ...npu import cmdtable, timing
+        from .hw import cmdtable, timing
         from .codegen import lower_ops
         from .tables import WEIGHTS_BLOB, NpuTable, command_layers
 
@@ -119,7 +119,7 @@ class NpuTarget(Target):
     def flash_lower_bound(self, region) -> int:
         """A conv command's weights take at least a compressed stream's header (or the dense bytes, if
         fewer), and its channel records 12 bytes per output channel; other constants are stored densely."""
-        from ...npu import registers as R
+        from .hw import registers as R
 
         total = 0
         for op in region.ops:
@@ -143,7 +143,7 @@ class NpuTarget(Target):
                                 renode_library=renode_library)]
 
     def estimate(self, region, board, model=None) -> RegionEstimate | None:
-        """The timing model (edgesdk/npu/timing.py) of the region's command table in `model`; None before
+        """The timing model (edgesdk/targets/npu/hw/timing.py) of the region's command table in `model`; None before
         codegen."""
         from .tables import tables_of
 
@@ -156,7 +156,7 @@ class NpuTarget(Target):
         """Per layer, the timing model's figures of the commands made for it (tables.command_layers): cycles,
         the lower bound (all MACs busy, or every byte at full bandwidth), and the bytes they move, flash
         (weights, channel records) as weights and SRAM as activations. Nothing before codegen."""
-        from ...npu import timing
+        from .hw import timing
         from .tables import command_layers, tables_of
 
         table = next((t for t in (tables_of(model) if model else []) if t.ops == region.ops), None)
@@ -197,7 +197,7 @@ class NpuTarget(Target):
     def describe_failure(self, uart: str) -> str | None:
         import re
 
-        from ...npu.registers import ERROR_NAMES
+        from .hw.registers import ERROR_NAMES
 
         found = re.search(r"npu_error=(-?\d+) npu_command=(-?\d+)", uart)
         if not found:
@@ -231,10 +231,10 @@ if (status == EDGESDK_NPU_ERR_STATUS) {
 
 
 def _native_npu_model(peripheral, board):
-    """The shared C NPU model (edgesdk/npu/model/), compiled into the emulator's native library (no Python on
+    """The shared C NPU model (edgesdk/targets/npu/hw/model/), compiled into the emulator's native library (no Python on
     its hot path), told the memory classes of `board` as `peripheral` sees them."""
-    from ...npu import model as npu_model
-    from ...npu import registers
+    from .hw import model as npu_model
+    from .hw import registers
     from ..api import NativeModelSpec
 
     classes = npu_model.board_memory_classes(board, peripheral) if board is not None else ()
@@ -254,7 +254,7 @@ def renode_library(out_dir) -> Path:
     """The shared C NPU model (the code the built-in emulator runs) as out_dir/libedgesdk_npu.so, for the Renode
     peripheral's P/Invoke."""
     from ...hostcc import build_shared_library
-    from ...npu.model import model_include_dirs, model_sources
+    from .hw.model import model_include_dirs, model_sources
     from ...renode import install_library
 
     return install_library(build_shared_library("npu_model", model_sources(), model_include_dirs()), out_dir,

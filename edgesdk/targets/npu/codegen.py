@@ -18,9 +18,9 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ...ir.quant import quantize_multiplier
 from ...ir.rounding import conv_effective_scales, fully_connected_effective_scales
-from ...npu import registers as R
-from ...npu import cmdtable as C
-from ...npu import weight_codec
+from .hw import registers as R
+from .hw import cmdtable as C
+from .hw import weight_codec
 from ...ops import prepared
 from ...ops.activation import activation_range
 from ...ops.stripes import groups_by_op

@@ -20,7 +20,7 @@ from itertools import product
 
 import numpy as np
 
-from ...npu import registers as R
+from .hw import registers as R
 from ...ops.axis_map import PAD, element_strides
 
 # The op layer describes these as AxisMaps (edgesdk/ops/axis_map.py): strided DMA copies.

@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from ...ir.graph import Op, Tensor
-from ...npu import registers as R
+from .hw import registers as R
 from .shapes import MAX_DIMS
 
 # Op types whose output element depends on the input element at the same position only (PRELU: and on its

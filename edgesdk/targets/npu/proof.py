@@ -1,8 +1,8 @@
 """The NPU target's part of the build-time safety proof (Target.verify; the core proof is edgesdk/verify.py).
 
 For every command table of the build: it passes every check the NPU makes before it runs one
-(edgesdk.npu.validate, the mirror of the C model's static pass, at the highest region bases the board allows),
-decodes (edgesdk.npu.cmdtable.decode) and ends with END; every tensor
+(edgesdk.targets.npu.hw.validate, the mirror of the C model's static pass, at the highest region bases the board allows),
+decodes (edgesdk.targets.npu.hw.cmdtable.decode) and ends with END; every tensor
 descriptor and parameter reference lies inside its region (region 0 = the weights blob of its length, region 1 =
 the arena of arena_bytes), arena operands inside one planned buffer live during the table, outputs in the
 arena; a compressed weight stream lies in the weights blob and decodes to exactly its dense tensor; the
@@ -16,9 +16,9 @@ import bisect
 import math
 import struct
 
-from ...npu import cmdtable as C
-from ...npu import registers as R
-from ...npu import validate, weight_codec
+from .hw import cmdtable as C
+from .hw import registers as R
+from .hw import validate, weight_codec
 from .tables import tables_of, weights_of
 
 WEIGHTS_REGION, ARENA_REGION = 0, 1
@@ -38,7 +38,7 @@ def verify_tables(compiled, proof) -> None:
         if len(table.data) > R.MAX_TABLE_BYTES:
             proof.fail(f"{where} has {len(table.data)} bytes, more than the NPU's {R.MAX_TABLE_BYTES}")
             continue
-        # Everything the NPU checks before it runs a table (edgesdk.npu.validate mirrors the C model's static
+        # Everything the NPU checks before it runs a table (edgesdk.targets.npu.hw.validate mirrors the C model's static
         # pass): framing, fields, shapes, address ranges and limits -- so no compiled table can stop the NPU
         # with TABLE_*, BAD_OPCODE, CMD_SIZE, BAD_REGION, BAD_SHAPE, BAD_PARAM, ADDRESS_RANGE, TOO_LARGE,
         # NO_END or a BAD_QUANT field. What it can only find while running (BUS, the records' BAD_QUANT,
@@ -168,7 +168,7 @@ def _check_descriptor(where: str, desc, is_output: bool, regions: dict, live: li
 def _check_weight_stream(where: str, command, regions: dict, weights: bytes, proof) -> None:
     """COMPRESSED_WEIGHTS (docs/npu-datasheet.md 3.1): the NPU reads `weight_stream_bytes` bytes at the
     descriptor's offset and decodes them to the dense tensor of its shape. The stream must lie in the
-    weights blob and decode (edgesdk.npu.weight_codec, the reference of the NPU's decoder) to exactly that
+    weights blob and decode (edgesdk.targets.npu.hw.weight_codec, the reference of the NPU's decoder) to exactly that
     many bytes -- so the NPU cannot fail with BAD_WEIGHTS at run time either."""
     desc, nbytes = command.weights, command.weight_stream_bytes
     end = desc.offset + nbytes

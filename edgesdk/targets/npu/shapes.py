@@ -8,7 +8,7 @@ and the lowering use the same function, so what the constraint accepts is what t
 
 from __future__ import annotations
 
-from ...npu import registers as R
+from .hw import registers as R
 
 MAX_DIMS = 4
 

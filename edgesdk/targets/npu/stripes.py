@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...ops.stripes import ELEMENTWISE_OPS, STRIPE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
-from ...npu import cmdtable as C
-from ...npu import timing
+from .hw import cmdtable as C
+from .hw import timing
 
 ARENA_REGION = 1  # activation arena in SRAM (codegen.ARENA_REGION)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...ir.quant import effective_scale, quantize_multiplier
 from ...ir.rounding import mul_effective_scale
-from ...npu import registers as R
+from .hw import registers as R
 from ...ops import prepared
 from ...partition.target import TargetSupport
 from .shapes import broadcasts, collapse_broadcast
@@ -504,10 +504,10 @@ class _NoBlob:
 
 
 def constraint_commands_accepted(op, modes):
-    """The NPU accepts the op's commands: lowered on their own, they pass every static check of the NPU (edgesdk/npu/validate.py)"""
+    """The NPU accepts the op's commands: lowered on their own, they pass every static check of the NPU (edgesdk/targets/npu/hw/validate.py)"""
     from ...errors import EdgesdkError
-    from ...npu import cmdtable as C
-    from ...npu import validate
+    from .hw import cmdtable as C
+    from .hw import validate
     from .codegen import LOWERINGS
 
     for mode in modes:

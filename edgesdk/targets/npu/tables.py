@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...npu import registers as R
+from .hw import registers as R
 
 WEIGHTS_BLOB = "npu_weights"  # ctx.blob: region 0 of every command table (C symbol edgesdk_npu_weights)
 

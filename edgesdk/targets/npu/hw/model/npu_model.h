@@ -6,7 +6,7 @@
  * synchronously, then STATUS, ERROR_COMMAND, IRQ_STATUS and the PERF counters hold the outcome.
  * npu_execute_table() runs a table without the register file (unit tests).
  *
- * Every number below equals the constant of the same name (without NPU_) in edgesdk/npu/registers.py;
+ * Every number below equals the constant of the same name (without NPU_) in edgesdk/targets/npu/hw/registers.py;
  * a test compares them.
  */
 #ifndef NPU_MODEL_H
@@ -227,7 +227,7 @@ uint32_t npu_execute_table(const npu_env_t *env, uint32_t table_addr, uint32_t t
 
 /* Only the static pass of a run over the table bytes at `table` (host memory), as if read from
  * `table_addr`: the error a run would report before executing anything (NPU_ERR_NONE if the table passes
- * it) and the failing command in result->error_command. edgesdk/npu/validate.py mirrors it in Python. */
+ * it) and the failing command in result->error_command. edgesdk/targets/npu/hw/validate.py mirrors it in Python. */
 uint32_t npu_validate_table(const uint8_t *table, uint32_t table_addr, uint32_t table_bytes,
                             const uint32_t region_bases[NPU_NUM_REGIONS], npu_result_t *result);
 

@@ -276,7 +276,7 @@ def stream_table_bytes(literal_count: int) -> int:
     return (literal_count + RUN_SYMBOLS + 1) // 2
 
 
-# -- decoder (reference; the NPU's is edgesdk/npu/model/npu_model.c) ------------------------------------------------
+# -- decoder (reference; the NPU's is edgesdk/targets/npu/hw/model/npu_model.c) ------------------------------------------------
 def _lookup_table(lengths: np.ndarray) -> tuple:
     """(symbol, length) for every 15-bit window: a code of length L owns 2^(15-L) consecutive windows.
 

@@ -757,7 +757,7 @@ static uint32_t check_command(const npu_cmd_t *cmd, const uint32_t *region_bases
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Timing model (edgesdk/npu/timing.py computes the same numbers; a test compares them)              */
+/* Timing model (edgesdk/targets/npu/hw/timing.py computes the same numbers; a test compares them)              */
 /* ------------------------------------------------------------------------------------------------ */
 
 typedef struct {

@@ -4,7 +4,7 @@ A run first reads the whole table and checks every command statically (docs/npu-
 passes"): framing, fields, shapes, address ranges and limits -- errors TABLE_MAGIC .. TOO_LARGE, NO_END and
 the BAD_QUANT of elementwise fields. `check_table(data, region_bases)` returns the (error code, command index)
 that pass reports, (ERR_NONE, None) if the table passes it. It mirrors `validate_table` and `check_command`
-of edgesdk/npu/model/npu_model.c line by line (the C model stays the executable definition;
+of edgesdk/targets/npu/hw/model/npu_model.c line by line (the C model stays the executable definition;
 tests/test_npu_validate.py compares the two on random and mutated tables through the model's
 `npu_validate_table`).
 

@@ -1,7 +1,7 @@
 """NPU-1 command tables: dataclasses for commands and tensor descriptors, binary encode/decode.
 
 The binary format (little endian, versioned) is specified in docs/npu-datasheet.md; the C model
-(edgesdk/npu/model/npu_model.c) is the executable definition. `encode(commands)` builds a whole table
+(edgesdk/targets/npu/hw/model/npu_model.c) is the executable definition. `encode(commands)` builds a whole table
 (header + commands, the last one `End`), `decode(data)` parses one back into the same dataclasses.
 """
 
@@ -248,7 +248,7 @@ class Conv2D(Command):
 
     weights: [C_out, KH, KW, C_in] (OHWI). A fully connected layer is a 1x1 Conv2D over [N, 1, 1, K].
     weight_stream_bytes > 0: the weights are a compressed stream of that many bytes at the weights offset
-    (edgesdk/npu/weight_codec.py) that decodes to the dense tensor; the descriptor's stride words carry
+    (edgesdk/targets/npu/hw/weight_codec.py) that decodes to the dense tensor; the descriptor's stride words carry
     the stream size instead of strides (flag COMPRESSED_WEIGHTS).
     """
 

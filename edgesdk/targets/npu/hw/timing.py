@@ -1,6 +1,6 @@
 """NPU-1 timing model: cycles per command, the hardware lower bound, and table totals.
 
-The same integer formulas as the C model's PERF_CYCLES counter (edgesdk/npu/model/npu_model.c,
+The same integer formulas as the C model's PERF_CYCLES counter (edgesdk/targets/npu/hw/model/npu_model.c,
 docs/npu-datasheet.md "Timing model"); tests/test_npu_model.py checks they agree exactly.
 
     cycles(cmd)      = CMD_OVERHEAD_CYCLES + max(compute_cycles, memory_cycles)

@@ -1,7 +1,7 @@
 /*
  * npu_driver.h - firmware driver of the NPU-1 layer engine (docs/npu-datasheet.md, "Programming sequence").
  *
- * The register numbers below equal edgesdk/npu/registers.py (names without EDGESDK_NPU_); a test compares
+ * The register numbers below equal edgesdk/targets/npu/hw/registers.py (names without EDGESDK_NPU_); a test compares
  * them. The peripheral base comes from the generated board.h (BOARD_NPU0_BASE).
  */
 #ifndef EDGESDK_NPU_DRIVER_H

@@ -12,11 +12,11 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...hostcc import load_shared_library
+from .....hostcc import load_shared_library
 from .. import registers as R
 
 MODEL_DIR = Path(__file__).resolve().parent
-KERNELS_DIR = MODEL_DIR.parent.parent / "kernels"
+KERNELS_DIR = MODEL_DIR.parents[3] / "kernels"  # edgesdk/kernels: the shared requantization arithmetic
 
 BUS_READ = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint32)
 BUS_WRITE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint32)
@@ -59,7 +59,7 @@ def load_npu_model() -> ctypes.CDLL:
 
 def validate_table(table: bytes, region_bases=(), table_addr: int = 0) -> tuple:
     """(error code, command index or None) of the C model's static pass over `table` (npu_validate_table):
-    what a run would report before executing anything. edgesdk.npu.validate.check_table is its mirror."""
+    what a run would report before executing anything. edgesdk.targets.npu.hw.validate.check_table is its mirror."""
     lib = load_npu_model()
     bases = (ctypes.c_uint32 * R.NUM_REGIONS)(*(list(region_bases) + [0] * R.NUM_REGIONS)[:R.NUM_REGIONS])
     result = ctypes.create_string_buffer(64)  # npu_result_t: 2 x u32, 2 x u64, u32, 3 x u64 (< 64 bytes)

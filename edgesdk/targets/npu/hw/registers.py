@@ -1,7 +1,7 @@
 """NPU-1 register map, bit fields, error codes, opcodes and limits: the one Python source of these numbers.
 
-docs/npu-datasheet.md describes each of them. The C model header (edgesdk/npu/model/npu_model.h, names
-prefixed `NPU_`) and the firmware driver header (edgesdk/hal/npu_driver.h, names prefixed `EDGESDK_NPU_`)
+docs/npu-datasheet.md describes each of them. The C model header (edgesdk/targets/npu/hw/model/npu_model.h, names
+prefixed `NPU_`) and the firmware driver header (edgesdk/targets/npu/hal/npu_driver.h, names prefixed `EDGESDK_NPU_`)
 carry the same numbers; tests/test_npu_cmdtable.py parses both headers and compares them with this module.
 """
 
@@ -152,7 +152,7 @@ ROUNDING_FP64 = 2  # = EDGESDK_ROUNDING_FP64: round(acc * f64 scale); conv comma
 
 FLAG_PER_TENSOR_PARAMS = 1 << 0  # CONV/DWCONV: one channel-parameter record serves every output channel
 FLAG_AVG_FLOOR = 1 << 1  # AVG_POOL: floor((sum + n/2) / n), TFLite's uint8 rule, instead of half away from 0
-FLAG_COMPRESSED_WEIGHTS = 1 << 2  # CONV/DWCONV: the weights are a compressed stream (edgesdk/npu/weight_codec.py)
+FLAG_COMPRESSED_WEIGHTS = 1 << 2  # CONV/DWCONV: the weights are a compressed stream (edgesdk/targets/npu/hw/weight_codec.py)
 
 # -- compressed weight streams (datasheet section "Compressed weight streams") ------------------------------
 WEIGHT_STREAM_FORMAT = 1
