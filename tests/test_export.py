@@ -248,3 +248,19 @@ def _outputs(uart: str, specs: list, steps: int) -> list:
     assert sorted(found) == [(s, k) for s in range(steps) for k in range(len(specs))], uart
     return [[np.frombuffer(found[s, k], NUMPY_DTYPES[spec["dtype"]]).reshape(spec["shape"])
              for k, spec in enumerate(specs)] for s in range(steps)]
+
+
+def test_stack_measure_adds_a_kernels_declared_bound_to_a_dynamic_frame():
+    """GCC marks a variable-length array's frame "dynamic"; a kernel that declares a bound (the compiler keeps its
+    layers within it) is measured with it, any other dynamic frame leaves the stack unmeasured, with the reason."""
+    from edgesdk.export import measure
+
+    bounds = measure._declared_bounds(REPO / "edgesdk" / "kernels", ["edgesdk_conv2d_paired.c"])
+    assert bounds == {"edgesdk_conv2d_s8_paired": 2048}
+    frames = {"api": (32, "static"), "edgesdk_conv2d_s8_paired": (352, "dynamic")}
+    calls = {"api": {"edgesdk_conv2d_s8_paired"}}
+    problems = []
+    assert measure._deepest("api", frames, calls, set(), problems, (), {}, bounds) == 32 + 352 + 2048
+    assert problems == []
+    measure._deepest("api", frames, calls, set(), problems, (), {}, {})
+    assert problems and "dynamic frame" in problems[0]

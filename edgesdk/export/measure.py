@@ -65,7 +65,7 @@ def measure_library(root: Path, sources: list, include_dirs: list, cflags: list,
         _run([cflags[0], *link_flags, "-nostartfiles", "-Wl,--gc-sections", f"-T{script}", *keep, "-o", probe,
               *objects, "-lm"], "link")
         return {"sizes": _section_sizes(probe), "arena_alignment": _alignment(probe, ".noinit"),
-                "stack": _stack(work), "externals": _externals(objects, probe)}
+                "stack": _stack(work, _declared_bounds(root, sources)), "externals": _externals(objects, probe)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -133,7 +133,20 @@ _EDGE = re.compile(r'edge: \{ sourcename: "([^"]*)" targetname: "([^"]*)"')
 _FRAME = re.compile(r"\\n(\d+) bytes \(([^)]*)\)")
 
 
-def _stack(work: Path) -> dict:
+_BOUND = re.compile(r"edgesdk-stack-bound\s+(\w+):\s*(\d+)\s+bytes")
+
+
+def _declared_bounds(root: Path, sources: list) -> dict:
+    """{function: bytes} for the variable-length arrays a kernel declares a bound for, in a comment
+    `edgesdk-stack-bound NAME: N bytes` (the compiler refuses every layer that would need more)."""
+    bounds = {}
+    for source in sources:
+        for name, size in _BOUND.findall((root / source).read_text(errors="replace")):
+            bounds[name] = int(size)
+    return bounds
+
+
+def _stack(work: Path, bounds: dict | None = None) -> dict:
     frames, calls = {}, {}
     for ci in sorted(work.glob("*.ci")):
         text = ci.read_text(errors="replace")
@@ -153,7 +166,7 @@ def _stack(work: Path) -> dict:
         if root not in frames:
             problems.append(f"no frame recorded for {root}")
             continue
-        depth = _deepest(root, frames, calls, externals, problems, (), {})
+        depth = _deepest(root, frames, calls, externals, problems, (), {}, bounds or {})
         result["functions"][root] = depth
     if problems:
         return {"bytes": None, "reason": "; ".join(sorted(set(problems))), "method": result["method"]}
@@ -162,7 +175,8 @@ def _stack(work: Path) -> dict:
     return result
 
 
-def _deepest(name: str, frames: dict, calls: dict, externals: set, problems: list, path: tuple, memo: dict) -> int:
+def _deepest(name: str, frames: dict, calls: dict, externals: set, problems: list, path: tuple, memo: dict,
+             bounds: dict) -> int:
     if name in memo:
         return memo[name]
     if name in path:
@@ -175,9 +189,11 @@ def _deepest(name: str, frames: dict, calls: dict, externals: set, problems: lis
             externals.add(name)
         return 0
     size, kind = frames[name]
-    if kind not in ("static", "dynamic,bounded"):
+    if kind == "dynamic" and name in bounds:  # GCC cannot bound it; the kernel declares (and the compiler keeps) one
+        size += bounds[name]
+    elif kind not in ("static", "dynamic,bounded"):
         problems.append(f"{name} has a {kind} frame (alloca or a variable-length array)")
-    below = [_deepest(callee, frames, calls, externals, problems, path + (name,), memo)
+    below = [_deepest(callee, frames, calls, externals, problems, path + (name,), memo, bounds)
              for callee in sorted(calls.get(name, ()))]
     memo[name] = size + max(below, default=0)
     return memo[name]

@@ -225,6 +225,10 @@ static const int8_t *window_of(const edgesdk_conv2d_params *p, const int8_t *inp
     return input + b * p->in_h * p->in_w * p->in_c;
 }
 
+/* Window copies live on the stack, two of at most EDGESDK_CONV_PATCH_MAX bytes each (the compiler refuses a
+ * layer whose windows are larger); what they add to the kernel's frame, for stack measurements:
+ * edgesdk-stack-bound edgesdk_conv2d_s8_paired: 2048 bytes */
+
 /* EDGESDK_CONV_PAIRED_PATCHES: every window copied to a patch of `taps` bytes (one filter row), pixels paired in
  * raster order across rows and images. */
 static void run_patched(const edgesdk_conv2d_params *q, conv_plan *c, const int8_t *input, int8_t *output)

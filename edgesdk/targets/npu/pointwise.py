@@ -37,8 +37,9 @@ class HostKernelError(ValueError):
 
 
 def activation_input(op):
-    """The op's one non-constant input."""
-    return next(t for t in op.inputs if t is not None and not t.is_const)
+    """The op's one non-constant input (None if every input is a constant, as in an inlined IF branch that
+    quantizes a constant)."""
+    return next((t for t in op.inputs if t is not None and not t.is_const), None)
 
 
 def channel_constants(op) -> int:

@@ -386,6 +386,8 @@ def constraint_pointwise_shapes(op):
     from .pointwise import activation_input
 
     x, y = activation_input(op), op.outputs[0]
+    if x is None:
+        return False, "its input is a constant"
     return tuple(x.shape) == tuple(y.shape) and x.dtype == y.dtype, f"{x.dtype}{list(x.shape)} -> {y.dtype}{list(y.shape)}"
 
 
