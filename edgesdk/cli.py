@@ -631,7 +631,8 @@ def run_summary(summary: dict, result, all_values: bool = False) -> str:
     if summary.get("emulator", "builtin") != "builtin":
         lines.append(f"emulator: {summary['emulator']}")
     for name, counters in sorted(summary.get("peripherals", {}).items()):
-        lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
+        if any(counters.values()):  # a peripheral of the board this build never used stays out of the summary
+            lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
     if summary.get("steps", 1) > 1:
         lines.append(f"steps: {summary['steps']} inferences in one boot (outputs above: the last step's)")
     lines.append(f"exit code: {summary['exit_code']}")

@@ -77,3 +77,13 @@ def test_cli_dump_after_prints_state_to_stderr(tmp_path, capsys):
     assert cli_main(["build", str(model_path("kws")), "-o", str(tmp_path / "out2"), "--no-firmware",
                      "--dump-after", "nope"]) == UsageError.exit_code
     assert not (tmp_path / "out2").exists()
+
+
+def test_run_summary_lists_only_the_peripherals_the_build_used():
+    from edgesdk.cli import run_summary
+
+    summary = {"outputs": [], "inference_instructions": 10, "cpu_instructions": 20, "npu_cycles": None,
+               "exit_code": 0, "peripherals": {"dsp0": {"cycles": 0, "kernels": 0, "errors": 0},
+                                               "lut0": {"cycles": 451, "runs": 4}}}
+    text = run_summary(summary, None)
+    assert "lut0: cycles 451, runs 4" in text and "dsp0" not in text
