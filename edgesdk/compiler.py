@@ -24,7 +24,7 @@ from .importer.onnx_importer import import_model, model_file_name
 from .ir.health import check_health
 from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
-from .partition.partitioner import partition
+from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
 from .progress import VERBOSE, say
 from .targets import parse_target_list
 from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
@@ -357,9 +357,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
 
     ex, plan = c.executor, c.plan
     region_of = {op: i for i, r in enumerate(c.regions) for op in r.ops}
-    target_of, reason_of = {op: r.target for r in c.regions for op in r.ops}, {}
-    for r in c.regions:
-        reason_of.update(r.reasons)
+    target_of, reason_of = targets_of(c.regions), reasons_of(c.regions)
     used = list(dict.fromkeys(r.target for r in c.regions))
     return {
         "model": str(model_path),
