@@ -28,7 +28,7 @@ def dump_text(pass_name: str, state) -> str:
         lines.append(f"        out: {', '.join(_tensor(t) for t in op.outputs) or '-'}")
     if state.folding is not None and state.folding.folded:
         lines.append("folded at build time: " + ", ".join(f"#{op.index} {op.type}" for op in state.folding.folded))
-    for k, region in enumerate(state.regions or ()):
+    for k, region in enumerate(regions):
         lines.append(f"region {k}: {region.target}, ops {[op.index for op in region.ops]}")
     if state.scratch:
         lines.append("scratch: " + ", ".join(f"#{op.index} {n} B" for op, n in state.scratch.items()))
