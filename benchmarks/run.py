@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""The MLPerf Tiny benchmark: edgesdk beside TFLite Micro and Vela, with issue 5's goals.
+"""The MLPerf Tiny benchmark: edgesdk beside TFLite Micro and Vela, with the goals of issues 5 and 13.
 
     python3 benchmarks/run.py [--models kws,vww,ic,ad] [--out benchmarks/results] [--repeats 3]
-                              [--no-vela] [--no-profile] [--keep-builds DIR]
+                              [--no-vela] [--no-profile] [--no-large] [--keep-builds DIR]
 
 For each model it builds the firmware twice (`--target npu,c` and `--target c`), runs both on the
 emulator with the same seeded random input, checks both against LiteRT's reference kernels, and prints one
 table. In the same run it asks TFLite Micro (PyPI `tflite-micro`) for its arena and, if installed, compiles
 the model with Vela (PyPI `ethos-u-vela`, `pip install -e .[bench]`) for its SRAM, cycles and compile time.
+Then it measures issue 13's figures (benchmarks/issue13.py): `edgesdk build` wall time per model (warm and
+cold compiler cache), and the two models of ../shared/models/large/ op by op and cascaded on both target
+lists (skip them with --no-large), and prints issue 13's goals with whether each is met.
 Writes results.txt (the printed tables), results.json (every figure) and <model>_memory_timeline.png
 into --out. docs/performance.md explains each figure.
 """
@@ -28,8 +31,10 @@ sys.path.insert(0, str(HERE))
 
 import baselines  # noqa: E402
 import goals  # noqa: E402
+import issue13  # noqa: E402
 
 MODELS_DIR = HERE.parent.parent / "shared" / "models" / "mlcommons_tiny"
+LARGE_MODELS_DIR = HERE.parent.parent / "shared" / "models" / "large"
 
 
 def _n(value, digits: int = 0) -> str:
@@ -44,8 +49,7 @@ def _yes(ok) -> str:
     return "-" if ok is None else ("yes" if ok else "NO")
 
 
-def _table(rows: list) -> str:
-    header = ("figure", "edgesdk", "TFLite Micro", "Vela", "goal", "met")
+def _table(rows: list, header=("figure", "edgesdk", "TFLite Micro", "Vela", "goal", "met")) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
@@ -151,6 +155,24 @@ def compile_speed(path: Path, repeats: int, use_vela: bool) -> dict:
     return {k: statistics.median(v) if v else None for k, v in runs.items()}
 
 
+def _goal_json(verdicts: dict) -> dict:
+    return {k: {"edgesdk": v[0], "goal": v[1], "met": v[2]} for k, v in verdicts.items()}
+
+
+def measure_large(models_dir: Path, work: Path, text: list) -> dict:
+    """Issue 13 part 1 on the models of ../shared/models/large/, printed as one table per model."""
+    large = {}
+    for name, file in issue13.LARGE_MODELS.items():
+        path = models_dir / file
+        figures = issue13.large_model(name, path, work)
+        rows, verdicts = issue13.large_rows(name, figures)
+        block = f"\n{issue13.LARGE_TITLES[name]} ({file}; issue 13 part 1)\n" + _table(rows, ("figure", "edgesdk", "goal", "met"))
+        print(block, flush=True)
+        text.append(block)
+        large[name] = {"edgesdk": figures, "goals_issue13": _goal_json(verdicts)}
+    return large
+
+
 VELA_ABSENT = "not installed"  # or "skipped" with --no-vela
 
 
@@ -166,6 +188,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="timed compiles per tool (median)")
     parser.add_argument("--no-vela", action="store_true", help="skip Vela even if installed")
     parser.add_argument("--no-profile", action="store_true", help="skip the per-kernel instruction profile")
+    parser.add_argument("--no-large", action="store_true", help="skip the models of ../shared/models/large")
+    parser.add_argument("--large-models-dir", type=Path, default=LARGE_MODELS_DIR)
     parser.add_argument("--keep-builds", type=Path, help="build into this directory and keep it")
     args = parser.parse_args(argv)
 
@@ -198,20 +222,32 @@ def main(argv=None) -> int:
         figures["compile_speed"] = compile_speed(path, args.repeats, use_vela)
         tflm = baselines.tflm_arena(path)
         vela = {o: baselines.run_vela(path, o) for o in ("Performance", "Size")} if use_vela else None
+        figures["build_wall"] = issue13.build_wall_seconds(path, work, args.repeats)
         rows, verdicts = model_rows(name, figures, tflm, vela)
+        rows.append(("edgesdk build wall time, warm / cold cache, s",
+                     f"{figures['build_wall']['warm_s']:.2f} / {figures['build_wall']['cold_s']:.2f}", "", "",
+                     f"<= {issue13.BUILD_WALL_WARM_GOAL_S} / {issue13.BUILD_WALL_COLD_GOAL_S}", ""))
         block = f"\n{goals.TITLES[name]} ({path.name})\n" + _table(rows) + \
             f"\nmemory timeline: {figures['timeline_png']}"
         print(block, flush=True)
         text.append(block)
         results[name] = {"edgesdk": figures, "tflite_micro": tflm, "vela": vela,
-                         "goals": {k: {"edgesdk": v[0], "goal": v[1], "met": v[2]} for k, v in verdicts.items()}}
+                         "goals": {k: {"edgesdk": v[0], "goal": v[1], "met": v[2]} for k, v in verdicts.items()},
+                         "goals_issue13": _goal_json(issue13.mlperf_verdicts(name, figures, figures["build_wall"]))}
+    large = {} if args.no_large else measure_large(args.large_models_dir, work, text)
     summary = ["\nGoals (issue 5)", "model  goal                                  edgesdk          goal            met"]
     for name, r in results.items():
         for goal, v in r["goals"].items():
             summary.append(f"{name:<6} {goal:<37} {_n(v['edgesdk']) if isinstance(v['edgesdk'], int) else v['edgesdk']:<16} "
                            f"{v['goal']:<15} {_yes(v['met'])}")
+    summary += ["\nGoals (issue 13)", "model  goal                                  edgesdk          goal            met"]
+    for name, r in list(results.items()) + list(large.items()):
+        for goal, v in r["goals_issue13"].items():
+            summary.append(f"{name:<6} {goal:<37} {_n(v['edgesdk']) if isinstance(v['edgesdk'], int) else v['edgesdk']!s:<16} "
+                           f"{v['goal']:<15} {_yes(v['met'])}")
     print("\n".join(summary))
     text += summary
+    results.update({f"large/{k}": v for k, v in large.items()})
     (args.out / "results.txt").write_text("\n".join(text) + "\n")
     (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     if args.keep_builds is None:

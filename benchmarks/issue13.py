@@ -1,0 +1,165 @@
+"""Issue 13's figures and goals (performance round 2), measured in the same run as the MLPerf Tiny table.
+
+* Big models on small boards: the two models of ../shared/models/large/ op by op and with cascading, on
+  both target lists: activation SRAM (and its lower bound), measured NPU cycles or CPU instructions, the
+  cascade's cost over op by op, bit-exactness. A cascaded build runs on `riscv-npu` when its arena fits
+  there, otherwise on `riscv-npu-large`.
+* Host kernels: `--target c` instructions against half of muRISCV-NN's scalar figures (issue table).
+* The NPU schedule: cycles over the hardware lower bound.
+* Tools: the compile step against Vela (from run.py's table), and `edgesdk build` wall time, model to ELF,
+  in a fresh process with a warm compiler cache and with an empty one.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from edgesdk.compiler import BuildOptions, build, compile_model
+from edgesdk.errors import EdgesdkError
+from edgesdk.reference import run_reference
+from edgesdk.runner import random_inputs, run_inference
+
+# Issue 13 part 2: muRISCV-NN scalar (TFLite Micro + muRISCV-NN, RV32IMC, GCC 12.2 -O2), instructions.
+MURISCV_NN = {"kws": 15_150_000, "vww": 45_360_000, "ic": 54_770_000, "ad": 1_340_000}
+HOST_INSTRUCTIONS_GOAL = {"kws": 7_600_000, "vww": 22_700_000, "ic": 27_400_000, "ad": 670_000}
+TEXT_GOAL = 42_922
+NPU_BOUND_RATIO_GOAL = 1.15
+BUILD_WALL_WARM_GOAL_S = 1.5
+BUILD_WALL_COLD_GOAL_S = 5.0
+
+# Issue 13 part 1.
+LARGE_MODELS = {
+    "mbv2": "mobilenet_v2_1.0_224_inat_bird_quant.tflite",
+    "ssd": "ssd_mobilenet_v3_int8.tflite",
+}
+LARGE_TITLES = {"mbv2": "MobileNetV2-1.0 224 (uint8)", "ssd": "SSD MobileNetV3 320 (int8)"}
+SMALL_BOARD, LARGE_BOARD = "riscv-npu", "riscv-npu-large"
+LARGE_SRAM_GOAL = {"mbv2": 256 * 1024, "ssd": None}  # None: fit the small board
+MAX_CASCADE_COST = 1.15  # cycles / instructions of the cascaded schedule over op by op
+
+
+def build_wall_seconds(model: Path, work: Path, repeats: int) -> dict:
+    """Wall time of `edgesdk build MODEL` (model to ELF) in a fresh process: warm (after one build that fills
+    the compiler cache; median of `repeats`) and cold (an empty $EDGESDK_CACHE)."""
+    out = work / f"wall-{model.stem}"
+    command = [sys.executable, "-m", "edgesdk", "build", "-q", str(model), "-o", str(out)]
+
+    def timed(env=None) -> float:
+        start = time.perf_counter()
+        subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+        return time.perf_counter() - start
+
+    with tempfile.TemporaryDirectory(prefix="edgesdk-cold-cache-") as empty:
+        cold = timed({**os.environ, "EDGESDK_CACHE": empty, "CCACHE_DIR": os.path.join(empty, "ccache")})
+    timed()  # fills the machine's cache, should the cold run above not share it
+    warm = statistics.median(timed() for _ in range(max(1, repeats)))
+    return {"warm_s": warm, "cold_s": cold}
+
+
+def _bit_exact(build_dir: Path, inputs: list, outputs: list) -> bool:
+    expected = run_reference(build_dir / "model.tflite", inputs)
+    return all(np.array_equal(np.asarray(e).reshape(o.shape), o) for e, o in zip(expected, outputs))
+
+
+def _arena(model: Path, target: str, cascade: bool) -> dict:
+    compiled = compile_model(model, BuildOptions(board=LARGE_BOARD, target=target, cascade=cascade,
+                                                 compile_firmware=False))
+    return {"sram": compiled.plan.arena_bytes, "lower_bound": compiled.plan.lower_bound,
+            "groups": len(compiled.plan.cascades)}
+
+
+def _fits_small_board(model: Path, target: str) -> bool:
+    try:
+        compile_model(model, BuildOptions(board=SMALL_BOARD, target=target, compile_firmware=False))
+    except EdgesdkError:
+        return False
+    return True
+
+
+def _run(model: Path, out: Path, board: str, target: str, cascade: bool) -> dict:
+    report = build(model, out, BuildOptions(board=board, target=target, cascade=cascade))
+    inputs = random_inputs(report, 0)
+    result = run_inference(out, inputs)
+    return {"board": board, "sram": report["memory"]["sram_peak_bytes"], "npu_cycles": result.npu_cycles,
+            "instructions": result.inference_instructions, "bit_exact": _bit_exact(out, inputs, result.outputs)}
+
+
+def large_model(name: str, model: Path, work: Path) -> dict:
+    """Op by op and cascaded, per target list: arenas from the compiler, costs and bit-exactness from runs."""
+    figures = {}
+    for target in ("npu,c", "c"):
+        whole, cascaded = _arena(model, target, False), _arena(model, target, True)
+        small = _fits_small_board(model, target)
+        op_run = _run(model, work / f"{name}-{target}-whole", LARGE_BOARD, target, False)
+        cascade_run = _run(model, work / f"{name}-{target}-cascade", SMALL_BOARD if small else LARGE_BOARD,
+                           target, True)
+        metric = "npu_cycles" if target != "c" else "instructions"
+        cost = cascade_run[metric] / op_run[metric] if op_run[metric] else None
+        figures[target] = {"op_by_op": {**whole, **op_run}, "cascaded": {**cascaded, **cascade_run},
+                           "fits_small_board": small, "metric": metric, "cost_ratio": cost}
+    return figures
+
+
+def large_rows(name: str, figures: dict) -> tuple:
+    """(table rows, verdicts) for one large model."""
+    rows, verdicts = [], {}
+    goal = LARGE_SRAM_GOAL[name]
+    for target, f in figures.items():
+        whole, cascaded = f["op_by_op"], f["cascaded"]
+        rows.append((f"activation SRAM, op by op ({target}), B", f"{whole['sram']:,} (bound {whole['lower_bound']:,})",
+                     "", ""))
+        sram_goal = goal if goal is not None else "fits riscv-npu"
+        met = cascaded["sram"] <= goal if goal is not None else f["fits_small_board"]
+        shown_goal = f"<= {goal:,}" if goal is not None else sram_goal
+        rows.append((f"activation SRAM, cascaded ({target}), B",
+                     f"{cascaded['sram']:,} (bound {cascaded['lower_bound']:,}, {cascaded['groups']} groups)",
+                     shown_goal, _yes(met)))
+        verdicts[f"SRAM ({target})"] = (cascaded["sram"], shown_goal, met)
+        label = "NPU cycles" if f["metric"] == "npu_cycles" else "CPU instructions"
+        ratio = f["cost_ratio"]
+        ratio_ok = ratio is not None and ratio <= MAX_CASCADE_COST
+        rows.append((f"{label}, cascaded / op by op ({target})",
+                     f"{cascaded[f['metric']]:,} / {whole[f['metric']]:,} = {ratio:.3f}" if ratio else "-",
+                     f"<= {MAX_CASCADE_COST}", _yes(ratio_ok)))
+        verdicts[f"cascade cost ({target})"] = (round(ratio, 3) if ratio else None, f"<= {MAX_CASCADE_COST}",
+                                                ratio_ok)
+        rows.append((f"runs on / bit-exact ({target})",
+                     f"{cascaded['board']} / {_yes(cascaded['bit_exact'])}; op by op {whole['board']} / "
+                     f"{_yes(whole['bit_exact'])}", "", ""))
+    return rows, verdicts
+
+
+def mlperf_verdicts(name: str, figures: dict, build_wall: dict) -> dict:
+    """Issue 13's goals on one MLPerf Tiny model, from run.py's figures for it."""
+    instr = figures["cpu_instructions"]
+    ratio = figures["npu_schedule"]["ratio"]
+    speed = figures["compile_speed"]
+    verdicts = {
+        "CPU instr. (c) <= muRISCV-NN / 2": (instr, f"<= {HOST_INSTRUCTIONS_GOAL[name]:,}",
+                                             instr <= HOST_INSTRUCTIONS_GOAL[name]),
+        ".text (c)": (figures["cpu_build"]["text_bytes"], f"<= {TEXT_GOAL:,}",
+                      figures["cpu_build"]["text_bytes"] <= TEXT_GOAL),
+        "NPU cycles / lower bound": (round(ratio, 3), f"<= {NPU_BOUND_RATIO_GOAL}", ratio <= NPU_BOUND_RATIO_GOAL),
+        "build wall, warm cache, s": (round(build_wall["warm_s"], 2), f"<= {BUILD_WALL_WARM_GOAL_S}",
+                                      build_wall["warm_s"] <= BUILD_WALL_WARM_GOAL_S),
+        "build wall, cold cache, s": (round(build_wall["cold_s"], 2), f"<= {BUILD_WALL_COLD_GOAL_S}",
+                                      build_wall["cold_s"] <= BUILD_WALL_COLD_GOAL_S),
+    }
+    for kind, label in (("edgesdk_in_process", "in-process"), ("edgesdk_fresh_process", "fresh process")):
+        vela = speed["vela_in_process" if kind == "edgesdk_in_process" else "vela_fresh_process"]
+        shown = f"<= {vela:.3f} (Vela)" if vela is not None else "<= Vela (absent)"
+        verdicts[f"compile step, {label}, s"] = (round(speed[kind], 3), shown,
+                                                 None if vela is None else speed[kind] <= vela)
+    return verdicts
+
+
+def _yes(ok) -> str:
+    return "-" if ok is None else ("yes" if ok else "NO")
