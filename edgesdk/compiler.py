@@ -13,6 +13,7 @@ import hashlib
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -279,7 +280,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
     from .passdump import print_dump
-    from .report.html import write_build_report
+    from .report.html import draw_build_figures, write_build_report
     from .verify import verify_build
 
     model_path = Path(model_path)
@@ -304,13 +305,19 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         # The board description the firmware is built from: run, hil and flash use it (board.build_board).
         shutil.copyfile(compiled.board.path, stage / BUILD_BOARD_FILE)
         firmware_s, sections = 0.0, {}
-        if options.compile_firmware:
-            t1 = time.perf_counter()
-            say("cross-compiling the firmware (CMake)")
-            sections = _build_firmware(src, stage, compiled.board, options.werror)
-            firmware_s = time.perf_counter() - t1
-        report = make_report(model_path, compiled, options, sections,
-                             {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)})
+        report = make_report(model_path, compiled, options, sections, {})
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            # The report's figures that need no firmware sizes are drawn while CMake runs: the build mostly
+            # waits on its compilers, and drawing takes as long as a warm firmware build.
+            early_figures = pool.submit(draw_build_figures, report)
+            if options.compile_firmware:
+                t1 = time.perf_counter()
+                say("cross-compiling the firmware (CMake)")
+                sections = _build_firmware(src, stage, compiled.board, options.werror)
+                firmware_s = time.perf_counter() - t1
+            figures = early_figures.result()
+        report["memory"].update(firmware_memory_fields(compiled, sections))
+        report["timing"] = {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)}
         report["verified"] = safety
         report["memory"]["arena_guard_bytes"] = 2 * ARENA_GUARD_BYTES_PER_SIDE  # around the arena, not in arena_bytes
         if options.export:
@@ -320,7 +327,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
             result = write_export(stage, report, stage / "export", board=compiled.board)
             report["export"] = result.summary(stage)
         say("writing report.json and report.html")
-        write_build_report(stage, report)  # report.json, report.html, memory_timeline.png (edgesdk/report)
+        write_build_report(stage, report, figures)  # report.json, report.html, memory_timeline.png (edgesdk/report)
     return report
 
 
@@ -374,8 +381,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "sram_peak_bytes": plan.arena_bytes,
             "arena_bytes": plan.arena_bytes,
             "stack_bytes": c.board.stack_bytes,
-            "flash_bytes": sections.get("flash_bytes", 0),
-            "sections": sections,
+            **firmware_memory_fields(c, sections),
             "weights_bytes": constant_bytes(ex),
             "constants_bytes": generated_flash_bytes(ex),  # weights + the targets' own data (tables, graphs)
             "blobs": {b.name: len(b.data) for b in ex.blobs.values()},
@@ -387,7 +393,6 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "cascades": cascade_report(plan),
             "in_place": [{"op": o.op.index, "type": o.op.type, "rule": o.rule, "distance": o.distance,
                           "output": o.output.name, "input": o.input.name} for o in plan.in_place()],
-            "pools": _memory_pools(c.board, plan, sections),
         },
         "estimate": {
             "regions": [_region_estimate_json(r, e) for r, e in zip(c.regions, ex.region_estimates)],
@@ -405,6 +410,12 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
         "warnings": list(getattr(c.graph, "warnings", [])),
         **({"tuning": _tuning_json(c)} if c.schedule is not None else {}),
     }
+
+
+def firmware_memory_fields(c: Compiled, sections: dict) -> dict:
+    """report.json `memory` fields that come from the linked firmware's sections (empty: none linked)."""
+    return {"flash_bytes": sections.get("flash_bytes", 0), "sections": sections,
+            "pools": _memory_pools(c.board, c.plan, sections)}
 
 
 def _control_flow_json(op) -> dict:

@@ -30,7 +30,7 @@ EXTRAS="${EXTRAS// /}"
 PYTHON="${PYTHON:-python3}"
 
 APT_PACKAGES=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc cmake
-              mono-mcs gdb-multiarch openocd ccache)
+              mono-mcs gdb-multiarch openocd ccache ninja-build)
 # A Debian/Ubuntu python3 makes virtualenvs only with python3-venv (ensurepip and its wheels).
 VENV_PACKAGES=(python3-venv "python$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv")
 

@@ -36,13 +36,20 @@ code { background: #f3f3f3; padding: 0 3px; } .name { word-break: break-all; max
 """
 
 
-def write_build_report(out_dir: Path, report: dict) -> None:
-    """report.json, report.html and memory_timeline.png of a build, into `out_dir` (its staging directory)."""
-    timeline = timeline_png(report)
-    (out_dir / TIMELINE_PNG).write_bytes(timeline)
+def draw_build_figures(report: dict) -> dict:
+    """The build page's figures that need nothing from the linked firmware: the memory timeline and the
+    per-layer bars (PNG bytes). The build draws them while the firmware compiles."""
+    return {"timeline": timeline_png(report), "layers": _layer_bars(report, None)}
+
+
+def write_build_report(out_dir: Path, report: dict, figures: dict | None = None) -> None:
+    """report.json, report.html and memory_timeline.png of a build, into `out_dir` (its staging directory).
+    `figures`: draw_build_figures(report), when already drawn."""
+    figures = figures or draw_build_figures(report)
+    (out_dir / TIMELINE_PNG).write_bytes(figures["timeline"])
     report["memory"]["timeline_png"] = TIMELINE_PNG
     report["report_html"] = REPORT_HTML
-    (out_dir / REPORT_HTML).write_text(render_html(report, timeline))
+    (out_dir / REPORT_HTML).write_text(render_html(report, figures["timeline"], layer_bars=figures["layers"]))
     (out_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
 
 
@@ -61,7 +68,7 @@ def timeline_png(report: dict) -> bytes:
                                      title)
 
 
-def render_html(report: dict, timeline: bytes, profile: dict | None = None) -> str:
+def render_html(report: dict, timeline: bytes, profile: dict | None = None, layer_bars: bytes | None = None) -> str:
     model = Path(report["model"]).name
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>edgesdk report: "
              f"{escape(model)}</title><style>{STYLE}</style></head><body>",
@@ -73,7 +80,7 @@ def render_html(report: dict, timeline: bytes, profile: dict | None = None) -> s
              _facts(report, profile)]
     parts += _warnings(report)
     parts += _partition(report)
-    parts += _layers(report, profile)
+    parts += _layers(report, profile, layer_bars)
     parts += _memory(report, timeline)
     parts += _pools_and_flash(report)
     parts.append("</body></html>\n")
@@ -154,12 +161,21 @@ def _partition(report: dict) -> list:
             _table(["op", "type", "target", "region", "reason", "output tensor"], rows, {0, 3}, wrap={4, 5})]
 
 
-def _layers(report: dict, profile: dict | None) -> list:
+def _measured_layers(profile: dict | None) -> dict | None:
+    return {row["index"]: {"instructions": row["instructions"], "cycles": row["npu_cycles"]}
+            for row in profile["layers"]} if profile else None
+
+
+def _layer_bars(report: dict, profile: dict | None) -> bytes | None:
+    layers = report.get("layers", [])
+    return plots.layer_bars_png(layers, _measured_layers(profile)) if layers else None
+
+
+def _layers(report: dict, profile: dict | None, bars: bytes | None = None) -> list:
     layers = report.get("layers", [])
     if not layers:
         return []
-    measured = {row["index"]: {"instructions": row["instructions"], "cycles": row["npu_cycles"]}
-                for row in profile["layers"]} if profile else None
+    measured = _measured_layers(profile)
     header = ["layer", "type", "target", "MACs", "act. read B", "act. written B", "weights B", "unit", "estimate",
               "lower bound", "efficiency %", "share %"]
     if measured is not None:
@@ -190,7 +206,7 @@ def _layers(report: dict, profile: dict | None) -> list:
              "lower bound / estimate); share = part of the estimated latency at the board's clocks. Bytes: "
              "activations read and written, weights (constants) read.</p>",
              _table(header, rows, numeric, css=[""] * (len(rows) - 1) + ["total"]),
-             _image(plots.layer_bars_png(layers, measured), "per-layer cycles and instructions")]
+             _image(bars or _layer_bars(report, profile), "per-layer cycles and instructions")]
     if profile is not None:
         parts += _profile_blocks(profile)
     return parts
