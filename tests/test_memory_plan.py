@@ -573,3 +573,34 @@ def test_planning_work_grows_near_linearly(tmp_path):
         work[n] = plan.work["interval_probes"] + plan.work["interval_inserts"]
     assert work[300] < 5 * work[100], work
     assert work[1000] < 20 * work[100], work
+
+
+def _search_work(monkeypatch, budget: int, buffers: list) -> tuple:
+    from edgesdk.aot import memory_plan
+    from edgesdk.aot.memory_plan import Work, _heuristic_orders
+
+    monkeypatch.setattr(memory_plan, "SEARCH_PLACEMENT_BUDGET", budget)
+    for b in buffers:
+        b.offset = None
+    work = Work()
+    arena, bound, _ = search_placement(buffers, [], 16, work=work)
+    return work, arena, bound, len(_heuristic_orders(buffers))
+
+
+def test_local_search_stops_at_its_placement_budget(monkeypatch):
+    """The local search re-places at most SEARCH_PLACEMENT_BUDGET buffers (plus the one move that crosses it)
+    after the heuristic orders, whatever the graph: here 600 buffers whose heuristics miss the lower bound,
+    so the search runs until its budget and not until its patience or iteration limit."""
+    import random
+
+    rng = random.Random(3)
+    buffers = []
+    for k in range(600):
+        first = rng.randint(0, 300)
+        buffers.append(Buffer(f"b{k}", rng.choice([16, 48, 80, 112, 400]), first, first + rng.randint(0, 40)))
+    n = len(buffers)
+    capped, arena, bound, heuristics = _search_work(monkeypatch, 3 * n, buffers)
+    assert arena > bound  # the search had a reason to go on
+    assert heuristics * n < capped.placements <= heuristics * n + 3 * n + n, capped
+    uncapped, _, _, _ = _search_work(monkeypatch, 10**9, buffers)
+    assert uncapped.placements > capped.placements + n  # without the budget it would have gone on
