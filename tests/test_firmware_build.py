@@ -239,3 +239,13 @@ def test_a_second_build_reuses_every_object_and_gives_the_same_firmware(tmp_path
     elf = (tmp_path / "a" / "out" / "firmware.elf").read_bytes()
     assert (tmp_path / "b" / "c" / "out" / "firmware.elf").read_bytes() == elf
     assert (tmp_path / "plain" / "firmware.elf").read_bytes() == elf
+
+
+def test_output_and_build_directories_may_contain_commas_and_spaces(workspace, board):
+    """`-o "runs/npu,c"` is a natural name (a target list); the linker options must not split such paths."""
+    text = (FAKE_MODEL / "model.c").read_text()
+    (workspace.gen / "model.c").write_text(text)
+    out = workspace.root / "out npu,c"
+    elf = build_firmware(workspace.gen, out, board, werror=True, build_dir=workspace.root / "cmake npu,c")
+    assert elf == out / "firmware.elf" and elf.is_file()
+    assert (out / "firmware.map").read_text().strip()
