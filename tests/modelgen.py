@@ -197,6 +197,14 @@ class ModelBuilder:
     @staticmethod
     def _opcode(b, name):
         mod = _module("OperatorCode")
+        if name.startswith("CUSTOM:"):  # a custom op by its custom code (e.g. "CUSTOM:TFLite_Detection_PostProcess")
+            custom = b.CreateString(name[len("CUSTOM:"):])
+            mod.OperatorCodeStart(b)
+            mod.OperatorCodeAddDeprecatedBuiltinCode(b, BuiltinOperator.CUSTOM)
+            mod.OperatorCodeAddBuiltinCode(b, BuiltinOperator.CUSTOM)
+            mod.OperatorCodeAddCustomCode(b, custom)
+            mod.OperatorCodeAddVersion(b, 1)
+            return mod.OperatorCodeEnd(b)
         code = getattr(BuiltinOperator, name)
         mod.OperatorCodeStart(b)
         mod.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
@@ -220,6 +228,8 @@ class ModelBuilder:
         out_vec = self._int_vector(b, mod.OperatorStartOutputsVector, op["outputs"])
         mid_vec = self._int_vector(b, mod.OperatorStartIntermediatesVector, op["intermediates"]) if op.get(
             "intermediates") else None
+        custom = op["fields"].get("custom_options") if op["name"].startswith("CUSTOM:") else None
+        custom_vec = b.CreateNumpyVector(np.frombuffer(bytes(custom), np.uint8)) if custom is not None else None
         mod.OperatorStart(b)
         mod.OperatorAddOpcodeIndex(b, opcode_index)
         mod.OperatorAddInputs(b, in_vec)
@@ -229,6 +239,8 @@ class ModelBuilder:
         if options is not None:
             mod.OperatorAddBuiltinOptionsType(b, getattr(BuiltinOptions, op["options"]))
             mod.OperatorAddBuiltinOptions(b, options)
+        if custom_vec is not None:  # flexbuffer bytes (CustomOptionsFormat FLEXBUFFERS, the default)
+            mod.OperatorAddCustomOptions(b, custom_vec)
         return mod.OperatorEnd(b)
 
 

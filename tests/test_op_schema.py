@@ -19,15 +19,19 @@ from modelgen import ModelBuilder
 from edgesdk.compiler import BuildOptions, compile_model
 from edgesdk.errors import ModelError
 from edgesdk.importer import import_tflite
+from edgesdk.importer.tflite_importer import CUSTOM_TYPES
 from edgesdk.ops import known_types, op_def
 from edgesdk.verify import VerificationError, verify_build
+
+
+CUSTOM_CODES = {op_type: code for code, op_type in CUSTOM_TYPES.items()}  # custom ops the op layer defines
 
 
 def _model(tmp_path, op_type: str, n_inputs: int, n_outputs: int):
     m = ModelBuilder()
     inputs = [m.tensor((1, 8), "int8", 0.1, 0) for _ in range(n_inputs)]
     outputs = [m.tensor((1, 8), "int8", 0.1, 0) for _ in range(n_outputs)]
-    m.op(op_type, inputs, outputs)
+    m.op(f"CUSTOM:{CUSTOM_CODES[op_type]}" if op_type in CUSTOM_CODES else op_type, inputs, outputs)
     path = tmp_path / f"{op_type}.tflite"
     path.write_bytes(m.build(inputs, outputs))
     return path

@@ -135,6 +135,58 @@ def test_lstm_float32_under_rounding_ref_is_refused_with_the_reason(tmp_path):
     compile_model(path, BuildOptions(target="c", rounding="tflm"))
 
 
+LSTM_16X8_VARIANTS = {
+    "keras_like": dict(seed=41, dtype="int16"),
+    "batch2_wide": dict(seed=42, dtype="int16", batches=2, steps=3, n_input=5, n_cell=7),
+    "time_major_batch3": dict(seed=43, dtype="int16", batches=3, steps=4, time_major=True),
+    "cell_2^-15_no_clip": dict(seed=44, dtype="int16", cell_scale_power=-15, cell_clip=0.0),
+    "cell_2^-11": dict(seed=45, dtype="int16", cell_scale_power=-11),
+    "cell_2^-9_small_clip": dict(seed=46, dtype="int16", cell_scale_power=-9, cell_clip=0.3),
+    "large_weights": dict(seed=47, dtype="int16", weight_scale=(0.02, 0.2), steps=8),
+    "one_cell_one_step": dict(seed=48, dtype="int16", steps=1, n_input=1, n_cell=1),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(LSTM_16X8_VARIANTS))
+def test_lstm_16x8_bit_exact_with_tflite_micro(tmp_path, variant):
+    """The 16x8 LSTM (int16 activations, int8 weights, int64 biases, int16 cell state), which only TFLite Micro runs
+    (EvalLstm<int16_t, int8_t, int16_t, int64_t>); LiteRT refuses every such file."""
+    path = _write(tmp_path, variant, rm.lstm_model(**LSTM_16X8_VARIANTS[variant]))
+    assert not host_mismatches(path, "tflm")
+
+
+def _stacked_16x8(tmp_path):
+    return _write(tmp_path, "stacked_16x8", rm.lstm_16x8_from_int8(corpus.CORPUS / "lstm_stacked_seq_int8.tflite"))
+
+
+def test_lstm_16x8_derived_from_the_corpus_model(tmp_path):
+    """The converter-made stacked LSTM (two LSTMs and a STRIDED_SLICE) re-quantized to 16x8: bit-exact with TFLite
+    Micro over a sequence, and the same function as the int8 model (dequantized outputs within its int8 step)."""
+    path = _stacked_16x8(tmp_path)
+    assert not host_mismatches(path, "tflm")
+    int8_path = corpus.CORPUS / "lstm_stacked_seq_int8.tflite"
+    g8, g16 = import_tflite(int8_path), import_tflite(path)
+    real = np.random.default_rng(5).uniform(-1, 1, g8.inputs[0].shape)
+    (x8q, y8q), (x16q, y16q) = [(g.inputs[0].quant, g.outputs[0].quant) for g in (g8, g16)]
+    x8 = np.clip(np.round(real / x8q.scale[0]) + x8q.zero_point[0], -128, 127).astype(np.int8)
+    x16 = np.clip(np.round(real / x16q.scale[0]), -32768, 32767).astype(np.int16)
+    y8 = testing.reference_tensor_sequence(int8_path, [[x8]], "tflm")[0][g8.outputs[0].id]
+    y16 = testing.reference_tensor_sequence(path, [[x16]], "tflm")[0][g16.outputs[0].id]
+    diff = (y8.astype(np.float64) - y8q.zero_point[0]) * y8q.scale[0] - y16.astype(np.float64) * y16q.scale[0]
+    assert np.abs(diff).max() < 2 * y8q.scale[0]
+    with pytest.raises(RuntimeError, match="INT64 != FLOAT32"):  # LiteRT: no 16x8 LSTM kernel
+        testing.reference_tensor_sequence(path, [[x16]], "ref")
+
+
+def test_lstm_16x8_under_rounding_ref_is_refused_with_the_reason(tmp_path):
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    path = _write(tmp_path, "l16_ref", rm.lstm_model(41, dtype="int16"))
+    with pytest.raises(UnsupportedOpError, match="16x8 LSTM.*--rounding tflm"):
+        compile_model(path, BuildOptions(target="c", rounding="ref"))
+    compile_model(path, BuildOptions(target="c", rounding="tflm"))
+
+
 def _host_has_glibc_fma_expf() -> bool:
     import platform
 
@@ -302,6 +354,16 @@ def test_lstm_variants_are_refused_by_name(tmp_path, edit, constraint):
         partition(import_tflite(path), ["c"])
 
 
+@pytest.mark.parametrize("change, constraint", [(dict(bias_dtype="int32"), "lstm_types"),
+                                                (dict(zero_point=3), "lstm_quantization")],
+                         ids=["int32_biases", "activation_zero_point"])
+def test_lstm_16x8_outside_tflite_micro_kernel_is_refused_by_name(tmp_path, change, constraint):
+    """TFLite Micro's 16x8 LSTM reads int64 biases and symmetric int16 activations; other forms are refused."""
+    path = _write(tmp_path, constraint, rm.lstm_model(41, dtype="int16", **change))
+    with pytest.raises(UnsupportedOpError, match=constraint):
+        partition(import_tflite(path), ["c"])
+
+
 # -- SVDF --------------------------------------------------------------------------------------------------------
 
 SVDF_VARIANTS = {  # name: (model arguments, the references that run it)
@@ -418,6 +480,8 @@ FIRMWARE_MODELS = {
                                  ("ref",)),
     "lstm_time_major_batch3": (lambda: rm.lstm_model(**LSTM_VARIANTS["time_major_batch3"]), ("tflm",)),
     "lstm_cell_2^-11": (lambda: rm.lstm_model(**LSTM_VARIANTS["cell_2^-11"]), ("ref",)),
+    "lstm_16x8_stacked": (lambda: rm.lstm_16x8_from_int8(corpus.CORPUS / "lstm_stacked_seq_int8.tflite"), ("tflm",)),
+    "lstm_16x8_batch2": (lambda: rm.lstm_model(**LSTM_16X8_VARIANTS["batch2_wide"]), ("tflm",)),
     "svdf_int16_state": (lambda: rm.svdf_model(**SVDF_VARIANTS["int16_state_zero_point"][0]), BOTH),
     "svdf_int8_state": (lambda: rm.svdf_model(**SVDF_VARIANTS["int8_state"][0]), ("tflm",)),
     "svdf_float": (lambda: rm.svdf_model(**SVDF_VARIANTS["float_relu1_rank5"][0]), BOTH),

@@ -27,6 +27,8 @@ from .tflite_options import read_options
 from .variables import lower_resource_variables
 
 OP_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
+# Custom ops TFLite's kernels define, by custom code: the op type edgesdk's op layer knows them as.
+CUSTOM_TYPES = {"TFLite_Detection_PostProcess": "DETECTION_POSTPROCESS"}
 TENSOR_TYPES = {
     TensorType.RESOURCE: "resource",  # a resource variable's handle (lowered away: importer/variables.py)
     TensorType.FLOAT32: "float32",
@@ -259,7 +261,8 @@ class _Importer:
         code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
         name = OP_NAMES.get(code, f"BUILTIN_{code}")
         if code == BuiltinOperator.CUSTOM:
-            name = f"CUSTOM '{sanitize_name((oc.CustomCode() or b'').decode('utf-8', 'replace'))}'"
+            custom = (oc.CustomCode() or b'').decode('utf-8', 'replace')
+            name = CUSTOM_TYPES.get(custom) or f"CUSTOM '{sanitize_name(custom)}'"
         raw_inputs = [int(j) for j in (op.InputsAsNumpy() if op.InputsLength() else [])]
         inputs = [None if j < 0 else self.tensor_ref(j, f"operator #{i} ({name}) input") for j in raw_inputs]
         outputs = [self.tensor_ref(int(j), f"operator #{i} ({name}) output") for j in (op.OutputsAsNumpy() if op.OutputsLength() else [])]

@@ -13,6 +13,8 @@ import re
 import tflite
 from tflite.BuiltinOptions import BuiltinOptions
 
+from ..ops.base import FLEXBUFFER_OPTIONS
+
 OPTION_TABLES = {v: k for k, v in vars(BuiltinOptions).items() if not k.startswith("_")}
 _SKIP_PREFIX = "GetRootAs"
 _fields_cache: dict = {}
@@ -35,9 +37,26 @@ def _fields(cls) -> list:
     return _fields_cache[cls]
 
 
+
+
+def read_custom_options(op) -> dict:
+    """A custom op's flexbuffer options map ({} when absent or unreadable: the op layer reports what is missing)."""
+    from flatbuffers import flexbuffers
+
+    if not op.CustomOptionsLength():
+        return {}
+    try:
+        values = flexbuffers.Loads(bytes(op.CustomOptionsAsNumpy()))
+    except Exception:  # noqa: BLE001 -- any malformed buffer is "no options"
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
 def read_options(op, expected: str | None = None) -> dict:
     """The operator's options as {snake_case name: value}. With `expected`, a table of another type is ignored
     (as TFLite's builtin_options_as_X() does) and {} returned."""
+    if expected == FLEXBUFFER_OPTIONS:
+        return read_custom_options(op)
     table_type = OPTION_TABLES.get(op.BuiltinOptionsType(), "NONE")
     if table_type == "NONE" or (expected is not None and table_type != expected):
         return {}

@@ -33,6 +33,7 @@
 #include "edgesdk_log_softmax.h"
 #include "edgesdk_logistic.h"
 #include "edgesdk_lstm.h"
+#include "edgesdk_detection_postprocess.h"
 #include "edgesdk_lut.h"
 #include "edgesdk_mathf.h"
 #include "edgesdk_mean.h"

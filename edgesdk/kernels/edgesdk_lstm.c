@@ -14,6 +14,7 @@
 #include <float.h>
 #include <string.h>
 
+#include "edgesdk_layer16.h"
 #include "edgesdk_mathf.h"
 #include "edgesdk_lstm.h"
 #include "edgesdk_recurrent.h"
@@ -91,6 +92,65 @@ void edgesdk_lstm_s8(const edgesdk_lstm_s8_params *p, const int8_t *input, int8_
             const int32_t row = p->time_major ? t * p->batches + b : b * p->steps + t;
             lstm_step(p, input + row * p->n_input, output_state + b * p->n_cell, cell_state + b * p->n_cell,
                       output + row * p->n_cell);
+        }
+    }
+}
+
+/* -- 16x8 (TFLite Micro) ------------------------------------------------------------------------------------ */
+
+/* One of a gate's fully connected sums as TFLite Micro's int16 FullyConnected: int64 accumulator (products of
+ * int16 and int8 in int32, exact), the 64-bit requantization, clamped to int16. */
+static int16_t fc_s16(int64_t bias, const int16_t *a, const int8_t *w, int32_t n, int32_t multiplier, int32_t shift)
+{
+    int64_t acc = bias;
+    for (int32_t k = 0; k < n; k++) {
+        acc += (int32_t)a[k] * (int32_t)w[k];
+    }
+    return edgesdk_sat16(edgesdk_mbqm64(acc, multiplier, shift));
+}
+
+/* AddElementWise of the input and recurrent sums: saturated int16 addition. */
+static int16_t gate_sum_s16(const edgesdk_lstm_s16_params *p, const edgesdk_lstm_gate_s16 *g, int32_t j,
+                            const int16_t *x, const int16_t *h)
+{
+    const int16_t from_input = fc_s16(g->bias[j], x, g->input_weights + j * p->n_input, p->n_input,
+                                      g->input_multiplier, g->input_shift);
+    const int16_t from_state = fc_s16(0, h, g->recurrent_weights + j * p->n_cell, p->n_cell,
+                                      g->recurrent_multiplier, g->recurrent_shift);
+    return edgesdk_sat16((int32_t)from_input + (int32_t)from_state);
+}
+
+static void lstm_step_s16(const edgesdk_lstm_s16_params *p, const int16_t *x, int16_t *h, int16_t *c, int16_t *y)
+{
+    for (int32_t j = 0; j < p->n_cell; j++) {
+        const int16_t forget_gate = edgesdk_lut16_logistic(gate_sum_s16(p, &p->gate[1], j, x, h));
+        const int16_t input_gate = edgesdk_lut16_logistic(gate_sum_s16(p, &p->gate[0], j, x, h));
+        const int16_t cell_gate = edgesdk_lut16_tanh(gate_sum_s16(p, &p->gate[2], j, x, h), 3, 0);
+        const int32_t kept = edgesdk_sat16(edgesdk_mbqm_double((int32_t)forget_gate * c[j], p->forget_multiplier,
+                                                               p->forget_shift));
+        const int32_t added = edgesdk_sat16(edgesdk_mbqm_double((int32_t)input_gate * cell_gate,
+                                                                p->input_cell_multiplier, p->input_cell_shift));
+        int16_t cell = edgesdk_sat16(kept + added);
+        if (p->clip_cell) {
+            cell = (int16_t)(cell > p->cell_clip ? p->cell_clip : (cell < -p->cell_clip ? -p->cell_clip : cell));
+        }
+        c[j] = cell;
+        const int16_t output_gate = edgesdk_lut16_logistic(gate_sum_s16(p, &p->gate[3], j, x, h));
+        const int16_t cell_tanh = edgesdk_lut16_tanh(cell, p->tanh_multiplier, p->tanh_shift);
+        y[j] = edgesdk_sat16(edgesdk_mbqm_double((int32_t)output_gate * cell_tanh, p->hidden_multiplier,
+                                                 p->hidden_shift));
+    }
+    memcpy(h, y, (size_t)p->n_cell * sizeof(int16_t));
+}
+
+void edgesdk_lstm_s16(const edgesdk_lstm_s16_params *p, const int16_t *input, int16_t *output_state,
+                      int16_t *cell_state, int16_t *output)
+{
+    for (int32_t b = 0; b < p->batches; b++) {
+        for (int32_t t = 0; t < p->steps; t++) {
+            const int32_t row = p->time_major ? t * p->batches + b : b * p->steps + t;
+            lstm_step_s16(p, input + row * p->n_input, output_state + b * p->n_cell, cell_state + b * p->n_cell,
+                          output + row * p->n_cell);
         }
     }
 }

@@ -6,6 +6,7 @@
  * integer LSTM). `tflm` selects TFLite Micro's arithmetic (table-interpolated sigmoid/tanh, multiplier-based
  * cell products, input and recurrent sums saturated separately) instead of LiteRT's (gemmlowp int16 fixed-point
  * sigmoid/tanh, rounding shifts); every constant comes from the compiler (edgesdk/ops/lstm.py).
+ * edgesdk_lstm_s16: the 16x8 LSTM of TFLite Micro (int16 activations, int64 biases).
  *
  * Both kernels process one batch and time step at a time, cell by cell: the new hidden state goes to the
  * output row of the step first (the old one is still needed by the other cells) and is copied to the state at
@@ -54,6 +55,41 @@ typedef struct {
 
 void edgesdk_lstm_s8(const edgesdk_lstm_s8_params *p, const int8_t *input, int8_t *output_state, int16_t *cell_state,
                      int8_t *output);
+
+typedef struct {
+    const int8_t *input_weights;     /* [n_cell][n_input] */
+    const int8_t *recurrent_weights; /* [n_cell][n_cell] */
+    const int64_t *bias;             /* [n_cell] */
+    int32_t input_multiplier;
+    int32_t input_shift;
+    int32_t recurrent_multiplier;
+    int32_t recurrent_shift;
+} edgesdk_lstm_gate_s16;
+
+typedef struct {
+    int32_t batches;
+    int32_t steps;
+    int32_t n_input;
+    int32_t n_cell;
+    int32_t time_major;
+    edgesdk_lstm_gate_s16 gate[EDGESDK_LSTM_GATES];
+    int32_t clip_cell;
+    int32_t cell_clip; /* quantized cell clip */
+    int32_t hidden_multiplier;
+    int32_t hidden_shift;
+    int32_t tanh_multiplier; /* the cell tanh's table input rescale */
+    int32_t tanh_shift;
+    int32_t forget_multiplier; /* forget gate * cell state */
+    int32_t forget_shift;
+    int32_t input_cell_multiplier; /* input gate * cell gate */
+    int32_t input_cell_shift;
+} edgesdk_lstm_s16_params;
+
+/* TFLite Micro's 16x8 LSTM (EvalLstm<int16_t, int8_t, int16_t, int64_t>): int16 input and hidden state (zero
+ * point 0), int8 weights, int64 biases, int16 cell state. The gate sums accumulate in int64 and requantize with the
+ * 64-bit MultiplyByQuantizedMultiplier; the rest is the int8 kernel's TFLite Micro arithmetic. LiteRT has none. */
+void edgesdk_lstm_s16(const edgesdk_lstm_s16_params *p, const int16_t *input, int16_t *output_state,
+                      int16_t *cell_state, int16_t *output);
 
 typedef struct {
     const float *input_weights;     /* [n_cell][n_input] */

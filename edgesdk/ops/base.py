@@ -63,6 +63,10 @@ class Operands:
         return None
 
 
+# An OpDef's `options` for a custom op whose options are a flexbuffer map (TFLite's custom_options).
+FLEXBUFFER_OPTIONS = "flexbuffer"
+
+
 class OpDef:
     """Base class of op definitions; subclass it in edgesdk/ops/<op>.py and decorate with @register."""
 

@@ -9,7 +9,8 @@ Output 0 [batch, time, n_output]: the hidden state after every time step.
 
 Build-time data (LstmData): sizes and, for the full-integer LSTM (int8 activations, int8 weights, int32 biases,
 int16 cell state), the requantization constants of both references, which compute it differently (docs/rounding.md,
-"Recurrent ops"):
+"Recurrent ops"); the 16x8 LSTM (int16 activations, int64 biases) exists in TFLite Micro only, with its
+arithmetic:
 
 * LiteRT (`ref`, PopulateQuantizedLstmParams8x8_16): effective scales in float32, gemmlowp int16 fixed-point
   sigmoid/tanh, cell products by rounding shifts, the hidden scale from the op's 5th intermediate tensor
@@ -72,13 +73,13 @@ class LstmGate:
     input_shift: int
     recurrent_multiplier: int
     recurrent_shift: int
-    input_bias: np.ndarray  # int32 [n_cell]
-    recurrent_bias: np.ndarray  # int32 [n_cell]
+    input_bias: np.ndarray  # [n_cell]: int32 (int8 LSTM), int64 (16x8)
+    recurrent_bias: np.ndarray  # [n_cell]: int32 (int8 LSTM), int64 (16x8)
 
 
 @dataclass(frozen=True)
 class LstmData:
-    kind: str  # "int8" (8x8->16 integer LSTM) or "float32"
+    kind: str  # "int8" (8x8->16 integer LSTM), "int16" (16x8->16, TFLite Micro only) or "float32"
     arithmetic: str  # "litert" or "tflm": which reference's computation (follows the rounding mode)
     batches: int
     steps: int
@@ -149,13 +150,17 @@ def hidden_quantization(op, arithmetic: str) -> tuple:
 
 
 def _integer_data(op, mode: str, sizes: tuple, time_major: bool, cell_clip: float) -> LstmData:
+    """The integer LSTM's constants. int8: each reference's; int16 (16x8): TFLite Micro's, whatever the mode
+    (LiteRT has no 16x8 LSTM: the C target refuses it under --rounding ref), with the biases kept in int64."""
     arithmetic = "tflm" if mode == "tflm" else "litert"
     x, h, c = op.inputs[INPUT], op.inputs[OUTPUT_STATE], op.inputs[CELL_STATE]
+    kind = "int16" if x.dtype == "int16" else "int8"
+    constants = "tflm" if kind == "int16" else arithmetic
     x_scale, h_scale, x_zp, h_zp = _scale(x), _scale(h), int(x.quant.zero_point[0]), int(h.quant.zero_point[0])
     gates = []
     for gate in GATES:
         wx, wh, b = op.inputs[INPUT_WEIGHTS[gate]], op.inputs[RECURRENT_WEIGHTS[gate]], op.inputs[BIASES[gate]]
-        if arithmetic == "litert":  # float32: weight_scale * input_scale / intermediate_scale
+        if constants == "litert":  # float32: weight_scale * input_scale / intermediate_scale
             sx = float(np.float32(_scale(wx) * x_scale) / np.float32(GATE_INPUT_SCALE))
             sh = float(np.float32(_scale(wh) * h_scale) / np.float32(GATE_INPUT_SCALE))
         else:  # double(float32 product) / double(2^-12): GetQuantizedConvolutionMultipler
@@ -164,14 +169,17 @@ def _integer_data(op, mode: str, sizes: tuple, time_major: bool, cell_clip: floa
         mx, ex = quant.quantize_multiplier(sx)
         mh, eh = quant.quantize_multiplier(sh)
         bias = b.data.astype(np.int64) if b is not None else np.zeros(sizes[3], np.int64)
-        gates.append(LstmGate(mx, ex, mh, eh, _wrap32(bias - x_zp * _row_sums(wx)), _wrap32(-h_zp * _row_sums(wh))))
+        input_bias, recurrent_bias = bias - x_zp * _row_sums(wx), -h_zp * _row_sums(wh)
+        if kind == "int8":  # TFLite's int32 accumulator wraps; the 16x8 one is int64
+            input_bias, recurrent_bias = _wrap32(input_bias), _wrap32(recurrent_bias)
+        gates.append(LstmGate(mx, ex, mh, eh, input_bias, recurrent_bias))
     c_scale = _scale(c)
     power, _exact = cell_scale_power(c_scale)
-    hidden_scale, hidden_zp = hidden_quantization(op, arithmetic)
-    common = dict(kind="int8", arithmetic=arithmetic, batches=sizes[0], steps=sizes[1], n_input=sizes[2],
+    hidden_scale, hidden_zp = hidden_quantization(op, constants)
+    common = dict(kind=kind, arithmetic=arithmetic, batches=sizes[0], steps=sizes[1], n_input=sizes[2],
                   n_cell=sizes[3], n_output=sizes[4], time_major=time_major, cell_clip=cell_clip, gates=tuple(gates),
                   cell_scale_power=power, hidden_zero_point=hidden_zp)
-    if arithmetic == "litert":
+    if constants == "litert":
         clip = 0
         if cell_clip > 0:  # float32 division, truncated to int16
             clip = int(min(max(np.float32(cell_clip) / c_scale, np.float32(-32768.0)), np.float32(32767.0)))
@@ -259,7 +267,7 @@ class UnidirectionalSequenceLstm(OpDef):
         cell_clip = float(op.attrs.get("cell_clip", 0.0))
         if x.dtype == "float32":
             return LstmData("float32", "tflm" if mode == "tflm" else "litert", *sizes, time_major, cell_clip)
-        if x.dtype != "int8" or any(op.inputs[k].quant is None for k in (INPUT, OUTPUT_STATE, CELL_STATE)):
+        if x.dtype not in ("int8", "int16") or any(op.inputs[k].quant is None for k in (INPUT, OUTPUT_STATE, CELL_STATE)):
             return None
         if any(input_of(op, k) is None for k in (1, 5)) or any(input_of(op, k) is not None for k in
                                                                 PEEPHOLE + PROJECTION + LAYER_NORM):
