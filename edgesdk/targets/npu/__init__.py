@@ -57,6 +57,19 @@ class NpuTarget(Target):
             return "raster"
         return None
 
+    def scratch_bytes(self, region, ctx) -> dict:
+        """A convolution with a kernel axis folded into its channels may need a padded copy of its input or
+        its edge columns in scratch (fold.py)."""
+        from . import fold
+        from .codegen import conv_fold
+
+        sizes = {}
+        for op in region.ops:
+            size = fold.scratch_bytes(op, conv_fold(op, ctx)[0]) if fold.candidates(op) else 0
+            if size:
+                sizes[op] = size
+        return sizes
+
     def can_stripe(self, op) -> bool:
         from .stripes import can_stripe
 
