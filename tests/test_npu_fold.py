@@ -126,3 +126,13 @@ def test_folding_cuts_the_cycles_of_a_one_channel_layer(tmp_path, monkeypatch):
     _forced(monkeypatch, None)
     plain = fold.cycles(lower_ops([op], Ctx()), memory)
     assert folded * 2 < plain
+
+
+def test_a_view_beyond_the_npu_s_operand_limit_is_not_folded(tmp_path):
+    """A 1024x1024 RGB image read as 9-channel windows would be a 9 MiB operand (the NPU takes 4 MiB): the
+    NPU's static pass refuses the folded command, so the plain one stays."""
+    path = tmp_path / "big.tflite"
+    path.write_bytes(conv_model((1, 1024, 1024, 3), _rng_weights(1, (8, 3, 3, 3)), _bias(1, 8), (0.05, 0), 0.002,
+                                (0.1, 0), stride=(2, 2), padding=VALID))
+    op = next(o for o in import_tflite(path).ops if o.type == "CONV_2D")
+    assert fold.candidates(op) and conv_fold(op, Ctx())[0] is None

@@ -30,7 +30,7 @@ import numpy as np
 
 from .hw import cmdtable as C
 from .hw import registers as R
-from .hw import timing
+from .hw import timing, validate
 
 WEIGHTS_REGION, ARENA_REGION = 0, 1
 SCRATCH_TOLERANCE = 1.10  # accept up to 10 % more cycles for less scratch (arena bytes are the scarcer)
@@ -221,6 +221,12 @@ def cycles(commands, memory) -> int:
     return sum(timing.command_cost(c, memory).cycles for c in commands)
 
 
+def _accepted(commands) -> bool:
+    """The NPU's static pass (hw/validate.py) takes the commands: a view within its limits (compact size,
+    dimensions), placed at offset 0 of regions at address 0."""
+    return validate.check_table(C.encode(list(commands) + [C.End()]))[0] == R.ERR_NONE
+
+
 def choose(op, conv: C.Conv2D, stream_bytes, memory) -> Fold | None:
     """The fold for `op` (None: its ordinary command), priced by the timing model with placeholder offsets
     (the cost depends on the memories the operands are in, not on where in them). `conv` is the ordinary
@@ -231,8 +237,10 @@ def choose(op, conv: C.Conv2D, stream_bytes, memory) -> Fold | None:
         size = stream_bytes(data)
         weights = dict(weights=C.TensorDesc.dense(WEIGHTS_REGION, 0, folded_weights_shape(op, fold)),
                        weight_stream_bytes=size)
-        place = Placement(conv, weights, 0, (WEIGHTS_REGION, 0))
-        options.append((cycles(lower(op, fold, place), memory), scratch_bytes(op, fold), fold))
+        commands = lower(op, fold, Placement(conv, weights, 0, (WEIGHTS_REGION, 0)))
+        if not _accepted(commands):
+            continue
+        options.append((cycles(commands, memory), scratch_bytes(op, fold), fold))
     best = min(cost for cost, _, _ in options)
     affordable = [o for o in options if o[0] <= best * SCRATCH_TOLERANCE]
     return min(affordable, key=lambda o: (o[1], o[0]))[2]
