@@ -136,3 +136,17 @@ def test_a_view_beyond_the_npu_s_operand_limit_is_not_folded(tmp_path):
                                 (0.1, 0), stride=(2, 2), padding=VALID))
     op = next(o for o in import_tflite(path).ops if o.type == "CONV_2D")
     assert fold.candidates(op) and conv_fold(op, Ctx())[0] is None
+
+
+def test_a_cascade_over_a_foldable_convolution_is_kept(models_dir):
+    """HAR's first convolution (1 channel, 2x2 VALID) folds without scratch, but the memory plan runs it in
+    stripes with the pooling after it: the cascade search prices it unfolded, as its stripes run, so the
+    group (and the arena it saves) stays."""
+    from conftest import SHARED_MODELS
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    compiled = compile_model(models_dir / SHARED_MODELS["har"], BuildOptions(compile_firmware=False))
+    first = compiled.graph.ops[0]
+    assert fold.candidates(first)
+    assert any(first in group.ops for group in compiled.plan.cascades)
+    assert not compiled.plan.scratch

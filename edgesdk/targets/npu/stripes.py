@@ -72,19 +72,18 @@ def stripe_cost(group, ctx) -> tuple:
     """(NPU cycles of the group in stripes, of its ops run whole) by the timing model, from a dry lowering in
     `ctx` (weights go to its throwaway blob, arena offsets read as 0). Commands and stripe costs are cached in
     the context: the search asks about many groups of the same ops."""
-    from .codegen import LOWERINGS, WHOLE_LOWERINGS
+    from .codegen import LOWERINGS
 
-    cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "whole": {}, "cycles": {}, "memory": None})
+    cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "cycles": {}, "memory": None})
     if cache["memory"] is None:
         cache["memory"] = timing.MemoryMap.for_board(ctx.board)
     memory, commands, cycles = cache["memory"], cache["commands"], cache["cycles"]
     for op in group.ops:
         if op not in commands:
             commands[op] = LOWERINGS[op.type](op, ctx)
-            # run whole, an op may take a cheaper multi-command form (a folded convolution, fold.py)
-            whole_form = WHOLE_LOWERINGS.get(op.type)
-            cache["whole"][op] = whole_form(op, ctx) if whole_form is not None else commands[op]
-    whole = sum(timing.command_cost(c, memory).cycles for op in group.ops for c in cache["whole"][op])
+    # Whole ops priced in their one-command form, not a folded convolution's (fold.py): a cascade keeps
+    # the arena its stripes save, and the cheaper folded form would reject groups that pay for themselves.
+    whole = sum(timing.command_cost(c, memory).cycles for op in group.ops for c in commands[op])
     striped = 0
     for event in group.schedule().events:  # stripe commands of equal shape cost the same: lower one each
         if isinstance(event, Shift):
