@@ -43,7 +43,8 @@ def print_model(name: str, figures: dict) -> None:
     print(f"{name}: {figures['cycles']:,} cycles, lower bound {figures['lower_bound']:,}, ratio {ratio:.3f} "
           f"({'meets' if ratio <= GOAL else 'misses'} <= {GOAL}); schedule-independent bound "
           f"{figures['ideal']:,} (ratio {figures['ratio_to_ideal']:.3f})")
-    print(f"  {'layer':>5} {'type':<18} {'cmds':>4} {'cycles':>8} {'bound':>8} {'ratio':>6} {'ideal':>8}  dominant loss")
+    print(f"  {'layer':>5} {'type':<18} {'cmds':>4} {'cycles':>8} {'bound':>8} {'ratio':>6} {'ideal':>8}  "
+          "dominant loss")
     for e in figures["layers"]:
         r = f"{e['cycles'] / e['lower_bound']:.3f}" if e["lower_bound"] else "-"
         loss = e["dominant"] or "-"
