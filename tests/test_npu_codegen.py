@@ -26,7 +26,8 @@ from edgesdk.targets.npu.hw import cmdtable as C
 from edgesdk.targets.npu.hw import timing as T
 from edgesdk.targets.npu.hw.model import run_table
 from edgesdk.partition.target import constraint_rule
-from edgesdk.targets.npu.codegen import lower_ops
+from edgesdk.targets.npu import fold
+from edgesdk.targets.npu.codegen import conv_fold, lower_ops
 from edgesdk.aot.executor import Blob
 from edgesdk.targets.npu.supported import NPU_SUPPORT
 
@@ -75,6 +76,17 @@ class Ctx:
 
     def rounding_for(self, op) -> str:
         return self.rounding(op) if callable(self.rounding) else self.rounding
+
+    board = _load_board("riscv-npu")  # the timing model prices folded layouts (fold.py) with its memories
+
+    def scratch_offset(self, op) -> int:
+        """Scratch after everything placed so far, as large as NpuTarget.scratch_bytes asks for the op."""
+        key = ("scratch", op)
+        if key not in self.offsets:
+            size = fold.scratch_bytes(op, conv_fold(op, self)[0])
+            self.offsets[key] = self.arena_bytes
+            self.arena_bytes += (size + 15) // 16 * 16
+        return self.offsets[key]
 
 
 def to_int8(a) -> np.ndarray:

@@ -97,6 +97,18 @@ class NpuContext:
     def layer_choice(self, op, name: str, default: bool) -> bool:
         return default
 
+    board = load_board("riscv-npu")  # the timing model prices folded convolutions (fold.py) with its memories
+
+    def scratch_offset(self, op) -> int:
+        """The op's scratch (NpuTarget.scratch_bytes) in an arena slot of its own."""
+        from edgesdk.targets.npu import fold
+        from edgesdk.targets.npu.codegen import conv_fold
+
+        if op not in self.offsets:
+            self.offsets[op] = self.arena_bytes
+            self.arena_bytes += (fold.scratch_bytes(op, conv_fold(op, self)[0]) + 15) // 16 * 16
+        return self.offsets[op]
+
 
 def run_on_npu(ops, values: dict, mode: str) -> tuple:
     """Lower `ops` as one NPU region and run it on the C model. `values`: input tensor -> array.

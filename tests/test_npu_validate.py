@@ -318,19 +318,25 @@ def _patch(table: bytes, command: int, offset: int, fmt: str, *values) -> bytes:
     return bytes(data)
 
 
-# code -> a change to KWS's first NPU table (command 0 is a CONV2D, command 1 a DWCONV2D) that reaches it.
+def _conv_at(table: bytes) -> int:
+    """Index of the table's first CONV2D command (KWS's first layer, after the DMAs that pad its input)."""
+    return next(k for k, c in enumerate(C.decode(table)) if type(c) is C.Conv2D)
+
+
+# code -> a change to KWS's first NPU table (its first CONV2D, and the DWCONV2D after it) that reaches it.
 TABLES = {
     R.ERR_TABLE_MAGIC: lambda t: b"XTBL" + t[4:],
     R.ERR_TABLE_VERSION: lambda t: t[:4] + b"\x02\x00" + t[6:],
     R.ERR_TABLE_SIZE: lambda t: t + bytes(8),
-    R.ERR_BAD_OPCODE: lambda t: _patch(t, 1, 0, "<B", 0x7E),
-    R.ERR_CMD_SIZE: lambda t: _patch(t, 1, 2, "<H", 144),
-    R.ERR_BAD_REGION: lambda t: _patch(t, 1, 8, "<B", 9),
-    R.ERR_BAD_SHAPE: lambda t: _patch(t, 1, 40 + 8 + 6, "<H", 7),  # output channels != weights' channels
-    R.ERR_BAD_PARAM: lambda t: _patch(t, 0, 120, "<H", 0),  # stride 0
-    R.ERR_ADDRESS_RANGE: lambda t: _patch(t, 0, 8 + 4, "<I", 0xFFFFFF00),
-    R.ERR_TOO_LARGE: lambda t: _patch(_patch(t, 0, 8 + 8, "<4H", 1, 1024, 1024, 8), 0, 8 + 16, "<4I",
-                                      1024 * 1024 * 8, 1024 * 8, 8, 1),  # an 8 MiB input
+    R.ERR_BAD_OPCODE: lambda t: _patch(t, _conv_at(t) + 1, 0, "<B", 0x7E),
+    R.ERR_CMD_SIZE: lambda t: _patch(t, _conv_at(t) + 1, 2, "<H", 144),
+    R.ERR_BAD_REGION: lambda t: _patch(t, _conv_at(t) + 1, 8, "<B", 9),
+    # output channels != weights' channels
+    R.ERR_BAD_SHAPE: lambda t: _patch(t, _conv_at(t) + 1, 40 + 8 + 6, "<H", 7),
+    R.ERR_BAD_PARAM: lambda t: _patch(t, _conv_at(t), 120, "<H", 0),  # stride 0
+    R.ERR_ADDRESS_RANGE: lambda t: _patch(t, _conv_at(t), 8 + 4, "<I", 0xFFFFFF00),
+    R.ERR_TOO_LARGE: lambda t: _patch(_patch(t, _conv_at(t), 8 + 8, "<4H", 1, 1024, 1024, 8), _conv_at(t), 8 + 16,
+                                      "<4I", 1024 * 1024 * 8, 1024 * 8, 8, 1),  # an 8 MiB input
     R.ERR_BAD_QUANT: None,  # below: an ADD field (static) and a channel record (read at run time)
     R.ERR_NO_END: lambda t: t[:8] + struct.pack("<I", struct.unpack_from("<I", t, 8)[0] - 1) + t[12:],
     R.ERR_BAD_WEIGHTS: None,  # below: a compressed stream that does not decode
@@ -401,7 +407,7 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
                               C.TensorDesc.dense(1, 0, (1, 1, 1, 4)), input1_shift=31), C.End()])
         assert validate_table(add)[0] == code
         _proof_refuses(kws_npu, add, "with BAD_QUANT at command 0")
-        ref = C.decode(table)[0].params
+        ref = _first_conv(table).params
         blob = kws_npu.executor.blobs["npu_weights"].data
         saved = bytes(blob[ref.offset:ref.offset + 12])
         struct.pack_into("<i", blob, ref.offset + 4, -1)  # channel 0's multiplier: a run would stop here
@@ -426,12 +432,18 @@ def test_npu_error_is_refused_at_build_time_or_unreachable(code, kws_npu, tmp_pa
         assert code in UNREACHABLE or code in MODELS
 
 
+def _first_conv(table: bytes):
+    """The table's first convolution command (KWS's first layer comes after the DMA that pads its input)."""
+    return next(c for c in C.decode(table) if isinstance(c, C.Conv2D))
+
+
 def _bad_index_map_is_refused(compiled, table: bytes) -> None:
-    """A GATHER_HW over KWS's first layer's input whose row map (in the blob, where its channel records were)
-    names rows 0..9 of a 49-row input, then 0xFFFF: the NPU would stop with BAD_INDEX, the proof refuses it."""
+    """A GATHER_HW over KWS's first convolution's input (its 10 kernel rows folded into channels: a 25-row
+    view of the padded input) whose row map (in the blob, where its channel records were) names rows 0..9,
+    then 0xFFFF: the NPU would stop with BAD_INDEX, the proof refuses it."""
     from edgesdk.targets.npu.hw.model import run_table
 
-    conv = C.decode(table)[0]
+    conv = _first_conv(table)
     src = conv.input
     dst = C.TensorDesc.dense(1, conv.output.offset, (1, 11, 2, src.shape[3]))
     gather = C.encode([C.GatherHW(src, dst, conv.params), C.End()])

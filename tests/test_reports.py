@@ -61,11 +61,29 @@ def test_npu_layers_report_the_bytes_their_commands_move():
     report = _compiled_report("kws", "npu,c")
     conv = next(layer for layer in report["layers"] if layer["type"] == "CONV_2D")
     assert conv["macs"] == 320_000  # 25x5 output x 64 channels x 10x4 filter over 1 input channel
-    assert conv["bytes"]["activations_read"] == 49 * 10  # the input, read once
-    assert conv["bytes"]["activations_written"] == 25 * 5 * 64
+    # Its 10 kernel rows are folded into channels (targets/npu/fold.py): the input is copied once into a
+    # padded copy (4 + 49 + 5 rows of 10), which the convolution reads as 25 x 10 windows of 10 rows.
+    assert conv["bytes"]["activations_read"] == 49 * 10 + 25 * 10 * 10
+    assert conv["bytes"]["activations_written"] == 58 * 10 + 25 * 5 * 64
     softmax = next(layer for layer in report["layers"] if layer["type"] == "SOFTMAX")
     assert softmax["target"] == "c" and softmax["bytes"] == {"activations_read": 12, "activations_written": 12,
                                                               "weights_read": 0}
+
+
+def test_npu_layers_say_why_their_cycles_exceed_the_bound():
+    """Per NPU layer, the loss by cause (targets/npu/bound.py): the command overhead and lane losses add up
+    to cycles - bound; the largest cause is named."""
+    from edgesdk.targets.npu import bound
+
+    report = _compiled_report("kws", "npu,c")
+    npu_layers = [layer for layer in report["layers"] if layer["target"] == "npu" and layer["estimate"]["count"]]
+    assert npu_layers
+    for layer in npu_layers:
+        est = layer["estimate"]
+        own = sum(v for cause, v in est["losses"].items() if cause in bound.CAUSES)
+        assert own == est["count"] - est["lower_bound"], layer
+        assert est["loss"] == max(est["losses"], key=est["losses"].get)
+    assert all("losses" not in layer["estimate"] for layer in report["layers"] if layer["target"] == "c")
 
 
 def test_a_cascade_group_s_stripe_commands_count_for_their_layers():

@@ -51,6 +51,10 @@ def _layer_entry(op, region_index: int, target: str, estimate, region_estimate) 
     }
     lower = entry["estimate"]["lower_bound"]
     entry["estimate"]["efficiency"] = round(lower / count, 4) if count and lower is not None else None
+    losses = estimate.losses if estimate is not None else None
+    if losses:  # why the count exceeds the bound, by cause, and the largest cause
+        entry["estimate"]["losses"] = dict(losses)
+        entry["estimate"]["loss"] = max(losses, key=losses.get)
     return entry
 
 

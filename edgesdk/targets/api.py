@@ -125,7 +125,8 @@ class LayerEstimate:
     `lower_bound` what no implementation on that unit can go below (None: the target claims none).
 
     The byte figures are what the unit moves for the layer; None lets the core take them from the graph
-    (activation inputs read, outputs written, constant inputs read once)."""
+    (activation inputs read, outputs written, constant inputs read once). `losses` says why count exceeds
+    lower_bound: {cause: amount in the count's unit}, the target's own cause names (None: no breakdown)."""
 
     op_index: int
     count: int | None
@@ -133,6 +134,7 @@ class LayerEstimate:
     activation_read_bytes: int | None = None
     activation_write_bytes: int | None = None
     weight_read_bytes: int | None = None
+    losses: dict | None = None
 
 
 class EmulatedDevice:

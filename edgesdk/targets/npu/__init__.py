@@ -57,6 +57,19 @@ class NpuTarget(Target):
             return "raster"
         return None
 
+    def scratch_bytes(self, region, ctx) -> dict:
+        """A convolution with a kernel axis folded into its channels may need a padded copy of its input or
+        its edge columns in scratch (fold.py)."""
+        from . import fold
+        from .codegen import conv_fold
+
+        sizes = {}
+        for op in region.ops:
+            size = fold.scratch_bytes(op, conv_fold(op, ctx)[0]) if fold.candidates(op) else 0
+            if size:
+                sizes[op] = size
+        return sizes
+
     def can_stripe(self, op) -> bool:
         from .stripes import can_stripe
 
@@ -154,22 +167,28 @@ class NpuTarget(Target):
 
     def estimate_layers(self, region, board, model=None) -> list:
         """Per layer, the timing model's figures of the commands made for it (tables.command_layers): cycles,
-        the lower bound (all MACs busy, or every byte at full bandwidth), and the bytes they move, flash
-        (weights, channel records) as weights and SRAM as activations. Nothing before codegen."""
+        the lower bound (all MACs busy, or every byte at full bandwidth), why the cycles exceed it
+        (bound.py: command overhead, lane granularity; bytes moved more than once, against a
+        schedule-independent bound), and the bytes they move, flash (weights, channel records) as weights
+        and SRAM as activations. Nothing before codegen."""
+        from .bound import table_layers
         from .hw import timing
         from .tables import command_layers, tables_of
 
         table = next((t for t in (tables_of(model) if model else []) if t.ops == region.ops), None)
         if table is None:
             return [LayerEstimate(op.index, None) for op in region.ops]
-        costs = timing.table_cost(table.commands, timing.MemoryMap.for_board(board)).commands
+        memory = timing.MemoryMap.for_board(board)
+        costs = timing.table_cost(table.commands, memory).commands
         per_layer = {op.index: [] for op in region.ops}
         for layer, cost in zip(command_layers(table), costs):
             per_layer.setdefault(layer, []).append(cost)
+        losses = {entry["index"]: entry["losses"] for entry in table_layers(table, memory)}
         return [LayerEstimate(index, sum(c.cycles for c in costs), sum(c.lower_bound_cycles for c in costs),
                               activation_read_bytes=sum(c.sram_read_bytes for c in costs),
                               activation_write_bytes=sum(c.write_bytes for c in costs),
-                              weight_read_bytes=sum(c.flash_read_bytes for c in costs))
+                              weight_read_bytes=sum(c.flash_read_bytes for c in costs),
+                              losses=losses.get(index) or None)
                 for index, costs in per_layer.items()]
 
     def verify(self, compiled, proof) -> None:

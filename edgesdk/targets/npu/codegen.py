@@ -6,6 +6,8 @@
   ctx.rounding_for(op) -> "double" | "single" | "fp64"   requantization the compiler chose for op
                                                    (fp64, LiteRT's reference FULLY_CONNECTED: conv commands only)
   ctx.rounding_mode -> "ref" | "tflm"              the reference the build follows (default "ref")
+  ctx.scratch_offset(op) -> int                    offset of op's scratch (NpuTarget.scratch_bytes) in region 1
+  ctx.board                                        the board (None: every memory at the default bandwidth)
 Every multiplier is computed with edgesdk.ir.quant the way TFLite's Prepare functions compute it (most come from
 the op layer, edgesdk.ops.prepared, which the host C target uses too), so the NPU's output equals the reference
 kernels' bit for bit. Tensors are int8 or int16 (16x8 layers: int16 activations, int8 weights, int64 bias).
@@ -26,7 +28,8 @@ from ...ops.activation import activation_range
 from ...ops.stripes import groups_by_op
 from .supported import NPU_SUPPORT, mul_parameters
 from .stripes import lower_group
-from . import movement, pointwise
+from . import fold, movement, pointwise
+from .hw import timing
 from .shapes import collapse_broadcast
 from .tables import WEIGHTS_BLOB
 
@@ -50,7 +53,7 @@ def lower_ops(ops, ctx) -> list:
         if not ok:
             raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {reason}. Assign it to the 'c' target.")
         if op not in groups:
-            commands.extend(LOWERINGS[op.type](op, ctx))
+            commands.extend(WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx))
         elif op is groups[op].ops[0]:
             commands.extend(lower_group(groups[op], ctx, lambda member: LOWERINGS[member.type](member, ctx)))
     commands.append(C.End(note="end of NPU region"))
@@ -84,13 +87,22 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     (CodegenOptions.layer_choice).
     """
     data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
+    return _placed_weights(data, _weight_stream(data, ctx, op), w.shape if shape is None else shape, w.name, ctx)
+
+
+def _weight_stream(data: bytes, ctx, op=None) -> bytes | None:
+    """The compressed stream of a weight layout when it is smaller and the layer may be compressed, else None."""
     compress = ctx.layer_choice(op, "compress_weights", True) if op is not None else True
-    stream = weight_codec.compress_if_smaller(data) if compress else None
+    return weight_codec.compress_if_smaller(data) if compress else None
+
+
+def _placed_weights(data: bytes, stream: bytes | None, shape, name: str, ctx) -> dict:
+    """The weights fields of a conv command for dense int8 bytes `data` (or their compressed `stream`)."""
     if stream is None:
-        return dict(weights=_operand(w, ctx, shape))
-    offset = _weights_blob(ctx).add(stream, 16, f"{w.name} (compressed)")
-    desc = C.TensorDesc.dense(WEIGHTS_REGION, offset, C.to_nhwc(w.shape if shape is None else shape))
-    return dict(weights=desc, weight_stream_bytes=len(stream))
+        offset = _weights_blob(ctx).add(data, 16, name)
+        return dict(weights=C.TensorDesc.dense(WEIGHTS_REGION, offset, C.to_nhwc(shape)))
+    offset = _weights_blob(ctx).add(stream, 16, f"{name} (compressed)")
+    return dict(weights=C.TensorDesc.dense(WEIGHTS_REGION, offset, C.to_nhwc(shape)), weight_stream_bytes=len(stream))
 
 
 def _broadcast_operand(t, in4, out4, ctx) -> C.TensorDesc:
@@ -181,6 +193,49 @@ def lower_conv2d(op, ctx) -> list:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     return [C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx, op=op),
                      **_conv_common(op, ctx), **_spatial(op))]
+
+
+def lower_conv2d_whole(op, ctx) -> list:
+    """CONV_2D outside a cascade: its ordinary command, or the same sums with a kernel axis folded into the
+    channels (fold.py) when the timing model finds that cheaper; NpuTarget.scratch_bytes asks the same
+    question (conv_fold) before the memory plan."""
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    common = _conv_common(op, ctx)
+    choice, streams = conv_fold(op, ctx, common)
+    if choice is None:
+        return [C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx, op=op), **common,
+                         **_spatial(op))]
+    data = fold.folded_weights(op, choice).tobytes()
+    stream = streams[choice.axis] if choice.axis in streams else _weight_stream(data, ctx, op)
+    layout = _placed_weights(data, stream, fold.folded_weights_shape(op, choice),
+                             w.name if choice.axis == "w" else f"{w.name} (kernel rows as channels)", ctx)
+    conv = C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **common, **_spatial(op),
+                    weights=C.TensorDesc.dense(WEIGHTS_REGION, layout["weights"].offset, w.shape),
+                    weight_stream_bytes=layout.get("weight_stream_bytes", 0))
+    pad = (WEIGHTS_REGION, _weights_blob(ctx).add(np.int8(x.quant.zp0).tobytes(), 1, f"{x.name} zero point")) \
+        if choice.padded else (WEIGHTS_REGION, 0)
+    return fold.lower(op, choice, fold.Placement(conv, layout, ctx.scratch_offset(op), pad))
+
+
+def conv_fold(op, ctx, common: dict | None = None) -> tuple:
+    """(the fold.Fold for `op` or None, {axis: compressed stream or None of each folded weight layout})."""
+    if not fold.candidates(op):
+        return None, {}
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    common = common if common is not None else _conv_common(op, ctx)
+    streams = {}
+
+    def stream_bytes(data) -> int:
+        axis = "w" if data.shape == w.shape else "h"
+        if axis not in streams:
+            streams[axis] = _weight_stream(data.tobytes(), ctx, op)
+        return len(streams[axis]) if streams[axis] is not None else 0
+
+    plain = C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **common, **_spatial(op),
+                     weights=C.TensorDesc.dense(WEIGHTS_REGION, 0, C.to_nhwc(w.shape)),
+                     weight_stream_bytes=stream_bytes(np.ascontiguousarray(w.data, dtype=np.int8)))
+    memory = timing.MemoryMap.for_board(ctx.board) if ctx.board is not None else timing.MemoryMap()
+    return fold.choose(op, plain, stream_bytes, memory), streams
 
 
 def lower_depthwise_conv2d(op, ctx) -> list:
@@ -392,3 +447,6 @@ LOWERINGS = {
     "PACK": lower_concatenation,
     **{op_type: lower_movement for op_type in movement.MOVEMENT_TYPES},
 }
+
+# Ops run whole (not in a cascade, whose stripes need one command per op) may lower to several commands.
+WHOLE_LOWERINGS = {"CONV_2D": lower_conv2d_whole}

@@ -81,6 +81,8 @@ def stripe_cost(group, ctx) -> tuple:
     for op in group.ops:
         if op not in commands:
             commands[op] = LOWERINGS[op.type](op, ctx)
+    # Whole ops priced in their one-command form, not a folded convolution's (fold.py): a cascade keeps
+    # the arena its stripes save, and the cheaper folded form would reject groups that pay for themselves.
     whole = sum(timing.command_cost(c, memory).cycles for op in group.ops for c in commands[op])
     striped = 0
     for event in group.schedule().events:  # stripe commands of equal shape cost the same: lower one each
