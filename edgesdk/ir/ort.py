@@ -48,6 +48,7 @@ class OrtExecution:
     fused: bool
     inserted: bool = False  # an op edgesdk's importer added (a layout change): no ONNX node of its own
     node: str = ""  # the ONNX node (its name, else its output), for messages and comments
+    optimized: str = ""  # not fused: the optimized graph's node computing the float value ("Conv", "domain.Op")
 
     @property
     def text(self) -> str:

@@ -171,3 +171,64 @@ void edgesdk_ort_concatenation(const edgesdk_ort_concatenation_params *p, const 
         }
     }
 }
+
+/* The dequantized input value at (y, x, c) of one image, 0 in the padding. */
+static inline float conv_tap(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t y, int32_t x,
+                             int32_t c, int32_t *inside)
+{
+    *inside = y >= 0 && y < p->in_h && x >= 0 && x < p->in_w;
+    return *inside ? p->dequantized[image[(y * p->in_w + x) * p->in_c + c] + 128] : 0.0f;
+}
+
+/* One output's sum of products in MLAS's order (see edgesdk_ort.h). */
+static float float_conv_sum(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t oy, int32_t ox,
+                            int32_t o)
+{
+    const int32_t per_group = p->in_c / p->groups;
+    const int32_t first_c = (o / (p->out_c / p->groups)) * per_group;
+    const int32_t taps = p->filter_h * p->filter_w;
+    const int32_t k_count = per_group * taps;
+    const float *w = p->filter + o * k_count;
+    float acc = 0.0f;
+    float run = 0.0f;     /* M=1 kernel: the current run of up to four products */
+    int32_t run_len = 0;
+    int32_t run_size = k_count >= 4 ? 4 : (k_count >= 2 ? 2 : 1);
+    for (int32_t k = 0; k < k_count; k++) {
+        const int32_t c = first_c + k / taps;
+        const int32_t ky = (k % taps) / p->filter_w;
+        const int32_t kx = k % p->filter_w;
+        int32_t inside;
+        const float x = conv_tap(p, image, oy * p->stride_h - p->pad_top + ky * p->dilation_h,
+                                 ox * p->stride_w - p->pad_left + kx * p->dilation_w, c, &inside);
+        if (p->fma_chain) {
+            if (inside) {
+                acc = edgesdk_ort_fmaf(w[k], x, acc);
+            }
+            continue;
+        }
+        const float product = w[k] * x;
+        run = run_len == 0 ? product : run + product;
+        if (++run_len == run_size) {
+            acc = run + acc;
+            run_len = 0;
+            const int32_t left = k_count - 1 - k;
+            run_size = left >= 4 && run_size == 4 ? 4 : (left >= 2 ? 2 : 1);
+        }
+    }
+    return acc;
+}
+
+void edgesdk_ort_float_conv_s8(const edgesdk_ort_float_conv_params *p, const int8_t *input, int8_t *output)
+{
+    for (int32_t n = 0; n < p->batches; n++) {
+        const int8_t *image = input + n * p->in_h * p->in_w * p->in_c;
+        for (int32_t oy = 0; oy < p->out_h; oy++) {
+            for (int32_t ox = 0; ox < p->out_w; ox++) {
+                for (int32_t o = 0; o < p->out_c; o++) {
+                    const float v = float_conv_sum(p, image, oy, ox, o) + p->bias[o];
+                    *output++ = quantize_linear(v, p->output_scale, p->output_zero_point, p->act_min, p->act_max);
+                }
+            }
+        }
+    }
+}
