@@ -218,6 +218,12 @@ static float float_conv_sum(const edgesdk_ort_float_conv_params *p, const int8_t
     return acc;
 }
 
+float edgesdk_ort_float_conv_value(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t oy, int32_t ox,
+                                   int32_t o)
+{
+    return float_conv_sum(p, image, oy, ox, o) + p->bias[o];
+}
+
 void edgesdk_ort_float_conv_s8(const edgesdk_ort_float_conv_params *p, const int8_t *input, int8_t *output)
 {
     for (int32_t n = 0; n < p->batches; n++) {
@@ -225,7 +231,7 @@ void edgesdk_ort_float_conv_s8(const edgesdk_ort_float_conv_params *p, const int
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 for (int32_t o = 0; o < p->out_c; o++) {
-                    const float v = float_conv_sum(p, image, oy, ox, o) + p->bias[o];
+                    const float v = edgesdk_ort_float_conv_value(p, image, oy, ox, o);
                     *output++ = quantize_linear(v, p->output_scale, p->output_zero_point, p->act_min, p->act_max);
                 }
             }

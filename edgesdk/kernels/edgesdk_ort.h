@@ -109,6 +109,9 @@ void edgesdk_ort_float_binary_s8(const edgesdk_ort_float_binary_params *p, const
                                  int8_t *output);
 void edgesdk_ort_average_pool_s8(const edgesdk_ort_average_pool_params *p, const int8_t *input, int8_t *output);
 void edgesdk_ort_quantize_f32_s8(const edgesdk_ort_quantize_params *p, const float *input, int8_t *output);
+/* The float32 value QuantizeLinear reads for output (oy, ox, o) of one NHWC image: the sum in MLAS's order + bias. */
+float edgesdk_ort_float_conv_value(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t oy, int32_t ox,
+                                   int32_t o);
 void edgesdk_ort_float_conv_s8(const edgesdk_ort_float_conv_params *p, const int8_t *input, int8_t *output);
 void edgesdk_ort_concatenation(const edgesdk_ort_concatenation_params *p, const void *const *inputs, void *output);
 
