@@ -192,10 +192,10 @@ def float_conv_unsupported(op) -> str | None:
     if run.optimized != "Conv":
         return (f"ONNX Runtime's optimizer turned it into {run.optimized or 'another kernel'}, whose summation order "
                 "edgesdk does not reproduce")
-    groups, per_group, filters, k = float_conv_geometry(op)
+    _, per_group, filters, k = float_conv_geometry(op)
     if filters > 1 and k > MLAS_STRIDE_K:
-        return (f"each output sums {k} products, which MLAS splits into blocks of a size that depends on its thread "
-                f"partition (edgesdk reproduces sums of at most {MLAS_STRIDE_K})")
+        return (f"each output sums {k} products, which MLAS may split into blocks of a size that depends on its "
+                f"thread partition (edgesdk reproduces sums of at most {MLAS_STRIDE_K})")
     pads = [a.get(key, 0) for key in ("pad_top", "pad_left", "pad_bottom", "pad_right")]
     if (per_group == 1 and a.get("stride_h", 1) == a.get("stride_w", 1) == 1 and not any(pads)
             and a.get("dilation_h", 1) == a.get("dilation_w", 1) == 1 and int(op.inputs[1].shape[2]) == int(x.shape[2])
@@ -207,7 +207,7 @@ def float_conv_unsupported(op) -> str | None:
 def float_conv_data(op) -> OrtFloatConvData:
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
-    groups, per_group, filters, _ = float_conv_geometry(op)
+    groups, _, filters, _ = float_conv_geometry(op)
     out_c = int(y.shape[3])
     weights = np.asarray(w.data).astype(np.int64)
     if op.type == "DEPTHWISE_CONV_2D":  # 1HW(C*M) -> (C*M)1HW: output channel o = c * M + m is in group c
