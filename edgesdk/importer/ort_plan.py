@@ -135,8 +135,17 @@ def group_executions(model, optimized_outputs: dict) -> list:
         fused = not any(out in optimized_outputs for n in chain for out in n.output)
         named = chain[-1] if chain else producer
         optimized = "" if fused or not chain else optimized_outputs.get(chain[-1].output[0], "")
-        plan.append((node, OrtExecution(kernel, fused, node=named.name or named.output[0], optimized=optimized)))
+        plan.append((node, OrtExecution(kernel, fused, node=named.name or named.output[0], optimized=optimized,
+                                        attributes=_numeric_attributes(chain[-1] if chain else producer))))
     return plan
+
+
+def _numeric_attributes(node) -> tuple:
+    """(name, value) of the node's integer and float attributes."""
+    from onnx import AttributeProto, helper
+
+    return tuple(sorted((a.name, helper.get_attribute_value(a)) for a in node.attribute
+                        if a.type in (AttributeProto.INT, AttributeProto.FLOAT)))
 
 
 def _check_same_quantization(op, node, model) -> None:

@@ -282,10 +282,19 @@ def _(g, x):
     return [g.node("Concat", [g.conv(x, 32, 8, std=0.1), g.conv(x, 32, 8, k=1, std=0.1)], axis=1)]
 
 
-@spec("fanout_gemm", ["Gemm", "Add"], {"x": (1, 16)},
-      note="a Gemm output read by a Gemm and an Add: int8 refused (ONNX Runtime's float32 Gemm)")
+@spec("fanout_gemm", ["Gemm", "MatMul", "Add"], {"x": (1, 16)}, ALL, outputs=2,
+      note="a Gemm output read by a Gemm (transB 0), a MatMul and an Add: with int8 activations ONNX Runtime runs "
+           "them in float32 (MLAS's M=1 kernels, B transposed or not)")
 def _(g, x):
-    h = g.node("Gemm", [x, g.const((12, 16)), g.const((12,), 0.1)], transB=1)
+    h = g.node("Gemm", [x, g.const((10, 16)), g.const((10,), 0.1)], transB=1)
+    out = g.node("Add", [h, g.node("Gemm", [h, g.const((10, 10)), g.const((10,), 0.1)])])
+    return [out, g.node("MatMul", [h, g.const((10, 7))])]
+
+
+@spec("fanout_gemm_batch", ["Gemm", "Add"], {"x": (3, 24)},
+      note="three rows: ONNX Runtime's float32 Gemms (int8) use MLAS's packed SGEMM kernel (fused multiply-adds)")
+def _(g, x):
+    h = g.node("Gemm", [x, g.const((24, 12)), g.const((12,), 0.1)])
     return [g.node("Add", [h, g.node("Gemm", [h, g.const((12, 12)), g.const((12,), 0.1)], transB=1)])]
 
 

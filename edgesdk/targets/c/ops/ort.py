@@ -30,7 +30,7 @@ KERNEL_TYPES = ("ADD", "MUL", "AVERAGE_POOL_2D", "CONCATENATION", "LOGISTIC", "R
 def uses_ort_kernel(op) -> bool:
     if "ort" not in op.attrs or "relax_function" in op.attrs:
         return False
-    return op.type in KERNEL_TYPES or (op.type in ort_data.FLOAT_CONV_TYPES and not op.attrs["ort"].fused)
+    return op.type in KERNEL_TYPES or (op.type in ort_data.FLOAT_LAYER_TYPES and not op.attrs["ort"].fused)
 
 
 def int8_per_tensor(op):
@@ -162,7 +162,28 @@ def emit_float_conv(e: Emit):
     return e.layer
 
 
-EMITTERS = {ort_data.OrtFloatConvData: emit_float_conv, ort_data.OrtAddData: emit_add, ort_data.OrtMulData: emit_mul,
+FC_ORDERS = {ort_data.SUM_FMA_CHAIN: ("EDGESDK_ORT_SUM_FMA_CHAIN", "fused multiply-add chain (SGEMM)"),
+             ort_data.SUM_M1: ("EDGESDK_ORT_SUM_M1", "runs of four products (SGEMM M=1 kernel)"),
+             ort_data.SUM_M1_TRANSPOSED: ("EDGESDK_ORT_SUM_M1_TRANSPOSED",
+                                          "eight lanes and a reduction tree (SGEMM M=1 transposed-B kernel)")}
+
+
+def emit_float_fc(e: Emit):
+    d, x, y = e.data, e.op.inputs[0], e.op.outputs[0]
+    macro, order = FC_ORDERS[d.order]
+    fields = {"rows": x.shape[0], "depth": x.shape[1], "units": y.shape[-1], "order": e.macro(macro),
+              "bias_first": int(d.bias_first), "dequantized": e.float32s("dequantized", d.dequantized),
+              "weights": e.float32s("weights", d.weights), "bias": e.float32s("bias", d.bias),
+              "output_scale": float(d.output_scale), "output_zero_point": d.output_zero_point,
+              "act_min": d.act_min, "act_max": d.act_max}
+    params = e.params("edgesdk_ort_float_fc_params", fields)
+    e.call("edgesdk_ort_float_fc_s8", params, e.tensor(x), e.arena(y))
+    e.layer.note = (f"ONNX Runtime's float32 {e.op.attrs['ort'].kernel} between DequantizeLinear and QuantizeLinear, "
+                    f"MLAS order: {order}")
+    return e.layer
+
+
+EMITTERS = {ort_data.OrtFloatConvData: emit_float_conv, ort_data.OrtFloatFullyConnectedData: emit_float_fc, ort_data.OrtAddData: emit_add, ort_data.OrtMulData: emit_mul,
             ort_data.OrtFloatBinaryData: emit_float_binary, ort_data.OrtAveragePoolData: emit_average_pool,
             ort_data.OrtTableData: emit_table, ort_data.OrtQuantizeData: emit_quantize,
             ort_data.OrtConcatData: emit_concatenation}
@@ -237,3 +258,15 @@ def float_conv_footprint(call, op) -> list:
     return checks + [(p["dequantized"], 4 * 256, "dequantized[256]"), (p["filter"], 4 * p["out_c"] * k, "filter"),
                      (p["bias"], 4 * p["out_c"], "bias"), (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
                      (y, p["batches"] * p["out_h"] * p["out_w"] * p["out_c"], "output")]
+
+
+@footprint("edgesdk_ort_float_fc_s8")
+def float_fc_footprint(call, op) -> list:
+    p, x, y = call.args
+    checks = positive(p, "rows", "depth", "units")
+    if checks:
+        return checks
+    n = p["depth"] * p["units"]
+    return [(p["dequantized"], 4 * 256, "dequantized[256]"), (p["weights"], 4 * n, "weights"),
+            (p["bias"], 4 * p["units"], "bias"), (x, p["rows"] * p["depth"], "input"),
+            (y, p["rows"] * p["units"], "output")]
