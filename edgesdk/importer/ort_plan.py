@@ -84,7 +84,8 @@ def _modules():
 
 
 def _onnx_and_optimized_outputs(path: Path) -> tuple:
-    """(the ONNX model, {tensor name: op type} of ONNX Runtime's optimized graph at the default level)."""
+    """(the ONNX model, {tensor name: op type of the node producing it ("domain.Op" outside the default domain)} of
+    ONNX Runtime's optimized graph at the default level)."""
     onnx, ort = _modules()
     model = onnx.load(str(path))
     with tempfile.TemporaryDirectory(prefix="edgesdk-ort-") as tmp:
@@ -99,7 +100,8 @@ def _onnx_and_optimized_outputs(path: Path) -> tuple:
             raise UnsupportedOpError(f"ONNX Runtime cannot load {path.name} ({type(exc).__name__}: "
                                      f"{str(exc).strip()[:300]}), so --rounding ort has nothing to reproduce.") from None
         optimized = onnx.load(str(optimized_path))
-    outputs = {name: node.op_type for node in optimized.graph.node for name in node.output}
+    outputs = {name: f"{node.domain}.{node.op_type}" if node.domain else node.op_type
+               for node in optimized.graph.node for name in node.output}
     return model, outputs
 
 
@@ -132,8 +134,18 @@ def group_executions(model, optimized_outputs: dict) -> list:
             kernel = core.op_type
         fused = not any(out in optimized_outputs for n in chain for out in n.output)
         named = chain[-1] if chain else producer
-        plan.append((node, OrtExecution(kernel, fused, node=named.name or named.output[0])))
+        optimized = "" if fused or not chain else optimized_outputs.get(chain[-1].output[0], "")
+        plan.append((node, OrtExecution(kernel, fused, node=named.name or named.output[0], optimized=optimized,
+                                        attributes=_numeric_attributes(chain[-1] if chain else producer))))
     return plan
+
+
+def _numeric_attributes(node) -> tuple:
+    """(name, value) of the node's integer and float attributes."""
+    from onnx import AttributeProto, helper
+
+    return tuple(sorted((a.name, helper.get_attribute_value(a)) for a in node.attribute
+                        if a.type in (AttributeProto.INT, AttributeProto.FLOAT)))
 
 
 def _check_same_quantization(op, node, model) -> None:

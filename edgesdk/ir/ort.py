@@ -48,6 +48,11 @@ class OrtExecution:
     fused: bool
     inserted: bool = False  # an op edgesdk's importer added (a layout change): no ONNX node of its own
     node: str = ""  # the ONNX node (its name, else its output), for messages and comments
+    optimized: str = ""  # not fused: the optimized graph's node computing the float value ("Conv", "domain.Op")
+    attributes: tuple = ()  # the ONNX node's numeric attributes, (name, value) pairs (Gemm's transB, alpha, ...)
+
+    def attribute(self, name: str, default=None):
+        return dict(self.attributes).get(name, default)
 
     @property
     def text(self) -> str:

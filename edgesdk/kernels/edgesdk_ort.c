@@ -171,3 +171,144 @@ void edgesdk_ort_concatenation(const edgesdk_ort_concatenation_params *p, const 
         }
     }
 }
+
+/* The dequantized input value at (y, x, c) of one image, 0 in the padding. */
+static inline float conv_tap(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t y, int32_t x,
+                             int32_t c, int32_t *inside)
+{
+    *inside = y >= 0 && y < p->in_h && x >= 0 && x < p->in_w;
+    return *inside ? p->dequantized[image[(y * p->in_w + x) * p->in_c + c] + 128] : 0.0f;
+}
+
+/* MLAS's M=1 SGEMM kernel (SgemmKernelM1Avx) for one output: products added in runs of four,
+ * ((p0 + p1) + p2) + p3, while four remain, then a pair, then one; each run is added to the running sum. */
+typedef struct {
+    float sum;
+    float run;
+    int32_t run_len, run_size, left;
+} m1_sum;
+
+static inline int32_t m1_run_size(int32_t left, int32_t previous)
+{
+    return left >= 4 && previous == 4 ? 4 : (left >= 2 ? 2 : 1);
+}
+
+static inline void m1_start(m1_sum *s, int32_t count, float initial)
+{
+    s->sum = initial;
+    s->run = 0.0f;
+    s->run_len = 0;
+    s->left = count;
+    s->run_size = m1_run_size(count, 4);
+}
+
+static inline void m1_add(m1_sum *s, float product)
+{
+    s->run = s->run_len == 0 ? product : s->run + product;
+    s->left--;
+    if (++s->run_len == s->run_size) {
+        s->sum = s->run + s->sum;
+        s->run_len = 0;
+        s->run_size = m1_run_size(s->left, s->run_size);
+    }
+}
+
+/* One output's sum of products in MLAS's order (see edgesdk_ort.h). */
+static float float_conv_sum(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t oy, int32_t ox,
+                            int32_t o)
+{
+    const int32_t per_group = p->in_c / p->groups;
+    const int32_t first_c = (o / (p->out_c / p->groups)) * per_group;
+    const int32_t taps = p->filter_h * p->filter_w;
+    const int32_t k_count = per_group * taps;
+    const float *w = p->filter + o * k_count;
+    float acc = 0.0f;
+    m1_sum m1;
+    m1_start(&m1, k_count, 0.0f);
+    for (int32_t k = 0; k < k_count; k++) {
+        const int32_t c = first_c + k / taps;
+        const int32_t ky = (k % taps) / p->filter_w;
+        const int32_t kx = k % p->filter_w;
+        int32_t inside;
+        const float x = conv_tap(p, image, oy * p->stride_h - p->pad_top + ky * p->dilation_h,
+                                 ox * p->stride_w - p->pad_left + kx * p->dilation_w, c, &inside);
+        if (!p->fma_chain) {
+            m1_add(&m1, w[k] * x);
+        } else if (inside) {
+            acc = edgesdk_ort_fmaf(w[k], x, acc);
+        }
+    }
+    return p->fma_chain ? acc : m1.sum;
+}
+
+float edgesdk_ort_float_conv_value(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t oy, int32_t ox,
+                                   int32_t o)
+{
+    return float_conv_sum(p, image, oy, ox, o) + p->bias[o];
+}
+
+void edgesdk_ort_float_conv_s8(const edgesdk_ort_float_conv_params *p, const int8_t *input, int8_t *output)
+{
+    for (int32_t n = 0; n < p->batches; n++) {
+        const int8_t *image = input + n * p->in_h * p->in_w * p->in_c;
+        for (int32_t oy = 0; oy < p->out_h; oy++) {
+            for (int32_t ox = 0; ox < p->out_w; ox++) {
+                for (int32_t o = 0; o < p->out_c; o++) {
+                    const float v = edgesdk_ort_float_conv_value(p, image, oy, ox, o);
+                    *output++ = quantize_linear(v, p->output_scale, p->output_zero_point, p->act_min, p->act_max);
+                }
+            }
+        }
+    }
+}
+
+/* MLAS's M=1 kernel for a transposed B (SgemmKernelM1TransposeBAvx): eight lanes, lane l sums the products of
+ * k = l, l + 8, ... (multiply, then add); the lanes are then reduced by a tree that depends on whether the
+ * output is in a block of four, of two, or alone (the outputs are taken in blocks of four, then two, then one). */
+static float m1_transposed_sum(const edgesdk_ort_float_fc_params *p, const float *w, const int8_t *row, int32_t n)
+{
+    float l[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int32_t k = 0; k < p->depth; k++) {
+        l[k % 8] = l[k % 8] + w[k] * p->dequantized[row[k] + 128];
+    }
+    const int32_t units = p->units;
+    const int32_t blocks_of_four = units / 4 * 4;
+    if (n < blocks_of_four) {
+        return (((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7]);
+    }
+    if (units % 4 >= 2 && n < blocks_of_four + 2) {
+        return ((l[0] + l[2]) + (l[4] + l[6])) + ((l[1] + l[3]) + (l[5] + l[7]));
+    }
+    return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+float edgesdk_ort_float_fc_value(const edgesdk_ort_float_fc_params *p, const int8_t *row, int32_t n)
+{
+    const float *w = p->weights + n * p->depth;
+    if (p->order == EDGESDK_ORT_SUM_M1_TRANSPOSED) {
+        return m1_transposed_sum(p, w, row, n) + p->bias[n];
+    }
+    if (p->order == EDGESDK_ORT_SUM_M1) {
+        m1_sum m1;
+        m1_start(&m1, p->depth, p->bias_first ? p->bias[n] : 0.0f);
+        for (int32_t k = 0; k < p->depth; k++) {
+            m1_add(&m1, p->dequantized[row[k] + 128] * w[k]);
+        }
+        return p->bias_first ? m1.sum : m1.sum + p->bias[n];
+    }
+    float acc = 0.0f;
+    for (int32_t k = 0; k < p->depth; k++) {
+        acc = edgesdk_ort_fmaf(p->dequantized[row[k] + 128], w[k], acc);
+    }
+    return acc + p->bias[n];
+}
+
+void edgesdk_ort_float_fc_s8(const edgesdk_ort_float_fc_params *p, const int8_t *input, int8_t *output)
+{
+    for (int32_t m = 0; m < p->rows; m++) {
+        for (int32_t n = 0; n < p->units; n++) {
+            const float v = edgesdk_ort_float_fc_value(p, input + m * p->depth, n);
+            *output++ = quantize_linear(v, p->output_scale, p->output_zero_point, p->act_min, p->act_max);
+        }
+    }
+}

@@ -79,6 +79,47 @@ typedef struct {
     const int8_t *tables;        /* 256 entries per table, indexed by the input byte (as edgesdk_lut_s8) */
 } edgesdk_ort_concatenation_params;
 
+/* DequantizeLinear -> float32 Conv -> QuantizeLinear, as ONNX Runtime runs a Conv group it does not fuse (MLAS's
+ * im2col + SGEMM). NHWC int8 input and output; the filter in ONNX's layout [out_c][in_c / groups][h][w]. Each
+ * output sums k = (channel of its group, filter row, filter column) in that order:
+ *   fma_chain 1: acc = fmaf(w, x, acc) from 0 (MLAS's SGEMM kernels, several filters per group);
+ *   fma_chain 0: MLAS's M=1 kernel: products rounded, each run of four summed ((p0 + p1) + p2) + p3 and added
+ *                to the running sum (then a pair, then a single product for the last k % 4).
+ * Taps in the padding are zero products (they leave a nonzero sum unchanged). Then + bias, QuantizeLinear. */
+typedef struct {
+    int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c;
+    int32_t filter_h, filter_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+    int32_t groups;             /* 1, or in_c (depthwise): out_c / groups filters read in_c / groups channels */
+    int32_t fma_chain;
+    const float *dequantized;   /* [256] DequantizeLinear of each int8 input value, indexed by value + 128 */
+    const float *filter;        /* [out_c * (in_c / groups) * filter_h * filter_w] */
+    const float *bias;          /* [out_c] */
+    float output_scale;
+    int32_t output_zero_point;
+    int32_t act_min, act_max;   /* QuantizeLinear of the fused activation's limits */
+} edgesdk_ort_float_conv_params;
+
+/* DequantizeLinear -> float32 Gemm / MatMul -> QuantizeLinear (a group ONNX Runtime does not fuse): rows x depth
+ * int8 input, weights [units][depth]. The order of the sums (MLAS's SGEMM kernels):
+ *   EDGESDK_ORT_SUM_FMA_CHAIN: several rows: acc = fmaf(x, w, acc) from 0, k ascending, then + bias;
+ *   EDGESDK_ORT_SUM_M1: one row, B not transposed (MatMul, Gemm transB 0): runs of four products as in the Conv
+ *       kernel, starting from the bias when bias_first (Gemm's C, beta 1), else + bias at the end;
+ *   EDGESDK_ORT_SUM_M1_TRANSPOSED: one row, Gemm transB 1: eight lanes and a reduction tree, then + bias. */
+#define EDGESDK_ORT_SUM_FMA_CHAIN 0
+#define EDGESDK_ORT_SUM_M1 1
+#define EDGESDK_ORT_SUM_M1_TRANSPOSED 2
+typedef struct {
+    int32_t rows, depth, units;
+    int32_t order;              /* EDGESDK_ORT_SUM_* */
+    int32_t bias_first;
+    const float *dequantized;   /* [256] DequantizeLinear of each int8 input value, indexed by value + 128 */
+    const float *weights;       /* [units * depth] */
+    const float *bias;          /* [units] */
+    float output_scale;
+    int32_t output_zero_point;
+    int32_t act_min, act_max;
+} edgesdk_ort_float_fc_params;
+
 /* fmaf(a, b, c): a * b + c rounded once to float32 (the product is exact in double, the sum is rounded to odd
  * in double, then to float: no double rounding), without an FMA instruction or libm. */
 float edgesdk_ort_fmaf(float a, float b, float c);
@@ -89,6 +130,13 @@ void edgesdk_ort_float_binary_s8(const edgesdk_ort_float_binary_params *p, const
                                  int8_t *output);
 void edgesdk_ort_average_pool_s8(const edgesdk_ort_average_pool_params *p, const int8_t *input, int8_t *output);
 void edgesdk_ort_quantize_f32_s8(const edgesdk_ort_quantize_params *p, const float *input, int8_t *output);
+/* The float32 value QuantizeLinear reads for output (oy, ox, o) of one NHWC image: the sum in MLAS's order + bias. */
+float edgesdk_ort_float_conv_value(const edgesdk_ort_float_conv_params *p, const int8_t *image, int32_t oy, int32_t ox,
+                                   int32_t o);
+void edgesdk_ort_float_conv_s8(const edgesdk_ort_float_conv_params *p, const int8_t *input, int8_t *output);
+/* The float32 value QuantizeLinear reads for output n of one int8 input row[depth]. */
+float edgesdk_ort_float_fc_value(const edgesdk_ort_float_fc_params *p, const int8_t *row, int32_t n);
+void edgesdk_ort_float_fc_s8(const edgesdk_ort_float_fc_params *p, const int8_t *input, int8_t *output);
 void edgesdk_ort_concatenation(const edgesdk_ort_concatenation_params *p, const void *const *inputs, void *output);
 
 #endif /* EDGESDK_ORT_H */

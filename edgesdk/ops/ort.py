@@ -4,6 +4,9 @@ Each op's `prepare(op, "ort")` (edgesdk/ops/<op>.py) returns one of these, compu
 OrtExecution (op.attrs["ort"], edgesdk/importer/ort_plan.py) with the arithmetic of edgesdk/ir/ort.py:
 
   CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED   ConvData with rounding "f32" and float32 scales (conv_data)
+  CONV_2D, DEPTHWISE_CONV_2D not fused          OrtFloatConvData: MLAS's float32 convolution between
+                                                DequantizeLinear and QuantizeLinear (float_conv_data)
+  FULLY_CONNECTED not fused                     OrtFloatFullyConnectedData: MLAS's float32 Gemm / MatMul
   MEAN (GlobalAveragePool)                      ReduceData with rounding "f32" and the float32 scale
   ADD, MUL                                      OrtAddData / OrtMulData (fused QLinearAdd / QLinearMul) or
                                                 OrtFloatBinaryData (float Add / Mul between DQ and Q)
@@ -51,12 +54,16 @@ def unsupported_reason(op) -> str | None:
     if op.type in ACCUMULATING:
         if op.type == "MEAN" and run is not None and run.kernel not in ("GlobalAveragePool", "AveragePool"):
             return f"{where}: ONNX Runtime has no quantized {run.kernel} and runs it in float32"
+        if run is not None and not run.fused and op.type in FLOAT_LAYER_TYPES:
+            why = float_conv_unsupported(op) if op.type in FLOAT_CONV_TYPES else float_fc_unsupported(op)
+            if why is None:
+                return None
+            return (f"{where}: ONNX Runtime runs this group as a float32 {run.kernel} (not fused into "
+                    f"{ACCUMULATING[op.type]}) and {why}. " + FAN_OUT_ADVICE)
         if run is None or not run.fused:
             return (f"{where}: ONNX Runtime runs this group in float32 (not fused into {ACCUMULATING[op.type]}), "
-                    "summing float32 products in the order of its MLAS kernels, which edgesdk does not reproduce. "
-                    "On x86-64 ONNX Runtime fuses only uint8 activations, and keeps an int8 tensor (and the ops "
-                    "producing and reading it) in float32 when it feeds more than one op: quantize the model with "
-                    "uint8 activations (quantize_static(..., activation_type=QuantType.QUInt8); its default is QInt8)")
+                    "summing float32 values in the order of its MLAS kernels, which edgesdk reproduces for Conv, "
+                    "Gemm and MatMul only. " + FAN_OUT_ADVICE)
         if op.type == "MEAN":
             return None
         if not full_range_activation(op):
@@ -79,6 +86,16 @@ def unsupported_reason(op) -> str | None:
     if op.type == "MAX_POOL_2D" and not same_quantization(op.inputs[0], op.outputs[0]):
         return f"{where}: input and output are quantized differently"
     return None
+
+
+FAN_OUT_ADVICE = ("On x86-64 ONNX Runtime fuses only uint8 activations, and keeps an int8 tensor (and the ops "
+                  "producing and reading it) in float32 when it feeds more than one op: quantize the model with "
+                  "uint8 activations (quantize_static(..., activation_type=QuantType.QUInt8); its default is QInt8). "
+                  "extra_options={'DedicatedQDQPair': True} does not help: ONNX Runtime merges the duplicated "
+                  "QuantizeLinear nodes again")
+FLOAT_CONV_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D")
+FLOAT_LAYER_TYPES = FLOAT_CONV_TYPES + ("FULLY_CONNECTED",)  # reproduced when ONNX Runtime runs them in float32
+MLAS_STRIDE_K = 256  # MLAS_SGEMM_STRIDEK: longer sums are split into blocks that depend on the thread partition
 
 
 def full_range_activation(op) -> bool:
@@ -122,7 +139,12 @@ def conv_scales(op) -> tuple:
 
 
 def conv_data(op):
-    """ConvData for the "f32" requantization: the float32 scales, the filter's zero point applied."""
+    """ConvData for the "f32" requantization: the float32 scales, the filter's zero point applied (a QLinearConv,
+    QGemm or QLinearMatMul); OrtFloatConvData for a Conv group ONNX Runtime runs in float32."""
+    if op.type in FLOAT_CONV_TYPES and not execution(op).fused:
+        return float_conv_data(op)
+    if op.type == "FULLY_CONNECTED" and not execution(op).fused:
+        return float_fc_data(op)
     from .activation import activation_range
     from .conv_data import ConvData
 
@@ -133,6 +155,151 @@ def conv_data(op):
     act_min, act_max = activation_range(op)
     return ConvData(-int(x.quant.zero_point[0]), -int(zps.pop()), int(y.quant.zero_point[0]),
                     scales, unused, unused, act_min, act_max, ROUNDING_F32)
+
+
+# -- Conv groups ONNX Runtime runs in float32 -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OrtFloatConvData:
+    """DequantizeLinear -> float32 Conv (MLAS: im2col, then SGEMM) -> QuantizeLinear. Each output sums its products
+    over k = (input channel of its group, filter row, filter column) in that order, then adds the bias:
+    `fma_chain` (MLAS's SGEMM kernels, FMA3/AVX-512: acc = fma(w, x, acc) from 0) when a group has several filters,
+    else MLAS's M=1 kernel (SgemmKernelM1Avx: products rounded, summed four at a time as ((p0 + p1) + p2) + p3, each
+    group of four then added to the running sum). Measured bit-exact against ONNX Runtime 1.32 (docs/rounding.md)."""
+    groups: int  # 1 (CONV_2D) or the input channels (DEPTHWISE_CONV_2D)
+    fma_chain: bool
+    dequantized: np.ndarray  # float32[256]: DequantizeLinear of each int8 input value, indexed by value + 128
+    filter: np.ndarray  # float32 [out_c][in_c / groups][filter_h][filter_w]: DequantizeLinear of the weights
+    bias: np.ndarray  # float32 [out_c]: DequantizeLinear of the int32 bias (zeros without one)
+    output_scale: float
+    output_zero_point: int
+    act_min: int
+    act_max: int
+
+
+def float_conv_geometry(op) -> tuple:
+    """(groups, input channels per group, filters per group, k = products per output) of a CONV_2D or
+    DEPTHWISE_CONV_2D as ONNX Runtime's Conv sees it."""
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    out_c = int(y.shape[3])
+    if op.type == "DEPTHWISE_CONV_2D":
+        groups, per_group = int(x.shape[3]), 1
+    else:
+        groups, per_group = 1, int(x.shape[3])
+    return groups, per_group, out_c // groups, per_group * int(w.shape[1]) * int(w.shape[2])
+
+
+def float_conv_unsupported(op) -> str | None:
+    """Why edgesdk cannot reproduce ONNX Runtime's float32 Conv of this group (None: it can)."""
+    x, a = op.inputs[0], op.attrs
+    run = execution(op)
+    if run.optimized != "Conv":
+        return (f"ONNX Runtime's optimizer turned it into {run.optimized or 'another kernel'}, whose summation order "
+                "edgesdk does not reproduce")
+    _, per_group, filters, k = float_conv_geometry(op)
+    if filters > 1 and k > MLAS_STRIDE_K:
+        return (f"each output sums {k} products, which MLAS may split into blocks of a size that depends on its "
+                f"thread partition (edgesdk reproduces sums of at most {MLAS_STRIDE_K})")
+    pads = [a.get(key, 0) for key in ("pad_top", "pad_left", "pad_bottom", "pad_right")]
+    if (per_group == 1 and a.get("stride_h", 1) == a.get("stride_w", 1) == 1 and not any(pads)
+            and a.get("dilation_h", 1) == a.get("dilation_w", 1) == 1 and int(op.inputs[1].shape[2]) == int(x.shape[2])
+            and k > 1):
+        return "its filter spans the input's whole width, which MLAS computes with a transposed GEMM"
+    return None
+
+
+def float_conv_data(op) -> OrtFloatConvData:
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    groups, _, filters, _ = float_conv_geometry(op)
+    out_c = int(y.shape[3])
+    weights = np.asarray(w.data).astype(np.int64)
+    if op.type == "DEPTHWISE_CONV_2D":  # 1HW(C*M) -> (C*M)1HW: output channel o = c * M + m is in group c
+        weights = weights.transpose(3, 0, 1, 2)
+    else:  # OHWI -> OIHW
+        weights = weights.transpose(0, 3, 1, 2)
+    w_scale = np.broadcast_to(np.asarray(w.quant.scale, f32).reshape(-1), (out_c,))
+    w_zp = np.broadcast_to(np.asarray(w.quant.zero_point, np.int64).reshape(-1), (out_c,))
+    dequantized_w = ((weights - w_zp[:, None, None, None]).astype(f32) * w_scale[:, None, None, None]).astype(f32)
+    lo, hi = float_activation_bounds(op)
+    return OrtFloatConvData(groups, filters > 1, dequantize_table(x), np.ascontiguousarray(dequantized_w).reshape(-1),
+                            _dequantized_bias(b, out_c), _qp(y)[0], _qp(y)[1], lo, hi)
+
+
+# -- Gemm / MatMul groups ONNX Runtime runs in float32 ----------------------------------------------------------
+
+SUM_FMA_CHAIN, SUM_M1, SUM_M1_TRANSPOSED = 0, 1, 2  # EDGESDK_ORT_SUM_* (edgesdk_ort.h)
+
+
+@dataclass(frozen=True)
+class OrtFloatFullyConnectedData:
+    """DequantizeLinear -> float32 Gemm or MatMul (MLAS SGEMM) -> QuantizeLinear, summed in the order of the kernel
+    MLAS picks: `order` SUM_FMA_CHAIN (several rows), SUM_M1 (one row, B not transposed: MatMul, Gemm transB 0;
+    Gemm's bias is the sum the first run of products is added to: `bias_first`) or SUM_M1_TRANSPOSED (one row,
+    Gemm transB 1). Measured bit-exact against ONNX Runtime 1.32 (docs/rounding.md)."""
+    order: int
+    bias_first: bool
+    dequantized: np.ndarray  # float32[256]: DequantizeLinear of each int8 input value, indexed by value + 128
+    weights: np.ndarray  # float32 [units][depth]: DequantizeLinear of the weights
+    bias: np.ndarray  # float32 [units] (zeros without one)
+    output_scale: float
+    output_zero_point: int
+    act_min: int
+    act_max: int
+
+
+def _dequantized_bias(b, units: int) -> np.ndarray:
+    if b is None:
+        return np.zeros(units, f32)
+    scale = np.broadcast_to(np.asarray(b.quant.scale, f32).reshape(-1), (units,))
+    zp = np.broadcast_to(np.asarray(b.quant.zero_point, np.int64).reshape(-1), (units,))
+    return ((np.asarray(b.data).astype(np.int64) - zp).astype(f32) * scale).astype(f32)
+
+
+def _dequantized_weights(w, units: int) -> np.ndarray:
+    """DequantizeLinear of weights whose first axis is the output channel: float32(w - zp[c]) * scale[c]."""
+    data = np.asarray(w.data).astype(np.int64)
+    extra = (None,) * (data.ndim - 1)
+    scale = np.broadcast_to(np.asarray(w.quant.scale, f32).reshape(-1), (units,))[(slice(None),) + extra]
+    zp = np.broadcast_to(np.asarray(w.quant.zero_point, np.int64).reshape(-1), (units,))[(slice(None),) + extra]
+    return ((data - zp).astype(f32) * scale).astype(f32)
+
+
+def float_fc_unsupported(op) -> str | None:
+    """Why edgesdk cannot reproduce ONNX Runtime's float32 Gemm / MatMul of this group (None: it can)."""
+    run, x = execution(op), op.inputs[0]
+    if run.kernel not in ("Gemm", "MatMul") or run.optimized != run.kernel:
+        return (f"ONNX Runtime's optimizer turned it into {run.optimized or 'another kernel'}, whose summation order "
+                "edgesdk does not reproduce")
+    if run.kernel == "Gemm" and (run.attribute("transA", 0) != 0 or float(run.attribute("alpha", 1.0)) != 1.0
+                                 or float(run.attribute("beta", 1.0)) != 1.0):
+        return "it is a Gemm with transA, alpha or beta set (MLAS scales or transposes in other kernels)"
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    if run.kernel == "MatMul" and b is not None and np.any(np.asarray(b.data) != 0):
+        return "edgesdk's graph gives this MatMul a bias, which ONNX Runtime's MatMul does not have"
+    if len(x.shape) != 2:
+        return f"its input is {len(x.shape)}-D (edgesdk reproduces MLAS's order for a 2-D input)"
+    if int(x.shape[0]) > 1 and int(x.shape[1]) > MLAS_STRIDE_K:
+        return (f"each output sums {x.shape[1]} products, which MLAS may split into blocks of a size that depends "
+                f"on its thread partition (edgesdk reproduces sums of at most {MLAS_STRIDE_K})")
+    return None
+
+
+def float_fc_data(op) -> OrtFloatFullyConnectedData:
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    b = op.inputs[2] if len(op.inputs) > 2 else None
+    run = execution(op)
+    units = int(w.shape[0])
+    if int(x.shape[0]) > 1:
+        order, bias_first = SUM_FMA_CHAIN, False
+    elif run.kernel == "Gemm" and run.attribute("transB", 0):
+        order, bias_first = SUM_M1_TRANSPOSED, False
+    else:
+        order, bias_first = SUM_M1, run.kernel == "Gemm" and b is not None
+    lo, hi = float_activation_bounds(op)
+    return OrtFloatFullyConnectedData(order, bias_first, dequantize_table(x),
+                                      np.ascontiguousarray(_dequantized_weights(w, units)).reshape(-1),
+                                      _dequantized_bias(b, units), _qp(y)[0], _qp(y)[1], lo, hi)
 
 
 # -- ADD, MUL ----------------------------------------------------------------------------------------------------

@@ -266,6 +266,38 @@ def _(g, a, b):
     return [g.node("Add", [s, g.node("Mul", [s, r])])]
 
 
+@spec("fanout_convs", ["Conv", "Add"], {"x": FEAT}, ALL, outputs=3,
+      note="a conv output read by four ops: with int8 activations ONNX Runtime runs every Conv here in float32 "
+           "(MLAS: a depthwise conv with 2 filters per group, a single-filter conv, a pointwise conv)")
+def _(g, x):
+    a = g.conv(x, 8, 8)
+    b = g.conv(a, 8, 16, stride=2, group=8)
+    c = g.conv(a, 8, 1)
+    return [b, c, g.node("Add", [a, g.conv(a, 8, 8, k=1, pad=0)])]
+
+
+@spec("fanout_wide_conv", ["Conv", "Concat"], {"x": (1, 32, 6, 6)},
+      note="an input read by two convs, one summing 288 products: int8 refused (MLAS may split sums past 256)")
+def _(g, x):
+    return [g.node("Concat", [g.conv(x, 32, 8, std=0.1), g.conv(x, 32, 8, k=1, std=0.1)], axis=1)]
+
+
+@spec("fanout_gemm", ["Gemm", "MatMul", "Add"], {"x": (1, 16)}, ALL, outputs=2,
+      note="a Gemm output read by a Gemm (transB 0), a MatMul and an Add: with int8 activations ONNX Runtime runs "
+           "them in float32 (MLAS's M=1 kernels, B transposed or not)")
+def _(g, x):
+    h = g.node("Gemm", [x, g.const((10, 16)), g.const((10,), 0.1)], transB=1)
+    out = g.node("Add", [h, g.node("Gemm", [h, g.const((10, 10)), g.const((10,), 0.1)])])
+    return [out, g.node("MatMul", [h, g.const((10, 7))])]
+
+
+@spec("fanout_gemm_batch", ["Gemm", "Add"], {"x": (3, 24)},
+      note="three rows: ONNX Runtime's float32 Gemms (int8) use MLAS's packed SGEMM kernel (fused multiply-adds)")
+def _(g, x):
+    h = g.node("Gemm", [x, g.const((24, 12)), g.const((12,), 0.1)])
+    return [g.node("Add", [h, g.node("Gemm", [h, g.const((12, 12)), g.const((12,), 0.1)], transB=1)])]
+
+
 @spec("sigmoid", ["Conv", "Sigmoid"], {"x": FEAT})
 def _(g, x):
     return [g.node("Sigmoid", [g.conv(x, 8, 8)])]

@@ -28,7 +28,9 @@ KERNEL_TYPES = ("ADD", "MUL", "AVERAGE_POOL_2D", "CONCATENATION", "LOGISTIC", "R
 
 
 def uses_ort_kernel(op) -> bool:
-    return "ort" in op.attrs and op.type in KERNEL_TYPES and "relax_function" not in op.attrs
+    if "ort" not in op.attrs or "relax_function" in op.attrs:
+        return False
+    return op.type in KERNEL_TYPES or (op.type in ort_data.FLOAT_LAYER_TYPES and not op.attrs["ort"].fused)
 
 
 def int8_per_tensor(op):
@@ -142,7 +144,46 @@ def emit_concatenation(e: Emit):
     return e.layer
 
 
-EMITTERS = {ort_data.OrtAddData: emit_add, ort_data.OrtMulData: emit_mul,
+def emit_float_conv(e: Emit):
+    d, x, y, a = e.data, e.op.inputs[0], e.op.outputs[0], e.op.attrs
+    fields = {"batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+              "out_h": y.shape[1], "out_w": y.shape[2], "out_c": y.shape[3],
+              "filter_h": e.op.inputs[1].shape[1], "filter_w": e.op.inputs[1].shape[2],
+              "stride_h": a["stride_h"], "stride_w": a["stride_w"], "dilation_h": a.get("dilation_h", 1),
+              "dilation_w": a.get("dilation_w", 1), "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+              "groups": d.groups, "fma_chain": int(d.fma_chain), "dequantized": e.float32s("dequantized", d.dequantized),
+              "filter": e.float32s("filter", d.filter), "bias": e.float32s("bias", d.bias),
+              "output_scale": float(d.output_scale), "output_zero_point": d.output_zero_point,
+              "act_min": d.act_min, "act_max": d.act_max}
+    params = e.params("edgesdk_ort_float_conv_params", fields)
+    e.call("edgesdk_ort_float_conv_s8", params, e.tensor(x), e.arena(y))
+    order = "fused multiply-add chain (SGEMM)" if d.fma_chain else "runs of four products (SGEMM M=1 kernel)"
+    e.layer.note = f"ONNX Runtime's float32 Conv between DequantizeLinear and QuantizeLinear, MLAS order: {order}"
+    return e.layer
+
+
+FC_ORDERS = {ort_data.SUM_FMA_CHAIN: ("EDGESDK_ORT_SUM_FMA_CHAIN", "fused multiply-add chain (SGEMM)"),
+             ort_data.SUM_M1: ("EDGESDK_ORT_SUM_M1", "runs of four products (SGEMM M=1 kernel)"),
+             ort_data.SUM_M1_TRANSPOSED: ("EDGESDK_ORT_SUM_M1_TRANSPOSED",
+                                          "eight lanes and a reduction tree (SGEMM M=1 transposed-B kernel)")}
+
+
+def emit_float_fc(e: Emit):
+    d, x, y = e.data, e.op.inputs[0], e.op.outputs[0]
+    macro, order = FC_ORDERS[d.order]
+    fields = {"rows": x.shape[0], "depth": x.shape[1], "units": y.shape[-1], "order": e.macro(macro),
+              "bias_first": int(d.bias_first), "dequantized": e.float32s("dequantized", d.dequantized),
+              "weights": e.float32s("weights", d.weights), "bias": e.float32s("bias", d.bias),
+              "output_scale": float(d.output_scale), "output_zero_point": d.output_zero_point,
+              "act_min": d.act_min, "act_max": d.act_max}
+    params = e.params("edgesdk_ort_float_fc_params", fields)
+    e.call("edgesdk_ort_float_fc_s8", params, e.tensor(x), e.arena(y))
+    e.layer.note = (f"ONNX Runtime's float32 {e.op.attrs['ort'].kernel} between DequantizeLinear and QuantizeLinear, "
+                    f"MLAS order: {order}")
+    return e.layer
+
+
+EMITTERS = {ort_data.OrtFloatConvData: emit_float_conv, ort_data.OrtFloatFullyConnectedData: emit_float_fc, ort_data.OrtAddData: emit_add, ort_data.OrtMulData: emit_mul,
             ort_data.OrtFloatBinaryData: emit_float_binary, ort_data.OrtAveragePoolData: emit_average_pool,
             ort_data.OrtTableData: emit_table, ort_data.OrtQuantizeData: emit_quantize,
             ort_data.OrtConcatData: emit_concatenation}
@@ -200,3 +241,32 @@ def concatenation_footprint(call, op) -> list:
     return checks or accesses + [(p["slice_bytes"], 4 * len(slices), "slice sizes"),
                                  (p["table_index"], 4 * len(index), "table indexes"),
                                  (y, p["outer"] * sum(slices), "output")]
+
+
+@footprint("edgesdk_ort_float_conv_s8")
+def float_conv_footprint(call, op) -> list:
+    p, x, y = call.args
+    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
+                      "stride_h", "stride_w", "dilation_h", "dilation_w", "groups")
+    if checks:
+        return checks
+    checks = require(p["pad_top"] >= 0 and p["pad_left"] >= 0, "negative padding")
+    checks += require(p["in_c"] % p["groups"] == 0 and p["out_c"] % p["groups"] == 0,
+                      "channels are not a multiple of the groups")
+    # Every tap read is checked against the input's bounds by the kernel; the filter and bias are read whole.
+    k = (p["in_c"] // p["groups"]) * p["filter_h"] * p["filter_w"]
+    return checks + [(p["dequantized"], 4 * 256, "dequantized[256]"), (p["filter"], 4 * p["out_c"] * k, "filter"),
+                     (p["bias"], 4 * p["out_c"], "bias"), (x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
+                     (y, p["batches"] * p["out_h"] * p["out_w"] * p["out_c"], "output")]
+
+
+@footprint("edgesdk_ort_float_fc_s8")
+def float_fc_footprint(call, op) -> list:
+    p, x, y = call.args
+    checks = positive(p, "rows", "depth", "units")
+    if checks:
+        return checks
+    n = p["depth"] * p["units"]
+    return [(p["dequantized"], 4 * 256, "dequantized[256]"), (p["weights"], 4 * n, "weights"),
+            (p["bias"], 4 * p["units"], "bias"), (x, p["rows"] * p["depth"], "input"),
+            (y, p["rows"] * p["units"], "output")]
