@@ -38,7 +38,8 @@ class Striping:
     def same_target(self, ops) -> bool:
         return len({id(self._target_of.get(op)) for op in ops}) == 1
 
-    def cost(self, group) -> tuple:
+    def cost(self, group) -> tuple | None:
+        """(cycles in stripes, cycles whole), or None when the target cannot lower this group."""
         return self._target_of[group.ops[0]].stripe_cost(group, self._ctx)
 
 
@@ -99,7 +100,10 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                 continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = CascadeGroup(chain, height, first)
-                striped, whole = striping.cost(group)
+                cost = striping.cost(group)
+                if cost is None:
+                    continue  # the target cannot run this group's row ranges (another height may do)
+                striped, whole = cost
                 if striped > whole * (1 + max_cycle_increase):
                     break
                 below = round_best[0] + 1 if round_best else best.arena_bytes
@@ -131,8 +135,12 @@ def forced_groups(graph, regions, specs, striping: Striping) -> list:
             raise UsageError(f"The tuning schedule's cascade group of ops {list(indices)} has stripe height {height} "
                              f"(the output has {out_height} rows) or shares an op with another group. Re-run "
                              "'edgesdk tune'.")
+        group = CascadeGroup(chain, int(height), first)
+        if striping.cost(group) is None:
+            raise UsageError(f"The tuning schedule runs ops {list(indices)} in stripes of {height} rows, which their "
+                             "target cannot run. Re-run 'edgesdk tune'.")
         taken |= set(indices)
-        groups.append(CascadeGroup(chain, int(height), first))
+        groups.append(group)
     return groups
 
 
@@ -155,6 +163,8 @@ def arena_reducing_groups(problem: MemoryProblem, regions, plan, striping: Strip
         if taken & set(chain) or not busiest & set(range(first, first + len(chain))):
             continue
         for height in stripe_heights(chain):
+            if striping.cost(CascadeGroup(chain, height, first)) is None:
+                continue  # its target cannot lower it
             trial = problem.plan_below(chosen + [CascadeGroup(chain, height, first)], plan.arena_bytes)
             if trial is not None:
                 found.append((trial.arena_bytes, first, chain, height))

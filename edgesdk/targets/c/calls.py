@@ -128,6 +128,7 @@ class Params:
 class KernelCall:
     kernel: str
     args: tuple
+    op: object = None  # the layer the call computes, when a layer's calls run several (a cascade group)
 
     def c(self) -> str:
         return f"{self.kernel}({', '.join(a.c() for a in self.args)});"
@@ -156,6 +157,12 @@ class HostLayer:
     calls: list = field(default_factory=list)
     note: str = ""
     aliased: bool = False  # RESHAPE whose output shares the input's slot: no code at all
+    ops: tuple = ()  # a cascade group run in stripes (edgesdk/targets/c/stripes.py): all its layers; else `op`
+
+    @property
+    def layers(self) -> tuple:
+        """The model layers this block computes."""
+        return self.ops or (self.op,)
 
     def add(self, kernel: str, *args) -> "HostLayer":
         self.calls.append(KernelCall(kernel, tuple(args)))
