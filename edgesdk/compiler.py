@@ -27,7 +27,7 @@ from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
 from .progress import VERBOSE, say
 from .targets import parse_target_list
-from .aot.cascade import Striping, cascade_report, choose_cascades, fit_cascades, plan_with_groups
+from .aot.cascade import Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups
 from .targets.api import CodegenOptions
 
 ROUNDING_MODES = ("ref", "tflm", "ort")  # ort: ONNX Runtime (edgesdk/importer/ort_plan.py)
@@ -136,10 +136,7 @@ def plan_pass(s: BuildState) -> None:
         if s.options.cascade:
             s.plan = choose_cascades(s.memory_problem, s.regions, s.plan, striping)
             if not sram_fits(s.plan.arena_bytes, s.board):  # what a model that does not fit may spend to fit
-                groups = fit_cascades(s.memory_problem, s.regions, striping)
-                fitted = s.memory_problem.plan(groups) if groups else None
-                if fitted is not None and fitted.arena_bytes < s.plan.arena_bytes:
-                    s.plan = fitted
+                s.plan = fit_plan(s.memory_problem, s.regions, s.plan, striping)
     if s.check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
         check_sram_fits(s.plan.arena_bytes, s.board, 0 if s.options.compile_firmware else SRAM_RESERVE_BYTES)
 

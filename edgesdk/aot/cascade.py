@@ -76,31 +76,34 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
     return sorted(result, key=lambda c: (len(c[1]), c[0]))
 
 
-def busiest_steps(plan) -> set:
+def busiest_steps(plan, placed: bool = False) -> set:
     """Steps at which the live bytes (before overlap) reach their maximum: only a group covering one of
-    them can lower the peak."""
+    them can lower the peak. `placed`: the steps at which the plan's buffers reach the top of the arena
+    instead (where the placement, not the live bytes, sets the peak)."""
     buffers = [b for b in plan.buffers if b.size]
     if not buffers:
         return set()
     load = {}
     for s in range(min(b.first for b in buffers), max(b.last for b in buffers) + 1):
-        load[s] = sum(b.size for b in buffers if b.first <= s <= b.last)
+        live = [b for b in buffers if b.first <= s <= b.last]
+        load[s] = max((b.offset + b.size for b in live), default=0) if placed else sum(b.size for b in live)
     top = max(load.values())
     return {s for s, v in load.items() if v == top}
 
 
 def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Striping,
-                    max_cycle_increase: float | None = None):
+                    max_cycle_increase: float | None = None, placed: bool = False):
     """Add cascade groups to the plan while one lowers the arena. Each round tries every candidate chain that
     covers a busiest step of the current plan at every stripe height within the cycle budget (`max_cycle_increase`; None: each target's default), in place of
     the groups chosen so far that it overlaps, and keeps the smallest arena; ties go to the fewer cycles.
-    Returns the best plan (`baseline` itself when no group helps)."""
+    The search starts from `baseline`'s groups; `placed` picks the busiest steps by the placement
+    (busiest_steps). Returns the best plan (`baseline` itself when no group helps)."""
     candidates = candidate_chains(problem.graph, regions, striping)
     if not candidates:
         return baseline
-    best, chosen = baseline, []
+    best, chosen = baseline, list(baseline.cascades)
     while True:
-        busiest = busiest_steps(best)
+        busiest = busiest_steps(best, placed)
         round_best = None  # (arena, extra cycles, plan)
         for first, chain in candidates:
             if not busiest & set(range(first, first + len(chain))):
@@ -156,6 +159,18 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
         return None
     lowest = _min_max_peak(steps, whole, ending)
     return _cheapest_within(steps, whole, ending, lowest)
+
+
+def fit_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
+    """The smallest plan found for a model that does not fit with `plan`: the groups of `fit_cascades`, then
+    the greedy search from them with the same budget at the steps where the placement reaches the top (the
+    placement may stay above the per-step bounds the program minimizes). `plan` itself if none is smaller."""
+    groups = fit_cascades(problem, regions, striping, max_increase)
+    if not groups:
+        return plan
+    fitted = problem.plan(groups)
+    fitted = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True)
+    return fitted if fitted.arena_bytes < plan.arena_bytes else plan
 
 
 def _min_max_peak(steps: int, whole: dict, ending: dict) -> int:
