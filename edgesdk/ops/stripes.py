@@ -5,7 +5,7 @@ target's business (Target.can_stripe / stripe_costs / its own lowering), and whi
 search's (edgesdk/aot/cascade.py).
 
 A cascade group is a run of consecutive ops (window ops: CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
-MAX_POOL_2D; and ADD/MUL without broadcasting) whose intermediate tensors -- the outputs of every op but the
+MAX_POOL_2D; ADD/MUL without broadcasting; the unary HARD_SWISH, RELU, RELU6) whose intermediate tensors -- the outputs of every op but the
 last -- are read only by ops of the group (one or several: an inverted-residual block's input feeds both its
 expanding convolution and its ADD). The group's last output is
 produced in stripes of `stripe_height` rows. For each stripe, walking the ops backwards, every op computes
@@ -39,7 +39,9 @@ from ..ir.graph import DTYPE_BYTES
 from .window import WINDOW_OPS, window_geometry
 
 ELEMENTWISE_OPS = ("ADD", "MUL")
-STRIPE_OPS = WINDOW_OPS + ELEMENTWISE_OPS  # ops with a row geometry (a target may stripe a subset)
+UNARY_OPS = ("HARD_SWISH", "RELU", "RELU6")  # one input, element i from element i
+STRIPE_OPS = WINDOW_OPS + ELEMENTWISE_OPS + UNARY_OPS  # ops with a row geometry (a target may stripe a subset)
+ROW_PRESERVING = ELEMENTWISE_OPS + UNARY_OPS  # output row r from input row r only
 MAX_CHAIN_OPS = 10  # longer chains: halos grow, and the search gets slow (two inverted-residual blocks fit)
 
 
@@ -62,7 +64,7 @@ def input_rows(op, x, out_start: int, out_stop: int) -> tuple:
     """(start, stop, pad_top) of the rows of input `x` that output rows [out_start, out_stop) of `op` read,
     and the leading padding of a command that computes exactly those output rows from exactly those input
     rows (module docstring, "Padding at stripe edges")."""
-    if op.type in ELEMENTWISE_OPS:
+    if op.type in ROW_PRESERVING:
         return out_start, out_stop, 0
     g = window_geometry(op)
     height = nhwc(x.shape)[1]
@@ -241,7 +243,7 @@ def exact_overlap_allowed(ops, sched: Schedule, x) -> bool:
     if x in activation_inputs(last):
         same = all(tuple(t.shape) == tuple(y.shape) and DTYPE_BYTES[t.dtype] == DTYPE_BYTES[y.dtype]
                    for t in activation_inputs(last))
-        if last.type not in ELEMENTWISE_OPS or not same:
+        if last.type not in ROW_PRESERVING or not same:
             return False
     x_row, y_row = row_bytes(x), row_bytes(y)
     written = []  # byte ranges of y (from its first byte) written so far
@@ -272,7 +274,7 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
             return False
         if op.type in WINDOW_OPS and (op.inputs[0] is None or op.inputs[0].is_const):
             return False
-        if op.type in ELEMENTWISE_OPS:
+        if op.type in ROW_PRESERVING:
             y = op.outputs[0]
             if any(t is None or t.is_const or tuple(t.shape) != tuple(y.shape) for t in op.inputs[:2]):
                 return False  # no broadcasting, no constant operands

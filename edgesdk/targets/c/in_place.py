@@ -12,7 +12,7 @@ output pointers `restrict`. Other dtypes' kernels (int16, float32, ...) are not 
 
 from __future__ import annotations
 
-EXACT = {"ADD", "MUL", "RELU", "RELU6", "RELU_N1_TO_1"}
+EXACT = {"ADD", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "HARD_SWISH"}
 RASTER = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"}
 
 

@@ -25,8 +25,10 @@ from .calls import Arena, Const, HostLayer, Int, KernelCall, Params, render_para
 ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_depthwise_conv2d_s8", "edgesdk_average_pool2d_s8",
                "edgesdk_max_pool2d_s8")
 ELEMENTWISE_KERNELS = ("edgesdk_add_s8", "edgesdk_mul_s8")
+SIZED_KERNELS = ("edgesdk_hard_swish_s8",)  # params.size elements, one input
+
 SHIFT_KERNEL = "edgesdk_reshape"  # memmove (edgesdk_reshape.c)
-STRIPE_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL")
+STRIPE_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL", "HARD_SWISH")
 SLIDING_ROWS = 3  # input rows the sliding depthwise kernel loads for every output row
 REFERENCE_FACTOR = 4  # the reference depthwise loops against the sliding kernel, per MAC (generously)
 INSTRUCTIONS_PER_MOVED_BYTE = 1  # a shift's memmove, generously (word copies move 4 bytes in ~3 instructions)
@@ -87,7 +89,7 @@ class LayerCalls:
 
     def for_event(self, event) -> KernelCall | None:
         """The call a Compute event takes (None: this layer's kernel cannot run a row range)."""
-        if self.whole.kernel not in ROW_KERNELS + ELEMENTWISE_KERNELS:
+        if self.whole.kernel not in ROW_KERNELS + ELEMENTWISE_KERNELS + SIZED_KERNELS:
             return None
         if self.sliding() and _rows_read(self.op, event) < SLIDING_ROWS:
             return self.fallback()
@@ -114,6 +116,9 @@ def stripe_fields(op, call, event) -> dict | None:
         strides = [rows_out * w * c] * (MAX_DIMS - 3) + [w * c, c, 1]
         fields["shape"] = dict(shape, size=rows_out * w * c, out_shape=out_shape, in1_strides=strides,
                                in2_strides=list(strides))
+        return fields
+    if call.kernel in SIZED_KERNELS:
+        fields["size"] = rows_out * row_bytes(op.outputs[0])
         return fields
     x = op.inputs[0]
     start, stop, pad_top = event.reads[x]
