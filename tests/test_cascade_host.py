@@ -210,3 +210,27 @@ def test_proof_refuses_a_tampered_stripe_call(tmp_path, tamper, message):
     compiled = _compiled_with_group(tmp_path, tamper)
     with pytest.raises(VerificationError, match=message):
         verify_build(compiled)
+
+
+# -- the goal model ------------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_mobilenet_v2_224_fits_riscv_npu_in_stripes_and_is_bit_exact(tmp_path):
+    """Issue 13's goal model: 1,211,392 bytes of activations op by op on the host, 965,888 with the NPU. On
+    riscv-npu (512 KiB) the fit search cascades its inverted residuals: CPU-only within 256 KiB including the
+    150,528-byte input, run bit-exact on the emulator (3.3 G instructions); with the NPU the plan fits too."""
+    from conftest import model_path
+    from edgesdk.compiler import BuildOptions, build, compile_model
+    from edgesdk.runner import random_inputs, run_inference
+
+    path = model_path("mobilenet_v2_224_uint8")
+    report = build(path, tmp_path / "c", BuildOptions(target="c", werror=True))
+    memory = report["memory"]
+    assert memory["sram_peak_bytes"] <= 256 * 1024 and len(memory["cascades"]) >= 2
+    assert memory["cascades"][0]["ops"][0] == 0  # the 112x112 layers are never whole
+    inputs = random_inputs(report, 0)
+    result = run_inference(tmp_path / "c", inputs, timeout_s=3000)
+    assert result.exit_code == 0, result.uart
+    (want,) = run_reference(path, inputs, "ref")
+    assert np.array_equal(result.outputs[0], want)
+    with_npu = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False))
+    assert with_npu.plan.cascades and with_npu.plan.arena_bytes <= 512 * 1024 - 8192
