@@ -51,6 +51,18 @@ def _inverted_residuals():
     return m.build([x], [y])
 
 
+def _hard_swish_stem():
+    """SSD MobileNetV3's stem: 3x3 stride-2 conv -> HARD_SWISH -> 3x3 stride-2 depthwise -> 1x1."""
+    m = ModelBuilder()
+    x = m.tensor((1, 18, 10, 3), "int8", scale=0.02, zero_point=1)
+    a = _conv(m, x, (1, 9, 5, 16), 3, stride=2, seed=11)  # op 0
+    b = m.tensor((1, 9, 5, 16), "int8", scale=0.03, zero_point=-100)
+    m.op("HARD_SWISH", [a], [b])  # op 1
+    c = _conv(m, b, (1, 5, 3, 16), 3, stride=2, depthwise=True, activation="RELU", seed=12)  # op 2
+    d = _conv(m, c, (1, 5, 3, 8), 1, seed=13)  # op 3
+    return m.build([x], [d])
+
+
 def _setup(model_bytes):
     path = _model_bytes_file(model_bytes)
     graph = import_tflite(path)
@@ -116,6 +128,12 @@ def _check_group(model_bytes, first, last, heights, seed=7):
                                                  (4, 8, [1, 2, 4])])
 def test_host_stripes_of_inverted_residuals_are_bit_exact(first, last, heights):
     _check_group(_inverted_residuals(), first, last, heights)
+
+
+@pytest.mark.parametrize("first,last,heights", [(0, 4, [1, 2, 4]), (0, 2, [1, 3])])
+def test_host_stripes_through_hard_swish_are_bit_exact(first, last, heights):
+    """A one-input activation between windows: its stripes are its kernel over the stripe's elements."""
+    _check_group(_hard_swish_stem(), first, last, heights)
 
 
 @pytest.mark.parametrize("first,last,heights", [(1, 5, [1, 2, 3, 4, 10]), (4, 7, [1, 2]), (1, 3, [4])])

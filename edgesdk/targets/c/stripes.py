@@ -4,8 +4,10 @@ A stripe of a layer is the layer's ordinary kernel call over a row range, mirror
 descriptors (edgesdk/targets/npu/stripes.py): the input pointer moves to the first input row the stripe reads,
 the params struct says the stripe's input height (the rows it may read), output height and leading padding,
 and the output pointer moves to the stripe's first output row (in a stripe buffer: its row in the buffer).
-Every kernel below takes its rows from `in_h`, `out_h` and `pad_top` alone and treats a row at or past `in_h`
-as padding, so a stripe computes exactly what the whole layer computes for those rows. A Shift is one
+Every window kernel below (ROW_KERNELS) takes its rows from `in_h`, `out_h` and `pad_top` alone and treats a
+row at or past `in_h` as padding, so a stripe computes exactly what the whole layer computes for those rows (a
+pointwise convolution the emitter flattened to one long row gets `in_w` / `out_w` of the stripe's pixels); the
+elementwise kernels take the stripe's shape (no broadcasting) or element count. A Shift is one
 `edgesdk_reshape` call (a memmove: source and destination rows may overlap).
 
 Only the int8 kernels stripe. The 3x3 sliding depthwise kernel always loads three input rows, so a stripe of
