@@ -70,7 +70,7 @@ class CTarget(Target):
         """Instructions of a cascade group in stripes and whole, by the cost model below (stripes.py)."""
         from .stripes import stripe_cost
 
-        return stripe_cost(group, ctx)
+        return stripe_cost(group, ctx, op_instructions, INSTRUCTIONS_PER_CALL)
 
     def scratch_bytes(self, region, ctx) -> dict:
         from .codegen import scratch_bytes
@@ -162,7 +162,7 @@ def op_instructions_lower_bound(op) -> int:
 def layer_kernel_files(layer) -> tuple:
     """(headers, sources) of the kernel library that a HostLayer's calls need (a cascade group: every layer's,
     and the copy its row shifts call)."""
-    from .stripes import SHIFT_KERNEL
+    from .calls import SHIFT_KERNEL
 
     headers, sources = [], []
     for op in layer.layers:

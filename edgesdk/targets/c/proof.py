@@ -19,7 +19,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .calls import Arena, Cast, Const, Null, Params, PointerList, consts_of, render_layer, render_params
+from .calls import SHIFT_KERNEL, Arena, Cast, Const, Null, Params, PointerList, consts_of, render_layer, render_params
 from .emit import footprint_rule
 from .tvm_lowered import tvm_lowered_footprint
 
@@ -96,8 +96,6 @@ def _check_group_calls(layer, proof) -> None:
     with that layer's kernel, or moves rows of a stripe buffer; the footprint rules then prove every byte of
     every stripe inside a buffer live over the group (the plan keeps the group's tensors live over all of
     its steps)."""
-    from .stripes import SHIFT_KERNEL
-
     members = set(layer.ops)
     proof.count("cascade_groups")
     for call in layer.calls:

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from ...ops.broadcast import MAX_DIMS
 from ...ops.stripes import Compute, Shift, nhwc, row_bytes
-from .calls import Arena, Const, HostLayer, Int, KernelCall, Params, render_params
+from .calls import SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
 
 ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_depthwise_conv2d_s8", "edgesdk_average_pool2d_s8",
                "edgesdk_max_pool2d_s8")
 ELEMENTWISE_KERNELS = ("edgesdk_add_s8", "edgesdk_mul_s8")
 SIZED_KERNELS = ("edgesdk_hard_swish_s8",)  # params.size elements, one input
 
-SHIFT_KERNEL = "edgesdk_reshape"  # memmove (edgesdk_reshape.c)
 STRIPE_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL", "HARD_SWISH")
 SLIDING_ROWS = 3  # input rows the sliding depthwise kernel loads for every output row
 REFERENCE_FACTOR = 4  # the reference depthwise loops against the sliding kernel, per MAC (generously)
@@ -83,10 +82,10 @@ class LayerCalls:
 
     def fallback(self) -> KernelCall:
         if self._fallback is None:
-            from .emit import Emit
-            from .ops.depthwise_conv_2d import emit_depthwise_conv2d
+            from .emit import Emit, c_ops
 
-            self._fallback = _one_call(emit_depthwise_conv2d(Emit(self.op, _ParamsAside(self._ctx)), sliding=False))
+            emit = c_ops()[self.op.type].emit  # ops/depthwise_conv_2d.py: emit_depthwise_conv2d
+            self._fallback = _one_call(emit(Emit(self.op, _ParamsAside(self._ctx)), sliding=False))
         return self._fallback
 
     def for_event(self, event) -> KernelCall | None:
@@ -192,12 +191,12 @@ def lower_group(group, ctx) -> HostLayer:
 
 
 # -- cost --------------------------------------------------------------------------------------------------
-def stripe_cost(group, ctx) -> tuple | None:
+def stripe_cost(group, ctx, op_instructions, per_call: int) -> tuple | None:
     """(instructions of the group in stripes, of its ops run whole) by the C target's cost model, or None
     when a layer's kernel cannot run one of the group's row ranges. A stripe costs the layer's instructions
     for its share of the output rows plus a call; one on the reference depthwise loops REFERENCE_FACTOR times
-    that. The layers' calls are cached in the context (the search asks about many groups of the same ops)."""
-    from . import INSTRUCTIONS_PER_CALL, op_instructions
+    that. `op_instructions(op)` is the cost model of a layer run whole, `per_call` its instructions per call.
+    The layers' calls are cached in the context (the search asks about many groups of the same ops)."""
 
     cache = ctx.data("c-stripe-calls", dict)
     for op in group.ops:
@@ -207,7 +206,7 @@ def stripe_cost(group, ctx) -> tuple | None:
     striped = 0.0
     for event in group.schedule().events:
         if isinstance(event, Shift):
-            striped += INSTRUCTIONS_PER_CALL + INSTRUCTIONS_PER_MOVED_BYTE * (event.stop - event.start) * \
+            striped += per_call + INSTRUCTIONS_PER_MOVED_BYTE * (event.stop - event.start) * \
                 row_bytes(event.tensor)
             continue
         assert isinstance(event, Compute)
@@ -217,5 +216,5 @@ def stripe_cost(group, ctx) -> tuple | None:
             return None
         share = (event.stop - event.start) / nhwc(op.outputs[0].shape)[1]
         factor = REFERENCE_FACTOR if call is not layer.whole else 1
-        striped += INSTRUCTIONS_PER_CALL + (op_instructions(op) - INSTRUCTIONS_PER_CALL) * share * factor
+        striped += per_call + (op_instructions(op) - per_call) * share * factor
     return int(round(striped)), whole
