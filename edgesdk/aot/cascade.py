@@ -92,10 +92,11 @@ def busiest_steps(plan, placed: bool = False) -> set:
 
 
 def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Striping,
-                    max_cycle_increase: float | None = None, placed: bool = False):
+                    max_cycle_increase: float | None = None, placed: bool = False, replace: bool = False):
     """Add cascade groups to the plan while one lowers the arena. Each round tries every candidate chain that
-    covers a busiest step of the current plan at every stripe height within the cycle budget (`max_cycle_increase`; None: each target's default), in place of
-    the groups chosen so far that it overlaps, and keeps the smallest arena; ties go to the fewer cycles.
+    covers a busiest step of the current plan, does not overlap the groups chosen so far (`replace`: or takes
+    the place of those it overlaps), at every stripe height within the cycle budget (`max_cycle_increase`;
+    None: each target's default), and keeps the smallest arena; ties go to the fewer cycles.
     The search starts from `baseline`'s groups; `placed` picks the busiest steps by the placement
     (busiest_steps). Returns the best plan (`baseline` itself when no group helps)."""
     candidates = candidate_chains(problem.graph, regions, striping)
@@ -108,8 +109,10 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
         for first, chain in candidates:
             if not busiest & set(range(first, first + len(chain))):
                 continue
-            members = set(chain)  # a chain over chosen groups replaces them (a longer group may beat two)
+            members = set(chain)  # a chain over chosen groups may replace them (a longer group may beat two)
             kept = [g for g in chosen if not members & set(g.ops)]
+            if len(kept) < len(chosen) and not replace:
+                continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = CascadeGroup(chain, height, first)
                 cost = striping.cost(group)
@@ -169,7 +172,7 @@ def fit_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_incr
     if not groups:
         return plan
     fitted = problem.plan(groups)
-    fitted = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True)
+    fitted = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True, replace=True)
     return fitted if fitted.arena_bytes < plan.arena_bytes else plan
 
 

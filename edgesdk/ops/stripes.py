@@ -6,8 +6,8 @@ search's (edgesdk/aot/cascade.py).
 
 A cascade group is a run of consecutive ops (window ops: CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
 MAX_POOL_2D; ADD/MUL without broadcasting; the unary HARD_SWISH, RELU, RELU6) whose intermediate tensors -- the outputs of every op but the
-last -- are read only by ops of the group (one or several: an inverted-residual block's input feeds both its
-expanding convolution and its ADD). The group's last output is
+last -- are read only by ops of the group (one or several: an inverted-residual block's input, made by the group's
+previous projection, feeds both the block's expanding convolution and its ADD). The group's last output is
 produced in stripes of `stripe_height` rows. For each stripe, walking the ops backwards, every op computes
 only the rows of its output that are new and that its consumer needs now; an op's window (kernel, stride,
 dilation, leading padding) says which input rows that takes (`input_rows`, halo rows included).
@@ -42,7 +42,7 @@ ELEMENTWISE_OPS = ("ADD", "MUL")
 UNARY_OPS = ("HARD_SWISH", "RELU", "RELU6")  # one input, element i from element i
 STRIPE_OPS = WINDOW_OPS + ELEMENTWISE_OPS + UNARY_OPS  # ops with a row geometry (a target may stripe a subset)
 ROW_PRESERVING = ELEMENTWISE_OPS + UNARY_OPS  # output row r from input row r only
-MAX_CHAIN_OPS = 10  # longer chains: halos grow, and the search gets slow (two inverted-residual blocks fit)
+MAX_CHAIN_OPS = 6  # longer chains: halos grow, and the search gets slow
 
 
 def nhwc(shape) -> tuple:
