@@ -130,7 +130,7 @@ def _check_group(model_bytes, first, last, heights, seed=7):
 
 
 @pytest.mark.parametrize("first,last,heights", [(1, 5, [1, 2, 4, 6]), (6, 9, [1, 3]), (5, 9, [1, 2, 3]),
-                                                 (4, 8, [1, 2, 4])])
+                                                 (4, 8, [1, 2, 4]), (0, 5, [1, 2, 3, 6])])
 def test_host_stripes_of_inverted_residuals_are_bit_exact(first, last, heights):
     _check_group(_inverted_residuals(), first, last, heights)
 
@@ -145,6 +145,35 @@ def test_host_stripes_through_hard_swish_are_bit_exact(first, last, heights):
 def test_host_stripes_at_every_kind_of_edge_are_bit_exact(first, last, heights):
     """Padding of two rows (5x5, dilated depthwise: the reference loops), SAME stride-2 average pooling."""
     _check_group(_edges_model(), first, last, heights)
+
+
+def test_an_intermediate_read_by_two_ops_of_the_group():
+    """ops 0-4: the 3x3 conv's output feeds the block's expansion and its ADD; its stripe buffer holds the rows
+    both take in a stripe (the expansion's halo row ahead of the ADD's rows)."""
+    _, graph, _, _, _ = _setup(_inverted_residuals())
+    ops = tuple(graph.ops[0:5])
+    assert chain_ok(ops, graph)
+    group = CascadeGroup(ops, 2, 0)
+    rows = group.schedule().rows
+    a = ops[0].outputs[0]
+    assert 3 <= rows[a] < a.shape[1]
+
+
+def test_a_strided_group_may_write_its_output_over_the_input_it_consumed():
+    """ops 5-8 (expand, stride-2 depthwise, project, pool): the output may start at the first byte of the
+    group's input, which dies in the group (MobileNetV2's first group takes it: the slow test below)."""
+    path, graph, regions, options, problem = _setup(_inverted_residuals())
+    ops = tuple(graph.ops[5:9])
+    group = CascadeGroup(ops, 1, 5)
+    x = ops[0].inputs[0]
+    assert group.exact_overlap_allowed(x)
+    plan = problem.plan([group])
+    (overlap,) = [o for o in plan.overlaps if o.group is group]
+    assert overlap.rule == "cascade-exact" and overlap.distance == 0 and overlap.input_tensor is x
+    rng = np.random.default_rng(3)
+    inputs = [rng.integers(-128, 128, t.shape).astype(np.int8) for t in graph.inputs]
+    (want,) = run_reference(path, inputs, "ref")
+    assert np.array_equal(_run_on_host(graph, build_executor(graph, regions, plan, options), inputs)[0], want)
 
 
 def test_sliding_depthwise_stripes_of_two_rows_take_the_reference_loops():
@@ -250,6 +279,8 @@ def test_mobilenet_v2_224_fits_riscv_npu_in_stripes_and_is_bit_exact(tmp_path):
     memory = report["memory"]
     assert memory["sram_peak_bytes"] <= 256 * 1024 and len(memory["cascades"]) >= 2
     assert memory["cascades"][0]["ops"][0] == 0  # the 112x112 layers are never whole
+    # the first group's 56x56 output starts on its 224x224 input, over the rows it has consumed
+    assert any(e["rule"] == "cascade-exact" and e["distance"] == 0 for e in memory["in_place"])
     inputs = random_inputs(report, 0)
     result = run_inference(tmp_path / "c", inputs, timeout_s=3000)
     assert result.exit_code == 0, result.uart
