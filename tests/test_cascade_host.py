@@ -288,3 +288,30 @@ def test_mobilenet_v2_224_fits_riscv_npu_in_stripes_and_is_bit_exact(tmp_path):
     assert np.array_equal(result.outputs[0], want)
     with_npu = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False))
     assert with_npu.plan.cascades and with_npu.plan.arena_bytes <= 512 * 1024 - 8192
+
+
+@pytest.mark.slow
+def test_synthetic_host_cascade_on_the_emulator(tmp_path, monkeypatch):
+    """The search's own choice on the inverted residuals with the cost bound lifted (a fitting model keeps
+    the host op by op by default), built with --werror into firmware and run on the emulator, --target c."""
+    import functools
+    import math
+
+    import edgesdk.compiler as compiler
+    from edgesdk.aot import cascade
+    from edgesdk.compiler import BuildOptions, build
+    from edgesdk.runner import random_inputs, run_inference
+
+    monkeypatch.setattr(compiler, "choose_cascades",
+                        functools.partial(cascade.choose_cascades, max_cycle_increase=math.inf))
+    path = _model_bytes_file(_inverted_residuals())
+    report = build(path, tmp_path / "m", BuildOptions(target="c", werror=True))
+    plain = build(path, tmp_path / "plain", BuildOptions(target="c", cascade=False, compile_firmware=False))
+    assert report["memory"]["cascades"], "no cascade chosen"
+    assert report["memory"]["sram_peak_bytes"] < plain["memory"]["sram_peak_bytes"]
+    for seed in (0, 1):
+        inputs = random_inputs(report, seed)
+        result = run_inference(tmp_path / "m", inputs)
+        assert result.exit_code == 0, result.uart
+        (want,) = run_reference(path, inputs, "ref")
+        assert np.array_equal(result.outputs[0], want)
