@@ -83,6 +83,26 @@ def planner_variants(compiled) -> dict:
             "search_in_place": compiled.plan.arena_bytes, "in_place_lower_bound": compiled.plan.lower_bound}
 
 
+def large_model_sram(model_path, target: str, board: str = "riscv-npu") -> dict:
+    """Peak activation SRAM of a model that may not fit `board` op by op (issue 13, part 1), compile only: the
+    op-by-op arena, the default build's (cascades included; a model that does not fit gets the fit search), the
+    lower bounds (the default plan's per-step bound and the graph's: inputs whole, every tensor of an op no
+    target can stripe), the input bytes, the groups, and whether it fits the board."""
+    from edgesdk.aot.cascade import cascade_report
+    from edgesdk.compiler import sram_fits, sram_lower_bound
+
+    whole = compile_model(model_path, BuildOptions(board=board, target=target, compile_firmware=False, cascade=False),
+                          check_fit=False)
+    cascaded = compile_model(model_path, BuildOptions(board=board, target=target, compile_firmware=False),
+                             check_fit=False)
+    arena = cascaded.plan.arena_bytes
+    return {"op_by_op": whole.plan.arena_bytes, "arena": arena, "plan_lower_bound": cascaded.plan.lower_bound,
+            "graph_lower_bound": sram_lower_bound(cascaded.graph, cascaded.regions),
+            "input_bytes": sum(t.nbytes for t in cascaded.graph.inputs),
+            "groups": [(g["ops"], g["stripe_height"]) for g in cascade_report(cascaded.plan)],
+            "fits": sram_fits(arena, cascaded.board)}
+
+
 def largest_op(graph) -> dict:
     """The op whose activation inputs + output are largest, and what else is live at its step."""
     best = None

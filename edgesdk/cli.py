@@ -134,7 +134,8 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-firmware", action="store_true", help="generate sources and report only, skip the cross-compile")
     b.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
     b.add_argument("--no-cascade", action="store_true",
-                   help="never run NPU layer chains in row stripes (cascading), even where it shrinks the arena")
+                   help="never run layer chains in row stripes (cascading), even where it shrinks the arena or makes "
+                        "the model fit")
     b.add_argument("--tuning-log", metavar="LOG.json",
                    help="apply the schedule 'edgesdk tune' wrote (same model, board, targets and rounding)")
     b.add_argument("--export", action="store_true",

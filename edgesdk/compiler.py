@@ -28,7 +28,7 @@ from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
 from .progress import VERBOSE, say
 from .targets import parse_target_list
-from .aot.cascade import Striping, cascade_report, choose_cascades, plan_with_groups
+from .aot.cascade import Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups
 from .targets.api import CodegenOptions
 
 ROUNDING_MODES = ("ref", "tflm", "ort")  # ort: ONNX Runtime (edgesdk/importer/ort_plan.py)
@@ -43,7 +43,7 @@ class BuildOptions:
     rounding: str = "ref"
     compile_firmware: bool = True
     werror: bool = False  # treat compiler warnings as errors (the tests build this way)
-    cascade: bool = True  # run NPU layer chains in stripes where that shrinks the arena (aot/cascade.py)
+    cascade: bool = True  # run layer chains in row stripes where that shrinks the arena (aot/cascade.py)
     # Per-layer choices to apply as given instead of the defaults (edgesdk/tune): an edgesdk.tune.Schedule, or
     # the path of an `edgesdk tune` log (checked against the model, board, targets and rounding). Either
     # replaces the cascade choice (`cascade` is then ignored); None: today's defaults.
@@ -136,6 +136,8 @@ def plan_pass(s: BuildState) -> None:
         s.plan = s.memory_problem.plan()
         if s.options.cascade:
             s.plan = choose_cascades(s.memory_problem, s.regions, s.plan, striping)
+            if not sram_fits(s.plan.arena_bytes, s.board):  # what a model that does not fit may spend to fit
+                s.plan = fit_plan(s.memory_problem, s.regions, s.plan, striping)
     if s.check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
         check_sram_fits(s.plan.arena_bytes, s.board, 0 if s.options.compile_firmware else SRAM_RESERVE_BYTES)
 
@@ -228,6 +230,11 @@ def check_flash_lower_bound(regions, board: Board) -> None:
             f"board has {board.image_flash_bytes} for the firmware: over by {data - board.image_flash_bytes} bytes (before "
             "code). Use a smaller "
             "model or a board with more flash.")
+
+
+def sram_fits(arena_bytes: int, board: Board) -> bool:
+    """Would an arena of this size fit with the stack and SRAM_RESERVE_BYTES (check_sram_fits' estimate)?"""
+    return arena_bytes + board.stack_bytes + SRAM_RESERVE_BYTES <= board.sram.size
 
 
 def check_sram_fits(arena_bytes: int, board: Board, reserve: int = SRAM_RESERVE_BYTES, at_least: bool = False) -> None:

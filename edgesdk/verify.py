@@ -86,9 +86,9 @@ def _check_plan(plan, graph, proof: Proof) -> None:
         proof.count("buffers")
         if buf.offset is None or buf.size < 0 or buf.offset < 0 or buf.offset + buf.size > arena:
             fail(f"buffer '{buf.name}' at {buf.offset}+{buf.size} is outside the arena of {arena} bytes")
-    # An intermediate of an NPU cascade group only ever has a few rows in its stripe buffer: the NPU
-    # descriptors that address it are each proven inside a live buffer (part 4), and verify_plan recomputes
-    # the stripe buffer's size from the group's schedule.
+    # An intermediate of a cascade group only ever has a few rows in its stripe buffer: the NPU descriptors
+    # and the host stripe calls that address it are each proven inside a live buffer (part 4), and verify_plan
+    # recomputes the stripe buffer's size from the group's schedule.
     striped = {id(t) for b in plan.buffers if b.kind == "stripe" for t in b.tensors}
     holders = {}  # tensor -> the buffers that hold it (one, normally)
     for b in plan.buffers:

@@ -16,6 +16,9 @@ from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc
 # fixed command overhead and may re-read its weights, which is nearly free for a compute-bound layer cut into a
 # few stripes and doubles the time of a weight-bound one cut into many.
 MAX_CYCLE_INCREASE = 0.05
+# For a model that does not fit the board op by op (or with the groups above): what a group may cost to make it
+# fit (issue 13: at most +15 % NPU cycles / CPU instructions over the op-by-op schedule).
+FIT_MAX_INCREASE = 0.15
 
 
 class Striping:
@@ -38,7 +41,13 @@ class Striping:
     def same_target(self, ops) -> bool:
         return len({id(self._target_of.get(op)) for op in ops}) == 1
 
-    def cost(self, group) -> tuple:
+    def default_increase(self, group) -> float:
+        """The extra cost a group may take in a default build: its target's, else MAX_CYCLE_INCREASE."""
+        own = self._target_of[group.ops[0]].default_stripe_increase
+        return MAX_CYCLE_INCREASE if own is None else own
+
+    def cost(self, group) -> tuple | None:
+        """(cycles in stripes, cycles whole), or None when the target cannot lower this group."""
         return self._target_of[group.ops[0]].stripe_cost(group, self._ctx)
 
 
@@ -67,49 +76,135 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
     return sorted(result, key=lambda c: (len(c[1]), c[0]))
 
 
-def busiest_steps(plan) -> set:
+def busiest_steps(plan, placed: bool = False) -> set:
     """Steps at which the live bytes (before overlap) reach their maximum: only a group covering one of
-    them can lower the peak."""
+    them can lower the peak. `placed`: the steps at which the plan's buffers reach the top of the arena
+    instead (where the placement, not the live bytes, sets the peak)."""
     buffers = [b for b in plan.buffers if b.size]
     if not buffers:
         return set()
     load = {}
     for s in range(min(b.first for b in buffers), max(b.last for b in buffers) + 1):
-        load[s] = sum(b.size for b in buffers if b.first <= s <= b.last)
+        live = [b for b in buffers if b.first <= s <= b.last]
+        load[s] = max((b.offset + b.size for b in live), default=0) if placed else sum(b.size for b in live)
     top = max(load.values())
     return {s for s, v in load.items() if v == top}
 
 
 def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Striping,
-                    max_cycle_increase: float = MAX_CYCLE_INCREASE):
-    """Add cascade groups to the plan while one lowers the arena. Each round tries every candidate chain
-    (not overlapping the groups chosen so far) that covers a busiest step of the current plan at every
-    stripe height within the cycle budget, and keeps the smallest arena; ties go to the fewer cycles.
-    Returns the best plan (`baseline` itself when no group helps)."""
+                    max_cycle_increase: float | None = None, placed: bool = False, replace: bool = False):
+    """Add cascade groups to the plan while one lowers the arena. Each round tries every candidate chain that
+    covers a busiest step of the current plan, does not overlap the groups chosen so far (`replace`: or takes
+    the place of those it overlaps), at every stripe height within the cycle budget (`max_cycle_increase`;
+    None: each target's default), and keeps the smallest arena; ties go to the fewer cycles.
+    The search starts from `baseline`'s groups; `placed` picks the busiest steps by the placement
+    (busiest_steps). Returns the best plan (`baseline` itself when no group helps)."""
     candidates = candidate_chains(problem.graph, regions, striping)
     if not candidates:
         return baseline
-    best, chosen = baseline, []
+    best, chosen = baseline, list(baseline.cascades)
     while True:
-        taken = {op for g in chosen for op in g.ops}
-        busiest = busiest_steps(best)
+        busiest = busiest_steps(best, placed)
         round_best = None  # (arena, extra cycles, plan)
         for first, chain in candidates:
-            if taken & set(chain) or not busiest & set(range(first, first + len(chain))):
+            if not busiest & set(range(first, first + len(chain))):
+                continue
+            members = set(chain)  # a chain over chosen groups may replace them (a longer group may beat two)
+            kept = [g for g in chosen if not members & set(g.ops)]
+            if len(kept) < len(chosen) and not replace:
                 continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = CascadeGroup(chain, height, first)
-                striped, whole = striping.cost(group)
-                if striped > whole * (1 + max_cycle_increase):
+                cost = striping.cost(group)
+                if cost is None:
+                    continue  # the target cannot run this group's row ranges (another height may do)
+                striped, whole = cost
+                budget = striping.default_increase(group) if max_cycle_increase is None else max_cycle_increase
+                if striped > whole * (1 + budget):
                     break
                 below = round_best[0] + 1 if round_best else best.arena_bytes
-                plan = problem.plan_below(chosen + [group], below)
+                plan = problem.plan_below(kept + [group], below)
                 if plan is not None and (round_best is None or (plan.arena_bytes, striped - whole) < round_best[:2]):
                     round_best = (plan.arena_bytes, striped - whole, plan)
         if round_best is None:
             return best
         best = round_best[2]
         chosen = list(best.cascades)
+
+
+def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
+    """The set of cascade groups with the lowest peak of per-step lower bounds, each group within
+    `max_increase` of its ops' cycles (instructions on the host) run whole; among those sets, the one with the
+    fewest extra cycles; or None when no group is within the budget. For a model that does not fit
+    op by op, where the greedy `choose_cascades` stops early: a group chosen for one busiest step can leave
+    another step's peak where only a group overlapping it could lower it.
+
+    A dynamic program over the steps: a group changes the live bytes only at its own steps (its stripe
+    buffers, and every tensor it touches live over all of its steps), so the peak of a set of disjoint groups
+    is the maximum of each group's own peak and the ungrouped steps' bounds."""
+    whole = problem.step_bounds()
+    if not whole:
+        return None
+    steps = max(whole) + 1
+    ending = {}  # last step -> [(peak over the group's steps, extra cycles, group)]
+    for first, chain in candidate_chains(problem.graph, regions, striping):
+        best_of_chain = []
+        for height in stripe_heights(chain):
+            group = CascadeGroup(chain, height, first)
+            cost = striping.cost(group)
+            if cost is None or cost[0] > cost[1] * (1 + max_increase):
+                continue
+            bounds = problem.step_bounds([group])
+            peak = max(bounds.get(s, 0) for s in range(first, group.last_step + 1))
+            best_of_chain.append((peak, cost[0] - cost[1], group))
+        ending.setdefault(first + len(chain) - 1, []).extend(best_of_chain)
+    if not ending:
+        return None
+    lowest = _min_max_peak(steps, whole, ending)
+    return _cheapest_within(steps, whole, ending, lowest)
+
+
+def fit_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
+    """The smallest plan found for a model that does not fit with `plan`: the groups of `fit_cascades`, then
+    the greedy search from them with the same budget at the steps where the placement reaches the top (the
+    placement may stay above the per-step bounds the program minimizes). `plan` itself if none is smaller."""
+    groups = fit_cascades(problem, regions, striping, max_increase)
+    if not groups:
+        return plan
+    fitted = problem.plan(groups)
+    fitted = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True, replace=True)
+    return fitted if fitted.arena_bytes < plan.arena_bytes else plan
+
+
+def _min_max_peak(steps: int, whole: dict, ending: dict) -> int:
+    """The lowest peak any set of disjoint groups reaches."""
+    peak = [0] * (steps + 1)  # peak[i]: the lowest peak over steps < i
+    for i in range(1, steps + 1):
+        peak[i] = max(peak[i - 1], whole.get(i - 1, 0))
+        for group_peak, _, group in ending.get(i - 1, ()):
+            peak[i] = min(peak[i], max(peak[group.first_step], group_peak))
+    return peak[steps]
+
+
+def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> list:
+    """The disjoint groups with the fewest extra cycles that keep every step's bound within `limit`."""
+    inf = float("inf")
+    cost, choice = [0] + [inf] * steps, [None] * (steps + 1)
+    for i in range(1, steps + 1):
+        if whole.get(i - 1, 0) <= limit and cost[i - 1] < inf:
+            cost[i], choice[i] = cost[i - 1], None
+        for group_peak, extra, group in ending.get(i - 1, ()):
+            if group_peak <= limit and cost[group.first_step] + extra < cost[i]:
+                cost[i], choice[i] = cost[group.first_step] + extra, group
+    groups, i = [], steps
+    while i > 0:
+        group = choice[i]
+        if group is None:
+            i -= 1
+        else:
+            groups.append(group)
+            i = group.first_step
+    return groups[::-1]
 
 
 def forced_groups(graph, regions, specs, striping: Striping) -> list:
@@ -131,8 +226,12 @@ def forced_groups(graph, regions, specs, striping: Striping) -> list:
             raise UsageError(f"The tuning schedule's cascade group of ops {list(indices)} has stripe height {height} "
                              f"(the output has {out_height} rows) or shares an op with another group. Re-run "
                              "'edgesdk tune'.")
+        group = CascadeGroup(chain, int(height), first)
+        if striping.cost(group) is None:
+            raise UsageError(f"The tuning schedule runs ops {list(indices)} in stripes of {height} rows, which their "
+                             "target cannot run. Re-run 'edgesdk tune'.")
         taken |= set(indices)
-        groups.append(CascadeGroup(chain, int(height), first))
+        groups.append(group)
     return groups
 
 
@@ -155,6 +254,8 @@ def arena_reducing_groups(problem: MemoryProblem, regions, plan, striping: Strip
         if taken & set(chain) or not busiest & set(range(first, first + len(chain))):
             continue
         for height in stripe_heights(chain):
+            if striping.cost(CascadeGroup(chain, height, first)) is None:
+                continue  # its target cannot lower it
             trial = problem.plan_below(chosen + [CascadeGroup(chain, height, first)], plan.arena_bytes)
             if trial is not None:
                 found.append((trial.arena_bytes, first, chain, height))

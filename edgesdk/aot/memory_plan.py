@@ -35,7 +35,9 @@ the whole group), and every other tensor the group touches is live over the whol
 its ops interleave). The group's per-op in-place rules do not apply; instead its output may take exactly the
 bytes of an input dying in the group when the group's schedule never reads a row of that input after
 overwriting it (rule "cascade-exact", recomputed from the schedule by `verify_plan`, which also recomputes
-each stripe buffer's size).
+each stripe buffer's size): the same bytes when the last op is elementwise over that input, else the output
+may start at or below the input's first byte (a strided or narrowing chain writes over input rows it has
+consumed).
 
 Placement. Buffers are placed one at a time at the lowest aligned offset that no already placed buffer
 forbids (each co-live buffer forbids an open interval of offsets, narrower for permitted overlaps). The
@@ -62,7 +64,7 @@ import numpy as np
 
 from ..ir.graph import ALIAS_OPS, DTYPE_BYTES, Graph
 from ..ops.window import WINDOW_OPS, window_geometry
-from ..ops.stripes import build_schedule, row_bytes
+from ..ops.stripes import activation_inputs, build_schedule, row_bytes
 
 IN_PLACE_RULES = ("exact", "raster")  # what Target.in_place may answer (module docstring)
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
@@ -304,7 +306,11 @@ def _cascade_overlaps(group, owner: dict) -> list:
         if in_buf is None or in_buf is out_buf or in_buf.last != group.last_step:
             continue
         if group.exact_overlap_allowed(x):
-            result.append(Overlap(out_buf, in_buf, group.ops[-1], group.last_step, x, None, "cascade-exact", group))
+            # the last op elementwise over x: the very same bytes; else the output may start at or below x's
+            # first byte (its stripes are written top down, so a lower start only writes over rows read earlier)
+            distance = None if x in activation_inputs(group.ops[-1]) else 0
+            result.append(Overlap(out_buf, in_buf, group.ops[-1], group.last_step, x, distance, "cascade-exact",
+                                  group))
     return result
 
 
@@ -625,10 +631,9 @@ def _live_bytes(buffers: list) -> tuple:
     return first, list(accumulate(delta))[:-1]
 
 
-def lower_bound(buffers: list, overlaps: list, alignment: int) -> int:
-    """Max over steps of the bytes live at that step, minus the most each permitted overlap could save."""
-    if not buffers:
-        return 0
+def step_lower_bounds(buffers: list, overlaps: list) -> tuple:
+    """(first step, per step from it on: the bytes live at that step minus the most each permitted overlap
+    could save there)."""
     first, live = _live_bytes(buffers)
     saved = [0] * (len(live) + 1)
     for o in overlaps:
@@ -639,7 +644,14 @@ def lower_bound(buffers: list, overlaps: list, alignment: int) -> int:
         amount = min(out, inp) if o.distance is None else max(0, min(inp, out - o.distance))
         saved[lo - first] += amount
         saved[hi - first + 1] -= amount
-    best = max(max(b.size for b in buffers), max(a - b for a, b in zip(live, accumulate(saved))))
+    return first, [a - b for a, b in zip(live, accumulate(saved))]
+
+
+def lower_bound(buffers: list, overlaps: list, alignment: int) -> int:
+    """Max over steps of the bytes live at that step, minus the most each permitted overlap could save."""
+    if not buffers:
+        return 0
+    best = max(max(b.size for b in buffers), max(step_lower_bounds(buffers, overlaps)[1]))
     return _align(best, alignment)
 
 
@@ -761,6 +773,14 @@ class MemoryProblem:
         verify_plan(plan, work)
         plan.work = work.as_dict()
         return plan
+
+    def step_bounds(self, cascades=()) -> dict:
+        """{step: lower bound of the bytes live at that step} with these cascade groups (no placement)."""
+        buffers = [b for b in build_buffers(self.graph, self.scratch_sizes, cascades) if b.size]
+        if not buffers:
+            return {}
+        first, bounds = step_lower_bounds(buffers, find_overlaps(self.graph, buffers, cascades, self.in_place))
+        return {first + k: v for k, v in enumerate(bounds)}
 
     def plan_below(self, cascades, below: int):
         """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement

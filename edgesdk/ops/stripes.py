@@ -5,14 +5,15 @@ target's business (Target.can_stripe / stripe_costs / its own lowering), and whi
 search's (edgesdk/aot/cascade.py).
 
 A cascade group is a run of consecutive ops (window ops: CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
-MAX_POOL_2D; and ADD/MUL without broadcasting) whose intermediate tensors -- the outputs of every op but the
-last -- are each read by exactly one other op of the group and by nothing else. The group's last output is
+MAX_POOL_2D; ADD/MUL without broadcasting; the unary HARD_SWISH, RELU, RELU6) whose intermediate tensors -- the outputs of every op but the
+last -- are read only by ops of the group (one or several: an inverted-residual block's input, made by the group's
+previous projection, feeds both the block's expanding convolution and its ADD). The group's last output is
 produced in stripes of `stripe_height` rows. For each stripe, walking the ops backwards, every op computes
 only the rows of its output that are new and that its consumer needs now; an op's window (kernel, stride,
 dilation, leading padding) says which input rows that takes (`input_rows`, halo rows included).
 
-An intermediate lives in a *stripe buffer* of `rows` rows (the largest window its consumer ever reads at
-once) holding the tensor's rows [base, base + rows). When its producer is about to write past the end, the
+An intermediate lives in a *stripe buffer* of `rows` rows (the most rows its readers take in one stripe,
+together) holding the tensor's rows [base, base + rows). When its producer is about to write past the end, the
 rows still needed move to the top of the buffer and `base` moves up (a `Shift`). All other operands (the
 group's inputs and its output) are whole tensors, addressed one row range at a time.
 
@@ -24,9 +25,10 @@ the unstriped layer. Every tap of every output row therefore reads the same inpu
 padding, as the unstriped layer: a target whose layer arithmetic does not depend on where a row range
 starts gets a bit-identical result.
 
-In-place. The group's output may take the very bytes of a group input that dies in the group when the last
-op is elementwise over that input and the schedule never reads a row of that input after a stripe has
-overwritten it (`exact_overlap_allowed`, recomputed by memory_plan.verify_plan).
+In-place. The group's output may start at the first byte of a group input that dies in the group when the
+schedule never reads a byte of that input after a stripe has written it as output, and an op reading that
+input while writing the output is elementwise over it (`exact_overlap_allowed`, recomputed by
+memory_plan.verify_plan).
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ from ..ir.graph import DTYPE_BYTES
 from .window import WINDOW_OPS, window_geometry
 
 ELEMENTWISE_OPS = ("ADD", "MUL")
-STRIPE_OPS = WINDOW_OPS + ELEMENTWISE_OPS  # ops with a row geometry (a target may stripe a subset)
+UNARY_OPS = ("HARD_SWISH", "RELU", "RELU6")  # one input, element i from element i
+STRIPE_OPS = WINDOW_OPS + ELEMENTWISE_OPS + UNARY_OPS  # ops with a row geometry (a target may stripe a subset)
+ROW_PRESERVING = ELEMENTWISE_OPS + UNARY_OPS  # output row r from input row r only
 MAX_CHAIN_OPS = 6  # longer chains: halos grow, and the search gets slow
 
 
@@ -60,7 +64,7 @@ def input_rows(op, x, out_start: int, out_stop: int) -> tuple:
     """(start, stop, pad_top) of the rows of input `x` that output rows [out_start, out_stop) of `op` read,
     and the leading padding of a command that computes exactly those output rows from exactly those input
     rows (module docstring, "Padding at stripe edges")."""
-    if op.type in ELEMENTWISE_OPS:
+    if op.type in ROW_PRESERVING:
         return out_start, out_stop, 0
     g = window_geometry(op)
     height = nhwc(x.shape)[1]
@@ -120,18 +124,17 @@ def build_schedule(ops, stripe_height: int, capacity: dict | None = None) -> Sch
     ops = tuple(ops)
     last = ops[-1]
     inter = intermediates(ops)
-    consumer = {t: consumers(ops)[t][0] for t in inter}
     height = nhwc(last.outputs[0].shape)[1]
     if capacity is None:
         widest = {t: 0 for t in inter}
-        _simulate(ops, stripe_height, height, inter, consumer, None, widest)
+        _simulate(ops, stripe_height, height, inter, None, widest)
         capacity = widest
     events = []
-    stripes = _simulate(ops, stripe_height, height, inter, consumer, capacity, None, events)
+    stripes = _simulate(ops, stripe_height, height, inter, capacity, None, events)
     return Schedule(tuple(events), dict(capacity), stripes)
 
 
-def _simulate(ops, stripe_height, height, inter, consumer, capacity, widest, events=None) -> int:
+def _simulate(ops, stripe_height, height, inter, capacity, widest, events=None) -> int:
     inputs = {op: activation_inputs(op) for op in ops}
     produced = {t: 0 for t in inter}
     base = {t: 0 for t in inter}
@@ -151,10 +154,12 @@ def _simulate(ops, stripe_height, height, inter, consumer, capacity, widest, eve
                 continue
             reads[op] = {x: input_rows(op, x, start, stop) for x in inputs[op]}
             for x, (r0, r1, _pad) in reads[op].items():
-                if x in inter:
-                    needs[x] = (r0, r1)
-                    if widest is not None:
-                        widest[x] = max(widest[x], r1 - r0)
+                if x in inter:  # the rows all its readers in the group take in this stripe
+                    n0, n1 = needs.get(x, (r0, r1))
+                    needs[x] = (min(n0, r0), max(n1, r1))
+        if widest is not None:
+            for x, (n0, n1) in needs.items():
+                widest[x] = max(widest[x], n1 - n0)
         for op in ops:  # in execution order
             start, stop = ranges[op]
             if start >= stop:
@@ -229,24 +234,28 @@ class CascadeGroup:
 
 
 def exact_overlap_allowed(ops, sched: Schedule, x) -> bool:
-    """Output y of the last op at x's offset: y row r lies on x row r (same shape). Safe iff the last op is
-    elementwise over x without broadcasting and no event reads a row of x after an event has written that
-    row of y (the elementwise event itself reads each element before writing it)."""
+    """May output y of the last op start at x's first byte? Row r of y then lies on bytes [r, r + 1) *
+    row_bytes(y) of x. Safe iff no event reads bytes of x that an earlier event has written as y; an event that
+    reads x and writes y itself must be the last op, elementwise over x without broadcasting (row r of y on
+    row r of x, each element read before it is written). So a group whose output is smaller per row than its
+    input (a strided or channel-reducing chain) may write over the rows of its input it has consumed."""
     last, y = ops[-1], ops[-1].outputs[0]
-    same = all(tuple(t.shape) == tuple(y.shape) and DTYPE_BYTES[t.dtype] == DTYPE_BYTES[y.dtype]
-               for t in activation_inputs(last))
-    if last.type not in ELEMENTWISE_OPS or x not in activation_inputs(last) or not same:
-        return False
-    written = []  # row ranges of y written so far
+    if x in activation_inputs(last):
+        same = all(tuple(t.shape) == tuple(y.shape) and DTYPE_BYTES[t.dtype] == DTYPE_BYTES[y.dtype]
+                   for t in activation_inputs(last))
+        if last.type not in ROW_PRESERVING or not same:
+            return False
+    x_row, y_row = row_bytes(x), row_bytes(y)
+    written = []  # byte ranges of y (from its first byte) written so far
     for event in sched.events:
         if not isinstance(event, Compute):
             continue
         if x in event.reads:
             r0, r1, _ = event.reads[x]
-            if any(r0 < w1 and w0 < r1 for w0, w1 in written):
+            if any(r0 * x_row < w1 and w0 < r1 * x_row for w0, w1 in written):
                 return False
         if event.op is last:
-            written.append((event.start, event.stop))
+            written.append((event.start * y_row, event.stop * y_row))
     return True
 
 
@@ -265,7 +274,7 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
             return False
         if op.type in WINDOW_OPS and (op.inputs[0] is None or op.inputs[0].is_const):
             return False
-        if op.type in ELEMENTWISE_OPS:
+        if op.type in ROW_PRESERVING:
             y = op.outputs[0]
             if any(t is None or t.is_const or tuple(t.shape) != tuple(y.shape) for t in op.inputs[:2]):
                 return False  # no broadcasting, no constant operands
@@ -273,9 +282,9 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
             return False
     for t in intermediates(ops):
         readers = users.get(t, [])
-        if t in outputs or len(readers) != 1 or readers[0] not in members:
+        if t in outputs or not readers or any(r not in members for r in readers):
             return False
-        if readers[0].inputs.count(t) != 1:
+        if any(r.inputs.count(t) != 1 for r in readers):
             return False  # ADD(t, t): one buffer read twice per stripe, keep it simple
     return True
 

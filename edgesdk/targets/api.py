@@ -15,7 +15,8 @@ target provides, and which step of the flow uses it:
     in_place           memory planner                   the in-place rule its code honours for an op and input
                                                         ("exact", "raster" or None: edgesdk/aot/memory_plan.py)
     can_stripe /       cascade search (aot/cascade.py)  ops it can run in row stripes, and what a group of them
-    stripe_cost                                         costs in stripes and whole (its cycles)
+    stripe_cost /                                       costs in stripes and whole (its cycles), and how much
+    default_stripe_increase                             more it may cost in a default build
     generate           AOT executor                     code for one region: C statements in the run
                                                         function, plus constants / command tables /
                                                         serialized graphs through the context
@@ -276,11 +277,17 @@ class Target:
         (edgesdk/ops/stripes.py: input_rows), so that a chain of such ops runs in stripes? False by default."""
         return False
 
-    def stripe_cost(self, group, ctx) -> tuple:
-        """(cycles of the cascade group run in stripes, cycles of its ops run whole), for the cascade search;
-        `ctx` is a dry codegen context (edgesdk/aot/executor.py: dry_context) that nothing reaches the build
-        from. Needed when can_stripe answers True for some op."""
+    def stripe_cost(self, group, ctx) -> tuple | None:
+        """(cycles of the cascade group run in stripes, cycles of its ops run whole), for the cascade search,
+        or None when the target cannot lower this group (e.g. a row range a kernel cannot take); `ctx` is a
+        dry codegen context (edgesdk/aot/executor.py: dry_context) that nothing reaches the build from. Needed
+        when can_stripe answers True for some op."""
         raise NotImplementedError(f"target '{self.name}' can stripe ops but has no stripe_cost")
+
+    # The extra cost (a fraction of its ops' cost run whole) a cascade group of this target may take in a
+    # default build of a model that fits the board op by op (edgesdk/aot/cascade.py); None: the core's
+    # MAX_CYCLE_INCREASE. A model that does not fit gets groups up to FIT_MAX_INCREASE on every target.
+    default_stripe_increase: float | None = None
 
     def host_library(self, ops, mode: str):
         """`ops` compiled on the host as this target's code computes them in rounding `mode`, for another target

@@ -56,6 +56,22 @@ class CTarget(Target):
 
         return OpLibrary(ops, mode)
 
+    # Host regions run in stripes only where a model does not fit op by op: the instruction count is the
+    # figure the host kernels are tuned for, and a stripe call costs a call and a share of its layer.
+    default_stripe_increase = 0.0
+
+    def can_stripe(self, op) -> bool:
+        """int8 windows and elementwise ops: their kernels take a row range (stripes.py)."""
+        from .stripes import can_stripe
+
+        return can_stripe(op)
+
+    def stripe_cost(self, group, ctx) -> tuple | None:
+        """Instructions of a cascade group in stripes and whole, by the cost model below (stripes.py)."""
+        from .stripes import stripe_cost
+
+        return stripe_cost(group, ctx, op_instructions, INSTRUCTIONS_PER_CALL)
+
     def scratch_bytes(self, region, ctx) -> dict:
         from .codegen import scratch_bytes
 
@@ -64,18 +80,25 @@ class CTarget(Target):
 
     def generate(self, region, ctx) -> RegionCode:
         from ...ctext import describe_op
+        from ...ops.stripes import groups_by_op
         from .calls import render_layer
         from .codegen import emit_layer
+        from .stripes import lower_group
 
         code = RegionCode()
         layers = ctx.data(self.name, list)  # the structured calls, for this target's proof (verify)
         ctx.include("edgesdk_arith.h")  # the EDGESDK_ROUNDING_* values of the params structs
+        groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
         for op in region.ops:
-            layer = emit_layer(op, ctx)
+            if op in groups and op is not groups[op].ops[0]:
+                continue  # its stripes are calls of the group's block
+            layer = lower_group(groups[op], ctx) if op in groups else emit_layer(op, ctx)
             layers.append(layer)
-            for header in kernel_files(op)[0]:
+            for header in layer_kernel_files(layer)[0]:
                 ctx.include(header)
-            code.add(describe_op(op) + (f" ({layer.note})" if layer.note else ""), render_layer(layer), [op.index])
+            comment = "; ".join(describe_op(member) for member in layer.layers)
+            code.add(comment + (f" ({layer.note})" if layer.note else ""), render_layer(layer),
+                     [member.index for member in layer.layers])
         return code
 
     def render_sources(self, model, env, common: dict) -> dict:
@@ -91,7 +114,7 @@ class CTarget(Target):
             return sorted(KERNELS_DIR.glob("*.c")) + sorted(KERNELS_DIR.glob("*.h"))
         headers, sources = set(), set()
         for layer in model.target_data.get(self.name, []):
-            h, c = kernel_files(layer.op)
+            h, c = layer_kernel_files(layer)
             headers.update(h)
             sources.update(c)
         if not model.target_data.get(self.name):
@@ -134,6 +157,30 @@ def op_instructions_lower_bound(op) -> int:
     """Instructions no RV32IM kernel can go below for the layer (LOWER_BOUND_MACS_PER_INSTRUCTION)."""
     words = sum(-(-n // WORD_BYTES) for n in op_bytes_moved(op))
     return -(-op_macs(op) // LOWER_BOUND_MACS_PER_INSTRUCTION) + words
+
+
+def layer_kernel_files(layer) -> tuple:
+    """(headers, sources) of the kernel library that a HostLayer's calls need (a cascade group: every layer's,
+    and the copy its row shifts call)."""
+    from .calls import SHIFT_KERNEL
+
+    headers, sources = [], []
+    for op in layer.layers:
+        h, c = kernel_files(op)
+        headers += h
+        sources += c
+    if any(call.kernel == SHIFT_KERNEL for call in layer.calls) and layer.ops:
+        h, c = kernel_files_of_type("RESHAPE")
+        headers += h
+        sources += c
+    return tuple(dict.fromkeys(headers)), tuple(dict.fromkeys(sources))
+
+
+def kernel_files_of_type(op_type: str) -> tuple:
+    from .emit import c_ops
+
+    entry = c_ops()[op_type]
+    return entry.headers, entry.sources
 
 
 def kernel_files(op) -> tuple:

@@ -16,6 +16,9 @@ import numpy as np
 
 from ...ctext import float_literal
 
+# The kernel a cascade group's row shifts call (edgesdk/targets/c/stripes.py): a memmove (edgesdk_reshape.c).
+SHIFT_KERNEL = "edgesdk_reshape"
+
 # bool tensors are one byte holding 0 or 1 (TFLite's layout): uint8_t in C, so no header needs stdbool.h.
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
            "float32": "float", "bool": "uint8_t"}
@@ -128,6 +131,7 @@ class Params:
 class KernelCall:
     kernel: str
     args: tuple
+    op: object = None  # the layer the call computes, when a layer's calls run several (a cascade group)
 
     def c(self) -> str:
         return f"{self.kernel}({', '.join(a.c() for a in self.args)});"
@@ -156,6 +160,12 @@ class HostLayer:
     calls: list = field(default_factory=list)
     note: str = ""
     aliased: bool = False  # RESHAPE whose output shares the input's slot: no code at all
+    ops: tuple = ()  # a cascade group run in stripes (edgesdk/targets/c/stripes.py): all its layers; else `op`
+
+    @property
+    def layers(self) -> tuple:
+        """The model layers this block computes."""
+        return self.ops or (self.op,)
 
     def add(self, kernel: str, *args) -> "HostLayer":
         self.calls.append(KernelCall(kernel, tuple(args)))

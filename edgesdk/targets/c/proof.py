@@ -19,7 +19,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .calls import Arena, Cast, Const, Null, Params, PointerList, consts_of, render_layer, render_params
+from .calls import SHIFT_KERNEL, Arena, Cast, Const, Null, Params, PointerList, consts_of, render_layer, render_params
 from .emit import footprint_rule
 from .tvm_lowered import tvm_lowered_footprint
 
@@ -79,13 +79,31 @@ def verify_host_layers(compiled, layers: list, proof) -> None:
     plan = compiled.plan
     step_of = {op: i for i, op in enumerate(compiled.graph.ops)}
     host_ops = [op for region in compiled.regions if region.target == "c" for op in region.ops]
-    if [layer.op for layer in layers] != host_ops:
+    if [op for layer in layers for op in layer.layers] != host_ops:
         proof.fail(f"{len(layers)} host layers were generated for the {len(host_ops)} layers on the C target")
     _check_round_trip(compiled.executor, layers, proof)
     for layer in layers:
         proof.count("host_layers")
+        if layer.ops:
+            _check_group_calls(layer, proof)
         for call in layer.calls:
-            _check_call(layer.op, step_of[layer.op], call, plan, proof)
+            op = getattr(call, "op", None) or layer.op  # a cascade group's call names the layer it computes
+            _check_call(op, step_of[op], call, plan, proof, own_buffers=bool(layer.ops))
+
+
+def _check_group_calls(layer, proof) -> None:
+    """A cascade group's block (edgesdk/targets/c/stripes.py): each call computes one of the group's layers
+    with that layer's kernel, or moves rows of a stripe buffer; the footprint rules then prove every byte of
+    every stripe inside a buffer live over the group (the plan keeps the group's tensors live over all of
+    its steps)."""
+    members = set(layer.ops)
+    proof.count("cascade_groups")
+    for call in layer.calls:
+        op = getattr(call, "op", None)
+        if op is None and call.kernel != SHIFT_KERNEL or op is not None and op not in members:
+            proof.fail(f"{layer.op.location}: cascade call {call.kernel} computes no layer of its group")
+        else:
+            proof.count("stripe_calls")
 
 
 def _check_round_trip(executor, layers: list, proof) -> None:
@@ -121,7 +139,10 @@ def _same_values(a, b) -> bool:
     return np.array_equal(a, b)
 
 
-def _check_call(op, step: int, call, plan, proof) -> None:
+def _check_call(op, step: int, call, plan, proof, own_buffers: bool = False) -> None:
+    """`own_buffers`: every arena access must lie in the buffer of the tensor its pointer names (a cascade
+    group's stripes, whose pointers are computed rows of a tensor or stripe buffer), not just in some buffer
+    live at the step."""
     where = f"{op.location}: {call.kernel}"
     # functions TVM generated for long-tail ops have one rule for all (tvm_lowered.py); kernels have their own
     rule = tvm_lowered_footprint if call.kernel.startswith("tvmgen_") else footprint_rule(call.kernel)
@@ -147,7 +168,7 @@ def _check_call(op, step: int, call, plan, proof) -> None:
         arg, nbytes, what = access
         arg = arg.arg if isinstance(arg, Cast) else arg
         if isinstance(arg, Arena):
-            _check_arena_access(where, step, arg.offset, nbytes, what, plan, proof)
+            _check_arena_access(where, step, arg.offset, nbytes, what, plan, proof, arg.tensor if own_buffers else None)
         elif isinstance(arg, Const):
             if nbytes > arg.nbytes:
                 proof.fail(f"{where} reads {nbytes} bytes of {what} from {arg.symbol}, which holds {arg.nbytes}")
@@ -155,12 +176,19 @@ def _check_call(op, step: int, call, plan, proof) -> None:
             proof.fail(f"{where}: {what} ({nbytes} bytes) is not an arena pointer or a constant array ({arg!r})")
 
 
-def _check_arena_access(where: str, step: int, offset: int, nbytes: int, what: str, plan, proof) -> None:
+def _check_arena_access(where: str, step: int, offset: int, nbytes: int, what: str, plan, proof,
+                        tensor=None) -> None:
     if nbytes < 0 or offset < 0 or offset + nbytes > plan.arena_bytes:
         proof.fail(f"{where} accesses {nbytes} bytes of {what} at arena offset {offset}, outside the arena of "
                    f"{plan.arena_bytes} bytes")
         return
     live = [b for b in plan.buffers if b.first <= step <= b.last]
+    if tensor is not None:
+        live = [b for b in live if any(t is tensor for t in b.tensors) and b.kind != "scratch"]
+        if nbytes and not any(b.offset <= offset and offset + nbytes <= b.offset + b.size for b in live):
+            proof.fail(f"{where} accesses {nbytes} bytes of {what} at arena offset {offset}, outside the buffer of "
+                       f"'{tensor.name}' live at this layer (a stripe out of its rows)")
+        return
     if nbytes and not any(b.offset <= offset and offset + nbytes <= b.offset + b.size for b in live):
         proof.fail(f"{where} accesses {nbytes} bytes of {what} at arena offset {offset}, which is not inside one "
                    "buffer live at this layer (it would overwrite or read another tensor)")

@@ -17,6 +17,8 @@ from ..api import LayerEstimate, PeripheralModel, RegionCode, RegionEstimate, Ta
 HAL_DIR = Path(__file__).resolve().parent / "hal"
 NPU_TYPE = "edgesdk-npu1"
 RENODE_TYPE = "Edgesdk.Npu1"
+# Activations of one input that run as one TABLE command (codegen.lower_pointwise): element i from element i.
+TABLE_UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH")
 
 # Runs one command table; emitted once into model.c when the model has an NPU region.
 RUN_TABLE_HELPER = """\
@@ -50,8 +52,9 @@ class NpuTarget(Target):
 
     def in_place(self, op, x) -> str | None:
         """A command reads all its operands before it writes its output (docs/npu-datasheet.md section 4), so
-        every rule holds; elementwise commands take the exact rule, window and fully connected ones raster."""
-        if op.type in ("ADD", "MUL"):
+        every rule holds; elementwise and one-input TABLE commands take the exact rule, window and fully
+        connected ones raster."""
+        if op.type in ("ADD", "MUL") or op.type in TABLE_UNARY:
             return "exact"
         if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"):
             return "raster"

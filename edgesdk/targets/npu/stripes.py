@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...ops.stripes import ELEMENTWISE_OPS, STRIPE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
+from ...ops.stripes import ELEMENTWISE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
+from ...ops.window import WINDOW_OPS
 from .hw import cmdtable as C
 from .hw import timing
 
@@ -20,7 +21,7 @@ ARENA_REGION = 1  # activation arena in SRAM (codegen.ARENA_REGION)
 def can_stripe(op) -> bool:
     """The NPU lowers every op with a row geometry (windows, elementwise) to one command whose descriptors can
     address any row range."""
-    return op.type in STRIPE_OPS
+    return op.type in WINDOW_OPS + ELEMENTWISE_OPS
 
 
 def lower_group(group, ctx, lower_op) -> list:

@@ -50,7 +50,9 @@ def _pad_right(f: dict) -> int:
       headers=("edgesdk_depthwise_conv2d.h", "edgesdk_layer16.h"),
       sources=("edgesdk_depthwise_conv2d.c", "edgesdk_depthwise_conv2d_sliding.c", "edgesdk_depthwise_conv2d_s16.c",
                "edgesdk_depthwise_conv2d_f32.c"))
-def emit_depthwise_conv2d(e: Emit):
+def emit_depthwise_conv2d(e: Emit, sliding: bool = True):
+    """`sliding=False`: the reference loops even where the sliding kernel could run (a cascade's stripe of
+    fewer than three input rows, edgesdk/targets/c/stripes.py)."""
     op, d = e.op, e.data
     if op.inputs[0].dtype == "int16":
         return emit_depthwise_conv2d_s16(e)
@@ -77,7 +79,8 @@ def emit_depthwise_conv2d(e: Emit):
     }
     weights, bias = w.data.astype(np.int8), bias_values(b, out_c)
     per_channel_weights = weights.reshape(-1, out_c).T  # [channel][fy * filter_w + fx]
-    why_not = fast_depthwise_obstacle(fields, d.rounding, per_channel_weights, bias, mults, shifts)
+    why_not = fast_depthwise_obstacle(fields, d.rounding, per_channel_weights, bias, mults, shifts) if sliding else \
+        "a stripe of fewer than three rows"
     if why_not is None:  # per-channel records instead of filter, bias, multiplier and shift
         fields.update(sliding=1, multiplier=e.null("int32_t"), shift=e.null("int32_t"))
         bias = fold_input_offset(bias, per_channel_weights, fields["input_offset"])
