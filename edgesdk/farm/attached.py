@@ -55,7 +55,7 @@ def run_on_attached_board(build_dir, inputs: list, timeout_s: float = 120.0):
     from ..emulator import elf_symbol
     from ..flash import FlashSettings
     from ..gdbremote import GdbRemote, GdbRemoteError
-    from ..runner import InferenceResult, NUMPY_DTYPES, coerce_input, load_report
+    from ..run_io import InferenceResult, NUMPY_DTYPES, coerce_input, load_report
 
     import numpy as np
 
