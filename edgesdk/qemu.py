@@ -143,7 +143,7 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
         exit_code=outcome["exit_code"],
         cpu_instructions=outcome["total"],
         inference_instructions=step_instructions[0] if step_instructions else None,
-        npu_cycles=None, npu_stats={}, uart=uart, step_outputs=step_outputs,
+        uart=uart, step_outputs=step_outputs,
         step_instructions=step_instructions if len(steps) > 1 else [])
 
 

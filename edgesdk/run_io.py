@@ -21,13 +21,23 @@ class InferenceResult:
     exit_code: int
     cpu_instructions: int
     inference_instructions: int | None
-    npu_cycles: int
-    npu_stats: dict
     uart: str
-    peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models (DSP, plugins): counters
+    peripheral_stats: dict = field(default_factory=dict)  # the peripherals the build uses: name -> counters
+    target_peripherals: dict = field(default_factory=dict)  # target name -> the peripheral it drives (those used)
     step_outputs: list = field(default_factory=list)  # per inference of a sequence run: its outputs
     step_instructions: list = field(default_factory=list)  # per inference: instructions between the marks
     observations: list = field(default_factory=list)  # what run_elf's observers collected (the built-in emulator)
+
+    def cycles_of(self, target: str) -> int | None:
+        """The cycles the peripheral of `target` counted over the run; None if the build does not use one
+        (or the run did not model it: QEMU, an attached board)."""
+        counters = self.peripheral_stats.get(self.target_peripherals.get(target), {})
+        return counters.get("cycles")
+
+    @property
+    def npu_cycles(self) -> int | None:
+        """Backward-compatible name of cycles_of("npu") (tools and `edgesdk run --json` read npu_cycles)."""
+        return self.cycles_of("npu")
 
 
 ROUNDING_MODES = ("ref", "tflm", "ort")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
@@ -95,6 +105,14 @@ def check_report(report, report_path) -> None:
             offset = spec.get("arena_offset")
             if not _is_int(offset) or offset < 0 or offset + nbytes > arena:
                 raise bad(f"{where}.arena_offset {offset!r} + {nbytes} bytes is not inside the arena of {arena} bytes")
+
+
+def used_targets(report: dict) -> set:
+    """The targets the build's code runs on: those with a region in report.json (every target of the
+    --target list for a report without regions)."""
+    if "regions" in report:
+        return {region["target"] for region in report["regions"]}
+    return set(report.get("targets", []))
 
 
 def coerce_input(array: np.ndarray, spec: dict, index: int) -> np.ndarray:

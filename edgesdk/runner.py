@@ -11,7 +11,7 @@ from .errors import EmulatorError, UsageError
 from .qemu import run_qemu_sequence
 # the run contract lives in run_io (QEMU and attached boards share it); InferenceResult and load_report stay
 # importable from here
-from .run_io import NUMPY_DTYPES, InferenceResult, coerce_input, load_report  # noqa: F401
+from .run_io import NUMPY_DTYPES, InferenceResult, coerce_input, load_report, used_targets  # noqa: F401
 
 def check_firmware_arena(report: dict, elf) -> int:
     """The arena's address, after checking report.json's arena against the firmware's: the ELF's arena block
@@ -109,9 +109,27 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
     step_outputs = [decode(r) for r in step_reads]
     outputs = step_outputs[-1] if step_outputs else decode(result.reads)
     inference = step_instructions[0] if step_instructions else result.inference_instructions
-    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, inference,
-                           result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats),
+    used = target_peripherals(report, board)
+    stats = {name: dict(counters) for name, counters in result.peripheral_stats.items() if name in used.values()}
+    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, inference, result.uart, stats, used,
                            step_outputs, step_instructions, list(result.observations))
+
+
+def target_peripherals(report: dict, board) -> dict:
+    """{target name: name of the board peripheral it drives} for the targets the build uses (a target on the
+    host core drives none): the peripherals whose counters a run reports."""
+    from .errors import EdgesdkError
+    from .targets import get_target
+
+    used = {}
+    for name in sorted(used_targets(report)):
+        try:
+            peripheral = get_target(name).peripheral_of(board)
+        except EdgesdkError:  # a target no longer installed: its peripheral is not modelled either
+            continue
+        if peripheral is not None:
+            used[name] = peripheral.name
+    return used
 
 
 def failure_message(result: InferenceResult) -> str:

@@ -239,7 +239,7 @@ def _native_npu_model(peripheral, board):
 
     classes = npu_model.board_memory_classes(board, peripheral) if board is not None else ()
     return NativeModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers,
-                                          classes)
+                                          classes, symbol_prefix="npu")
 
 
 def _renode_sources() -> tuple:
