@@ -206,6 +206,11 @@ def test_real_npu_model_uses_guest_memory(firmware, board):
 
         assert run_dma(board.sram.base) == R.STATUS_DONE
         assert machine.read(board.sram.base + dst_offset, 32) == payload
+        assert not machine.irq_pending("npu0")  # DONE is raised, its interrupt masked
+        write_register(R.REG_IRQ_ENABLE, R.IRQ_DONE)
+        assert machine.irq_pending("npu0")  # the model's line, through the glue
+        write_register(R.REG_IRQ_CLEAR, R.IRQ_DONE)
+        assert not machine.irq_pending("npu0")
         one_run = machine.native_stats("npu0")
         assert one_run["starts"] == 1 and one_run["cycles"] > 0
         assert one_run["flash_read_bytes"] >= 32 and one_run["write_bytes"] == 32
