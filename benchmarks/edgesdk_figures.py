@@ -49,9 +49,9 @@ def compile_step_cold_seconds(model_path, repeats: int) -> float:
 def warm_up_emulator() -> None:
     """Build (or load) the emulator's native library now, so no timed run pays for compiling it."""
     from edgesdk.board import load_board
-    from edgesdk.emulator.machine import _native_npu_spec, native_library
+    from edgesdk.emulator.machine import native_library, native_peripherals
 
-    native_library(_native_npu_spec(load_board("riscv-npu")))
+    native_library([spec for _, spec in native_peripherals(load_board("riscv-npu"))])
 
 
 def macs_per_op_type(graph) -> dict:

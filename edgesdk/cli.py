@@ -480,8 +480,8 @@ def cmd_run(args) -> int:
         "cpu_instructions": result.cpu_instructions,
         "inference_instructions": result.inference_instructions,
         "step_instructions": result.step_instructions,
-        "npu_cycles": result.npu_cycles,
-        "peripherals": result.peripheral_stats,
+        "npu_cycles": result.npu_cycles,  # backward compatible: the NPU's peripheral's cycles (None: not used)
+        "peripherals": result.peripheral_stats,  # the peripherals the build uses: name -> counters
         "exit_code": result.exit_code,
         "emulator": args.emulator,
     }
@@ -627,13 +627,10 @@ def run_summary(summary: dict, result, all_values: bool = False) -> str:
             lines.append(f"  top {rank}: index {entry['index']}: {entry['value']}{real}")
     inf = summary["inference_instructions"]
     lines.append(f"cpu instructions: {summary['cpu_instructions']} total" + (f", {inf} in the inference" if inf is not None else ""))
-    if summary["npu_cycles"] is not None:  # None: the machine has no NPU (a board without one, or QEMU)
-        lines.append(f"npu cycles: {summary['npu_cycles']}")
     if summary.get("emulator", "builtin") != "builtin":
         lines.append(f"emulator: {summary['emulator']}")
-    for name, counters in sorted(summary.get("peripherals", {}).items()):
-        if any(counters.values()):  # a peripheral of the board this build never used stays out of the summary
-            lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
+    for name, counters in sorted(summary.get("peripherals", {}).items()):  # those the build uses (the runner)
+        lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
     if summary.get("steps", 1) > 1:
         lines.append(f"steps: {summary['steps']} inferences in one boot (outputs above: the last step's)")
     lines.append(f"exit code: {summary['exit_code']}")

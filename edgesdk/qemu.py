@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .board import SEMIHOSTING, Board, exit_method
 from .errors import EmulatorError, ToolchainError, UsageError
+from .run_io import NUMPY_DTYPES, InferenceResult, coerce_input, load_report
 
 QEMU_PACKAGE = "qemu-system-misc"
 MARK_SYMBOL = "edgesdk_harness_mark"
@@ -92,8 +93,6 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
     """runner.run_sequence on QEMU: the same inputs, outputs, counts and exit code (an InferenceResult)."""
     from .board import build_board
     from .emulator import elf_symbol
-    from .runner import InferenceResult, NUMPY_DTYPES, coerce_input, load_report
-
     import numpy as np
 
     build_dir = Path(build_dir)
@@ -144,7 +143,7 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
         exit_code=outcome["exit_code"],
         cpu_instructions=outcome["total"],
         inference_instructions=step_instructions[0] if step_instructions else None,
-        npu_cycles=None, npu_stats={}, uart=uart, step_outputs=step_outputs,
+        uart=uart, step_outputs=step_outputs,
         step_instructions=step_instructions if len(steps) > 1 else [])
 
 

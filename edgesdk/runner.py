@@ -2,100 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .board import build_board
 from .errors import EmulatorError, UsageError
-
-NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-                "float32": np.float32, "bool": np.bool_}  # bool: one byte, 0 or 1 (TFLite's layout)
-
-
-@dataclass
-class InferenceResult:
-    outputs: list  # numpy arrays, model order
-    exit_code: int
-    cpu_instructions: int
-    inference_instructions: int | None
-    npu_cycles: int
-    npu_stats: dict
-    uart: str
-    peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models (DSP, plugins): counters
-    step_outputs: list = field(default_factory=list)  # per inference of a sequence run: its outputs
-    step_instructions: list = field(default_factory=list)  # per inference: instructions between the marks
-    observations: list = field(default_factory=list)  # what run_elf's observers collected (the built-in emulator)
-
-
-ROUNDING_MODES = ("ref", "tflm", "ort")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)
-MAX_ARENA_BYTES = (1 << 31) - 1
-
-
-def load_report(build_dir: Path) -> dict:
-    """report.json of a build directory, checked (check_report): nothing in it is trusted unchecked."""
-    report_path = Path(build_dir) / "report.json"
-    if not report_path.is_file():
-        raise UsageError(f"{build_dir} is not an edgesdk build directory (no report.json). Run 'edgesdk build MODEL -o {build_dir}' first.")
-    try:
-        report = json.loads(report_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{report_path} is corrupt ({exc}); rebuild with 'edgesdk build'.") from None
-    check_report(report, report_path)
-    return report
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def check_report(report, report_path) -> None:
-    """The fields `edgesdk run`, `hil` and `flash` use, checked before anything is written into the emulated
-    board: a known board and rounding, at least one input and one output, and for each a name, a known
-    dtype, a shape of positive dimensions, a byte count equal to shape x element size and an arena slot
-    inside the arena (memory.arena_bytes, itself a valid size). A UsageError (exit code 7) names the first
-    problem: report.json is edgesdk's output, and a different one means it was edited or damaged."""
-    def bad(what: str) -> UsageError:
-        return UsageError(f"{report_path} is not a valid edgesdk build report: {what}. Rebuild with 'edgesdk build' "
-                          "(report.json must be the one the build wrote).")
-
-    if not isinstance(report, dict):
-        raise bad("it is not a JSON object")
-    if not isinstance(report.get("board"), str) or not report["board"]:
-        raise bad("'board' is not a board name")
-    if report.get("rounding") not in ROUNDING_MODES:
-        raise bad(f"'rounding' is {report.get('rounding')!r}, not one of {', '.join(ROUNDING_MODES)}")
-    memory = report.get("memory")
-    arena = memory.get("arena_bytes") if isinstance(memory, dict) else None
-    if not _is_int(arena) or not 0 < arena <= MAX_ARENA_BYTES:
-        raise bad(f"'memory.arena_bytes' is {arena!r}, not a positive arena size")
-    io = report.get("io")
-    if not isinstance(io, dict):
-        raise bad("'io' is missing")
-    for kind in ("inputs", "outputs"):
-        specs = io.get(kind)
-        if not isinstance(specs, list) or not specs:
-            raise bad(f"'io.{kind}' is {'empty' if specs == [] else 'not a list'} (a model has at least one)")
-        for index, spec in enumerate(specs):
-            where = f"io.{kind}[{index}]"
-            if not isinstance(spec, dict):
-                raise bad(f"{where} is not an object")
-            if not isinstance(spec.get("name"), str):
-                raise bad(f"{where}.name is not a string")
-            if spec.get("dtype") not in NUMPY_DTYPES:
-                raise bad(f"{where}.dtype is {spec.get('dtype')!r}, not one of {', '.join(NUMPY_DTYPES)}")
-            shape = spec.get("shape")
-            if not isinstance(shape, list) or not all(_is_int(d) and d >= 1 for d in shape):
-                raise bad(f"{where}.shape is {shape!r}, not a list of positive dimensions")
-            nbytes = int(np.prod(shape, dtype=object)) * np.dtype(NUMPY_DTYPES[spec["dtype"]]).itemsize
-            if spec.get("bytes") != nbytes or not _is_int(spec.get("bytes")):
-                raise bad(f"{where}.bytes is {spec.get('bytes')!r}, but shape {shape} of {spec['dtype']} is {nbytes} bytes")
-            offset = spec.get("arena_offset")
-            if not _is_int(offset) or offset < 0 or offset + nbytes > arena:
-                raise bad(f"{where}.arena_offset {offset!r} + {nbytes} bytes is not inside the arena of {arena} bytes")
-
+from .qemu import run_qemu_sequence
+# the run contract lives in run_io (QEMU and attached boards share it); InferenceResult and load_report stay
+# importable from here
+from .run_io import NUMPY_DTYPES, InferenceResult, coerce_input, load_report, used_targets  # noqa: F401
 
 def check_firmware_arena(report: dict, elf) -> int:
     """The arena's address, after checking report.json's arena against the firmware's: the ELF's arena block
@@ -112,21 +28,6 @@ def check_firmware_arena(report: dict, elf) -> int:
             f"report.json says the arena has {report['memory']['arena_bytes']} bytes, but {elf} has an arena of "
             f"{capacity} bytes: the report and the firmware are not from the same build. Rebuild with 'edgesdk build'.")
     return arena
-
-
-def coerce_input(array: np.ndarray, spec: dict, index: int) -> np.ndarray:
-    """Check an input against the model's declared dtype and shape (exactly: a shape that merely has the same
-    number of elements is refused, it usually means a wrong layout); return it as a contiguous array."""
-    want = NUMPY_DTYPES[spec["dtype"]]
-    if array.dtype != want:
-        raise UsageError(f"Input {index} ('{spec['name']}') must be {spec['dtype']}, got {array.dtype}. "
-                         f"Convert it, e.g. np.asarray(x, dtype=np.{spec['dtype']}).")
-    if list(array.shape) != list(spec["shape"]):
-        hint = (f" It has the right number of elements: if its layout is right, save x.reshape({tuple(spec['shape'])})."
-                if array.size * array.itemsize == spec["bytes"] else "")
-        raise UsageError(f"Input {index} ('{spec['name']}') must have shape {spec['shape']} ({spec['bytes']} bytes), "
-                         f"got shape {list(array.shape)}.{hint}")
-    return np.ascontiguousarray(array)
 
 
 def random_inputs(report: dict, seed: int) -> list:
@@ -178,8 +79,6 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
             names = ", ".join(f"'{s['name']}' {s['dtype']}{s['shape']}" for s in specs)
             raise UsageError(f"The model takes {len(specs)} input(s) ({names}); {len(inputs)} given.")
     if emulator == "qemu":
-        from .qemu import run_qemu_sequence
-
         if observers:
             raise UsageError("Profiling needs the built-in emulator; drop --emulator qemu.")
         if max_instructions is not None:
@@ -210,9 +109,27 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
     step_outputs = [decode(r) for r in step_reads]
     outputs = step_outputs[-1] if step_outputs else decode(result.reads)
     inference = step_instructions[0] if step_instructions else result.inference_instructions
-    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, inference,
-                           result.npu_cycles, dict(result.npu_stats), result.uart, dict(result.peripheral_stats),
+    used = target_peripherals(report, board)
+    stats = {name: dict(counters) for name, counters in result.peripheral_stats.items() if name in used.values()}
+    return InferenceResult(outputs, result.exit_code, result.cpu_instructions, inference, result.uart, stats, used,
                            step_outputs, step_instructions, list(result.observations))
+
+
+def target_peripherals(report: dict, board) -> dict:
+    """{target name: name of the board peripheral it drives} for the targets the build uses (a target on the
+    host core drives none): the peripherals whose counters a run reports."""
+    from .errors import EdgesdkError
+    from .targets import get_target
+
+    used = {}
+    for name in sorted(used_targets(report)):
+        try:
+            peripheral = get_target(name).peripheral_of(board)
+        except EdgesdkError:  # a target no longer installed: its peripheral is not modelled either
+            continue
+        if peripheral is not None:
+            used[name] = peripheral.name
+    return used
 
 
 def failure_message(result: InferenceResult) -> str:

@@ -80,10 +80,17 @@ def test_cli_dump_after_prints_state_to_stderr(tmp_path, capsys):
 
 
 def test_run_summary_lists_only_the_peripherals_the_build_used():
+    """The runner keeps the counters of the peripherals the build's targets drive (an NPU build on a board with
+    a DSP says nothing of the DSP); the summary prints them per peripheral, with no NPU-specific line."""
+    from edgesdk.board import load_board
     from edgesdk.cli import run_summary
+    from edgesdk.runner import target_peripherals
 
-    summary = {"outputs": [], "inference_instructions": 10, "cpu_instructions": 20, "npu_cycles": None,
-               "exit_code": 0, "peripherals": {"dsp0": {"cycles": 0, "kernels": 0, "errors": 0},
-                                               "lut0": {"cycles": 451, "runs": 4}}}
+    board = load_board("riscv-npu")
+    assert "dsp0" in board.peripherals
+    assert target_peripherals({"regions": [{"target": "npu"}, {"target": "c"}]}, board) == {"npu": "npu0"}
+    assert target_peripherals({"regions": [{"target": "c"}]}, board) == {}
+    summary = {"outputs": [], "inference_instructions": 10, "cpu_instructions": 20, "npu_cycles": 451,
+               "exit_code": 0, "peripherals": {"npu0": {"cycles": 451, "starts": 4}}}
     text = run_summary(summary, None)
-    assert "lut0: cycles 451, runs 4" in text and "dsp0" not in text
+    assert "npu0: cycles 451, starts 4" in text and "npu cycles" not in text and "dsp0" not in text

@@ -21,6 +21,7 @@ import pytest
 from edgesdk.board import load_board
 from edgesdk.emulator import Machine, NativeModelSpec, elf_symbol, run_elf
 from edgesdk.emulator import machine as machine_module
+from edgesdk.emulator.machine import model_function
 from edgesdk.errors import EmulatorError
 from edgesdk.firmware_build import build_firmware, render_board_files
 
@@ -50,12 +51,13 @@ def arena(firmware) -> int:
 
 
 @pytest.fixture(scope="module")
-def npu_stub() -> NativeModelSpec:
+def npu_stub() -> dict:
+    """The board's npu0 served by a stand-in native model."""
     stub = FIXTURES / "npu_stub"
     spec = importlib.util.spec_from_file_location("npu_stub_registers", stub / "registers.py")
     registers = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(registers)
-    return NativeModelSpec.from_registers((stub / "npu_stub.c",), (stub,), registers)
+    return {"npu0": NativeModelSpec.from_registers((stub / "npu_stub.c",), (stub,), registers, symbol_prefix="npu")}
 
 
 def command(letter: str, payload: bytes = b"") -> bytes:
@@ -77,7 +79,8 @@ def test_runs_model_and_exits(firmware, board, arena):
     assert result.reads == [bytes((b + 1) & 0xFF for b in data)]
     assert 0 < result.inference_instructions < result.cpu_instructions
     assert 0 < result.stack_bytes_used < board.stack_bytes
-    assert result.npu_stats["starts"] == result.npu_stats["cycles"] == 0  # CPU-only: the NPU never runs
+    npu = result.peripheral_stats["npu0"]
+    assert npu["starts"] == npu["cycles"] == 0  # CPU-only: the NPU never runs
 
 
 def test_counts_are_deterministic(firmware, board, arena, monkeypatch):
@@ -140,16 +143,15 @@ def test_unknown_symbol(firmware):
 def test_npu_registers_and_bus_through_the_cpu(firmware, board, arena, npu_stub):
     """The CPU programs the NPU stub over MMIO; the stub copies input + 1 to output over the bus."""
     data = command("N")
-    result = run(firmware, board, arena, data, npu=npu_stub)
+    result = run(firmware, board, arena, data, native_models=npu_stub)
     assert result.exit_code == 0, result.uart
     assert result.reads == [bytes((b + 1) & 0xFF for b in data)]
-    assert result.npu_stats == {"cycles": IO_BYTES, "starts": 1}
-    assert result.npu_cycles == IO_BYTES
+    assert result.peripheral_stats["npu0"] == {"cycles": IO_BYTES, "starts": 1}
 
 
 def test_npu_refuses_byte_access(firmware, board, arena, npu_stub):
-    with pytest.raises(EmulatorError, match="NPU register offset 0x1 with a 1-byte access"):
-        run(firmware, board, arena, command("B"), npu=npu_stub)
+    with pytest.raises(EmulatorError, match=r"npu0 \(edgesdk-npu1\) register offset 0x1 with a 1-byte access"):
+        run(firmware, board, arena, command("B"), native_models=npu_stub)
 
 
 def test_bus_rejects_flash_writes_and_unmapped(firmware, board, npu_stub):
@@ -177,12 +179,15 @@ def test_real_npu_model_uses_guest_memory(firmware, board):
     R = pytest.importorskip("edgesdk.targets.npu.hw.registers")
     machine = Machine(board, firmware)
     try:
-        lib, state = machine.lib, machine.state
+        lib = machine.lib
+
+        npu = machine.native["npu0"]
+        read_register = model_function(lib, npu.spec, "reg_read")
 
         def write_register(offset, value):  # what a guest store to the NPU window does
-            lib.emu_npu_write(None, offset, 4, value, state)
+            lib.emu_device_write(None, offset, 4, value, npu.handle)
 
-        assert lib.npu_reg_read(machine.npu, R.REG_ID) == R.ID_VALUE
+        assert read_register(npu.model, R.REG_ID) == R.ID_VALUE
         table_addr, src_offset, dst_offset = board.flash.base + 0x10000, 0x20000, 0x100
         payload = bytes(range(32))
         machine.write(board.flash.base + src_offset, payload)
@@ -197,15 +202,20 @@ def test_real_npu_model_uses_guest_memory(firmware, board):
             write_register(R.REG_CMD_BASE, table_addr)
             write_register(R.REG_CMD_SIZE, len(table))
             write_register(R.REG_CTRL, R.CTRL_START)
-            return lib.npu_reg_read(machine.npu, R.REG_STATUS)
+            return read_register(npu.model, R.REG_STATUS)
 
         assert run_dma(board.sram.base) == R.STATUS_DONE
         assert machine.read(board.sram.base + dst_offset, 32) == payload
-        one_run = machine.npu_stats()
+        assert not machine.irq_pending("npu0")  # DONE is raised, its interrupt masked
+        write_register(R.REG_IRQ_ENABLE, R.IRQ_DONE)
+        assert machine.irq_pending("npu0")  # the model's line, through the glue
+        write_register(R.REG_IRQ_CLEAR, R.IRQ_DONE)
+        assert not machine.irq_pending("npu0")
+        one_run = machine.native_stats("npu0")
         assert one_run["starts"] == 1 and one_run["cycles"] > 0
         assert one_run["flash_read_bytes"] >= 32 and one_run["write_bytes"] == 32
         assert run_dma(board.sram.base) == R.STATUS_DONE
-        two_runs = machine.npu_stats()
+        two_runs = machine.native_stats("npu0")
         assert two_runs["cycles"] == 2 * one_run["cycles"] and two_runs["write_bytes"] == 64
         status = run_dma(board.flash.base)  # destination in flash: bus error
         assert status & R.STATUS_ERROR

@@ -234,7 +234,7 @@ def test_exported_library_in_an_app_of_its_own_is_bit_exact(tmp_path, case):
             for k, want in enumerate(expected[step]):
                 assert np.array_equal(got[step][k], np.asarray(want).reshape(got[step][k].shape)), (build_dir, step, k)
         assert result.uart.count("app: reset") == ((steps - 1) // reset_every if reset_every else 0)
-        assert bool(result.npu_cycles) == targets.startswith("npu")  # the NPU ran the npu,c library's tables
+        assert bool(result.peripheral_stats["npu0"]["cycles"]) == targets.startswith("npu")  # the npu,c library's tables ran
         # The static stack figure bounds what the library used (the app adds its own frames and memcpy's).
         assert result.stack_bytes_used <= meta["memory"]["stack"]["bytes"] + 512, result.stack_bytes_used
     if reset_every:  # the state mattered: the sequence differs from running each step from a fresh state

@@ -1,7 +1,7 @@
 """The code's direction of flow (docs/architecture.md) is enforced, not just described: import-linter's
 contracts in .importlinter (core never imports a built-in target; targets import only the plugin API, the IR,
 the op layer and shared utilities; targets are independent; IR <- op layer <- partitioner <- AOT executor), and
-no import cycles beyond the ones listed here as still to be removed."""
+no import cycles."""
 
 from __future__ import annotations
 
@@ -13,12 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Cycles still in the code (each is a deferred import today); the test fails if one disappears (shrink the
-# list) or a new one appears.
-KNOWN_CYCLES = {
-    frozenset({"edgesdk.qemu", "edgesdk.runner"}),  # runner dispatches to qemu, qemu reuses runner's I/O
-    frozenset({"edgesdk.targets.npu.codegen", "edgesdk.targets.npu.stripes", "edgesdk.targets.npu.supported"}),
-}
+# Cycles still in the code, each a frozenset of modules (none today); the test fails if one disappears (shrink
+# the list) or a new one appears.
+KNOWN_CYCLES: set = set()
 
 
 def test_import_contracts_are_kept():

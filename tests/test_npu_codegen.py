@@ -27,7 +27,8 @@ from edgesdk.targets.npu.hw import timing as T
 from edgesdk.targets.npu.hw.model import run_table
 from edgesdk.partition.target import constraint_rule
 from edgesdk.targets.npu import fold
-from edgesdk.targets.npu.codegen import conv_fold, lower_ops
+from edgesdk.targets.npu.codegen import conv_fold
+from edgesdk.targets.npu.region import lower_ops
 from edgesdk.aot.executor import Blob
 from edgesdk.targets.npu.supported import NPU_SUPPORT
 

@@ -162,8 +162,9 @@ def test_reset_in_the_middle_of_a_run(kws):
     try:
         for address, data in kws.inputs:
             machine.write(address, data)
-        lib = machine.lib
+        lib, npu = machine.lib, machine.native["npu0"]
         lib.npu_set_bus.restype, lib.npu_set_bus.argtypes = None, [ctypes.c_void_p, BUS, BUS, ctypes.c_void_p]
+        lib.npu_reg_write.restype, lib.npu_reg_write.argtypes = None, [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
         writes = []
 
         def read(_ctx, addr, buf, length):
@@ -173,11 +174,11 @@ def test_reset_in_the_middle_of_a_run(kws):
             writes.append(addr)
             status = lib.emu_bus_write(machine.state, addr, buf, length)
             if len(writes) == 3:  # during the write back of the third command's output
-                lib.npu_reg_write(machine.npu, R.REG_CTRL, R.CTRL_RESET)
+                lib.npu_reg_write(npu.model, R.REG_CTRL, R.CTRL_RESET)
             return status
 
         callbacks = (BUS(read), BUS(write))
-        lib.npu_set_bus(machine.npu, callbacks[0], callbacks[1], None)
+        lib.npu_set_bus(npu.model, callbacks[0], callbacks[1], None)
         machine.run(timeout_s=30)
         uart = machine.uart_text()
         assert machine.exit_code() == NPU_ERROR, uart
@@ -193,5 +194,5 @@ def _inference(result):
     """A RunResult as the runner's InferenceResult, for failure_message()."""
     from edgesdk.runner import InferenceResult
 
-    return InferenceResult([], result.exit_code, result.cpu_instructions, result.inference_instructions,
-                           result.npu_cycles or 0, dict(result.npu_stats), result.uart)
+    return InferenceResult([], result.exit_code, result.cpu_instructions, result.inference_instructions, result.uart,
+                           dict(result.peripheral_stats))

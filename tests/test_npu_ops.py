@@ -28,7 +28,7 @@ from edgesdk.targets.npu.hw.model import board_memory_classes, run_table
 from edgesdk.board import load_board
 from edgesdk.ops.folding import fold_constants
 from edgesdk.targets.c import testing
-from edgesdk.targets.npu.codegen import lower_ops
+from edgesdk.targets.npu.region import lower_ops
 from edgesdk.targets.npu.supported import NPU_SUPPORT
 
 FLASH, SRAM = 0x20000000, 0x80000000

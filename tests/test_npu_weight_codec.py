@@ -20,7 +20,7 @@ from edgesdk.targets.npu.hw import registers as R
 from edgesdk.targets.npu.hw import timing as T
 from edgesdk.targets.npu.hw import weight_codec as W
 from edgesdk.targets.npu.hw.model import run_table
-from edgesdk.targets.npu.codegen import lower_ops
+from edgesdk.targets.npu.region import lower_ops
 
 from edgesdk.board import load_board as _load_board  # noqa: E402
 from edgesdk.targets.npu.hw.model import board_memory_classes as _board_memory_classes  # noqa: E402

@@ -272,7 +272,16 @@ def test_example_target_build_runs_bit_exact(plugin_env, tmp_path):
     assert (out / "src" / "targets" / "lut" / "lutaccel.c").is_file()
     run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "0", "--check", "--json").stdout)
     assert run["reference"]["bit_exact"], run
+    # Both native models in one emulator, each counting its own cycles: the LUT-1's (the plugin's C model)
+    # and the NPU's, equal to the NPU target's estimate (its timing model is the C model's).
     assert run["peripherals"]["lut0"] == {"cycles": 16 + 128 + 16 + 128 + 16 + 128 + 16 + 3, "runs": 4}
+    npu = run["peripherals"]["npu0"]
+    assert npu["cycles"] == report["target_reports"]["npu"]["cycles"] > 0 and npu["starts"] == 3
+    assert set(run["peripherals"]) == {"lut0", "npu0"} and run["npu_cycles"] == npu["cycles"]
+    text = _edgesdk(plugin_env, "run", out, "--random-input", "0").stdout
+    npu_line = next(line for line in text.splitlines() if line.startswith("npu0: "))
+    assert "lut0: cycles 451, runs 4" in text and f" cycles {npu['cycles']}, " in npu_line
+    assert "npu cycles" not in text and "dsp0" not in text  # per peripheral, only those the build uses
 
 
 def test_example_target_follows_priority(plugin_env, tmp_path):
@@ -286,7 +295,7 @@ def test_example_target_follows_priority(plugin_env, tmp_path):
     targets = {op["target"] for op in report["ops"]}
     assert "npu" in targets and targets <= {"npu", "c"}
     run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "1", "--check", "--json").stdout)
-    assert run["reference"]["bit_exact"] and run["peripherals"]["lut0"]["runs"] == 0
+    assert run["reference"]["bit_exact"] and "lut0" not in run["peripherals"] and run["peripherals"]["npu0"]["cycles"]
 
 
 def guide_commands() -> list:
@@ -513,8 +522,20 @@ def test_example_timing_comes_from_the_board_entry(lut, tmp_path):
     lut.check_board(board)
     relu = Region("lut", [op for op in _compile(tmp_path, relu_twice_model()).graph.ops])
     assert lut.estimate(relu, board).cycles == 2 * (4 + 64 // 8)
-    device = lut.peripherals()[0].create(board.peripherals["lut0"], board)
-    assert device.timing == {"lookups_per_cycle": 8, "startup_cycles": 4, "table_dma_bytes_per_cycle": 4}
+    spec = lut.peripherals()[0].create(board.peripherals["lut0"], board)
+    assert spec.settings == (8, 4, 4)  # lookups_per_cycle, startup_cycles, table_dma_bytes_per_cycle
+
+
+def test_example_native_model_links_beside_the_npu(lut):
+    """The riscv-npu-lut board's two native models go into one emulator library, each with its own symbols."""
+    from edgesdk.board import load_board
+    from edgesdk.emulator.machine import native_library, native_peripherals
+
+    found = native_peripherals(load_board("riscv-npu-lut"))
+    assert [(periph.name, spec.symbol_prefix) for periph, spec in found] == [("npu0", "npu"), ("lut0", "lut1")]
+    lib = native_library([spec for _, spec in found])
+    assert all(hasattr(lib, f"{prefix}_{name}") for prefix in ("npu", "lut1")
+               for name in ("create", "destroy", "set_bus", "reg_read", "reg_write"))
 
 
 @pytest.mark.slow

@@ -1,9 +1,11 @@
 """The built-in emulator: a Unicorn RV32 machine built from board.json.
 
-Flash and SRAM are numpy buffers mapped zero-copy into Unicorn. The UART, the exit device and the NPU
-register window are MMIO callbacks, and instructions are counted by a block hook; all of these are C
-(csrc/emu_glue.c, built together with the C NPU model into one host library), so nothing on the hot path
-runs Python. Python only loads the ELF, starts the CPU in wall-clock chunks and explains faults.
+Flash and SRAM are numpy buffers mapped zero-copy into Unicorn. The UART, the exit device and the register
+windows of native peripheral models are MMIO callbacks, and instructions are counted by a block hook; all of
+these are C (csrc/emu_glue.c, built together with the C model of every native peripheral of the board -- the
+NPU, a plugin's accelerator -- into one host library), so nothing on the hot path runs Python. Python models
+(EmulatedDevice) are mapped beside them. Python only loads the ELF, starts the CPU in wall-clock chunks and
+explains faults.
 
 Instruction counts are exact and deterministic (Unicorn's own instret/cycle CSRs return host time):
 `cpu_instructions` counts every executed instruction until the exit-device write, and
@@ -52,7 +54,7 @@ RUN_SLICE_INSTRUCTIONS = 20_000_000  # run() slice (~0.05-0.2 s): keeps Ctrl-C r
 
 # emu_glue.h enums
 _STOP_EXIT, _STOP_LIMIT, _STOP_DEVICE_ERROR = 1, 2, 3
-_DEV_NPU_ACCESS_SIZE, _DEV_EXIT_RESET, _DEV_NPU_MISSING = 1, 2, 3
+_DEV_ACCESS_SIZE, _DEV_EXIT_RESET = 1, 2
 
 _UC_HOOK_BLOCK = unicorn.UC_HOOK_BLOCK
 # RISC-V exception causes (mcause) as delivered to the interrupt hook.
@@ -67,32 +69,29 @@ class RunResult:
     uart: str
     cpu_instructions: int
     inference_instructions: int | None
-    npu_cycles: int | None
-    npu_stats: dict = field(default_factory=dict)
     reads: list = field(default_factory=list)
-    peripheral_stats: dict = field(default_factory=dict)  # Python peripheral models: name -> counters
+    peripheral_stats: dict = field(default_factory=dict)  # every modelled peripheral (native, Python): name -> counters
     stack_bytes_used: int | None = None
     step_reads: list = field(default_factory=list)  # a sequence run: per step, the reads after that step
     step_instructions: list = field(default_factory=list)  # a sequence run: per step, the inference's count
     observations: list = field(default_factory=list)  # what each of run_elf's `observers` collected
 
 
-def native_peripheral(board: Board):
-    """(peripheral, PeripheralModel) of the board's peripheral whose model is native (compiled into the
-    emulator's library, PeripheralModel.native), or (None, None). The glue hosts one such model."""
+def native_peripherals(board: Board) -> list:
+    """[(peripheral, NativeModelSpec)] of the board's peripherals whose model is native (compiled into the
+    emulator's library, PeripheralModel.native), in board order: one instance each, side by side."""
     from ..targets import peripheral_model
 
+    found = []
     for periph in board.peripherals.values():
         model = peripheral_model(periph.type)
         if model is not None and model.native:
-            return periph, model
-    return None, None
-
-
-def _native_npu_spec(board: Board) -> NativeModelSpec | None:
-    """The native model spec of the board's native peripheral, from the target that models its type."""
-    periph, model = native_peripheral(board)
-    return model.create(periph, board) if model is not None else None
+            spec = model.create(periph, board)
+            if not spec.symbol_prefix:
+                raise EmulatorError(f"The native model of peripheral type {periph.type} names no symbol_prefix "
+                                    "(NativeModelSpec): the emulator cannot find its functions.")
+            found.append((periph, spec))
+    return found
 
 
 # ---- Native library ---------------------------------------------------------------------------------
@@ -109,15 +108,18 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "emu_prepare_resume": (None, [c.c_void_p, c.c_uint64]),
         "emu_settle_exit": (None, [c.c_void_p, c.c_uint64]),
         "emu_exit_at": (None, [c.c_void_p, c.c_int32, c.c_uint64]),
-        "emu_attach_npu": (None, [c.c_void_p, c.c_void_p]),
-        "emu_set_npu_accounting": (None, [c.c_void_p, c.c_uint32, c.c_uint32, c.POINTER(c.c_uint32), c.c_uint32]),
-        "emu_npu_perf_total": (c.c_uint64, [c.c_void_p, c.c_uint32]),
-        "emu_npu_starts": (c.c_uint64, [c.c_void_p]),
-        "emu_npu_write": (None, [c.c_void_p, c.c_uint64, c.c_uint, c.c_uint64, c.c_void_p]),
+        "emu_add_device": (c.c_void_p, [c.c_void_p] * 5),
+        "emu_set_device_accounting": (None, [c.c_void_p, c.c_uint32, c.c_uint32, c.POINTER(c.c_uint32), c.c_uint32]),
+        "emu_device_perf_total": (c.c_uint64, [c.c_void_p, c.c_uint32]),
+        "emu_device_starts": (c.c_uint64, [c.c_void_p]),
+        "emu_device_irq_pending": (c.c_int, [c.c_void_p]),
+        "emu_device_write": (None, [c.c_void_p, c.c_uint64, c.c_uint, c.c_uint64, c.c_void_p]),
+        "emu_device_read": (c.c_uint64, [c.c_void_p, c.c_uint64, c.c_uint, c.c_void_p]),
+        "emu_device_trace_length": (c.c_uint64, [c.c_void_p]),
+        "emu_device_trace": (c.POINTER(c.c_uint64), [c.c_void_p]),
+        "emu_device_error_device": (c.c_int, [c.c_void_p]),
         "emu_instructions": (c.c_uint64, [c.c_void_p]),
         "emu_instructions_before": (c.c_uint64, [c.c_void_p, c.c_uint64]),
-        "emu_npu_trace_length": (c.c_uint64, [c.c_void_p]),
-        "emu_npu_trace": (c.POINTER(c.c_uint64), [c.c_void_p]),
         "emu_mark_hits": (c.c_uint32, [c.c_void_p]),
         "emu_mark_instructions": (c.c_uint64, [c.c_void_p, c.c_uint32]),
         "emu_stop_reason": (c.c_int, [c.c_void_p]),
@@ -130,35 +132,68 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "emu_bus_read": (c.c_int, [c.c_void_p, c.c_uint32, c.c_void_p, c.c_uint32]),
         "emu_bus_write": (c.c_int, [c.c_void_p, c.c_uint32, c.c_void_p, c.c_uint32]),
     }
-    if hasattr(lib, "npu_create"):
-        signatures.update({
-            "npu_create": (c.c_void_p, []),
-            "npu_destroy": (None, [c.c_void_p]),
-            "npu_reg_read": (c.c_uint32, [c.c_void_p, c.c_uint32]),
-            "npu_reg_write": (None, [c.c_void_p, c.c_uint32, c.c_uint32]),
-            "npu_irq_pending": (c.c_int, [c.c_void_p]),
-        })
-    if hasattr(lib, "npu_set_memory_class"):
-        signatures["npu_set_memory_class"] = (c.c_int, [c.c_void_p] + [c.c_uint32] * 4)
-    if hasattr(lib, "npu_set_command_observer"):
-        signatures["npu_set_command_observer"] = (None, [c.c_void_p, c.c_void_p, c.c_void_p])
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = restype, argtypes
     return lib
 
 
-def native_library(npu: NativeModelSpec | None) -> ctypes.CDLL:
-    """emu_glue.c (+ the NPU model sources), built once per content hash by edgesdk.hostcc."""
-    return _native_library(npu.sources if npu else (), npu.include_dirs if npu else ())
+# A native model's functions (NativeModelSpec): name -> (restype, argtypes after the device pointer), required.
+_MODEL_FUNCTIONS = {
+    "create": (ctypes.c_void_p, None, True),
+    "destroy": (None, [], True),
+    "set_bus": (None, [ctypes.c_void_p] * 3, True),
+    "reg_read": (ctypes.c_uint32, [ctypes.c_uint32], True),
+    "reg_write": (None, [ctypes.c_uint32, ctypes.c_uint32], True),
+    "irq_pending": (ctypes.c_int, [], False),
+    "configure": (ctypes.c_int, [ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32], False),
+    "set_memory_class": (ctypes.c_int, [ctypes.c_uint32] * 4, False),
+    "set_command_observer": (None, [ctypes.c_void_p, ctypes.c_void_p], False),
+}
+
+
+def native_library(specs=()) -> ctypes.CDLL:
+    """emu_glue.c + the sources of every native model in `specs` (NativeModelSpec, or None), built once per
+    content hash by edgesdk.hostcc."""
+    specs = [spec for spec in ([specs] if isinstance(specs, NativeModelSpec) else specs) if spec is not None]
+    sources = tuple(dict.fromkeys(source for spec in specs for source in spec.sources))
+    include_dirs = tuple(dict.fromkeys(d for spec in specs for d in spec.include_dirs))
+    return _native_library(sources, include_dirs)
 
 
 @lru_cache(maxsize=None)
-def _native_library(npu_sources: tuple, npu_include_dirs: tuple) -> ctypes.CDLL:
-    sources = [CSRC_DIR / "emu_glue.c", *npu_sources]
-    include_dirs = [CSRC_DIR, UNICORN_INCLUDE_DIR, *npu_include_dirs]
-    flags = [] if npu_sources else ["-DEDGESDK_EMU_WITHOUT_NPU"]
-    return _declare(load_shared_library("edgesdk_emu", sources, include_dirs, flags))
+def _native_library(model_sources: tuple, model_include_dirs: tuple) -> ctypes.CDLL:
+    sources = [CSRC_DIR / "emu_glue.c", *model_sources]
+    include_dirs = [CSRC_DIR, UNICORN_INCLUDE_DIR, *model_include_dirs]
+    return _declare(load_shared_library("edgesdk_emu", sources, include_dirs, []))
+
+
+def model_function(lib: ctypes.CDLL, spec: NativeModelSpec, name: str):
+    """The native model's function `<symbol_prefix>_<name>`, declared; None for a missing optional one."""
+    symbol = f"{spec.symbol_prefix}_{name}"
+    restype, argtypes, required = _MODEL_FUNCTIONS[name]
+    if not hasattr(lib, symbol):
+        if required:
+            raise EmulatorError(f"The native peripheral model with symbol prefix '{spec.symbol_prefix}' does not "
+                                f"export {symbol}() (NativeModelSpec; docs/porting-a-new-accelerator.md).")
+        return None
+    fn = getattr(lib, symbol)
+    fn.restype, fn.argtypes = restype, ([] if argtypes is None else [ctypes.c_void_p, *argtypes])
+    return fn
+
+
+@dataclass
+class NativeDevice:
+    """One native model instance on the emulated bus: the board peripheral, its spec, the model (the pointer
+    its create() returned) and the glue's device (emu_device_t *: counters, trace)."""
+
+    name: str
+    type: str
+    spec: NativeModelSpec
+    model: int
+    handle: int
+    perf_registers: list = field(default_factory=list)
+    traced: bool = False
 
 
 def _c_function_address(lib: ctypes.CDLL, name: str) -> int:
@@ -274,19 +309,23 @@ class _FaultEvents:
 class Machine:
     """One emulated board running one ELF; use run_elf() unless you need the pieces."""
 
-    def __init__(self, board: Board, elf_path, npu: NativeModelSpec | None = None):
+    def __init__(self, board: Board, elf_path, native_models: dict | None = None):
+        """`native_models` ({peripheral name: NativeModelSpec}) replaces the native models the installed
+        targets give those peripherals (tests use stand-ins)."""
         # Memory map and peripherals from the board's Renode platform (.repl), checked against board.json.
         self.board = emulator_board(board)
         self.elf_path = Path(elf_path)
         self.elf = _read_elf(elf_path)
-        self.npu_spec = npu if npu is not None else _native_npu_spec(self.board)
+        specs = {periph.name: spec for periph, spec in native_peripherals(self.board)}
+        specs.update(native_models or {})
         self.devices: list = []  # MappedDevice: Python peripheral models of target plugins (and board devices)
         self._board_devices: set = set()  # names of the board's own Python devices (devices.BOARD_DEVICES)
-        self.lib = native_library(self.npu_spec)
+        self.native: dict = {}  # peripheral name -> NativeDevice, in board order
+        self.lib = native_library(list(specs.values()))
         self.flash = np.zeros(board.flash.size, dtype=np.uint8)
         self.sram = np.full(board.sram.size, SRAM_FILL_BYTE, dtype=np.uint8)
         self.state = self.lib.emu_create(_c_function_address(_uclib, "uc_emu_stop"))
-        self.npu = self.lib.npu_create() if self.npu_spec else None
+        self._native_specs = specs
         self.events = _FaultEvents()
         self.uc = unicorn.Uc(unicorn.UC_ARCH_RISCV, unicorn.UC_MODE_RISCV32)
         self._map_memory()
@@ -304,9 +343,11 @@ class Machine:
             if release is not None:
                 release()
             self.uc = None
-        if self.npu:
-            self.lib.npu_destroy(self.npu)
-            self.npu = None
+        for device in self.native.values():
+            if device.model:
+                model_function(self.lib, device.spec, "destroy")(device.model)
+                device.model = None
+        self.native = {}
         if self.state:
             self.lib.emu_destroy(self.state)
             self.state = None
@@ -325,11 +366,10 @@ class Machine:
         devices = {"ns16550": ("emu_uart_read", "emu_uart_write"),
                    "sifive_uart": ("emu_sifive_uart_read", "emu_sifive_uart_write"),
                    "sifive_test": ("emu_exit_read", "emu_exit_write")}
-        native, _model = native_peripheral(self.board)
         for periph in self.board.peripherals.values():
-            names = devices.get(periph.type)
-            if periph is native and self.npu_spec is not None:  # the native model, served by the glue
-                names = ("emu_npu_read", "emu_npu_write")
+            names, context = devices.get(periph.type), self.state
+            if periph.name in self._native_specs:  # a native model, served by the glue
+                names, context = ("emu_device_read", "emu_device_write"), self._attach_native(periph)
             if names is None:
                 self._map_python_device(periph)
                 continue
@@ -337,13 +377,11 @@ class Machine:
                 self.lib.emu_set_uart_reg_shift(self.state, int(periph.props.get("reg_shift", 0)))
             size = -(-periph.size // PAGE) * PAGE  # Unicorn maps whole pages
             status = _uclib.uc_mmio_map(self.uc._uch, periph.base, size,
-                                        _c_function_address(self.lib, names[0]), self.state,
-                                        _c_function_address(self.lib, names[1]), self.state)
+                                        _c_function_address(self.lib, names[0]), context,
+                                        _c_function_address(self.lib, names[1]), context)
             if status != unicorn.UC_ERR_OK:
                 raise EmulatorError(f"Cannot map peripheral {periph.name} at {periph.base:#x} "
                                     f"({unicorn.UcError(status)}); check {self.board.path}.")
-        if self.npu:
-            self._attach_npu()
 
     def _map_python_device(self, periph) -> None:
         """A target plugin's Python model of `periph` (edgesdk/emulator/devices.py); a peripheral no
@@ -371,27 +409,57 @@ class Machine:
         self.devices.append(mapped)
 
     def peripheral_stats(self) -> dict:
-        """Counters of the Python peripheral models (e.g. the DSP's cycles), by peripheral name."""
-        return {d.name: dict(d.device.stats()) for d in self.devices if d.name not in self._board_devices}
+        """Counters of every modelled peripheral the targets bring, native or Python (e.g. the NPU's and the
+        DSP's cycles), by peripheral name."""
+        stats = {name: self.native_stats(name) for name in self.native}
+        stats.update({d.name: dict(d.device.stats()) for d in self.devices if d.name not in self._board_devices})
+        return stats
 
-    def _attach_npu(self) -> None:
-        """Bind the NPU model's bus to guest memory and let the glue sum its counters over runs."""
-        self.lib.emu_attach_npu(self.state, self.npu)
-        self._set_npu_memory_classes()
-        self._perf_registers = sorted({offset for pair in self.npu_spec.perf_counters.values()
-                                       for offset in pair if offset is not None})
-        offsets = (ctypes.c_uint32 * len(self._perf_registers))(*self._perf_registers)
-        self.lib.emu_set_npu_accounting(self.state, self.npu_spec.ctrl_offset, self.npu_spec.start_mask,
-                                        offsets, len(self._perf_registers))
+    def _attach_native(self, periph) -> int:
+        """Create the native model of `periph`, bind its bus to guest memory, tell it the board (settings,
+        memory classes), and let the glue sum its counters over runs; the glue's device (MMIO context)."""
+        spec = self._native_specs[periph.name]
+        model = model_function(self.lib, spec, "create")()
+        if not model:
+            raise EmulatorError(f"The native model of peripheral {periph.name} ({periph.type}) could not be "
+                                "created (out of memory).")
+        optional = {name: model_function(self.lib, spec, name) for name in ("irq_pending", "configure",
+                                                                            "set_memory_class")}
+        irq = _c_function_address(self.lib, f"{spec.symbol_prefix}_irq_pending") if optional["irq_pending"] else None
+        handle = self.lib.emu_add_device(self.state, model, _c_function_address(self.lib, f"{spec.symbol_prefix}_reg_read"),
+                                         _c_function_address(self.lib, f"{spec.symbol_prefix}_reg_write"), irq)
+        device = NativeDevice(periph.name, periph.type, spec, model, handle)
+        self.native[periph.name] = device  # close() destroys it from here on
+        if not handle:
+            raise EmulatorError(f"Board {self.board.name} has more native peripheral models than the emulator "
+                                f"hosts; {periph.name} is one too many.")
+        model_function(self.lib, spec, "set_bus")(model, _c_function_address(self.lib, "emu_bus_read"),
+                                                  _c_function_address(self.lib, "emu_bus_write"), self.state)
+        self._configure_native(device, optional)
+        device.perf_registers = sorted({offset for pair in spec.perf_counters.values() for offset in pair
+                                        if offset is not None})
+        offsets = (ctypes.c_uint32 * len(device.perf_registers))(*device.perf_registers)
+        self.lib.emu_set_device_accounting(handle, spec.ctrl_offset, spec.start_mask, offsets,
+                                           len(device.perf_registers))
+        return handle
 
-    def _set_npu_memory_classes(self) -> None:
-        """Tell the NPU model which addresses are flash and SRAM (its byte counters and timing use them)."""
-        if not hasattr(self.lib, "npu_set_memory_class"):
-            return  # a stand-in model without a timing model
-        for base, size, kind, bytes_per_cycle_x256 in self.npu_spec.memory_classes:
-            if self.lib.npu_set_memory_class(self.npu, base, size, kind, bytes_per_cycle_x256) != 0:
-                raise EmulatorError(f"The NPU model rejected memory class {base:#x}+{size} of board "
-                                    f"{self.board.name}; check {self.board.path}.")
+    def _configure_native(self, device: NativeDevice, functions: dict) -> None:
+        """Hand the model its settings words and tell it which addresses are flash and SRAM (timing, byte
+        counters); a model without the function for what its spec asks is refused."""
+        spec, where = device.spec, f"peripheral {device.name} ({device.type}) of board {self.board.name}"
+        if spec.settings:
+            if functions["configure"] is None:
+                raise EmulatorError(f"The native model of {where} has settings but no {spec.symbol_prefix}_configure().")
+            words = (ctypes.c_uint32 * len(spec.settings))(*spec.settings)
+            if functions["configure"](device.model, words, len(spec.settings)) != 0:
+                raise EmulatorError(f"The native model of {where} refused its settings {list(spec.settings)}; "
+                                    f"check {self.board.path}.")
+        if functions["set_memory_class"] is None:
+            return  # a model without a timing model
+        for base, size, kind, bytes_per_cycle_x256 in spec.memory_classes:
+            if functions["set_memory_class"](device.model, base, size, kind, bytes_per_cycle_x256) != 0:
+                raise EmulatorError(f"The native model of {where} rejected memory class {base:#x}+{size}; "
+                                    f"check {self.board.path}.")
 
     def _install_hooks(self) -> None:
         self._block_hook = ctypes.c_size_t()  # handle; the C callback needs no Python reference
@@ -563,25 +631,34 @@ class Machine:
         block counter has counted the rest of its block already)."""
         return self.lib.emu_instructions_before(self.state, pc)
 
-    def trace_npu_commands(self) -> bool:
-        """Record every NPU command's cycles from now on (npu_command_trace); False if the NPU model cannot."""
-        if not self.npu or not hasattr(self.lib, "npu_set_command_observer"):
-            return False
-        observer = _c_function_address(self.lib, "emu_npu_command_observer")
-        self.lib.npu_set_command_observer(self.npu, observer, self.state)
-        return True
+    def trace_commands(self) -> bool:
+        """Record every command's cycles from now on (command_trace) in the native models that can report
+        them (<prefix>_set_command_observer); False if none can."""
+        for device in self.native.values():
+            observe = model_function(self.lib, device.spec, "set_command_observer")
+            if observe is not None:
+                observe(device.model, _c_function_address(self.lib, "emu_device_command_observer"), device.handle)
+                device.traced = True
+        return any(device.traced for device in self.native.values())
 
-    def npu_command_trace(self) -> list:
-        """(NPU run index, command index, cycles) of every command since trace_npu_commands(), in order."""
-        length = self.lib.emu_npu_trace_length(self.state)
-        if not length:
-            return []
-        flat = np.ctypeslib.as_array(self.lib.emu_npu_trace(self.state), shape=(int(length) * 3,))
-        return [tuple(int(v) for v in flat[k:k + 3]) for k in range(0, len(flat), 3)]
+    def command_trace(self) -> list:
+        """(run index, command index, cycles) of every command since trace_commands(), in order, of the native
+        models that report commands (a build drives one such command-table engine)."""
+        trace = []
+        for device in self.native.values():
+            length = self.lib.emu_device_trace_length(device.handle) if device.traced else 0
+            if length:
+                flat = np.ctypeslib.as_array(self.lib.emu_device_trace(device.handle), shape=(int(length) * 3,))
+                trace += [tuple(int(v) for v in flat[k:k + 3]) for k in range(0, len(flat), 3)]
+        return trace
 
-    def npu_runs(self) -> int:
-        """NPU runs (START writes) so far."""
-        return int(self.lib.emu_npu_starts(self.state)) if self.npu else 0
+    def command_runs(self) -> int:
+        """Runs (starts) so far of the native models whose commands are traced (trace_commands)."""
+        return sum(int(self.lib.emu_device_starts(d.handle)) for d in self.native.values() if d.traced)
+
+    def irq_pending(self, name: str) -> bool:
+        """Whether native peripheral `name` raises its interrupt line (its model's <prefix>_irq_pending)."""
+        return bool(self.lib.emu_device_irq_pending(self.native[name].handle))
 
     def mark_instructions(self) -> list:
         """Instructions executed before each call of edgesdk_harness_mark."""
@@ -601,17 +678,17 @@ class Machine:
         dropped = self.lib.emu_uart_dropped(self.state)
         return text + (f"\n[emulator: {dropped} more UART bytes dropped]\n" if dropped else "")
 
-    def npu_stats(self) -> dict:
-        """NPU performance counters summed over every run of the NPU, plus 'starts' (number of runs)."""
-        if not self.npu:
-            return {}
+    def native_stats(self, name: str) -> dict:
+        """Native peripheral `name`'s performance counters summed over its runs, plus its run count
+        (NativeModelSpec.starts_name)."""
+        device = self.native[name]
 
         def total(offset):
-            return self.lib.emu_npu_perf_total(self.state, self._perf_registers.index(offset))
+            return self.lib.emu_device_perf_total(device.handle, device.perf_registers.index(offset))
 
-        stats = {name: total(low) + (total(high) << 32 if high is not None else 0)
-                 for name, (low, high) in sorted(self.npu_spec.perf_counters.items())}
-        stats["starts"] = self.lib.emu_npu_starts(self.state)
+        stats = {counter: total(low) + (total(high) << 32 if high is not None else 0)
+                 for counter, (low, high) in sorted(device.spec.perf_counters.items())}
+        stats[device.spec.starts_name] = self.lib.emu_device_starts(device.handle)
         return stats
 
     # -- stack overflow detection (firmware/startup.c writes the guard; docs/reliability.md) --
@@ -749,12 +826,11 @@ class Machine:
         offset, size = ctypes.c_uint64(), ctypes.c_uint32()
         code = self.lib.emu_device_error(self.state, ctypes.byref(offset), ctypes.byref(size))
         where = self._where(self.pc())
-        if code == _DEV_NPU_ACCESS_SIZE:
-            what = (f"accessed NPU register offset {offset.value:#x} with a {size.value}-byte access; NPU "
-                    "registers only support aligned 32-bit loads and stores")
-        elif code == _DEV_NPU_MISSING:
-            what = ("accessed the native peripheral's registers, but this emulator was built without its model "
-                    "(the target plugin that models the board's peripheral is not installed)")
+        if code == _DEV_ACCESS_SIZE:
+            index = self.lib.emu_device_error_device(self.state)
+            device = list(self.native.values())[index]
+            what = (f"accessed {device.name} ({device.type}) register offset {offset.value:#x} with a "
+                    f"{size.value}-byte access; its registers only support aligned 32-bit loads and stores")
         elif code == _DEV_EXIT_RESET:
             what = "asked the exit device for a reset, which the emulator does not support"
         else:
@@ -770,7 +846,7 @@ SEMIHOSTING_APPLICATION_EXIT = 0x20026  # ADP_Stopped_ApplicationExit
 
 
 def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_instructions: int | None = None,
-            npu: NativeModelSpec | None = None, steps: list | None = None, observers=()) -> RunResult:
+            native_models: dict | None = None, steps: list | None = None, observers=()) -> RunResult:
     """Boot `elf_path` on `board` (Board or name), with `writes` [(address, bytes)] applied to memory before
     boot, until it writes the exit device; return exit code, UART text, counts and the `reads`
     [(address, length)] taken after exit. Raises EmulatorError on faults, ecall/ebreak and time-outs.
@@ -779,10 +855,11 @@ def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_i
     1 + edgesdk_harness_extra_steps inferences): each step's writes go into memory when its inference starts, and `reads` are
     taken after each one (RunResult.step_reads; a step the firmware did not finish has none).
 
+    `native_models` ({peripheral name: NativeModelSpec}) replaces native models (Machine).
     `observers` watch the run (e.g. edgesdk.report.profile.StepProfiler): `attach(machine)` before it starts,
     `collect(machine)` after it ends, whose results are RunResult.observations, in order."""
     board = load_board(board) if isinstance(board, str) else board
-    machine = Machine(board, elf_path, npu)
+    machine = Machine(board, elf_path, native_models)
     try:
         for address, data in writes:
             machine.write(address, data)
@@ -790,14 +867,11 @@ def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_i
         for observer in observers:
             observer.attach(machine)
         machine.run(timeout_s, max_instructions)
-        stats = machine.npu_stats()
         return RunResult(
             exit_code=machine.exit_code(),
             uart=machine.uart_text(),
             cpu_instructions=machine.instructions(),
             inference_instructions=machine.inference_instructions(),
-            npu_cycles=stats.get("cycles") if machine.npu else None,
-            npu_stats=stats,
             reads=[machine.read(address, length) for address, length in reads],
             stack_bytes_used=machine.stack_bytes_used(),
             peripheral_stats=machine.peripheral_stats(),

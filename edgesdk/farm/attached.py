@@ -55,7 +55,7 @@ def run_on_attached_board(build_dir, inputs: list, timeout_s: float = 120.0):
     from ..emulator import elf_symbol
     from ..flash import FlashSettings
     from ..gdbremote import GdbRemote, GdbRemoteError
-    from ..runner import InferenceResult, NUMPY_DTYPES, coerce_input, load_report
+    from ..run_io import InferenceResult, NUMPY_DTYPES, coerce_input, load_report
 
     import numpy as np
 
@@ -102,7 +102,7 @@ def run_on_attached_board(build_dir, inputs: list, timeout_s: float = 120.0):
     marks = outcome["marks"]
     return InferenceResult(outputs=outputs, exit_code=outcome["exit_code"], cpu_instructions=outcome["total"],
                            inference_instructions=marks[1] - marks[0] if len(marks) >= 2 else None,
-                           npu_cycles=None, npu_stats={}, uart="", step_outputs=[outputs])
+                           uart="", step_outputs=[outputs])
 
 
 def _drive(gdb, board, elf: Path, symbols: dict, writes: list, reads: list) -> dict:

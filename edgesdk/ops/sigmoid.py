@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ir import quant
 from ..ir.rounding import ROUNDING_LUT
-from . import ort
+from . import fixedpoint, ort
 from .base import OpDef, Operands, require_same_elements, rounding_of
 from . import register
 from .softmax import input_radius
@@ -76,6 +76,30 @@ def sigmoid_input_rescale(input_scale: float) -> tuple:
     if multiplier == 1 << 31:  # static_cast<int32_t>(2^31) on x86 gives INT32_MIN; kept identical
         multiplier = -(1 << 31)
     return multiplier, int(left_shift)
+
+
+def fixed_point_table(op_type: str, input_zero_point: int, input_multiplier: int, input_left_shift: int,
+                      rounding: str) -> np.ndarray:
+    """TFLite Micro's int8 LOGISTIC/TANH (reference_integer_ops::Logistic / Tanh, edgesdk_logistic_s8 and
+    edgesdk_tanh_s8) for every input, as 256 int8 entries in TFLite's order (entry (uint8)x holds op(x)): the
+    input minus its zero point rescaled to Q4.27 in the op's rounding, the function in Q0.31, the result shifted
+    to the fixed int8 output (logistic: scale 1/256, zero point -128; tanh: 1/128, 0)."""
+    radius = input_radius(INPUT_INTEGER_BITS, input_left_shift) if input_left_shift >= 0 else 0
+    function, output_bits, output_offset = ((fixedpoint.logistic, 8, -128) if op_type == "LOGISTIC"
+                                            else (fixedpoint.tanh, 7, 0))
+    table = np.zeros(256, np.int8)
+    for code in range(-128, 128):
+        x = code - input_zero_point
+        if x <= -radius:
+            y = -128
+        elif x >= radius:
+            y = 127
+        else:
+            x_q4 = quant.multiply_by_quantized_multiplier(x, input_multiplier, input_left_shift, rounding)
+            y_q0 = function(x_q4, INPUT_INTEGER_BITS)
+            y = min(max(quant.rounding_divide_by_pot(y_q0, 31 - output_bits) + output_offset, -128), 127)
+        table[code & 0xFF] = y
+    return table
 
 
 @register

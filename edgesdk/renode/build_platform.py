@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..board import Board
 from ..errors import ToolchainError, UsageError
+from ..run_io import used_targets  # noqa: F401 (the targets a build uses; tests and callers read it here)
 from .platform import repl_path, resc_path
 from .repl import Connection, Reference, Repl, format_repl, read_repl
 
@@ -47,14 +48,6 @@ class BuildPlatform:
     left_out: dict  # name -> (Renode type, target) of the target peripherals dropped
     sources: list = field(default_factory=list)  # the C# files the .resc includes
     libraries: list = field(default_factory=list)  # the native libraries built into library_dir
-
-
-def used_targets(report: dict) -> set:
-    """The targets the build's code runs on: those with a region in report.json (every target of the
-    --target list for a report without regions)."""
-    if "regions" in report:
-        return {region["target"] for region in report["regions"]}
-    return set(report.get("targets", []))
 
 
 def target_peripherals() -> dict:

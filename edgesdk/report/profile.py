@@ -51,7 +51,7 @@ class StepProfiler:
         if not marks:
             raise UsageError(f"{machine.elf_path} has no profiling marks (section {STEPS_SECTION}): it was built by "
                              "an older edgesdk. Rebuild it with 'edgesdk build' to profile it.")
-        self.npu_traced = machine.trace_npu_commands()
+        self.npu_traced = machine.trace_commands()
         for address, blocks in marks.items():
             machine.uc.hook_add(unicorn.UC_HOOK_CODE, self._at_mark, user_data=(machine, blocks),
                                 begin=address, end=address)
@@ -61,12 +61,12 @@ class StepProfiler:
         count = machine.instructions_before(address)
         if self.events and self.events[-1][:2] == (address, count):
             return  # the same instruction again after the emulator resumed a slice
-        self.events.append((address, count, blocks, machine.npu_runs(), machine.peripheral_stats()))
+        self.events.append((address, count, blocks, machine.command_runs(), machine.peripheral_stats()))
 
     def collect(self, machine) -> dict:
         return {"events": self.events, "marks": machine.mark_instructions(),
-                "npu_trace": machine.npu_command_trace() if self.npu_traced else None,
-                "npu_runs": machine.npu_runs(), "peripherals": machine.peripheral_stats()}
+                "npu_trace": machine.command_trace() if self.npu_traced else None,
+                "npu_runs": machine.command_runs(), "peripherals": machine.peripheral_stats()}
 
 
 def build_profile(report: dict, observed: dict) -> dict:

@@ -171,7 +171,7 @@ class PeripheralModel:
 
     `type` is the board.json peripheral type ("edgesdk-npu1"), `renode_type` the .repl type
     ("Edgesdk.Npu1"), `create(peripheral, board)` builds the built-in emulator's model: an `EmulatedDevice`
-    (Python), or for the built-in NPU a native C model compiled into the emulator's library.
+    (Python), or a `NativeModelSpec` (a C model compiled into the emulator's library).
     `renode_sources` are the files Renode loads for it (`include @file`). `native`: `create` returns a native
     model spec that the emulator compiles into its C library (no Python on the hot path), else an
     EmulatedDevice. `renode_library(out_dir) -> Path` builds, into out_dir, the host library its Renode
@@ -189,9 +189,26 @@ class PeripheralModel:
 
 @dataclass(frozen=True)
 class NativeModelSpec:
-    """A native peripheral model (PeripheralModel.native): the C sources the emulator compiles into its
-    library, and the registers it reads (a write with `start_mask` to `ctrl_offset` starts a run; performance
-    counters are read at the end of each run)."""
+    """A native peripheral model (PeripheralModel.native): C sources the emulator compiles into its library,
+    next to every other native model the board uses (the NPU's, a plugin's...), one instance per board
+    peripheral. The model exports, named `<symbol_prefix>_<function>` (every other symbol static, so models
+    link side by side):
+
+        void *P_create(void);                 void P_destroy(void *dev);
+        void P_set_bus(void *dev, int (*read)(void *ctx, uint32_t addr, void *buf, uint32_t len),
+                       int (*write)(void *ctx, uint32_t addr, const void *buf, uint32_t len), void *ctx);
+        uint32_t P_reg_read(void *dev, uint32_t offset);
+        void P_reg_write(void *dev, uint32_t offset, uint32_t value);
+      optional:
+        int P_irq_pending(void *dev);         /* its interrupt line */
+        int P_configure(void *dev, const uint32_t *words, uint32_t count);      /* `settings`, 0 = accepted */
+        int P_set_memory_class(void *dev, uint32_t base, uint32_t size, uint32_t kind, uint32_t bpc_x256);
+        void P_set_command_observer(void *dev, void (*fn)(void *ctx, uint32_t command, uint64_t cycles), void *ctx);
+
+    Registers are 32-bit words (other accesses stop the emulator naming the peripheral). A write with
+    `start_mask` to `ctrl_offset` runs the model synchronously; the performance counters (`perf_counters`)
+    describe that run and are summed over the run of the firmware, with the starts counted as `starts_name`:
+    `edgesdk run` shows them per peripheral (`npu0: cycles ..., starts ...`)."""
 
     sources: tuple
     include_dirs: tuple
@@ -199,13 +216,17 @@ class NativeModelSpec:
     start_mask: int
     perf_counters: dict  # stat name -> (low word offset, high word offset or None)
     memory_classes: tuple = ()  # (base, size, kind, bytes_per_cycle_x256) the model is told about the board
+    symbol_prefix: str = ""  # required: the model's exported functions are <symbol_prefix>_create, ...
+    settings: tuple = ()  # 32-bit words for P_configure (e.g. the board entry's timing figures)
+    starts_name: str = "starts"
 
     @classmethod
-    def from_registers(cls, sources, include_dirs, registers, memory_classes=()) -> "NativeModelSpec":
-        """`registers`: module (or dict) with REG_CTRL, CTRL_START and REG_PERF_* offsets."""
+    def from_registers(cls, sources, include_dirs, registers, memory_classes=(), **options) -> "NativeModelSpec":
+        """`registers`: module (or dict) with REG_CTRL, CTRL_START and REG_PERF_* offsets; `options`: the
+        other fields (symbol_prefix, settings, starts_name)."""
         values = registers if isinstance(registers, dict) else vars(registers)
         return cls(tuple(sources), tuple(include_dirs), values["REG_CTRL"], values["CTRL_START"],
-                   perf_counters_from_registers(values), tuple(tuple(c) for c in memory_classes))
+                   perf_counters_from_registers(values), tuple(tuple(c) for c in memory_classes), **options)
 
 
 def perf_counters_from_registers(registers) -> dict:

@@ -80,9 +80,7 @@ def measure_output(out: Path, report: dict, seed: int = 0) -> dict:
     cycles = {"cpu": int(result.inference_instructions or 0)}
     latency = 0.0
     for unit, (clock, peripheral) in unit_clocks(board, report["targets"]).items():
-        if unit == "npu":
-            cycles[unit] = int(result.npu_cycles)
-        elif peripheral is not None:
+        if peripheral is not None:
             cycles[unit] = int(result.peripheral_stats.get(peripheral.name, {}).get("cycles", 0))
         latency += cycles[unit] * 1e6 / clock if clock else 0.0
     return {"arena_bytes": report["memory"]["arena_bytes"], "flash_bytes": report["memory"]["flash_bytes"],

@@ -4,22 +4,24 @@
  *   time). Called once per executed translation block; decodes instruction lengths from the block's bytes
  *   (RVC: 16-bit unless the low two bits are 11). It also snapshots the count whenever a block starts at
  *   edgesdk_harness_mark, which brackets the inference in the firmware harness.
- * - ns16550 UART (output only), sifive_test exit device and NPU register window as Unicorn MMIO callbacks.
- * - The NPU model's bus: copies between guest addresses and the host buffers behind flash and SRAM.
+ * - ns16550 UART (output only) and sifive_test exit device as Unicorn MMIO callbacks.
+ * - Native peripheral models (PeripheralModel.native: the NPU, a plugin's accelerator...), any number of them
+ *   side by side: each board peripheral gets a device with its register window (MMIO callbacks into the
+ *   model's reg_read/reg_write), its bus (copies between guest addresses and the host buffers behind flash
+ *   and SRAM), its interrupt line (irq_pending) and its counters (performance registers summed per run,
+ *   runs counted, and optionally every command's cycles). The glue knows no model: Python hands it each
+ *   model's functions.
  */
 #include "emu_glue.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef EDGESDK_EMU_WITHOUT_NPU
-#include "npu_model.h"
-#endif
-
 #define EMU_MAX_MARKS 2048 /* two per inference: edgesdk run --steps runs up to 1000 in one boot */
 #define EMU_UART_CAPACITY 65536
 #define EMU_WINDOWS 2
 #define EMU_MAX_PERF_REGS 32
+#define EMU_MAX_DEVICES 8
 
 #define UART_THR 0u
 #define UART_LSR 5u
@@ -35,6 +37,29 @@ typedef struct {
     uint8_t *host;
     int writable;
 } emu_window_t;
+
+struct emu_device {
+    emu_state_t *state;
+    int index;
+    void *model;
+    emu_reg_read_fn reg_read;
+    emu_reg_write_fn reg_write;
+    emu_irq_pending_fn irq_pending;
+
+    /* Performance registers hold the last run only: sum them after every start. */
+    uint32_t ctrl_offset;
+    uint32_t start_mask;
+    uint32_t perf_count;
+    uint32_t perf_offsets[EMU_MAX_PERF_REGS];
+    uint64_t perf_totals[EMU_MAX_PERF_REGS];
+    uint64_t starts;
+
+    /* Profiling (edgesdk run --profile): every command's cycles, as {run, command, cycles}. */
+    uint64_t *trace;
+    uint64_t trace_length; /* entries */
+    uint64_t trace_capacity;
+    int trace_full;
+};
 
 struct emu_state {
     emu_stop_fn stop;
@@ -58,21 +83,9 @@ struct emu_state {
     uint32_t uart_length;
     uint32_t uart_dropped;
     char uart[EMU_UART_CAPACITY + 1];
-    void *npu;
-
-    /* NPU performance registers hold the last run only: sum them after every START. */
-    uint32_t npu_ctrl_offset;
-    uint32_t npu_start_mask;
-    uint32_t npu_perf_count;
-    uint32_t npu_perf_offsets[EMU_MAX_PERF_REGS];
-    uint64_t npu_perf_totals[EMU_MAX_PERF_REGS];
-    uint64_t npu_starts;
-
-    /* Profiling (edgesdk run --profile): every NPU command's cycles, as {run, command, cycles}. */
-    uint64_t *npu_trace;
-    uint64_t npu_trace_length; /* entries */
-    uint64_t npu_trace_capacity;
-    int npu_trace_full;
+    int device_error_device; /* the native device of an EMU_DEV_ACCESS_SIZE error */
+    emu_device_t devices[EMU_MAX_DEVICES];
+    uint32_t device_count;
 };
 
 emu_state_t *emu_create(emu_stop_fn stop)
@@ -88,7 +101,9 @@ emu_state_t *emu_create(emu_stop_fn stop)
 void emu_destroy(emu_state_t *state)
 {
     if (state != NULL) {
-        free(state->npu_trace);
+        for (uint32_t i = 0; i < state->device_count; ++i) {
+            free(state->devices[i].trace);
+        }
     }
     free(state);
 }
@@ -316,7 +331,7 @@ void emu_exit_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t valu
     /* Other values are ignored, as on QEMU. */
 }
 
-/* ---- NPU ------------------------------------------------------------------------------------------- */
+/* ---- Native peripheral models: the bus, the register windows, the counters ------------------------- */
 
 int emu_bus_read(void *ctx, uint32_t addr, void *buf, uint32_t len)
 {
@@ -342,133 +357,126 @@ int emu_bus_write(void *ctx, uint32_t addr, const void *buf, uint32_t len)
     return 0;
 }
 
-/* NPU registers are 32-bit and word aligned; anything else is a driver bug worth stopping for. */
-static int npu_access_ok(emu_state_t *state, uc_engine *uc, uint64_t offset, unsigned size)
+emu_device_t *emu_add_device(emu_state_t *state, void *model, emu_reg_read_fn reg_read, emu_reg_write_fn reg_write,
+                             emu_irq_pending_fn irq_pending)
 {
-    if (size == 4u && (offset & 3u) == 0u && state->npu != NULL) {
+    if (state->device_count >= EMU_MAX_DEVICES || model == NULL || reg_read == NULL || reg_write == NULL) {
+        return NULL;
+    }
+    emu_device_t *dev = &state->devices[state->device_count];
+    memset(dev, 0, sizeof(*dev));
+    dev->state = state;
+    dev->index = (int)state->device_count++;
+    dev->model = model;
+    dev->reg_read = reg_read;
+    dev->reg_write = reg_write;
+    dev->irq_pending = irq_pending;
+    return dev;
+}
+
+/* Native model registers are 32-bit and word aligned; anything else is a driver bug worth stopping for. */
+static int device_access_ok(emu_device_t *dev, uc_engine *uc, uint64_t offset, unsigned size)
+{
+    if (size == 4u && (offset & 3u) == 0u) {
         return 1;
     }
-    state->device_error = state->npu == NULL ? EMU_DEV_NPU_MISSING : EMU_DEV_NPU_ACCESS_SIZE;
+    emu_state_t *state = dev->state;
+    state->device_error = EMU_DEV_ACCESS_SIZE;
+    state->device_error_device = dev->index;
     state->device_error_offset = offset;
     state->device_error_size = size;
     stop(state, uc, EMU_STOP_DEVICE_ERROR);
     return 0;
 }
 
-#ifndef EDGESDK_EMU_WITHOUT_NPU
-
-void emu_attach_npu(emu_state_t *state, void *npu)
+uint64_t emu_device_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
 {
-    state->npu = npu;
-    if (npu != NULL) {
-        npu_set_bus((npu_device_t *)npu, emu_bus_read, emu_bus_write, state);
-    }
-}
-
-uint64_t emu_npu_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
-{
-    emu_state_t *state = user_data;
-    if (!npu_access_ok(state, uc, offset, size)) {
+    emu_device_t *dev = user_data;
+    if (!device_access_ok(dev, uc, offset, size)) {
         return 0;
     }
-    return npu_reg_read((npu_device_t *)state->npu, (uint32_t)offset);
+    return dev->reg_read(dev->model, (uint32_t)offset);
 }
 
-/* A START runs the whole command table synchronously, so its counters are final right after the write. */
-static void account_npu_run(emu_state_t *state)
+/* A start runs the model synchronously (a whole command table, a whole job), so its performance registers
+ * describe that run right after the write: add them to the totals. */
+static void account_run(emu_device_t *dev)
 {
-    ++state->npu_starts;
-    for (uint32_t i = 0; i < state->npu_perf_count; ++i) {
-        state->npu_perf_totals[i] += npu_reg_read((npu_device_t *)state->npu, state->npu_perf_offsets[i]);
+    ++dev->starts;
+    for (uint32_t i = 0; i < dev->perf_count; ++i) {
+        dev->perf_totals[i] += dev->reg_read(dev->model, dev->perf_offsets[i]);
     }
 }
 
-void emu_npu_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
+void emu_device_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
 {
-    emu_state_t *state = user_data;
-    if (!npu_access_ok(state, uc, offset, size)) {
+    emu_device_t *dev = user_data;
+    if (!device_access_ok(dev, uc, offset, size)) {
         return;
     }
-    npu_reg_write((npu_device_t *)state->npu, (uint32_t)offset, (uint32_t)value);
-    if (offset == state->npu_ctrl_offset && (value & state->npu_start_mask) != 0u) {
-        account_npu_run(state);
+    dev->reg_write(dev->model, (uint32_t)offset, (uint32_t)value);
+    if (dev->start_mask != 0u && offset == dev->ctrl_offset && (value & dev->start_mask) != 0u) {
+        account_run(dev);
     }
 }
 
-#else /* a build without an NPU model: every register access is refused */
-
-void emu_attach_npu(emu_state_t *state, void *npu)
+void emu_set_device_accounting(emu_device_t *dev, uint32_t ctrl_offset, uint32_t start_mask,
+                               const uint32_t *perf_offsets, uint32_t count)
 {
-    (void)npu;
-    state->npu = NULL;
-}
-
-uint64_t emu_npu_read(uc_engine *uc, uint64_t offset, unsigned size, void *user_data)
-{
-    npu_access_ok(user_data, uc, offset, size);
-    return 0;
-}
-
-void emu_npu_write(uc_engine *uc, uint64_t offset, unsigned size, uint64_t value, void *user_data)
-{
-    (void)value;
-    npu_access_ok(user_data, uc, offset, size);
-}
-
-#endif
-
-void emu_set_npu_accounting(emu_state_t *state, uint32_t ctrl_offset, uint32_t start_mask,
-                            const uint32_t *perf_offsets, uint32_t count)
-{
-    state->npu_ctrl_offset = ctrl_offset;
-    state->npu_start_mask = start_mask;
-    state->npu_perf_count = count < EMU_MAX_PERF_REGS ? count : EMU_MAX_PERF_REGS;
-    for (uint32_t i = 0; i < state->npu_perf_count; ++i) {
-        state->npu_perf_offsets[i] = perf_offsets[i];
-        state->npu_perf_totals[i] = 0;
+    dev->ctrl_offset = ctrl_offset;
+    dev->start_mask = start_mask;
+    dev->perf_count = count < EMU_MAX_PERF_REGS ? count : EMU_MAX_PERF_REGS;
+    for (uint32_t i = 0; i < dev->perf_count; ++i) {
+        dev->perf_offsets[i] = perf_offsets[i];
+        dev->perf_totals[i] = 0;
     }
-    state->npu_starts = 0;
+    dev->starts = 0;
 }
 
-uint64_t emu_npu_perf_total(const emu_state_t *state, uint32_t index)
+uint64_t emu_device_perf_total(const emu_device_t *dev, uint32_t index)
 {
-    return index < state->npu_perf_count ? state->npu_perf_totals[index] : 0u;
+    return index < dev->perf_count ? dev->perf_totals[index] : 0u;
 }
 
-uint64_t emu_npu_starts(const emu_state_t *state)
+uint64_t emu_device_starts(const emu_device_t *dev)
 {
-    return state->npu_starts;
+    return dev->starts;
 }
 
-/* The NPU model's command observer (npu_set_command_observer): one entry per completed command. During a
- * run, npu_starts still counts the runs before it, so it is this run's index. */
-void emu_npu_command_observer(void *ctx, uint32_t command, uint64_t cycles)
+int emu_device_irq_pending(const emu_device_t *dev)
 {
-    emu_state_t *state = ctx;
-    if (state->npu_trace_length == state->npu_trace_capacity) {
-        uint64_t capacity = state->npu_trace_capacity ? 2u * state->npu_trace_capacity : 1024u;
-        uint64_t *grown = realloc(state->npu_trace, capacity * 3u * sizeof(uint64_t));
+    return dev->irq_pending != NULL ? dev->irq_pending(dev->model) : 0;
+}
+
+/* A model's command observer (e.g. npu_set_command_observer), `ctx` the device: one entry per completed
+ * command. During a run, `starts` still counts the runs before it, so it is this run's index. */
+void emu_device_command_observer(void *ctx, uint32_t command, uint64_t cycles)
+{
+    emu_device_t *dev = ctx;
+    if (dev->trace_length == dev->trace_capacity) {
+        uint64_t capacity = dev->trace_capacity ? 2u * dev->trace_capacity : 1024u;
+        uint64_t *grown = realloc(dev->trace, capacity * 3u * sizeof(uint64_t));
         if (grown == NULL) {
-            state->npu_trace_full = 1;
+            dev->trace_full = 1;
             return;
         }
-        state->npu_trace = grown;
-        state->npu_trace_capacity = capacity;
+        dev->trace = grown;
+        dev->trace_capacity = capacity;
     }
-    uint64_t *entry = &state->npu_trace[3u * state->npu_trace_length++];
-    entry[0] = state->npu_starts;
+    uint64_t *entry = &dev->trace[3u * dev->trace_length++];
+    entry[0] = dev->starts;
     entry[1] = command;
     entry[2] = cycles;
 }
 
-uint64_t emu_npu_trace_length(const emu_state_t *state)
+uint64_t emu_device_trace_length(const emu_device_t *dev)
 {
-    return state->npu_trace_full ? 0u : state->npu_trace_length;
+    return dev->trace_full ? 0u : dev->trace_length;
 }
 
-const uint64_t *emu_npu_trace(const emu_state_t *state)
+const uint64_t *emu_device_trace(const emu_device_t *dev)
 {
-    return state->npu_trace;
+    return dev->trace;
 }
 
 /* ---- Results ----------------------------------------------------------------------------------------- */
@@ -503,6 +511,11 @@ int emu_device_error(const emu_state_t *state, uint64_t *offset, uint32_t *size)
     *offset = state->device_error_offset;
     *size = state->device_error_size;
     return state->device_error;
+}
+
+int emu_device_error_device(const emu_state_t *state)
+{
+    return state->device_error == EMU_DEV_ACCESS_SIZE ? state->device_error_device : -1;
 }
 
 uint32_t emu_uart_length(const emu_state_t *state)

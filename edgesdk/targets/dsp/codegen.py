@@ -8,7 +8,6 @@ so the DSP's kernels only do the Eval() arithmetic.
 
 from __future__ import annotations
 
-import ctypes
 
 import numpy as np
 
@@ -18,9 +17,8 @@ from ...ir import rounding as rounding_rules
 from ...ir.rounding import ROUNDING_LUT
 from ...ops import tables as lut
 from ...ops.broadcast import broadcast_geometry as broadcast_shape
-from ...ops.sigmoid import INPUT_INTEGER_BITS as SIGMOID_INPUT_INTEGER_BITS
-from ...ops.sigmoid import sigmoid_input_rescale
-from ...ops.softmax import input_radius, softmax_constants
+from ...ops.sigmoid import fixed_point_table, sigmoid_input_rescale
+from ...ops.softmax import softmax_constants
 from . import registers as R
 from .blob import LOCATION_ARENA, LOCATION_BLOB, BlobBuilder, BlobNode, BlobTensor
 
@@ -103,32 +101,13 @@ def _reshape(op, ctx, builder):
 
 def _unary_table(op, ctx) -> np.ndarray:
     """LOGISTIC/TANH as 256 int8 entries in TFLite's order (entry (uint8)x holds op(x)): LiteRT's float32
-    table, or TFLite Micro's fixed-point results for every input, computed by the host kernel library."""
+    table, or TFLite Micro's fixed-point results for every input (the op layer's model of that arithmetic)."""
     x, y = op.inputs[0], op.outputs[0]
     if ctx.rounding_for(op) == ROUNDING_LUT:
         return lut.tflite_lut(op.type, _scale(x), _zp(x), _scale(y), _zp(y))
-    return _fixed_point_table(op, _rounding(ctx, op))
-
-
-class _SigmoidParams(ctypes.Structure):
-    """edgesdk_sigmoid_params (edgesdk/kernels/edgesdk_logistic.h)."""
-
-    _fields_ = [(name, ctypes.c_int32) for name in ("size", "input_zero_point", "input_range_radius",
-                                                     "input_multiplier", "input_left_shift", "rounding")]
-
-
-def _fixed_point_table(op, rounding: int) -> np.ndarray:
-    from ..c.testing import kernels_library
-
-    x = op.inputs[0]
+    _rounding(ctx, op)  # refuses roundings the DSP does not implement
     multiplier, left_shift = sigmoid_input_rescale(_scale(x))
-    params = _SigmoidParams(256, _zp(x), input_radius(SIGMOID_INPUT_INTEGER_BITS, left_shift), multiplier, left_shift,
-                            rounding)
-    inputs = np.arange(256, dtype=np.uint8).view(np.int8).copy()  # entry k holds op((int8)k)
-    table = np.zeros(256, np.int8)
-    fn = getattr(kernels_library(), "edgesdk_logistic_s8" if op.type == "LOGISTIC" else "edgesdk_tanh_s8")
-    fn(ctypes.byref(params), inputs.ctypes.data_as(ctypes.c_void_p), table.ctypes.data_as(ctypes.c_void_p))
-    return table
+    return fixed_point_table(op.type, _zp(x), multiplier, left_shift, ctx.rounding_for(op))
 
 
 def _lut(op, ctx, builder):

@@ -1,7 +1,7 @@
 """The NPU target: the board's NPU-1 layer engine (docs/npu-datasheet.md).
 
 * `supported.NPU_SUPPORT` - op table with named constraints;
-* `codegen.lower_ops(ops, ctx)` - one region's IR ops -> NPU-1 commands (one command table per region);
+* `region.lower_ops(ops, ctx)` - one region's IR ops -> NPU-1 commands (one command table per region);
 * hardware model: the shared C model in edgesdk/targets/npu/hw/model (built into the emulator, P/Invoked by Renode);
 * cost model: edgesdk/targets/npu/hw/timing.py; HAL: edgesdk/targets/npu/hal/npu_driver.c.
 
@@ -91,7 +91,7 @@ class NpuTarget(Target):
     def generate(self, region, ctx) -> RegionCode:
         from ...importer.names import sanitize_name
         from .hw import cmdtable, timing
-        from .codegen import lower_ops
+        from .region import lower_ops
         from .tables import WEIGHTS_BLOB, NpuTable, command_layers
 
         ctx.blob(WEIGHTS_BLOB)  # region 0 of every table exists even when no layer has weights
@@ -261,7 +261,7 @@ def _native_npu_model(peripheral, board):
 
     classes = npu_model.board_memory_classes(board, peripheral) if board is not None else ()
     return NativeModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers,
-                                          classes)
+                                          classes, symbol_prefix="npu")
 
 
 def _renode_sources() -> tuple:

@@ -1,6 +1,5 @@
-"""NPU codegen: one NPU region (consecutive IR ops) -> the commands of one NPU-1 command table.
-
-`lower_ops(ops, ctx)` returns the commands in op order, ending with `End`. The context places data:
+"""NPU codegen: each IR op -> its NPU-1 commands (`LOWERINGS`, op type -> lowering); a whole region is lowered by
+region.lower_ops. The context places data:
   ctx.arena_offset(tensor) -> int          offset of an activation tensor in region 1 (SRAM arena)
   _weights_blob(ctx).add(data, align=16, label="") -> int   offset of constant bytes in region 0 (flash blob)
   ctx.rounding_for(op) -> "double" | "single" | "fp64"   requantization the compiler chose for op
@@ -25,9 +24,6 @@ from .hw import cmdtable as C
 from .hw import weight_codec
 from ...ops import prepared
 from ...ops.activation import activation_range
-from ...ops.stripes import groups_by_op
-from .supported import NPU_SUPPORT, mul_parameters
-from .stripes import lower_group
 from . import fold, movement, pointwise
 from .hw import timing
 from .shapes import collapse_broadcast
@@ -39,25 +35,6 @@ ARENA_REGION = 1  # activation arena in SRAM
 
 def _weights_blob(ctx):
     return ctx.blob(WEIGHTS_BLOB)
-
-
-def lower_ops(ops, ctx) -> list:
-    """Commands for one NPU region, in order, ending with the completion command."""
-    commands = []
-    groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
-    tabulated = [op for op in ops if LOWERINGS.get(op.type) is lower_pointwise]
-    if tabulated and not getattr(ctx, "probing", False):
-        pointwise.evaluate(tabulated, mode_of(ctx))  # every table of the region from one host library
-    for op in ops:
-        ok, reason = NPU_SUPPORT.check(op, (ctx.rounding_mode,))
-        if not ok:
-            raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {reason}. Assign it to the 'c' target.")
-        if op not in groups:
-            commands.extend(WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx))
-        elif op is groups[op].ops[0]:
-            commands.extend(lower_group(groups[op], ctx, lambda member: LOWERINGS[member.type](member, ctx)))
-    commands.append(C.End(note="end of NPU region"))
-    return commands
 
 
 # -- operands ------------------------------------------------------------------------------------------------
@@ -314,8 +291,8 @@ def lower_add(op, ctx) -> list:
 
 
 def lower_mul(op, ctx) -> list:
-    mo, so = mul_parameters(op, mode_of(ctx))
-    return [C.Mul(**_elementwise_fields(op, ctx), output_multiplier=mo, output_shift=so)]
+    d = prepared(op, mode_of(ctx))  # TFLite's MUL Prepare: one multiplier for s1 * s2 / s_out
+    return [C.Mul(**_elementwise_fields(op, ctx), output_multiplier=d.output_multiplier, output_shift=d.output_shift)]
 
 
 def lower_minimum_maximum(op, ctx) -> list:

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from ...ops.stripes import ELEMENTWISE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
+from .codegen import LOWERINGS
 from .hw import cmdtable as C
 from .hw import timing
 
@@ -73,8 +74,6 @@ def stripe_cost(group, ctx) -> tuple:
     """(NPU cycles of the group in stripes, of its ops run whole) by the timing model, from a dry lowering in
     `ctx` (weights go to its throwaway blob, arena offsets read as 0). Commands and stripe costs are cached in
     the context: the search asks about many groups of the same ops."""
-    from .codegen import LOWERINGS
-
     cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "cycles": {}, "memory": None})
     if cache["memory"] is None:
         cache["memory"] = timing.MemoryMap.for_board(ctx.board)

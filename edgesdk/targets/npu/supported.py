@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.quant import effective_scale, quantize_multiplier
-from ...ir.rounding import mul_effective_scale
+from .codegen import LOWERINGS
 from .hw import registers as R
 from ...ops import prepared
 from ...partition.target import TargetSupport
@@ -360,11 +360,6 @@ def constraint_mul_scale(op, modes):
     return all(_shift_ok(s) for s in shifts), f"shift {shifts[0]}"
 
 
-def mul_parameters(op, mode: str = "ref") -> tuple:
-    """TFLite's MUL Prepare: one multiplier for s1 * s2 / s_out (float32 in LiteRT, double in TFLM)."""
-    return quantize_multiplier(mul_effective_scale(op, mode))
-
-
 # -- data movement ---------------------------------------------------------------------------------------------
 def constraint_no_fused_activation(op):
     """No fused activation"""
@@ -510,7 +505,6 @@ def constraint_commands_accepted(op, modes):
     from ...errors import EdgesdkError
     from .hw import cmdtable as C
     from .hw import validate
-    from .codegen import LOWERINGS
 
     for mode in modes:
         try:

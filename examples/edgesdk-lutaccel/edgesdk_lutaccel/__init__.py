@@ -16,7 +16,8 @@ gives edgesdk everything it needs to use it, through the same plugin API the bui
     flash_bytes /       below         the job lists' bytes / at least one job per layer
       flash_lower_bound
     firmware_sources    hal/          the driver, compiled into the firmware
-    peripherals         device.py     the emulator's model of the LUT-1 (type "vendorx-lut1")
+    peripherals         model/        the emulator's native C model of the LUT-1 (type "vendorx-lut1"), beside the
+                                      NPU's in the emulator's library; device.py: the same in Python
     estimate            below         cost model: the device's cycle formula, with the board's figures
     verify              proof.py      every table inside the blob, every arena access inside a live buffer
     report / summary    below         report.json target_reports["lut"] and the build's summary line
@@ -32,9 +33,9 @@ import re
 from pathlib import Path
 
 from edgesdk.errors import UsageError
-from edgesdk.targets.api import PeripheralModel, RegionCode, RegionEstimate, Target, render_template
+from edgesdk.targets.api import NativeModelSpec, PeripheralModel, RegionCode, RegionEstimate, Target, render_template
 
-from .device import DEFAULT_TIMING, WINDOW_BYTES, Lut1Device, run_cycles, timing_of
+from .device import CTRL_START, DEFAULT_TIMING, REG_CTRL, REG_CYCLES, WINDOW_BYTES, run_cycles, timing_of
 from .jobs import JOB_BYTES, TABLE_BYTES, TABLES_BLOB, JobList, LutData, LutJob, lut_data, tables_blob
 from .supported import LUT_SUPPORT
 from .tables import op_table
@@ -153,8 +154,10 @@ class LutTarget(Target):
 
     # -- hardware model, cost model, proof --
     def peripherals(self) -> list:
-        return [PeripheralModel(PERIPHERAL_TYPE, "VendorX.Lut1",
-                                lambda peripheral, board: Lut1Device(timing_of(peripheral.props)))]
+        """The LUT-1 for the emulator: its native C model (model/), compiled into the emulator's library next
+        to the NPU's, told the board entry's timing. device.Lut1Device is the same device in Python (an
+        EmulatedDevice: simpler to change, e.g. to inject faults; slower)."""
+        return [PeripheralModel(PERIPHERAL_TYPE, "VendorX.Lut1", native_model, native=True)]
 
     def estimate(self, region, board, model=None) -> RegionEstimate:
         """The device's cycle formula per layer: the jobs as generated, or before codegen the default (the CPU
@@ -208,3 +211,13 @@ class LutTarget(Target):
 
 
 TARGET = LutTarget()
+
+
+def native_model(peripheral, board) -> NativeModelSpec:
+    """The LUT-1's C model (model/lut1_model.c, functions lut1_*), with the board entry's timing figures as its
+    settings; the emulator sums CYCLES after every START and counts the starts as "runs"."""
+    timing = timing_of(peripheral.props)
+    model_dir = PACKAGE_DIR / "model"
+    return NativeModelSpec((model_dir / "lut1_model.c",), (model_dir,), REG_CTRL, CTRL_START,
+                           {"cycles": (REG_CYCLES, None)}, symbol_prefix="lut1",
+                           settings=tuple(timing[name] for name in DEFAULT_TIMING), starts_name="runs")

@@ -1,0 +1,35 @@
+"""One NPU region (consecutive IR ops) -> the commands of one NPU-1 command table.
+
+`lower_ops(ops, ctx)` checks each op against the NPU's constraints (supported.NPU_SUPPORT) in the build's
+reference, lowers it with its codegen lowering (codegen.WHOLE_LOWERINGS, else codegen.LOWERINGS), or its cascade group in stripes
+(stripes.lower_group), and returns the commands in op order, ending with `End`. The context is codegen's.
+"""
+
+from __future__ import annotations
+
+from ...errors import UnsupportedOpError
+from ...ops.stripes import groups_by_op
+from . import pointwise
+from .codegen import LOWERINGS, WHOLE_LOWERINGS, lower_pointwise, mode_of
+from .hw import cmdtable as C
+from .stripes import lower_group
+from .supported import NPU_SUPPORT
+
+
+def lower_ops(ops, ctx) -> list:
+    """Commands for one NPU region, in order, ending with the completion command."""
+    commands = []
+    groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
+    tabulated = [op for op in ops if LOWERINGS.get(op.type) is lower_pointwise]
+    if tabulated and not getattr(ctx, "probing", False):
+        pointwise.evaluate(tabulated, mode_of(ctx))  # every table of the region from one host library
+    for op in ops:
+        ok, reason = NPU_SUPPORT.check(op, (ctx.rounding_mode,))
+        if not ok:
+            raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {reason}. Assign it to the 'c' target.")
+        if op not in groups:
+            commands.extend(WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx))
+        elif op is groups[op].ops[0]:
+            commands.extend(lower_group(groups[op], ctx, lambda member: LOWERINGS[member.type](member, ctx)))
+    commands.append(C.End(note="end of NPU region"))
+    return commands
