@@ -11,7 +11,8 @@ from test_npu_codegen import BOARD_CLASSES, FLASH, SRAM, Ctx, _bias, _rng_weight
 
 from edgesdk.importer.tflite_importer import import_tflite
 from edgesdk.targets.npu import fold
-from edgesdk.targets.npu.codegen import conv_fold, lower_ops
+from edgesdk.targets.npu.codegen import conv_fold
+from edgesdk.targets.npu.region import lower_ops
 from edgesdk.targets.npu.hw import cmdtable as C
 from edgesdk.targets.npu.hw import timing
 from edgesdk.targets.npu.hw.model import run_table
