@@ -15,6 +15,13 @@
  * 3 pairs (3 pairs x 2 pixels = 12 accumulators: what RV32's registers hold next to the inputs, the
  * weights and the pointers).
  *
+ * EDGESDK_CONV_PAIRED_QUADS: where the weights allow, one extraction serves four taps. The compiler flags each
+ * four-tap chunk of a 2-pair block whose four products stay within a lane for every channel of the block and
+ * any int8 input (most chunks of trained weights; a flag word ahead of the chunk's words), and counts the
+ * extractions into the high bias. Per four taps, two pixels and two pairs: 17 loads, 16 multiplies, 12 adds
+ * forming the sums, 4 bias adds, 4 shifts and 8 accumulator adds for 32 multiply-accumulates (a flag-0 chunk:
+ * 8 more). Blocks of 2 pairs: with 3, the 8 input bytes and 12 accumulators leave RV32 too few registers.
+ *
  * Pixels are taken two at a time along the output row. A pair whose windows lie inside the input reads them in
  * place (filter_w * in_c contiguous bytes per filter row); otherwise both windows are first copied to patches
  * with the input zero point in place of padding (which the folded bias expects). The last pixel of an odd
@@ -36,6 +43,7 @@ typedef struct {
     int32_t out_c, blocks3, blocks2;
     int32_t filter_h, run; /* the rows of a window the kernel reads, and the taps of one */
     int32_t act_min, act_max, relu;
+    int32_t quads; /* EDGESDK_CONV_PAIRED_QUADS: four-tap chunks, each after its flag word */
 } conv_plan;
 
 /* Two taps of NP pairs for P pixels (x[p][0..1]); words w[0..NP) for the first tap, w[NP..2NP) for the second. */
@@ -85,6 +93,55 @@ typedef struct {
                 }                                                                                       \
             }                                                                                           \
             (w) += (NP);                                                                                \
+        }                                                                                               \
+    } while (0)
+
+/* Four taps of NP pairs for P pixels (x[p][0..3]), words w[0..4 NP) tap by tap. ONE: the chunk's four products
+ * of every channel of the block fit a lane (its flag word), so one lane extraction serves the four taps;
+ * otherwise each two-tap half is extracted as in PAIR_TAPS. */
+#define QUAD_TAPS(P, NP, low, high, x, w, ONE)                                                          \
+    do {                                                                                                \
+        _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
+            const int32_t w0_ = (w)[j_], w1_ = (w)[(NP) + j_];                                          \
+            const int32_t w2_ = (w)[2 * (NP) + j_], w3_ = (w)[3 * (NP) + j_];                           \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
+                const uint32_t ra_ = (uint32_t)x[p_][0] * (uint32_t)w0_ + (uint32_t)x[p_][1] * (uint32_t)w1_; \
+                const uint32_t rb_ = (uint32_t)x[p_][2] * (uint32_t)w2_ + (uint32_t)x[p_][3] * (uint32_t)w3_; \
+                if (ONE) {                                                                              \
+                    const uint32_t r_ = ra_ + rb_;                                                      \
+                    high[p_][j_] += (r_ + EDGESDK_LANE_BIAS) >> 16;                                     \
+                    low[p_][j_] += r_;                                                                  \
+                } else {                                                                                \
+                    high[p_][j_] += ((ra_ + EDGESDK_LANE_BIAS) >> 16) + ((rb_ + EDGESDK_LANE_BIAS) >> 16); \
+                    low[p_][j_] += ra_ + rb_;                                                           \
+                }                                                                                       \
+            }                                                                                           \
+            EDGESDK_MAC_ORDER(w, high[(P) - 1][j_]);                                                    \
+        }                                                                                               \
+    } while (0)
+
+/* One filter row of EDGESDK_CONV_PAIRED_QUADS: `run` (a multiple of 4) taps from xs[p] for P pixels, NP pairs,
+ * per four taps a flag word then the words of the four taps; advances w past the row. */
+#define QUAD_RUN(P, NP, low, high, xs, w, run)                                                          \
+    do {                                                                                                \
+        const int8_t *const end_ = xs[0] + (run);                                                       \
+        int32_t x_[P][4];                                                                               \
+        while (xs[0] != end_) {                                                                         \
+            const int32_t one_ = *(w)++;                                                                \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
+                EDGESDK_MAC_ORDER(xs[p_], high[(P) - 1][(NP) - 1]);                                     \
+                x_[p_][0] = xs[p_][0];                                                                  \
+                x_[p_][1] = xs[p_][1];                                                                  \
+                x_[p_][2] = xs[p_][2];                                                                  \
+                x_[p_][3] = xs[p_][3];                                                                  \
+            }                                                                                           \
+            if (one_) {                                                                                 \
+                QUAD_TAPS(P, NP, low, high, x_, w, 1);                                                  \
+            } else {                                                                                    \
+                QUAD_TAPS(P, NP, low, high, x_, w, 0);                                                  \
+            }                                                                                           \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) { xs[p_] += 4; }                  \
+            (w) += 4 * (NP);                                                                            \
         }                                                                                               \
     } while (0)
 
@@ -142,7 +199,7 @@ typedef struct {
     } while (0)
 
 /* One block of NP pairs (pair `pair` on) for two pixels; advances w past the block's words. */
-#define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, relu, last)                               \
+#define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, relu, last, QUADS)                        \
     do {                                                                                                \
         uint32_t low[2][NP];                                                                            \
         uint32_t high[2][NP];                                                                           \
@@ -150,7 +207,11 @@ typedef struct {
         const int8_t *row_ = (x0);                                                                      \
         for (int32_t fy_ = 0; fy_ < (c).filter_h; fy_++, row_ += (row_bytes)) {                         \
             const int8_t *xs[2] = {row_, row_ + (step)};                                                \
-            PAIR_RUN(2, NP, low, high, xs, w, (c).run);                                                 \
+            if (QUADS) {                                                                                \
+                QUAD_RUN(2, NP, low, high, xs, w, (c).run);                                             \
+            } else {                                                                                    \
+                PAIR_RUN(2, NP, low, high, xs, w, (c).run);                                             \
+            }                                                                                           \
         }                                                                                               \
         PAIR_STORE(NP, low, high, c, pair, outs, relu, last);                                           \
     } while (0)
@@ -164,25 +225,46 @@ typedef struct {
         int32_t pair = 0;                                                                               \
         const int32_t full3_ = (c).blocks3 - ((c).blocks2 == 0);                                        \
         for (int32_t b_ = 0; b_ < full3_; b_++, pair += 3) {                                            \
-            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 0);                              \
+            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 0, 0);                           \
         }                                                                                               \
         if ((c).blocks2 == 0) {                                                                         \
-            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 1);                              \
+            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 1, 0);                           \
         } else {                                                                                        \
             if ((c).blocks2 == 2) {                                                                     \
-                PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 0);                          \
+                PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 0, 0);                       \
                 pair += 2;                                                                              \
             }                                                                                           \
-            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 1);                              \
+            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 1, 0);                           \
         }                                                                                               \
     } while (0)
 
-static void pixel_pair(const conv_plan *plan, const int8_t *x0, int32_t step, int32_t row_bytes, int8_t *out0,
-                       int8_t *out1)
+/* PIXELS for EDGESDK_CONV_PAIRED_QUADS: blocks2 blocks of 2 pairs, four taps at a time (3 pairs of 2 pixels
+ * would not leave RV32 the registers for 8 input bytes). */
+#define QUAD_PIXELS(c, x0, step, row_bytes, outs, relu)                                                 \
+    do {                                                                                                \
+        const packed_word *w = (c).filter;                                                              \
+        int32_t pair = 0;                                                                               \
+        for (int32_t b_ = 1; b_ < (c).blocks2; b_++, pair += 2) {                                       \
+            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 0, 1);                           \
+        }                                                                                               \
+        PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 1, 1);                               \
+    } while (0)
+
+/* -fsched-pressure: GCC's first scheduling pass otherwise hoists the loads of a four-tap step and spills
+ * accumulators (IC: 32.9 M instructions without it, 31.1 M with it; measured with benchmarks/kernels.py). */
+__attribute__((optimize("sched-pressure"))) static void pixel_pair(const conv_plan *plan, const int8_t *x0,
+                                                                   int32_t step, int32_t row_bytes, int8_t *out0,
+                                                                   int8_t *out1)
 {
     const conv_plan c = *plan; /* a copy: int8 stores may alias *plan as far as C knows */
     int8_t *const outs[2] = {out0, out1};
-    if (c.relu) {
+    if (c.quads) {
+        if (c.relu) {
+            QUAD_PIXELS(c, x0, step, row_bytes, outs, 1);
+        } else {
+            QUAD_PIXELS(c, x0, step, row_bytes, outs, 0);
+        }
+    } else if (c.relu) {
         PIXELS(c, x0, step, row_bytes, outs, 1);
     } else {
         PIXELS(c, x0, step, row_bytes, outs, 0);
@@ -285,7 +367,7 @@ void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *inpu
                               const int32_t *init, int8_t *output)
 {
     const edgesdk_conv2d_params q = *p; /* a copy: int8 stores may alias *p as far as C knows */
-    const int patched = q.blocked == EDGESDK_CONV_PAIRED_PATCHES;
+    const int patched = q.blocked == EDGESDK_CONV_PAIRED_PATCHES || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES;
     conv_plan c;
     c.filter = (const packed_word *)(const void *)filter;
     c.init = init;
@@ -297,6 +379,12 @@ void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *inpu
     c.act_min = q.act_min;
     c.act_max = q.act_max;
     c.relu = q.act_min >= q.output_offset;
+    c.quads = q.blocked == EDGESDK_CONV_PAIRED_QUADS || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES;
+    if (c.quads) { /* blocks of 2 pairs only */
+        c.blocks3 = 0;
+        c.blocks2 = ((q.out_c + 1) / 2 + 1) / 2;
+        c.blocks2 = c.blocks2 < 1 ? 1 : c.blocks2;
+    }
     if (patched) {
         run_patched(&q, &c, input, output);
     } else {

@@ -19,6 +19,7 @@
  * moved to the rows they multiply and a filter row outside the image gets zero weights, its zero_point * w
  * terms going into the bias (edge_row).
  */
+#pragma GCC optimize("sched-pressure")
 #include "edgesdk_depthwise_conv2d.h"
 
 #include "edgesdk_mac.h" /* EDGESDK_ALWAYS_INLINE */
