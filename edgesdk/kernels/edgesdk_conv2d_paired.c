@@ -96,14 +96,14 @@ typedef struct {
         }                                                                                               \
     } while (0)
 
-/* Four taps of NP pairs for P pixels (x[p][0..3]), words w[0..4 NP) tap by tap. ONE: the chunk's four products
- * of every channel of the block fit a lane (its flag word), so one lane extraction serves the four taps;
- * otherwise each two-tap half is extracted as in PAIR_TAPS. */
-#define QUAD_TAPS(P, NP, low, high, x, w, ONE)                                                          \
+/* Four taps of NP pairs for P pixels (x[p][0..3]), words w[off..off + 4 NP) tap by tap. ONE: the chunk's four
+ * products of every channel of the block fit a lane (its flag word), so one lane extraction serves the four
+ * taps; otherwise each two-tap half is extracted as in PAIR_TAPS. */
+#define QUAD_TAPS(P, NP, low, high, x, w, off, ONE)                                                     \
     do {                                                                                                \
         _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
-            const int32_t w0_ = (w)[j_], w1_ = (w)[(NP) + j_];                                          \
-            const int32_t w2_ = (w)[2 * (NP) + j_], w3_ = (w)[3 * (NP) + j_];                           \
+            const int32_t w0_ = (w)[(off) + j_], w1_ = (w)[(off) + (NP) + j_];                          \
+            const int32_t w2_ = (w)[(off) + 2 * (NP) + j_], w3_ = (w)[(off) + 3 * (NP) + j_];           \
             _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
                 const uint32_t ra_ = (uint32_t)x[p_][0] * (uint32_t)w0_ + (uint32_t)x[p_][1] * (uint32_t)w1_; \
                 const uint32_t rb_ = (uint32_t)x[p_][2] * (uint32_t)w2_ + (uint32_t)x[p_][3] * (uint32_t)w3_; \
@@ -120,28 +120,41 @@ typedef struct {
         }                                                                                               \
     } while (0)
 
+/* The four-tap chunk whose flag word is w[off], inputs xs[p][at..at + 3]. */
+#define QUAD_CHUNK(P, NP, low, high, xs, w, at, off)                                                    \
+    do {                                                                                                \
+        int32_t x_[P][4];                                                                               \
+        const int32_t one_ = (w)[off];                                                                  \
+        _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                      \
+            EDGESDK_MAC_ORDER(xs[p_], high[(P) - 1][(NP) - 1]);                                         \
+            x_[p_][0] = xs[p_][(at)];                                                                   \
+            x_[p_][1] = xs[p_][(at) + 1];                                                               \
+            x_[p_][2] = xs[p_][(at) + 2];                                                               \
+            x_[p_][3] = xs[p_][(at) + 3];                                                               \
+        }                                                                                               \
+        if (__builtin_expect(one_, 1)) { /* the usual case: fall through, no jump */                 \
+            QUAD_TAPS(P, NP, low, high, x_, w, (off) + 1, 1);                                           \
+        } else {                                                                                        \
+            QUAD_TAPS(P, NP, low, high, x_, w, (off) + 1, 0);                                           \
+        }                                                                                               \
+    } while (0)
+
 /* One filter row of EDGESDK_CONV_PAIRED_QUADS: `run` (a multiple of 4) taps from xs[p] for P pixels, NP pairs,
- * per four taps a flag word then the words of the four taps; advances w past the row. */
+ * per four taps a flag word then the words of the four taps; advances w past the row. Two chunks per
+ * iteration (one pointer update and loop test for both), then a last odd chunk. */
 #define QUAD_RUN(P, NP, low, high, xs, w, run)                                                          \
     do {                                                                                                \
-        const int8_t *const end_ = xs[0] + (run);                                                       \
-        int32_t x_[P][4];                                                                               \
+        const int8_t *const end_ = xs[0] + ((run) & ~7);                                                \
         while (xs[0] != end_) {                                                                         \
-            const int32_t one_ = *(w)++;                                                                \
-            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
-                EDGESDK_MAC_ORDER(xs[p_], high[(P) - 1][(NP) - 1]);                                     \
-                x_[p_][0] = xs[p_][0];                                                                  \
-                x_[p_][1] = xs[p_][1];                                                                  \
-                x_[p_][2] = xs[p_][2];                                                                  \
-                x_[p_][3] = xs[p_][3];                                                                  \
-            }                                                                                           \
-            if (one_) {                                                                                 \
-                QUAD_TAPS(P, NP, low, high, x_, w, 1);                                                  \
-            } else {                                                                                    \
-                QUAD_TAPS(P, NP, low, high, x_, w, 0);                                                  \
-            }                                                                                           \
+            QUAD_CHUNK(P, NP, low, high, xs, w, 0, 0);                                                  \
+            QUAD_CHUNK(P, NP, low, high, xs, w, 4, 1 + 4 * (NP));                                       \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) { xs[p_] += 8; }                  \
+            (w) += 2 + 8 * (NP);                                                                        \
+        }                                                                                               \
+        if ((run) & 4) {                                                                                \
+            QUAD_CHUNK(P, NP, low, high, xs, w, 0, 0);                                                  \
             _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) { xs[p_] += 4; }                  \
-            (w) += 4 * (NP);                                                                            \
+            (w) += 1 + 4 * (NP);                                                                        \
         }                                                                                               \
     } while (0)
 
@@ -244,10 +257,9 @@ typedef struct {
     do {                                                                                                \
         const packed_word *w = (c).filter;                                                              \
         int32_t pair = 0;                                                                               \
-        for (int32_t b_ = 1; b_ < (c).blocks2; b_++, pair += 2) {                                       \
-            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 0, 1);                           \
+        for (int32_t b_ = 1; b_ <= (c).blocks2; b_++, pair += 2) { /* one copy of the loop: last at run time */ \
+            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, b_ == (c).blocks2, 1);           \
         }                                                                                               \
-        PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 1, 1);                               \
     } while (0)
 
 /* -fsched-pressure: GCC's first scheduling pass otherwise hoists the loads of a four-tap step and spills
@@ -271,24 +283,39 @@ __attribute__((optimize("sched-pressure"))) static void pixel_pair(const conv_pl
     }
 }
 
+/* `count` bytes from src to dst. */
+static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count)
+{
+    for (int32_t i = 0; i < count; i++) {
+        dst[i] = src[i];
+    }
+}
+
 /* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes), the input zero point
- * outside the image. */
+ * outside the image. A filter row inside the image is one contiguous copy (no test per tap). */
 static void fill_patch(const edgesdk_conv2d_params *p, const int8_t *in, int32_t y0, int32_t x0, int8_t *patch)
 {
     const int8_t zero_point = (int8_t)-p->input_offset;
-    const int32_t channels = p->in_c;
-    for (int32_t fy = 0; fy < p->filter_h; fy++) {
+    const int32_t channels = p->in_c, row_taps = p->filter_w * channels;
+    const int columns_inside = x0 >= 0 && x0 + p->filter_w <= p->in_w;
+    for (int32_t fy = 0; fy < p->filter_h; fy++, patch += row_taps) {
         const int32_t iy = y0 + fy;
-        for (int32_t fx = 0; fx < p->filter_w; fx++) {
-            const int32_t ix = x0 + fx;
-            if (iy >= 0 && iy < p->in_h && ix >= 0 && ix < p->in_w) {
-                const int8_t *src = in + (iy * p->in_w + ix) * channels;
-                for (int32_t ch = 0; ch < channels; ch++) {
-                    *patch++ = src[ch];
-                }
-            } else {
-                for (int32_t ch = 0; ch < channels; ch++) {
-                    *patch++ = zero_point;
+        if (iy < 0 || iy >= p->in_h) {
+            for (int32_t i = 0; i < row_taps; i++) {
+                patch[i] = zero_point;
+            }
+        } else if (columns_inside) {
+            copy_bytes(patch, in + (iy * p->in_w + x0) * channels, row_taps);
+        } else {
+            for (int32_t fx = 0; fx < p->filter_w; fx++) {
+                const int32_t ix = x0 + fx;
+                int8_t *const dst = patch + fx * channels;
+                if (ix >= 0 && ix < p->in_w) {
+                    copy_bytes(dst, in + (iy * p->in_w + ix) * channels, channels);
+                } else {
+                    for (int32_t ch = 0; ch < channels; ch++) {
+                        dst[ch] = zero_point;
+                    }
                 }
             }
         }
