@@ -283,20 +283,30 @@ __attribute__((optimize("sched-pressure"))) static void pixel_pair(const conv_pl
     }
 }
 
-/* `count` bytes from src to dst. */
-static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count)
+/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied a word at a time. */
+static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int words)
 {
+    if (words) {
+        packed_word *const d = (packed_word *)(void *)dst;
+        const packed_word *const s = (const packed_word *)(const void *)src;
+        for (int32_t i = 0; i < count / 4; i++) {
+            d[i] = s[i];
+        }
+        return;
+    }
     for (int32_t i = 0; i < count; i++) {
         dst[i] = src[i];
     }
 }
 
-/* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes), the input zero point
- * outside the image. A filter row inside the image is one contiguous copy (no test per tap). */
+/* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes, word-aligned), the input
+ * zero point outside the image. A filter row inside the image is one contiguous copy (no test per tap), by
+ * words when the input and in_c are word-aligned. */
 static void fill_patch(const edgesdk_conv2d_params *p, const int8_t *in, int32_t y0, int32_t x0, int8_t *patch)
 {
     const int8_t zero_point = (int8_t)-p->input_offset;
     const int32_t channels = p->in_c, row_taps = p->filter_w * channels;
+    const int words = (((uintptr_t)in | (uintptr_t)channels) & 3) == 0;
     const int columns_inside = x0 >= 0 && x0 + p->filter_w <= p->in_w;
     for (int32_t fy = 0; fy < p->filter_h; fy++, patch += row_taps) {
         const int32_t iy = y0 + fy;
@@ -305,13 +315,13 @@ static void fill_patch(const edgesdk_conv2d_params *p, const int8_t *in, int32_t
                 patch[i] = zero_point;
             }
         } else if (columns_inside) {
-            copy_bytes(patch, in + (iy * p->in_w + x0) * channels, row_taps);
+            copy_bytes(patch, in + (iy * p->in_w + x0) * channels, row_taps, words);
         } else {
             for (int32_t fx = 0; fx < p->filter_w; fx++) {
                 const int32_t ix = x0 + fx;
                 int8_t *const dst = patch + fx * channels;
                 if (ix >= 0 && ix < p->in_w) {
-                    copy_bytes(dst, in + (iy * p->in_w + ix) * channels, channels);
+                    copy_bytes(dst, in + (iy * p->in_w + ix) * channels, channels, words);
                 } else {
                     for (int32_t ch = 0; ch < channels; ch++) {
                         dst[ch] = zero_point;
@@ -343,7 +353,7 @@ static const int8_t *window_of(const edgesdk_conv2d_params *p, const int8_t *inp
 static void run_patched(const edgesdk_conv2d_params *q, conv_plan *c, const int8_t *input, int8_t *output)
 {
     const int32_t taps = c->run, pixels = q->batches * q->out_h * q->out_w;
-    int8_t patches[2 * taps];
+    int8_t patches[2 * taps] __attribute__((aligned(4))); /* word copies (copy_bytes) */
     for (int32_t pixel = 0; pixel < pixels; pixel += 2) {
         const int32_t count = pixels - pixel < 2 ? 1 : 2;
         for (int32_t i = 0; i < count; i++) {
@@ -366,7 +376,7 @@ static void run_in_place(const edgesdk_conv2d_params *q, conv_plan *c, const int
      * EDGESDK_CONV_PATCH_MAX; a small stack matters on boards like the HiFive1). */
     const int inside = q->pad_top == 0 && q->pad_left == 0 && (q->out_h - 1) * q->stride_h + q->filter_h <= q->in_h &&
                        (q->out_w - 1) * q->stride_w + q->filter_w <= q->in_w;
-    int8_t patches[inside ? 1 : 2 * taps];
+    int8_t patches[inside ? 1 : 2 * taps] __attribute__((aligned(4)));
     for (int32_t b = 0; b < q->batches; b++) {
         const int8_t *in = input + b * q->in_h * row_bytes;
         for (int32_t oy = 0; oy < q->out_h; oy++) {
