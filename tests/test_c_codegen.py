@@ -106,7 +106,8 @@ def test_conv_emits_params_struct_and_one_call(tmp_path):
                                            stride=(2, 2), activation="RELU6"))
     ctx = testing.HostContext("ref")
     step = emit(graph.ops[0], ctx)
-    assert step.code.startswith("edgesdk_conv2d_s8(&conv_2d_0_params, ")
+    # the paired fast path is called directly (the dispatcher and the other conv kernels stay out of the link)
+    assert step.code.startswith("edgesdk_conv2d_s8_paired(&conv_2d_0_params, ")
     assert step.code.count(";") == 1
     params = next(d for d in ctx.declarations if "edgesdk_conv2d_params conv_2d_0_params" in d)
     assert ".input_offset = -3" in params and ".output_offset = -5" in params
@@ -202,6 +203,34 @@ def test_fully_connected_reads_lanes_every_four_taps_when_the_weights_allow(tmp_
         assert emit(graph.ops[0], ctx).comment.endswith("paired")
         params = _params_text(ctx, "edgesdk_fully_connected_params")
         assert params.split(".blocked = ")[1].split(",")[0].split("}")[0].strip() == layout
+
+
+def test_pointwise_conv_takes_the_four_tap_paired_layout(tmp_path):
+    """Rows of 4k taps whose four-tap chunks mostly keep their products within one 16-bit lane: the paired
+    layout in four-tap chunks (EDGESDK_CONV_PAIRED_QUADS), blocks of 2 pairs (6 channels padded to 8), per chunk
+    a flag word (1: one lane extraction) then the four taps' words; the high bias word pays 32767 back per
+    extraction (a flag-0 chunk: two)."""
+    rng = np.random.default_rng(1)
+    w = rng.integers(-20, 21, (6, 1, 1, 8)).astype(np.int8)
+    w[4, 0, 0, 4:8] = 127  # channel 4, taps 4..7: 4 * 127 * 128 leaves the lane, so block 1's second chunk is 0
+    bias = rng.integers(-100, 100, 6).astype(np.int32)
+    graph = _model(tmp_path, mg.conv_model((1, 2, 3, 8), w, bias, (0.1, 3), [0.01] * 6, (0.2, -5)))
+    ctx = testing.HostContext("ref")
+    step = emit(graph.ops[0], ctx)
+    assert step.code.startswith("edgesdk_conv2d_s8_paired(") and step.comment.endswith("paired")
+    assert ".blocked = 4" in _params_text(ctx, "edgesdk_conv2d_params")
+    w64 = np.concatenate([w[:, 0, 0, :].astype(np.int64), np.zeros((2, 8), np.int64)])  # padded to 4 pairs
+    pair_words = w64[0::2] + 65536 * w64[1::2]  # [pair][tap]
+    flags = {(0, 0): 1, (0, 1): 1, (1, 0): 1, (1, 1): 0}  # (block, chunk)
+    expected = [v for block in range(2) for chunk in range(2)
+                for v in [flags[block, chunk]] + [int(pair_words[2 * block + j, 4 * chunk + t])
+                                                   for t in range(4) for j in range(2)]]
+    assert list(np.array(_const(ctx, "conv_2d_0_weights"), np.int8).view("<i4")) == expected
+    folded = np.array([int(b) - 3 * int(row.sum(dtype=np.int64)) for b, row in zip(bias, w.reshape(6, -1))] + [0, 0])
+    words = np.array(_const(ctx, "conv_2d_0_bias_folded"), np.int64)
+    extractions = np.array([2, 2, 3, 3])  # per pair: its block's flag-1 chunks once, flag-0 chunks twice
+    assert list(words[1::2]) == list(folded[1::2] - 32767 * extractions)
+    assert len(_const(ctx, "conv_2d_0_requant")) == 3 * 8
 
 
 def test_fully_connected_pairs_weights_in_16_bit_lanes(tmp_path):

@@ -284,6 +284,32 @@ def test_fast_requantization_equals_gemmlowp_double_rounding(tmp_path):
             assert lib.count_mismatches(acc.ctypes.data, len(acc), int(m), shift) == 0, (int(m), shift)
 
 
+def test_relu_requantization_equals_double_rounding_above_zero(tmp_path):
+    """edgesdk_requant_right_relu (no negative-sum correction) equals edgesdk_mbqm_double wherever a clamp at or
+    above the output offset can tell them apart: max(value, 0) is the same."""
+    import ctypes
+
+    from edgesdk.hostcc import load_shared_library
+
+    src = tmp_path / "requant_relu_wrap.c"
+    src.write_text('#include "edgesdk_arith.h"\n#include "edgesdk_requant.h"\n'
+                   "static int32_t relu(int32_t v) { return v < 0 ? 0 : v; }\n"
+                   "int32_t count_mismatches(const int32_t *acc, int32_t n, int32_t m, int32_t shift)\n"
+                   "{ int32_t bad = 0; for (int32_t i = 0; i < n; i++)\n"
+                   "  bad += relu(edgesdk_requant_right_relu(acc[i], m, shift))\n"
+                   "         != relu(edgesdk_mbqm_double(acc[i], m, shift));\n"
+                   "  return bad; }\n")
+    lib = load_shared_library("edgesdk_test_requant_relu", [src], [testing.KERNELS_DIR])
+    lib.count_mismatches.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]
+    rng = np.random.default_rng(2)
+    edges = np.array([-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, -1, 0, 1, (1 << 30), -(1 << 30)])
+    near = np.arange(-70000, 70001)
+    for shift in range(-31, 0):
+        for m in (0, 1 << 30, (1 << 31) - 1, *rng.integers(1 << 30, 1 << 31, 3)):
+            acc = np.concatenate([edges, near, rng.integers(-(1 << 31), 1 << 31, 20000)]).astype(np.int32)
+            assert lib.count_mismatches(acc.ctypes.data, len(acc), int(m), shift) == 0, (int(m), shift)
+
+
 def test_fp64_window_requantization_equals_double_rounding(tmp_path):
     """edgesdk_requantize_fp64_window == round(acc * scale) in IEEE double, with the compiler's window."""
     import ctypes

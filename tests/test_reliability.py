@@ -401,10 +401,10 @@ def test_proof_guards_the_fast_conv_kernels_stack_buffer(tmp_path, monkeypatch):
                                [0.01] * 8, (0.2, 0), padding=modelgen.VALID)
     compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
     (declaration,) = [d for d in compiled.executor.declarations if "edgesdk_conv2d_params" in d]
-    assert ".blocked = 2" in declaration
+    assert ".blocked = 4" in declaration  # EDGESDK_CONV_PAIRED_QUADS: rows of 384 taps, small weights
     verify_build(compiled)
     params = host_layers(compiled)[0].calls[0].args[0]
-    params.fields["blocked"] = 3  # the patch mode: both windows copied to the stack
+    params.fields["blocked"] = 5  # the patch mode of the same layout: both windows copied to the stack
     proof_fails(compiled, "paired conv kernel would copy a 1152-byte filter window into its 1024-byte stack "
                           "buffer (every window)")
     monkeypatch.setattr(conv_2d, "paired_conv_ok", lambda *args: False)
@@ -447,6 +447,29 @@ def test_proof_knows_the_paired_conv_layout(tmp_path):
     layer.calls[0] = KernelCall(call.kernel, (*call.args[:3], Const(bias.symbol, bias.ctype, np.array(huge)),
                                               *call.args[4:]))
     proof_fails(compiled, "a channel's sums or requantization can overflow int32")
+
+
+def test_proof_checks_the_four_tap_flags(tmp_path):
+    """EDGESDK_CONV_PAIRED_QUADS: a chunk flagged for one lane extraction must keep every channel's four
+    products within the lane for any int8 input; the proof decodes the emitted words and refuses a wrong flag."""
+    rng = np.random.default_rng(5)
+    w = rng.integers(-20, 21, (4, 1, 1, 8)).astype(np.int8)
+    w[1, 0, 0, 0:4] = -127  # the first chunk of the only block cannot take one extraction
+    data = modelgen.conv_model((1, 3, 3, 8), w, rng.integers(-100, 100, 4).astype(np.int32), (0.05, 2),
+                               [0.01] * 4, (0.2, -3))
+    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    verify_build(compiled)
+    layer = host_layers(compiled)[0]
+    call = layer.calls[0]
+    assert call.args[0].fields["blocked"] == 4
+    weights = call.args[2]
+    words = np.asarray(weights.values, np.int64).astype(np.uint8).view("<i4").copy()
+    assert words[0] == 0 and words[9] == 1  # per chunk: the flag, then 4 taps x 2 pairs
+    words[0] = 1
+    layer.calls[0] = KernelCall(call.kernel, (*call.args[:2], Const(weights.symbol, weights.ctype,
+                                                                   words.view(np.int8).astype(np.int64)),
+                                              *call.args[3:]))
+    proof_fails(compiled, "a four-tap chunk flagged as one lane extraction can leave its 16-bit lane")
 
 
 # -- importer checks the proof caught during fuzzing --------------------------------------------------------

@@ -39,6 +39,14 @@ static void add_tabulated(const edgesdk_add_params *p, const int8_t *input1, con
     const int32_t multiplier = p->output_multiplier, shift = p->output_shift, offset = p->output_offset;
     const int32_t act_min = p->act_min, act_max = p->act_max;
     const int8_t *const end = input1 + p->shape.size;
+    if (act_min >= offset) { /* ReLU after the residual sum: the clamp absorbs the negative-sum correction */
+        while (input1 != end) {
+            const int32_t sum = table1[*input1++] + table2[*input2++];
+            *output++ = edgesdk_requant_output(edgesdk_requant_right_relu(sum, multiplier, shift), offset, act_min,
+                                               act_max);
+        }
+        return;
+    }
     while (input1 != end) {
         const int32_t sum = table1[*input1++] + table2[*input2++];
         *output++ = edgesdk_requant_output(edgesdk_requant_right(sum, multiplier, shift), offset, act_min, act_max);

@@ -35,7 +35,7 @@ void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, cons
 {
     /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
      * the parameters in registers. */
-    if (p->blocked == EDGESDK_CONV_PAIRED || p->blocked == EDGESDK_CONV_PAIRED_PATCHES) {
+    if (p->blocked >= EDGESDK_CONV_PAIRED) { /* _PAIRED, _PAIRED_PATCHES, _PAIRED_QUADS, _PAIRED_QUAD_PATCHES */
         edgesdk_conv2d_s8_paired(p, input, filter, bias, output);
         return;
     }

@@ -69,6 +69,16 @@ void edgesdk_conv2d_s8_blocked(const edgesdk_conv2d_params *p, const int8_t *inp
  *   requant: per channel of every pair 2 * multiplier (uint32 bits), r and k (edgesdk_requant_rk).
  */
 #define EDGESDK_CONV_PAIRED_PATCHES 3 /* blocked: EDGESDK_CONV_PAIRED over copies of every window */
+/*
+ * EDGESDK_CONV_PAIRED_QUADS (in place) and _QUAD_PATCHES (over window copies): the paired layout with taps per row
+ * a multiple of 4, in blocks of 2 pairs only (the pairs padded to an even count, at least 2), in four-tap chunks:
+ * per block, per filter row, per four taps t..t + 3 a flag word (1: for
+ * every channel of the block the four taps' products sum to [-32767, 32768] for int8 inputs, so one lane
+ * extraction serves them; 0: one per two taps), then [tap t: the block's words]..[tap t + 3: its words]. The
+ * bias' chunks count per block: its flag-1 chunks once, the others twice.
+ */
+#define EDGESDK_CONV_PAIRED_QUADS 4
+#define EDGESDK_CONV_PAIRED_QUAD_PATCHES 5
 void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *init, int8_t *output);
 

@@ -15,6 +15,13 @@
  * 3 pairs (3 pairs x 2 pixels = 12 accumulators: what RV32's registers hold next to the inputs, the
  * weights and the pointers).
  *
+ * EDGESDK_CONV_PAIRED_QUADS: where the weights allow, one extraction serves four taps. The compiler flags each
+ * four-tap chunk of a 2-pair block whose four products stay within a lane for every channel of the block and
+ * any int8 input (most chunks of trained weights; a flag word ahead of the chunk's words), and counts the
+ * extractions into the high bias. Per four taps, two pixels and two pairs: 17 loads, 16 multiplies, 12 adds
+ * forming the sums, 4 bias adds, 4 shifts and 8 accumulator adds for 32 multiply-accumulates (a flag-0 chunk:
+ * 8 more). Blocks of 2 pairs: with 3, the 8 input bytes and 12 accumulators leave RV32 too few registers.
+ *
  * Pixels are taken two at a time along the output row. A pair whose windows lie inside the input reads them in
  * place (filter_w * in_c contiguous bytes per filter row); otherwise both windows are first copied to patches
  * with the input zero point in place of padding (which the folded bias expects). The last pixel of an odd
@@ -36,6 +43,7 @@ typedef struct {
     int32_t out_c, blocks3, blocks2;
     int32_t filter_h, run; /* the rows of a window the kernel reads, and the taps of one */
     int32_t act_min, act_max, relu;
+    int32_t quads; /* EDGESDK_CONV_PAIRED_QUADS: four-tap chunks, each after its flag word */
 } conv_plan;
 
 /* Two taps of NP pairs for P pixels (x[p][0..1]); words w[0..NP) for the first tap, w[NP..2NP) for the second. */
@@ -85,6 +93,68 @@ typedef struct {
                 }                                                                                       \
             }                                                                                           \
             (w) += (NP);                                                                                \
+        }                                                                                               \
+    } while (0)
+
+/* Four taps of NP pairs for P pixels (x[p][0..3]), words w[off..off + 4 NP) tap by tap. ONE: the chunk's four
+ * products of every channel of the block fit a lane (its flag word), so one lane extraction serves the four
+ * taps; otherwise each two-tap half is extracted as in PAIR_TAPS. */
+#define QUAD_TAPS(P, NP, low, high, x, w, off, ONE)                                                     \
+    do {                                                                                                \
+        _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
+            const int32_t w0_ = (w)[(off) + j_], w1_ = (w)[(off) + (NP) + j_];                          \
+            const int32_t w2_ = (w)[(off) + 2 * (NP) + j_], w3_ = (w)[(off) + 3 * (NP) + j_];           \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
+                const uint32_t ra_ = (uint32_t)x[p_][0] * (uint32_t)w0_ + (uint32_t)x[p_][1] * (uint32_t)w1_; \
+                const uint32_t rb_ = (uint32_t)x[p_][2] * (uint32_t)w2_ + (uint32_t)x[p_][3] * (uint32_t)w3_; \
+                if (ONE) {                                                                              \
+                    const uint32_t r_ = ra_ + rb_;                                                      \
+                    high[p_][j_] += (r_ + EDGESDK_LANE_BIAS) >> 16;                                     \
+                    low[p_][j_] += r_;                                                                  \
+                } else {                                                                                \
+                    high[p_][j_] += ((ra_ + EDGESDK_LANE_BIAS) >> 16) + ((rb_ + EDGESDK_LANE_BIAS) >> 16); \
+                    low[p_][j_] += ra_ + rb_;                                                           \
+                }                                                                                       \
+            }                                                                                           \
+            EDGESDK_MAC_ORDER(w, high[(P) - 1][j_]);                                                    \
+        }                                                                                               \
+    } while (0)
+
+/* The four-tap chunk whose flag word is w[off], inputs xs[p][at..at + 3]. */
+#define QUAD_CHUNK(P, NP, low, high, xs, w, at, off)                                                    \
+    do {                                                                                                \
+        int32_t x_[P][4];                                                                               \
+        const int32_t one_ = (w)[off];                                                                  \
+        _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                      \
+            EDGESDK_MAC_ORDER(xs[p_], high[(P) - 1][(NP) - 1]);                                         \
+            x_[p_][0] = xs[p_][(at)];                                                                   \
+            x_[p_][1] = xs[p_][(at) + 1];                                                               \
+            x_[p_][2] = xs[p_][(at) + 2];                                                               \
+            x_[p_][3] = xs[p_][(at) + 3];                                                               \
+        }                                                                                               \
+        if (__builtin_expect(one_, 1)) { /* the usual case: fall through, no jump */                 \
+            QUAD_TAPS(P, NP, low, high, x_, w, (off) + 1, 1);                                           \
+        } else {                                                                                        \
+            QUAD_TAPS(P, NP, low, high, x_, w, (off) + 1, 0);                                           \
+        }                                                                                               \
+    } while (0)
+
+/* One filter row of EDGESDK_CONV_PAIRED_QUADS: `run` (a multiple of 4) taps from xs[p] for P pixels, NP pairs,
+ * per four taps a flag word then the words of the four taps; advances w past the row. Two chunks per
+ * iteration (one pointer update and loop test for both), then a last odd chunk. */
+#define QUAD_RUN(P, NP, low, high, xs, w, run)                                                          \
+    do {                                                                                                \
+        const int8_t *const end_ = xs[0] + ((run) & ~7);                                                \
+        while (xs[0] != end_) {                                                                         \
+            QUAD_CHUNK(P, NP, low, high, xs, w, 0, 0);                                                  \
+            QUAD_CHUNK(P, NP, low, high, xs, w, 4, 1 + 4 * (NP));                                       \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) { xs[p_] += 8; }                  \
+            (w) += 2 + 8 * (NP);                                                                        \
+        }                                                                                               \
+        if ((run) & 4) {                                                                                \
+            QUAD_CHUNK(P, NP, low, high, xs, w, 0, 0);                                                  \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) { xs[p_] += 4; }                  \
+            (w) += 1 + 4 * (NP);                                                                        \
         }                                                                                               \
     } while (0)
 
@@ -142,7 +212,7 @@ typedef struct {
     } while (0)
 
 /* One block of NP pairs (pair `pair` on) for two pixels; advances w past the block's words. */
-#define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, relu, last)                               \
+#define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, relu, last, QUADS)                        \
     do {                                                                                                \
         uint32_t low[2][NP];                                                                            \
         uint32_t high[2][NP];                                                                           \
@@ -150,7 +220,11 @@ typedef struct {
         const int8_t *row_ = (x0);                                                                      \
         for (int32_t fy_ = 0; fy_ < (c).filter_h; fy_++, row_ += (row_bytes)) {                         \
             const int8_t *xs[2] = {row_, row_ + (step)};                                                \
-            PAIR_RUN(2, NP, low, high, xs, w, (c).run);                                                 \
+            if (QUADS) {                                                                                \
+                QUAD_RUN(2, NP, low, high, xs, w, (c).run);                                             \
+            } else {                                                                                    \
+                PAIR_RUN(2, NP, low, high, xs, w, (c).run);                                             \
+            }                                                                                           \
         }                                                                                               \
         PAIR_STORE(NP, low, high, c, pair, outs, relu, last);                                           \
     } while (0)
@@ -164,49 +238,94 @@ typedef struct {
         int32_t pair = 0;                                                                               \
         const int32_t full3_ = (c).blocks3 - ((c).blocks2 == 0);                                        \
         for (int32_t b_ = 0; b_ < full3_; b_++, pair += 3) {                                            \
-            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 0);                              \
+            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 0, 0);                           \
         }                                                                                               \
         if ((c).blocks2 == 0) {                                                                         \
-            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 1);                              \
+            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, 1, 0);                           \
         } else {                                                                                        \
             if ((c).blocks2 == 2) {                                                                     \
-                PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 0);                          \
+                PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 0, 0);                       \
                 pair += 2;                                                                              \
             }                                                                                           \
-            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 1);                              \
+            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, 1, 0);                           \
         }                                                                                               \
     } while (0)
 
-static void pixel_pair(const conv_plan *plan, const int8_t *x0, int32_t step, int32_t row_bytes, int8_t *out0,
-                       int8_t *out1)
+/* PIXELS for EDGESDK_CONV_PAIRED_QUADS: blocks2 blocks of 2 pairs, four taps at a time (3 pairs of 2 pixels
+ * would not leave RV32 the registers for 8 input bytes). */
+#define QUAD_PIXELS(c, x0, step, row_bytes, outs, relu)                                                 \
+    do {                                                                                                \
+        const packed_word *w = (c).filter;                                                              \
+        int32_t pair = 0;                                                                               \
+        for (int32_t b_ = 1; b_ <= (c).blocks2; b_++, pair += 2) { /* one copy of the loop: last at run time */ \
+            PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, b_ == (c).blocks2, 1);           \
+        }                                                                                               \
+    } while (0)
+
+/* -fsched-pressure: GCC's first scheduling pass otherwise hoists the loads of a four-tap step and spills
+ * accumulators (IC: 32.9 M instructions without it, 31.1 M with it; measured with benchmarks/kernels.py). */
+__attribute__((optimize("sched-pressure"))) static void pixel_pair(const conv_plan *plan, const int8_t *x0,
+                                                                   int32_t step, int32_t row_bytes, int8_t *out0,
+                                                                   int8_t *out1)
 {
     const conv_plan c = *plan; /* a copy: int8 stores may alias *plan as far as C knows */
     int8_t *const outs[2] = {out0, out1};
-    if (c.relu) {
+    if (c.quads) {
+        if (c.relu) {
+            QUAD_PIXELS(c, x0, step, row_bytes, outs, 1);
+        } else {
+            QUAD_PIXELS(c, x0, step, row_bytes, outs, 0);
+        }
+    } else if (c.relu) {
         PIXELS(c, x0, step, row_bytes, outs, 1);
     } else {
         PIXELS(c, x0, step, row_bytes, outs, 0);
     }
 }
 
-/* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes), the input zero point
- * outside the image. */
+/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied a word at a time. */
+static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int words)
+{
+    if (words) {
+        packed_word *const d = (packed_word *)(void *)dst;
+        const packed_word *const s = (const packed_word *)(const void *)src;
+        for (int32_t i = 0; i < count / 4; i++) {
+            d[i] = s[i];
+        }
+        return;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        dst[i] = src[i];
+    }
+}
+
+/* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes, word-aligned), the input
+ * zero point outside the image. A filter row inside the image is one contiguous copy (no test per tap), by
+ * words when the input and in_c are word-aligned. */
 static void fill_patch(const edgesdk_conv2d_params *p, const int8_t *in, int32_t y0, int32_t x0, int8_t *patch)
 {
     const int8_t zero_point = (int8_t)-p->input_offset;
-    const int32_t channels = p->in_c;
-    for (int32_t fy = 0; fy < p->filter_h; fy++) {
+    const int32_t channels = p->in_c, row_taps = p->filter_w * channels;
+    const int words = (((uintptr_t)in | (uintptr_t)channels) & 3) == 0;
+    const int columns_inside = x0 >= 0 && x0 + p->filter_w <= p->in_w;
+    for (int32_t fy = 0; fy < p->filter_h; fy++, patch += row_taps) {
         const int32_t iy = y0 + fy;
-        for (int32_t fx = 0; fx < p->filter_w; fx++) {
-            const int32_t ix = x0 + fx;
-            if (iy >= 0 && iy < p->in_h && ix >= 0 && ix < p->in_w) {
-                const int8_t *src = in + (iy * p->in_w + ix) * channels;
-                for (int32_t ch = 0; ch < channels; ch++) {
-                    *patch++ = src[ch];
-                }
-            } else {
-                for (int32_t ch = 0; ch < channels; ch++) {
-                    *patch++ = zero_point;
+        if (iy < 0 || iy >= p->in_h) {
+            for (int32_t i = 0; i < row_taps; i++) {
+                patch[i] = zero_point;
+            }
+        } else if (columns_inside) {
+            copy_bytes(patch, in + (iy * p->in_w + x0) * channels, row_taps, words);
+        } else {
+            for (int32_t fx = 0; fx < p->filter_w; fx++) {
+                const int32_t ix = x0 + fx;
+                int8_t *const dst = patch + fx * channels;
+                if (ix >= 0 && ix < p->in_w) {
+                    copy_bytes(dst, in + (iy * p->in_w + ix) * channels, channels, words);
+                } else {
+                    for (int32_t ch = 0; ch < channels; ch++) {
+                        dst[ch] = zero_point;
+                    }
                 }
             }
         }
@@ -234,7 +353,7 @@ static const int8_t *window_of(const edgesdk_conv2d_params *p, const int8_t *inp
 static void run_patched(const edgesdk_conv2d_params *q, conv_plan *c, const int8_t *input, int8_t *output)
 {
     const int32_t taps = c->run, pixels = q->batches * q->out_h * q->out_w;
-    int8_t patches[2 * taps];
+    int8_t patches[2 * taps] __attribute__((aligned(4))); /* word copies (copy_bytes) */
     for (int32_t pixel = 0; pixel < pixels; pixel += 2) {
         const int32_t count = pixels - pixel < 2 ? 1 : 2;
         for (int32_t i = 0; i < count; i++) {
@@ -257,7 +376,7 @@ static void run_in_place(const edgesdk_conv2d_params *q, conv_plan *c, const int
      * EDGESDK_CONV_PATCH_MAX; a small stack matters on boards like the HiFive1). */
     const int inside = q->pad_top == 0 && q->pad_left == 0 && (q->out_h - 1) * q->stride_h + q->filter_h <= q->in_h &&
                        (q->out_w - 1) * q->stride_w + q->filter_w <= q->in_w;
-    int8_t patches[inside ? 1 : 2 * taps];
+    int8_t patches[inside ? 1 : 2 * taps] __attribute__((aligned(4)));
     for (int32_t b = 0; b < q->batches; b++) {
         const int8_t *in = input + b * q->in_h * row_bytes;
         for (int32_t oy = 0; oy < q->out_h; oy++) {
@@ -285,7 +404,7 @@ void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *inpu
                               const int32_t *init, int8_t *output)
 {
     const edgesdk_conv2d_params q = *p; /* a copy: int8 stores may alias *p as far as C knows */
-    const int patched = q.blocked == EDGESDK_CONV_PAIRED_PATCHES;
+    const int patched = q.blocked == EDGESDK_CONV_PAIRED_PATCHES || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES;
     conv_plan c;
     c.filter = (const packed_word *)(const void *)filter;
     c.init = init;
@@ -297,6 +416,12 @@ void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *inpu
     c.act_min = q.act_min;
     c.act_max = q.act_max;
     c.relu = q.act_min >= q.output_offset;
+    c.quads = q.blocked == EDGESDK_CONV_PAIRED_QUADS || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES;
+    if (c.quads) { /* blocks of 2 pairs only */
+        c.blocks3 = 0;
+        c.blocks2 = ((q.out_c + 1) / 2 + 1) / 2;
+        c.blocks2 = c.blocks2 < 1 ? 1 : c.blocks2;
+    }
     if (patched) {
         run_patched(&q, &c, input, output);
     } else {

@@ -19,6 +19,7 @@
  * moved to the rows they multiply and a filter row outside the image gets zero weights, its zero_point * w
  * terms going into the bias (edge_row).
  */
+#pragma GCC optimize("sched-pressure")
 #include "edgesdk_depthwise_conv2d.h"
 
 #include "edgesdk_mac.h" /* EDGESDK_ALWAYS_INLINE */
@@ -29,6 +30,7 @@ typedef struct {
     int32_t pad_left, pad_right; /* 0 or 1 */
     int32_t body_bytes;          /* output bytes of the outputs before a padded right column */
     int32_t zero_point, act_min, act_max;
+    int32_t relu; /* act_min >= output offset: the clamp absorbs the rounding correction of negative sums */
 } dw_geometry;
 
 /* The next column inside the image, into x0..x2. The empty asm keeps the column pointer opaque, so that GCC
@@ -48,10 +50,12 @@ typedef struct {
 /* The current column times filter column j. */
 #define TAPS(j) (w[(j)] * x0 + w[3 + (j)] * x1 + w[6 + (j)] * x2)
 
-/* Requantize and store one output and move to the next output pixel. */
+/* Requantize and store one output and move to the next output pixel (RELU: the row function's parameter). */
 #define STORE(acc)                                                                                      \
     do {                                                                                                \
-        *out = edgesdk_clamp_s8(edgesdk_requant_rk((acc), m2, r, big_k), act_min, act_max);             \
+        const int32_t v_ = RELU ? edgesdk_requant_rk_relu((acc), m2, r, big_k)                          \
+                                : edgesdk_requant_rk((acc), m2, r, big_k);                              \
+        *out = edgesdk_clamp_s8(v_, act_min, act_max);                                                  \
         out += channels;                                                                                \
         __asm__("" : "+r"(out));                                                                        \
     } while (0)
@@ -70,7 +74,7 @@ typedef struct {
 /* Stride 1: output ox reads columns ox - pad_left + {0, 1, 2}. Before column ox - pad_left + 2, `a` holds
  * output ox's sum of taps 0 and 1, `b` output ox + 1's tap 0. */
 static EDGESDK_ALWAYS_INLINE void row_stride1(const dw_geometry *g, const edgesdk_dw_channel *rec,
-                                              const int8_t *row0, int8_t *out)
+                                              const int8_t *row0, int8_t *out, const int RELU)
 {
     CHANNEL_LOCALS;
     int32_t a, b, c;
@@ -118,7 +122,7 @@ static EDGESDK_ALWAYS_INLINE void row_stride1(const dw_geometry *g, const edgesd
 /* Stride 2: output ox reads columns 2 * ox - pad_left + {0, 1, 2}; the last is tap 0 of output ox + 1.
  * Before column 2 * ox - pad_left + 1, `b` holds output ox's tap 0. */
 static EDGESDK_ALWAYS_INLINE void row_stride2(const dw_geometry *g, const edgesdk_dw_channel *rec,
-                                              const int8_t *row0, int8_t *out)
+                                              const int8_t *row0, int8_t *out, const int RELU)
 {
     CHANNEL_LOCALS;
     int32_t a, b, c;
@@ -161,13 +165,17 @@ static void run_channels(const dw_geometry *g, int32_t stride, const edgesdk_dw_
                          const int8_t *row0, int8_t *out)
 {
     const edgesdk_dw_channel *const rec_end = rec + count;
-    if (stride == 1) {
+    if (stride == 1 && g->relu) {
         for (; rec != rec_end; rec++, row0++, out++) {
-            row_stride1(g, rec, row0, out);
+            row_stride1(g, rec, row0, out, 1);
+        }
+    } else if (stride == 1) {
+        for (; rec != rec_end; rec++, row0++, out++) {
+            row_stride1(g, rec, row0, out, 0);
         }
     } else {
         for (; rec != rec_end; rec++, row0++, out++) {
-            row_stride2(g, rec, row0, out);
+            row_stride2(g, rec, row0, out, 0);
         }
     }
 }
@@ -214,7 +222,7 @@ void edgesdk_depthwise_conv2d_s8_sliding(const edgesdk_depthwise_conv2d_params *
     const edgesdk_depthwise_conv2d_params q = *p; /* a copy: int8 stores may alias *p as far as C knows */
     const int32_t pad_right = (q.out_w - 1) * q.stride_w - q.pad_left + 3 > q.in_w;
     const dw_geometry g = {q.in_c, q.in_w * q.in_c, q.pad_left, pad_right, (q.out_w - pad_right) * q.in_c,
-                           -q.input_offset, q.act_min, q.act_max};
+                           -q.input_offset, q.act_min, q.act_max, q.act_min >= q.output_offset};
     for (int32_t b = 0; b < q.batches; b++) {
         const int8_t *in = input + b * q.in_h * g.row_bytes;
         int8_t *out_row = output + b * q.out_h * q.out_w * q.out_c;

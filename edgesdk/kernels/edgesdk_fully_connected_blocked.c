@@ -10,6 +10,7 @@
  * Requantization: TFLite Micro's integer "double" rounding (edgesdk_requant_right) or LiteRT's
  * round(acc * scale) in IEEE double, decided in integers except on near-ties (edgesdk_requantize_fp64_window).
  */
+#pragma GCC optimize("sched-pressure")
 #include "edgesdk_fully_connected.h"
 
 #include "edgesdk_arith.h"

@@ -30,6 +30,20 @@ static inline int32_t edgesdk_requant_right(int32_t acc, int32_t multiplier, int
 }
 
 /*
+ * edgesdk_requant_right without the rounding correction for negative accumulators, for outputs clamped at or
+ * above the output offset (act_min >= output_offset): equal for acc >= 0; for acc < 0 both give at most 0 (the
+ * doubling high multiply of a negative acc by a non-negative multiplier is <= 0, and ((t >> s) + 1) >> 1 <= 0
+ * for t <= 0), so after adding the output offset the clamp to act_min gives the same output.
+ */
+static inline int32_t edgesdk_requant_right_relu(int32_t acc, int32_t multiplier, int32_t shift)
+{
+    const uint32_t m2 = (uint32_t)multiplier << 1;
+    const int64_t product = (int64_t)acc * (int64_t)m2;
+    const int32_t high = (int32_t)(product >> 32) + (int32_t)((uint32_t)product >> 31);
+    return ((high >> ~shift) + 1) >> 1;
+}
+
+/*
  * edgesdk_requant_right(acc, multiplier, shift) + output_offset with the per-channel constants prepared once
  * (per row, or by the compiler): m2 = 2 * multiplier (as uint32), r1 = -shift - 1, k = 1 + 2 * output_offset.
  * ((t >> r1) + 1) >> 1 + offset = ((t >> r1) + 1 + 2 * offset) >> 1, since 2 * offset is even. 8 instructions.

@@ -9,7 +9,11 @@ from ....ir import quant
 from .. import supported as rules
 from ..calls import Const
 from ..emit import Emit, c_op, footprint
-from ..layouts import (CONV_BLOCK, CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES, LANE_BIAS, bias_values,
+from ..layouts import (CONV_BLOCK, CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_LAYOUTS, CONV_PAIRED_PATCHES,
+                       CONV_PAIRED_QUAD_PATCHES, CONV_PAIRED_QUADS, CONV_PATCHED_LAYOUTS, CONV_QUAD_LAYOUTS,
+                       LANE_BIAS, bias_values, pair_conv_weights_quads, quad_extractions, quad_layout_ok,
+                       quad_layout_pays,
+                       unpack_pair_conv_quads,
                        block_channels, constant_channels, conv_patch_max, fast_requant_obstacle, fast_shifts,
                        fold_input_offset, kernel_constant, pair_blocks, pair_chunks, pair_conv_bias,
                        pair_conv_weights, pair_requant_records, paired_chunks_fit, padded_pairs, requant_reach,
@@ -50,18 +54,21 @@ def fast_conv_obstacle(f: dict, rounding: str, weights, bias, mults, shifts) -> 
     return fast_requant_obstacle(f, rounding, weights.reshape(f["out_c"], -1), bias, mults, shifts)
 
 
-KIND_NAMES = {CONV_BLOCKED: "blocked", CONV_PAIRED: "paired", CONV_PAIRED_PATCHES: "paired"}
-PATCHED_RUN_BELOW = 16  # filter rows shorter than this (or odd) run as one row over copied windows
+KIND_NAMES = {CONV_BLOCKED: "blocked", CONV_PAIRED: "paired", CONV_PAIRED_PATCHES: "paired",
+              CONV_PAIRED_QUADS: "paired", CONV_PAIRED_QUAD_PATCHES: "paired"}
+PATCHED_RUN_BELOW = 16  # even filter rows shorter than this run as one row over copied windows
 
 
 def paired_rows(f: dict) -> tuple:
     """(rows, taps per row) of the paired kernel's windows: the filter's rows, read in place; or, when a filter
-    row is short or odd (a small in_c) and a window fits the patch buffer, the whole window as one row, each
-    pixel reading a copy of its window (EDGESDK_CONV_PAIRED_PATCHES: fewer row starts and odd taps, pixels
-    paired across rows)."""
+    row is short and even (a small in_c) and a window fits the patch buffer, the whole window as one row, each
+    pixel reading a copy of its window (EDGESDK_CONV_PAIRED_PATCHES: fewer row starts, pixels paired across
+    rows). Odd rows read in place: copying the window costs more than their odd last taps (VWW's and IC's first
+    3x3x3 layers: 5.3 and 4.1 instructions per MAC over copies, 3.9 and 3.6 in place; KWS's 10x4x1 layer, rows of
+    4 taps: 3.1 over copies, 4.1 in place)."""
     run = f["filter_w"] * f["in_c"]
     taps = f["filter_h"] * run
-    if f["filter_h"] > 1 and (run % 2 or run < PATCHED_RUN_BELOW) and taps <= conv_patch_max():
+    if f["filter_h"] > 1 and run % 2 == 0 and run < PATCHED_RUN_BELOW and taps <= conv_patch_max():
         return 1, taps
     return f["filter_h"], run
 
@@ -132,15 +139,21 @@ def emit_conv2d(e: Emit):
         rows, run = paired_rows(fields)
         live_bias, constants = constant_channels(flat, bias, lambda c, acc: reference_output(d, c, acc))
         if paired_conv_ok(flat, live_bias, shifts, fields["output_offset"], rows, run):
-            fields["blocked"] = CONV_PAIRED_PATCHES if rows == 1 < fields["filter_h"] else CONV_PAIRED
-            weights = pair_conv_weights(flat, rows, run)
+            patched, quads = rows == 1 < fields["filter_h"], quad_layout_pays(flat, rows, run)
             requant = e.int32s("requant", pair_requant_records(mults, shifts, fields["output_offset"], live_bias,
-                                                               flat, constants))
-            bias = pair_conv_bias(live_bias, pair_chunks(rows, run))
+                                                               flat, constants, quads))
+            if quads:
+                fields["blocked"] = CONV_PAIRED_QUAD_PATCHES if patched else CONV_PAIRED_QUADS
+                weights = pair_conv_weights_quads(flat, rows, run)
+                bias = pair_conv_bias(live_bias, quad_extractions(flat, rows, run), quads=True)
+            else:
+                fields["blocked"] = CONV_PAIRED_PATCHES if patched else CONV_PAIRED
+                weights = pair_conv_weights(flat, rows, run)
+                bias = pair_conv_bias(live_bias, pair_chunks(rows, run))
         else:
             fields["blocked"] = CONV_BLOCKED
             weights = block_channels(flat, CONV_BLOCK)
-    if fields["blocked"] in (CONV_PAIRED, CONV_PAIRED_PATCHES):
+    if fields["blocked"] in CONV_PAIRED_LAYOUTS:
         fields.update(multiplier=e.null("int32_t"), shift=e.null("int32_t"), requant=requant)
     else:
         fields.update(multiplier=e.int32s("multiplier", mults), shift=e.int32s("shift", shifts), requant=requant)
@@ -148,13 +161,16 @@ def emit_conv2d(e: Emit):
         fields["scale_f32"] = e.float32s("scale_f32", d.scales)
     params = e.params("edgesdk_conv2d_params", fields)
     bias_c = bias_const(e, b, bias, bool(fields["blocked"]))
-    e.call("edgesdk_conv2d_s8", params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
+    # The paired layouts call their kernel directly: the firmware then links neither the dispatcher's reference
+    # loops nor the blocked kernel unless another layer needs them (about 7 KB of .text).
+    kernel = "edgesdk_conv2d_s8_paired" if fields["blocked"] in CONV_PAIRED_LAYOUTS else "edgesdk_conv2d_s8"
+    e.call(kernel, params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
     kind = KIND_NAMES.get(fields["blocked"]) or f"reference loops: {why_not}"
     e.layer.note = f"{w.shape[1]}x{w.shape[2]} conv, {x.shape[3]}->{out_c} channels, {kind}"
     return e.layer
 
 
-@footprint("edgesdk_conv2d_s8")
+@footprint("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired")
 def conv2d_footprint(call, op) -> list:
     p, x, w, b, y = call.args
     checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
@@ -170,41 +186,57 @@ def conv2d_footprint(call, op) -> list:
     out_c = p["out_c"]
     io = [(x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
           (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
-    if p["blocked"] in (CONV_PAIRED, CONV_PAIRED_PATCHES):
-        pairs, taps = padded_pairs(out_c), p["filter_h"] * p["filter_w"] * p["in_c"]
+    if p["blocked"] in CONV_PAIRED_LAYOUTS:
+        quads = p["blocked"] in CONV_QUAD_LAYOUTS
+        pairs, taps = padded_pairs(out_c, quads), p["filter_h"] * p["filter_w"] * p["in_c"]
+        rows, run = (1, taps) if p["blocked"] in CONV_PATCHED_LAYOUTS else (p["filter_h"], p["filter_w"] * p["in_c"])
+        flags = 0
+        if quads:
+            checks += require(quad_layout_ok(run), f"the four-tap paired layout needs rows of 4k taps, not {run}")
+            flags = len(pair_blocks(pairs, True)) * rows * (run // 4)
         checks += require(isinstance(p["requant"], Const), "the paired conv kernel needs its requantization records")
         if not checks:
             checks += requant_record_checks(p["requant"], 2 * pairs)
         if not checks:
-            checks += paired_sum_checks(p, w, b, pairs, taps)
-        return checks + [(w, 4 * pairs * taps, "paired filter"), (b, 8 * pairs, "paired bias"),
+            checks += paired_sum_checks(p, w, b, pairs, taps, rows, run)
+        return checks + [(w, 4 * (pairs * taps + flags), "paired filter"), (b, 8 * pairs, "paired bias"),
                          (p["requant"], 24 * pairs, f"requantization records[{2 * pairs}]")] + io
     return checks + shift_checks(p, out_c) + per_channel(p, out_c, "multiplier", "shift") + f32_scales(p, out_c) + [
         (w, out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),
         (b, optional(b, 4 * out_c), "bias")] + io
 
 
-def paired_sum_checks(p, w, b, pairs: int, taps: int) -> list:
+def paired_sum_checks(p, w, b, pairs: int, taps: int, rows: int, run: int) -> list:
     """No channel's sum, nor edgesdk_requant_rk's sum plus k, can overflow int32 for any int8 input: the
-    weights and biases decoded from the paired layout (edgesdk_conv2d.h), the k of the records."""
+    weights and biases decoded from the paired layout (edgesdk_conv2d.h), the k of the records. In the
+    four-tap layouts, every flag-1 chunk keeps each channel's four products within one lane (the kernel
+    extracts the lanes once for them)."""
     if not (isinstance(w, Const) and isinstance(b, Const)):
         return ["the paired conv kernel needs constant weights and bias"]
-    words = np.asarray(w.values, np.int64)[:4 * pairs * taps].astype(np.uint8).view("<i4").astype(np.int64)
+    quads = p["blocked"] in CONV_QUAD_LAYOUTS
+    flag_words = len(pair_blocks(pairs, True)) * rows * (run // 4) if quads else 0
+    size = 4 * (pairs * taps + flag_words)
+    words = np.asarray(w.values, np.int64)[:size].astype(np.uint8)
     init = np.asarray(b.values, np.int64)[:2 * pairs]
-    if len(words) < pairs * taps or len(init) < 2 * pairs:
+    if len(words) < size or len(init) < 2 * pairs:
         return []  # the footprint's length checks report it
+    words = words.view("<i4").astype(np.int64)
+    extractions = pair_chunks(rows, run)
+    if quads:
+        words, flags_ok, extractions = unpack_pair_conv_quads(words, pairs, rows, run)
+        if not flags_ok:
+            return ["a four-tap chunk flagged as one lane extraction can leave its 16-bit lane"]
     low = (words + 32768) % 65536 - 32768  # channel a's weight: the word's low 16 bits, signed
     magnitude = np.zeros(2 * pairs, np.int64)
     start = 0
-    for size in pair_blocks(pairs):
+    for size in pair_blocks(pairs, quads):
         block = words[start * taps:(start + size) * taps].reshape(taps, size)
         block_low = low[start * taps:(start + size) * taps].reshape(taps, size)
         magnitude[2 * start:2 * (start + size):2] = np.abs(block_low).sum(axis=0)
         magnitude[2 * start + 1:2 * (start + size):2] = np.abs((block - block_low) // 65536).sum(axis=0)
         start += size
-    rows, run = (1, taps) if p["blocked"] == CONV_PAIRED_PATCHES else (p["filter_h"], p["filter_w"] * p["in_c"])
     wrap = lambda v: (np.asarray(v, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)  # noqa: E731
-    bias_b = wrap(init[1::2] + LANE_BIAS * pair_chunks(rows, run))
+    bias_b = wrap(init[1::2] + LANE_BIAS * np.asarray(extractions, np.int64))
     bias_a = wrap(init[0::2] - 65536 * bias_b)
     bias = np.stack([bias_a, bias_b], axis=1).reshape(-1)
     k = np.asarray(p["requant"].values, np.int64)[:6 * pairs].reshape(-1, 3)[:, 2]
@@ -238,7 +270,7 @@ def _blocked_preconditions(p, bias) -> list:
     kernel copies a window reaching into padding, or the odd last pixel of a row when the filter has more than
     one row, into one buffer; the paired one copies two windows reaching into padding (EDGESDK_CONV_PAIRED) or
     every window (EDGESDK_CONV_PAIRED_PATCHES) into a buffer of two windows."""
-    checks = require(p["blocked"] in (CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES),
+    checks = require(p["blocked"] in (CONV_BLOCKED, *CONV_PAIRED_LAYOUTS),
                      f"unknown conv layout {p['blocked']}")
     checks += require(p["filter_in_c"] == p["in_c"] and p["dilation_h"] == p["dilation_w"] == 1,
                       "the blocked conv kernel needs no groups and no dilation")
@@ -246,9 +278,9 @@ def _blocked_preconditions(p, bias) -> list:
     patch_max = conv_patch_max()
     taps = p["filter_h"] * p["filter_w"] * p["in_c"]
     inside = windows_inside(p)
-    if p["blocked"] == CONV_PAIRED_PATCHES:
+    if p["blocked"] in CONV_PATCHED_LAYOUTS:
         copies, which = True, "every window"
-    elif p["blocked"] == CONV_PAIRED:
+    elif p["blocked"] in CONV_PAIRED_LAYOUTS:
         copies, which = not inside, "windows in padding"
     else:
         copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
