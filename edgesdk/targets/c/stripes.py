@@ -24,8 +24,8 @@ from ...ops.broadcast import MAX_DIMS
 from ...ops.stripes import Compute, Shift, nhwc, row_bytes
 from .calls import SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
 
-ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_depthwise_conv2d_s8", "edgesdk_average_pool2d_s8",
-               "edgesdk_max_pool2d_s8")
+ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired", "edgesdk_depthwise_conv2d_s8",
+               "edgesdk_average_pool2d_s8", "edgesdk_max_pool2d_s8")
 ELEMENTWISE_KERNELS = ("edgesdk_add_s8", "edgesdk_mul_s8")
 SIZED_KERNELS = ("edgesdk_hard_swish_s8",)  # params.size elements, one input
 
