@@ -315,3 +315,21 @@ def test_synthetic_host_cascade_on_the_emulator(tmp_path, monkeypatch):
         assert result.exit_code == 0, result.uart
         (want,) = run_reference(path, inputs, "ref")
         assert np.array_equal(result.outputs[0], want)
+
+
+def test_every_window_kernel_the_host_emits_takes_row_ranges():
+    """Each kernel the C target calls for a layer it offers to stripe must be one stripes.py can give a row
+    range; otherwise the layer silently never cascades (the paired conv kernel once did, and MobileNetV2-224
+    on --target c lost its fit)."""
+    from conftest import model_path
+    from edgesdk.aot.executor import dry_context
+    from edgesdk.compiler import BuildOptions, compile_model
+    from edgesdk.targets.c import stripes
+
+    for name in ("kws", "vww", "ic", "mobilenet_v2_224_uint8"):
+        compiled = compile_model(model_path(name), BuildOptions(target="c", compile_firmware=False,
+                                                                board="riscv-npu-large", cascade=False))
+        ctx = dry_context("row-kernels", compiled.codegen_options)
+        kernels = {stripes.LayerCalls(op, ctx).whole.kernel for op in compiled.graph.ops if stripes.can_stripe(op)}
+        assert kernels and kernels <= set(stripes.ROW_KERNELS + stripes.ELEMENTWISE_KERNELS
+                                          + stripes.SIZED_KERNELS), (name, kernels)
