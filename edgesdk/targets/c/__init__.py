@@ -56,10 +56,6 @@ class CTarget(Target):
 
         return OpLibrary(ops, mode)
 
-    # Host regions run in stripes only where a model does not fit op by op: the instruction count is the
-    # figure the host kernels are tuned for, and a stripe call costs a call and a share of its layer.
-    default_stripe_increase = 0.0
-
     def can_stripe(self, op) -> bool:
         """int8 windows and elementwise ops: their kernels take a row range (stripes.py)."""
         from .stripes import can_stripe
