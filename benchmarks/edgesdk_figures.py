@@ -150,6 +150,14 @@ def _timed_run(build_dir: Path, inputs: list):
     return result, time.perf_counter() - start
 
 
+def _op_by_op_instructions(model_path: Path, out: Path, inputs: list) -> int:
+    """Inference instructions of a `--target c --no-cascade` build: the host kernels alone, as the kernel
+    libraries it is compared with run them (the default build may trade a few instructions for a smaller
+    arena through host cascades)."""
+    build(model_path, out, BuildOptions(target="c", cascade=False))
+    return run_inference(out, inputs).inference_instructions
+
+
 def measure(name: str, model_path: Path, work_dir: Path, results_dir: Path, profile: bool) -> dict:
     board = load_board("riscv-npu")
     figures = {"model": model_path.name}
@@ -183,6 +191,9 @@ def measure(name: str, model_path: Path, work_dir: Path, results_dir: Path, prof
     figures["npu_cycles"] = npu_run.npu_cycles
     figures["npu_build_cpu_instructions"] = npu_run.inference_instructions
     figures["cpu_instructions"] = cpu_run.inference_instructions
+    figures["cpu_cascades"] = len(cpu_report["memory"]["cascades"])
+    figures["cpu_instructions_op_by_op"] = _op_by_op_instructions(model_path, work_dir / f"{name}-cpu-whole", inputs) \
+        if figures["cpu_cascades"] else cpu_run.inference_instructions
     figures["emulator_wall_s"] = {"npu,c": npu_wall, "c": cpu_wall}
     figures["bit_exact"] = {"npu,c": _bit_exact(npu_dir, inputs, npu_run.outputs),
                             "c": _bit_exact(cpu_dir, inputs, cpu_run.outputs)}

@@ -139,11 +139,11 @@ def large_rows(name: str, figures: dict) -> tuple:
 
 def mlperf_verdicts(name: str, figures: dict, build_wall: dict) -> dict:
     """Issue 13's goals on one MLPerf Tiny model, from run.py's figures for it."""
-    instr = figures["cpu_instructions"]
+    instr = figures["cpu_instructions_op_by_op"]  # the kernels, op by op (the default may cascade the host)
     ratio = figures["npu_schedule"]["ratio"]
     speed = figures["compile_speed"]
     verdicts = {
-        "CPU instr. (c) <= muRISCV-NN / 2": (instr, f"<= {HOST_INSTRUCTIONS_GOAL[name]:,}",
+        "CPU instr. (c, op by op) <= muRISCV-NN/2": (instr, f"<= {HOST_INSTRUCTIONS_GOAL[name]:,}",
                                              instr <= HOST_INSTRUCTIONS_GOAL[name]),
         ".text (c)": (figures["cpu_build"]["text_bytes"], f"<= {TEXT_GOAL:,}",
                       figures["cpu_build"]["text_bytes"] <= TEXT_GOAL),
