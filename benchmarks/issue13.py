@@ -2,8 +2,8 @@
 
 * Big models on small boards: the two models of ../shared/models/large/ op by op and with cascading, on
   both target lists: activation SRAM (and its lower bound), measured NPU cycles or CPU instructions, the
-  cascade's cost over op by op, bit-exactness. A cascaded build runs on `riscv-npu` when its arena fits
-  there, otherwise on `riscv-npu-large`.
+  cascade's cost over op by op, bit-exactness. A cascaded build is made (and runs) for `riscv-npu` when it
+  fits there, otherwise for `riscv-npu-large`; an op-by-op build always for `riscv-npu-large`.
 * Host kernels: `--target c` instructions against half of muRISCV-NN's scalar figures (issue table).
 * The NPU schedule: cycles over the hardware lower bound.
 * Tools: the compile step against Vela (from run.py's table), and `edgesdk build` wall time, model to ELF,
@@ -69,8 +69,8 @@ def _bit_exact(build_dir: Path, inputs: list, outputs: list) -> bool:
     return all(np.array_equal(np.asarray(e).reshape(o.shape), o) for e, o in zip(expected, outputs))
 
 
-def _arena(model: Path, target: str, cascade: bool) -> dict:
-    compiled = compile_model(model, BuildOptions(board=LARGE_BOARD, target=target, cascade=cascade,
+def _arena(model: Path, target: str, cascade: bool, board: str = LARGE_BOARD) -> dict:
+    compiled = compile_model(model, BuildOptions(board=board, target=target, cascade=cascade,
                                                  compile_firmware=False))
     return {"sram": compiled.plan.arena_bytes, "lower_bound": compiled.plan.lower_bound,
             "groups": len(compiled.plan.cascades)}
@@ -96,8 +96,9 @@ def large_model(name: str, model: Path, work: Path) -> dict:
     """Op by op and cascaded, per target list: arenas from the compiler, costs and bit-exactness from runs."""
     figures = {}
     for target in ("npu,c", "c"):
-        whole, cascaded = _arena(model, target, False), _arena(model, target, True)
         small = _fits_small_board(model, target)
+        whole = _arena(model, target, False)
+        cascaded = _arena(model, target, True, SMALL_BOARD if small else LARGE_BOARD)
         op_run = _run(model, work / f"{name}-{target}-whole", LARGE_BOARD, target, False)
         cascade_run = _run(model, work / f"{name}-{target}-cascade", SMALL_BOARD if small else LARGE_BOARD,
                            target, True)

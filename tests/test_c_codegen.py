@@ -337,3 +337,26 @@ def test_constraints_reject_what_tflite_rejects(tmp_path):
     ok, why = C_SUPPORT.check(int64_add)
     assert not ok and "arithmetic_types" in why
     assert not C_SUPPORT.check(Op(0, "EMBEDDING_LOOKUP_SPARSE", [], []))[0]
+
+
+def test_conv_layers_keep_the_compact_layout_only_when_paired_weights_would_not_fit_the_flash():
+    """compact_conv_layers: none with room to spare; as the flash shrinks, the layers with the most weights
+    first, until the estimate fits."""
+    from types import SimpleNamespace
+
+    from conftest import model_path
+    from edgesdk.compiler import BuildOptions, compile_model
+    from edgesdk.targets.c.ops.conv_2d import CODE_RESERVE_BYTES, PAIRED_BYTES_PER_WEIGHT, compact_conv_layers
+
+    ops = compile_model(model_path("vww"), BuildOptions(target="c", compile_firmware=False)).graph.ops
+    convs = sorted((op for op in ops if op.type == "CONV_2D"), key=lambda op: -op.inputs[1].nbytes)
+    consts = sum(t.nbytes for t in {t for op in ops for t in op.inputs if t is not None and t.is_const})
+    paired = consts + sum(int((PAIRED_BYTES_PER_WEIGHT - 1) * op.inputs[1].nbytes) for op in convs) \
+        + CODE_RESERVE_BYTES
+
+    def compact(limit):
+        return compact_conv_layers(ops, SimpleNamespace(options=SimpleNamespace(flash_limit=limit), flash_bytes=0))
+
+    assert compact(None) == set() and compact(paired) == set()
+    assert compact(paired - 1) == {convs[0]}
+    assert compact(consts + CODE_RESERVE_BYTES) == set(convs)  # no room for any growth

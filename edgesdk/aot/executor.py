@@ -146,6 +146,11 @@ class CodegenContext:
         """A tuning schedule's per-layer switch for `op` (CodegenOptions.layer_choice), else `default`."""
         return self.options.layer_choice(op, name, default)
 
+    @property
+    def flash_bytes(self) -> int:
+        """Bytes of constants made so far in this context."""
+        return self._flash_bytes
+
     def _charge_flash(self, nbytes: int, what: str = "") -> None:
         """Count constants against options.flash_limit: past it the model cannot fit, so stop before making
         every weight layout of a model that cannot fit (in dry contexts too)."""

@@ -100,6 +100,34 @@ def flat_pointwise(f: dict) -> dict:
     return {"in_h": 1, "in_w": pixels, "out_h": 1, "out_w": pixels}
 
 
+# Bytes of flash per int8 weight of a paired conv layer: two channels per 32-bit word, one flag word per eight
+# words, padding to pairs and four-tap rows, the requantization records (SSD MobileNetV3: 2.39 measured); the
+# compact blocked layout takes about one. Beside the constants the firmware needs room for its code.
+PAIRED_BYTES_PER_WEIGHT = 2.5
+CODE_RESERVE_BYTES = 64 * 1024
+
+
+def compact_conv_layers(ops, ctx) -> set:
+    """The int8 CONV_2D layers of `ops` that keep the compact layout so that the model fits the board's flash:
+    when every layer paired would take more than options.flash_limit (with the constants made so far and
+    room for code), the layers with the most weights give up the paired kernel first."""
+    limit = ctx.options.flash_limit
+    if limit is None:
+        return set()
+    consts = {t for op in ops for t in op.inputs if t is not None and t.is_const}
+    convs = sorted((op for op in ops if op.type == "CONV_2D" and op.inputs[0].dtype == "int8"
+                    and op.inputs[1].is_const), key=lambda op: -op.inputs[1].nbytes)
+    growth = {op: int((PAIRED_BYTES_PER_WEIGHT - 1) * op.inputs[1].nbytes) for op in convs}
+    need = ctx.flash_bytes + sum(t.nbytes for t in consts) + sum(growth.values()) + CODE_RESERVE_BYTES
+    compact = set()
+    for op in convs:
+        if need <= limit:
+            break
+        compact.add(op)
+        need -= growth[op]
+    return compact
+
+
 @c_op("CONV_2D", constraints=[rules.conv_shapes, *LAYER_CONSTRAINTS],
       headers=("edgesdk_conv2d.h", "edgesdk_layer16.h"),
       sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c", "edgesdk_conv2d_paired.c", "edgesdk_conv2d_s16.c",
@@ -138,7 +166,8 @@ def emit_conv2d(e: Emit):
         bias = fold_input_offset(bias, flat, fields["input_offset"])
         rows, run = paired_rows(fields)
         live_bias, constants = constant_channels(flat, bias, lambda c, acc: reference_output(d, c, acc))
-        if paired_conv_ok(flat, live_bias, shifts, fields["output_offset"], rows, run):
+        compact = op in e.ctx.data("c.compact-conv", set)  # CTarget.generate: the flash would not hold it paired
+        if not compact and paired_conv_ok(flat, live_bias, shifts, fields["output_offset"], rows, run):
             patched, quads = rows == 1 < fields["filter_h"], quad_layout_pays(flat, rows, run)
             requant = e.int32s("requant", pair_requant_records(mults, shifts, fields["output_offset"], live_bias,
                                                                flat, constants, quads))
@@ -166,6 +195,8 @@ def emit_conv2d(e: Emit):
     kernel = "edgesdk_conv2d_s8_paired" if fields["blocked"] in CONV_PAIRED_LAYOUTS else "edgesdk_conv2d_s8"
     e.call(kernel, params, e.tensor(x), weights_const(e, weights), bias_c, e.arena(y))
     kind = KIND_NAMES.get(fields["blocked"]) or f"reference loops: {why_not}"
+    if why_not is None and compact:
+        kind += " (compact weights: the paired layout would not fit the flash)"
     e.layer.note = f"{w.shape[1]}x{w.shape[2]} conv, {x.shape[3]}->{out_c} channels, {kind}"
     return e.layer
 
