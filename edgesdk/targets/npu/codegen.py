@@ -85,7 +85,7 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     """
     data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
     compress = ctx.layer_choice(op, "compress_weights", True) if op is not None else True
-    stream = weight_codec.compress_if_smaller(data) if compress else None
+    stream = weight_codec.compress_if_smaller(data, owner=w) if compress else None
     if stream is None:
         return dict(weights=_operand(w, ctx, shape))
     offset = _weights_blob(ctx).add(stream, 16, f"{w.name} (compressed)")

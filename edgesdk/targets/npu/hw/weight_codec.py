@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import struct
+import weakref
 
 import numpy as np
 
@@ -293,8 +294,26 @@ def _pack_nibbles(values: np.ndarray) -> bytes:
     return (padded[0::2] | (padded[1::2] << 4)).tobytes()
 
 
-def compress_if_smaller(data: bytes) -> bytes | None:
-    """The compressed stream when it is smaller than the raw bytes, else None (the codegen keeps them raw)."""
+def compress_if_smaller(data: bytes, owner=None) -> bytes | None:
+    """The compressed stream when it is smaller than the raw bytes, else None (the codegen keeps them raw).
+
+    `owner` (e.g. the weight tensor) remembers the answer for as long as it lives: a build lowers a layer
+    several times (scratch sizes, cascade costs, the real codegen) and each asks again for the same bytes."""
+    if owner is not None:
+        known = _STREAMS.get(owner)
+        if known is not None and known[0] == data:
+            return known[1]
+    stream = _compress_if_smaller(data)
+    if owner is not None:
+        _STREAMS[owner] = (data, stream)
+    return stream
+
+
+# owner -> (raw bytes, stream or None); let go of with the owner (a graph's tensors), so nothing outlives a build
+_STREAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _compress_if_smaller(data: bytes) -> bytes | None:
     if len(data) <= HEADER_BYTES + RUN_SYMBOLS // 2:  # the header alone is as large
         return None
     plan = _plan(data, None)  # the exact size first: the bits are packed only if the stream is smaller
