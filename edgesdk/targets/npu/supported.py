@@ -543,16 +543,16 @@ ACCEPTED = [constraint_commands_accepted]
 
 def _pointwise_ops() -> dict:
     """The pointwise activations the op layer defines, as TABLE commands (PRELU: its alpha per channel)."""
-    from ...ops import op_def
+    from ...ops import is_defined  # the op layer's index: no op module is imported to answer
     from .pointwise import POINTWISE_TYPES
 
-    rules = {t: POINTWISE + ACCEPTED for t in POINTWISE_TYPES if op_def(t) is not None}
+    rules = {t: POINTWISE + ACCEPTED for t in POINTWISE_TYPES if is_defined(t)}
     if "PRELU" in rules:
         rules["PRELU"] = [constraint_alpha_per_channel] + rules["PRELU"]
     return rules
 
 
-from ...ops import op_def  # noqa: E402  (the op layer's registry: movement ops the op layer defines)
+from ...ops import is_defined  # noqa: E402  (the op layer's index: movement ops the op layer defines)
 from .movement import MOVEMENT_TYPES  # noqa: E402
 
 NPU_SUPPORT = TargetSupport(
@@ -586,6 +586,6 @@ NPU_SUPPORT = TargetSupport(
         "CONCATENATION": [constraint_no_fused_activation, constraint_concat_same_quantization,
                           constraint_placement_expressible] + ACCEPTED,
         "PACK": [constraint_placement_expressible] + ACCEPTED,
-        **{t: [constraint_movement_expressible] + ACCEPTED for t in MOVEMENT_TYPES if op_def(t) is not None},
+        **{t: [constraint_movement_expressible] + ACCEPTED for t in MOVEMENT_TYPES if is_defined(t)},
     },
 )
