@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.quant import effective_scale, quantize_multiplier
+from ...ir.quant import quantize_multiplier
 from ...ir.rounding import mul_effective_scale
 from .hw import registers as R
 from ...ops import prepared
@@ -45,7 +45,9 @@ def _shift_ok(shift: int) -> bool:
 def _conv_channel_scales(op) -> list:
     """The real requantization scale of every output channel, as TFLite computes it (double)."""
     x, w, y = _layer_input(op), op.inputs[1], op.outputs[0]
-    return [effective_scale(x.quant.scale0, s, denominator=y.quant.scale0) for s in np.asarray(w.quant.scale).reshape(-1)]
+    # ir.quant.effective_scale per channel, vectorised: the same float64 multiply then divide, the same doubles
+    w_scales = np.asarray(w.quant.scale, np.float32).reshape(-1).astype(np.float64)
+    return (np.float64(np.float32(x.quant.scale0)) * w_scales / np.float64(np.float32(y.quant.scale0))).tolist()
 
 
 def _window_ok(in_size: int, out_size: int, kernel: int, stride: int, dilation: int, pad: int) -> bool:
@@ -203,11 +205,20 @@ def constraint_padding(op):
 
 def constraint_requant_representable(op):
     """Every channel's requantization scale has a multiplier shift in [-31, 30]"""
-    for c, scale in enumerate(_conv_channel_scales(op)):
-        _mult, shift = quantize_multiplier(scale)
-        if not _shift_ok(shift):
-            return False, f"channel {c}: scale {scale:.3g} needs shift {shift}"
+    scales = _conv_channel_scales(op)
+    for c in np.flatnonzero(~_shifts_ok(np.asarray(scales, np.float64)))[:1].tolist():
+        shift = quantize_multiplier(scales[c])[1]
+        return False, f"channel {c}: scale {scales[c]:.3g} needs shift {shift}"
     return True, ""
+
+
+def _shifts_ok(scales: np.ndarray) -> np.ndarray:
+    """_shift_ok(quantize_multiplier(s)[1]) for every s, vectorised: frexp's exponent, one more where the
+    mantissa rounds up to 2^31, 0 for a zero scale or one too small to represent (quantize_multiplier's (0, 0))."""
+    fraction, shift = np.frexp(scales)
+    shift = shift + (np.floor(np.abs(fraction) * (1 << 31) + 0.5) == (1 << 31))
+    shift = np.where((scales == 0) | (shift < -31), 0, shift)
+    return (R.MIN_SHIFT <= shift) & (shift <= R.MAX_SHIFT)
 
 
 def _conv_macs(op) -> int:
