@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ...ir.quant import quantize_multiplier
+from ...ir.quant import quantize_multipliers
 from ...ir.rounding import conv_effective_scales, fully_connected_effective_scales
 from .hw import registers as R
 from .hw import cmdtable as C
@@ -151,8 +151,8 @@ def conv_bias(op) -> list:
 
 def conv_channel_params(op, rounding: str) -> tuple:
     """(bias, multipliers, shifts) per output channel (roundings double and single)."""
-    pairs = [quantize_multiplier(scale) for scale in conv_channel_scales(op, rounding)]
-    return conv_bias(op), [m for m, _ in pairs], [s for _, s in pairs]
+    multipliers, shifts = quantize_multipliers(conv_channel_scales(op, rounding))
+    return conv_bias(op), multipliers, shifts
 
 
 def _conv_common(op, ctx) -> dict:
