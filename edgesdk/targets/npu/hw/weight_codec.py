@@ -143,14 +143,41 @@ def code_lengths(freqs: np.ndarray, max_length: int = MAX_CODE_LENGTH) -> np.nda
         for s, length in huffman.items():
             lengths[s] = length
         return lengths
-    leaves = sorted((int(freqs[s]), (s,)) for s in used)
-    level = leaves
+    symbols = np.asarray(used, np.int64)
+    lengths[symbols] = _package_merge(np.asarray(freqs, np.int64)[symbols], max_length)
+    return lengths
+
+
+def _package_merge(weights: np.ndarray, max_length: int) -> np.ndarray:
+    """Length-limited code lengths of n >= 2 symbols (weights in symbol order), in numpy.
+
+    Package-merge: the leaves sorted by weight (ties: lower symbol first); each of max_length - 1 rounds pairs
+    the previous level's items into packages and merges them with the leaves by weight (a stable sort: leaves
+    first on ties). A symbol's length is how often it occurs in the first 2n - 2 items of the last level,
+    counted by walking the chosen packages back down, level by level, to the leaves they hold."""
+    n = len(weights)
+    leaf_order = np.argsort(weights, kind="stable")
+    leaf_weights = weights[leaf_order]
+    level_weights = leaf_weights
+    sizes, levels = [n], []  # per round: for each item of its level, (is a leaf, leaf index or package index)
     for _ in range(max_length - 1):
-        packages = [(level[i][0] + level[i + 1][0], level[i][1] + level[i + 1][1]) for i in range(0, len(level) - 1, 2)]
-        level = sorted(leaves + packages, key=lambda item: item[0])
-    for _weight, symbols in level[:2 * len(used) - 2]:
-        for s in symbols:
-            lengths[s] += 1
+        pairs = len(level_weights) // 2
+        merged = np.concatenate((leaf_weights, level_weights[0:2 * pairs:2] + level_weights[1:2 * pairs:2]))
+        order = np.argsort(merged, kind="stable")
+        levels.append((order < n, np.where(order < n, order, order - n)))
+        level_weights = merged[order]
+        sizes.append(len(merged))
+    counts = np.zeros(n, np.int64)
+    chosen = np.zeros(sizes[-1], bool)
+    chosen[:2 * n - 2] = True
+    for (is_leaf, ref), size_below in zip(reversed(levels), reversed(sizes[:-1])):
+        counts += np.bincount(ref[chosen & is_leaf], minlength=n)
+        packages = ref[chosen & ~is_leaf]
+        chosen = np.zeros(size_below, bool)
+        chosen[2 * packages] = chosen[2 * packages + 1] = True  # a package holds items 2p and 2p + 1 below
+    counts += chosen.astype(np.int64)  # the leaf level: item k is leaf k
+    lengths = np.zeros(n, np.int64)
+    lengths[leaf_order] = counts
     return lengths
 
 
