@@ -34,6 +34,8 @@ def time_passes(model_path: Path) -> dict:
     from edgesdk.importer import import_model
     from edgesdk.partition.partitioner import partition
     from edgesdk.targets import parse_target_list
+    from edgesdk.ops.folding import fold_constants
+    from edgesdk.targets.api import CodegenOptions
     from edgesdk.verify import verify_build
     from edgesdk.compiler import Compiled, targets_in_place_rules
 
@@ -47,15 +49,17 @@ def time_passes(model_path: Path) -> dict:
 
     board = load_board("riscv-npu")
     targets = parse_target_list("npu,c", board)
+    codegen = CodegenOptions("ref", board, None, board.image_flash_bytes)
     graph = timed("import", import_model, model_path)
-    regions = timed("partition", partition, graph, targets)
-    scratch = timed("scratch sizes", collect_scratch_sizes, graph, regions, "ref", board)
+    timed("fold", fold_constants, graph)
+    regions = timed("partition", lambda: partition(graph, targets, modes=("ref",)))
+    scratch = timed("scratch sizes", collect_scratch_sizes, graph, regions, codegen)
     problem = MemoryProblem(graph, scratch, in_place=targets_in_place_rules(regions))
     plan = timed("memory plan", problem.plan)
-    striping = timed("striping offers", Striping, regions, "ref", board)
+    striping = timed("striping offers", Striping, regions, codegen)
     plan = timed("cascade search", choose_cascades, problem, regions, plan, striping)
-    executor = timed("codegen (executor)", build_executor, graph, regions, plan, "ref", board)
-    timed("safety proof", verify_build, Compiled(board, targets, graph, regions, plan, executor))
+    executor = timed("codegen (executor)", build_executor, graph, regions, plan, codegen)
+    timed("safety proof", verify_build, Compiled(board, targets, graph, regions, plan, executor, codegen_options=codegen))
     return times
 
 

@@ -9,11 +9,9 @@ replaced only if edgesdk wrote it (edgesdk/output_dir.py).
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -316,6 +314,8 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         shutil.copyfile(compiled.board.path, stage / BUILD_BOARD_FILE)
         firmware_s, sections = 0.0, {}
         report = make_report(model_path, compiled, options, sections, {})
+        from concurrent.futures import ThreadPoolExecutor  # here: the compile step (compile_model) needs no threads
+
         with ThreadPoolExecutor(max_workers=1) as pool:
             # The report's figures that need no firmware sizes are drawn while CMake runs: the build mostly
             # waits on its compilers, and drawing takes as long as a warm firmware build.
@@ -368,6 +368,12 @@ def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
     return sizes
 
 
+def _sha256(path) -> str:
+    import hashlib  # here: the compile step (compile_model) hashes nothing
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: dict, timing: dict) -> dict:
     from .report.layers import layer_figures
     from .targets import get_target
@@ -378,7 +384,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
     used = list(dict.fromkeys(r.target for r in c.regions))
     return {
         "model": str(model_path),
-        "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
+        "model_sha256": _sha256(model_path),
         "board": c.board.name,
         "board_file": str(c.board.path.resolve()),  # copied to OUT/board.json
         "targets": c.targets,

@@ -15,7 +15,8 @@ def sanitize_name(raw: str, max_chars: int = MAX_NAME_CHARS) -> str:
     backslash in ISO C). The replacements run in this order so that none of them can create another
     forbidden sequence: a backslash becomes '/' before the '*/' and '/*' checks.
     """
-    text = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in raw)
+    printable_ascii = raw.isascii() and raw.isprintable()  # the common case: every char in 32..126 already
+    text = raw if printable_ascii else "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in raw)
     text = text.replace("\\", "/").replace('"', "'")
     while "*/" in text or "/*" in text:
         text = text.replace("*/", "*_").replace("/*", "_*")

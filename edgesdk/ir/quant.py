@@ -38,6 +38,21 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     return int(q), int(shift)
 
 
+def quantize_multipliers(real_multipliers) -> tuple[list, list]:
+    """quantize_multiplier of each value (e.g. one per output channel), vectorised: ([M], [shift]) as ints.
+
+    np.frexp is math.frexp elementwise and the fraction * 2^31 product is exact, so every step is the scalar
+    one: round half away from zero, 2^31 carried into the shift, (0, 0) for zero or a shift below -31."""
+    real = np.asarray(real_multipliers, np.float64).reshape(-1)
+    fraction, shift = np.frexp(real)
+    scaled = fraction * float(1 << 31)
+    q = np.where(scaled >= 0, np.floor(scaled + 0.5), -np.floor(-scaled + 0.5))
+    carry = q == float(1 << 31)
+    q, shift = np.where(carry, q / 2, q), shift + carry
+    zero = (real == 0.0) | (shift < -31)
+    return np.where(zero, 0, q).astype(np.int64).tolist(), np.where(zero, 0, shift).astype(np.int64).tolist()
+
+
 def clamp_shift_single_rounding(multiplier: int, shift: int) -> tuple[int, int]:
     """With TFLITE_SINGLE_ROUNDING, TFLite caps left shifts at 30 (multiplier saturates)."""
     if shift > 30:

@@ -111,7 +111,14 @@ def conv_effective_scales(op) -> list:
     if op.uint8_semantics:
         product = float(_f32(_f32(x.quant.scale[0]) * _f32(w.quant.scale[0])))
         return [product / float(_f32(y.quant.scale[0]))] * channels
-    return [effective_scale(x.quant.scale[0], float(s), denominator=y.quant.scale[0]) for s in w_scales]
+    return _channel_scales(x.quant.scale[0], w_scales, y.quant.scale[0])
+
+
+def _channel_scales(x_scale, w_scales: np.ndarray, y_scale) -> list:
+    """effective_scale(x_scale, s, denominator=y_scale) for each float32 s of w_scales, as one numpy
+    expression: the same float64 multiply then divide per channel, so the same doubles."""
+    numerator = np.float64(np.float32(x_scale)) * np.asarray(w_scales, np.float32).astype(np.float64)
+    return (numerator / np.float64(np.float32(y_scale))).tolist()
 
 
 def fully_connected_effective_scales(op, rounding: str) -> list:
@@ -123,7 +130,7 @@ def fully_connected_effective_scales(op, rounding: str) -> list:
     units = int(w.shape[0])
     w_scales = np.broadcast_to(np.asarray(w.quant.scale, np.float32).reshape(-1), (units,)) \
         if w.quant.scale.size == 1 else np.asarray(w.quant.scale, np.float32)
-    return [effective_scale(x.quant.scale[0], float(s), denominator=y.quant.scale[0]) for s in w_scales]
+    return _channel_scales(x.quant.scale[0], w_scales, y.quant.scale[0])
 
 
 def mul_effective_scale(op, mode: str) -> float:

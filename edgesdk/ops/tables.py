@@ -8,15 +8,20 @@ C library's expf/tanhf (what LiteRT itself calls), so the table matches byte for
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
+from functools import lru_cache
 
 import numpy as np
 
 _f32 = np.float32
 
 
+@lru_cache(maxsize=None)
 def _libm():
+    """The host C library's expf/tanhf, looked up on first use: find_library runs ldconfig (a child process,
+    ~80 ms of CPU), which a build that computes no table must not pay for."""
+    import ctypes.util
+
     name = ctypes.util.find_library("m")
     try:
         lib = ctypes.CDLL(name) if name else ctypes.CDLL(None)
@@ -28,18 +33,16 @@ def _libm():
         return None
 
 
-_LIBM = _libm()
-
 
 def expf(x) -> np.float32:
-    if _LIBM is not None:
-        return _f32(_LIBM.expf(float(x)))
+    if _libm() is not None:
+        return _f32(_libm().expf(float(x)))
     return _f32(math.exp(float(x)))  # correctly rounded in double, then to float: same as glibc's expf
 
 
 def tanhf(x) -> np.float32:
-    if _LIBM is not None:
-        return _f32(_LIBM.tanhf(float(x)))
+    if _libm() is not None:
+        return _f32(_libm().tanhf(float(x)))
     return _f32(math.tanh(float(x)))
 
 

@@ -17,8 +17,8 @@ the reference's own arithmetic.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,7 +28,11 @@ from .tables import expf
 _f32 = np.float32
 
 
+@lru_cache(maxsize=None)
 def _libm_functions():
+    """logf/expm1f of the host C library, looked up on first use (find_library runs ldconfig)."""
+    import ctypes.util
+
     name = ctypes.util.find_library("m")
     try:
         lib = ctypes.CDLL(name) if name else ctypes.CDLL(None)
@@ -43,18 +47,16 @@ def _libm_functions():
         return {}
 
 
-_LIBM = _libm_functions()
-
 
 def logf(x) -> np.float32:
-    if "logf" in _LIBM:
-        return _f32(_LIBM["logf"](float(x)))
+    if "logf" in _libm_functions():
+        return _f32(_libm_functions()["logf"](float(x)))
     return _f32(math.log(float(x)))
 
 
 def expm1f(x) -> np.float32:
-    if "expm1f" in _LIBM:
-        return _f32(_LIBM["expm1f"](float(x)))
+    if "expm1f" in _libm_functions():
+        return _f32(_libm_functions()["expm1f"](float(x)))
     return _f32(math.expm1(float(x)))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 from functools import lru_cache
-from importlib import metadata
 
 from ..errors import UsageError
 from .api import Target
@@ -54,6 +53,8 @@ def _import_spec(spec: str):
 @lru_cache(maxsize=1)
 def _registry() -> dict:
     """name -> (spec, loader): entry points first, built-ins where no entry point names them."""
+    from importlib import metadata  # here, not at import: a build with built-in targets never scans them
+
     found = {}
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, (ep.value, ep.load))

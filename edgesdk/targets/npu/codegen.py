@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ...ir.quant import quantize_multiplier
+from ...ir.quant import quantize_multipliers
 from ...ir.rounding import conv_effective_scales, fully_connected_effective_scales
 from .hw import registers as R
 from .hw import cmdtable as C
@@ -64,13 +64,15 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     (CodegenOptions.layer_choice).
     """
     data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
-    return _placed_weights(data, _weight_stream(data, ctx, op), w.shape if shape is None else shape, w.name, ctx)
+    return _placed_weights(data, _weight_stream(data, ctx, op, owner=w), w.shape if shape is None else shape, w.name,
+                           ctx)
 
 
-def _weight_stream(data: bytes, ctx, op=None) -> bytes | None:
-    """The compressed stream of a weight layout when it is smaller and the layer may be compressed, else None."""
+def _weight_stream(data: bytes, ctx, op=None, owner=None) -> bytes | None:
+    """The compressed stream of a weight layout when it is smaller and the layer may be compressed, else None;
+    `owner` (the weight tensor) keeps the answer for the build's later lowerings of the same bytes."""
     compress = ctx.layer_choice(op, "compress_weights", True) if op is not None else True
-    return weight_codec.compress_if_smaller(data) if compress else None
+    return weight_codec.compress_if_smaller(data, owner=owner) if compress else None
 
 
 def _placed_weights(data: bytes, stream: bytes | None, shape, name: str, ctx) -> dict:
@@ -140,8 +142,8 @@ def conv_bias(op) -> list:
 
 def conv_channel_params(op, rounding: str) -> tuple:
     """(bias, multipliers, shifts) per output channel (roundings double and single)."""
-    pairs = [quantize_multiplier(scale) for scale in conv_channel_scales(op, rounding)]
-    return conv_bias(op), [m for m, _ in pairs], [s for _, s in pairs]
+    multipliers, shifts = quantize_multipliers(conv_channel_scales(op, rounding))
+    return conv_bias(op), multipliers, shifts
 
 
 def _conv_common(op, ctx) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.quant import effective_scale, quantize_multiplier
+from ...ir.quant import quantize_multiplier
 from .codegen import LOWERINGS
 from .hw import registers as R
 from ...ops import prepared
@@ -45,7 +45,9 @@ def _shift_ok(shift: int) -> bool:
 def _conv_channel_scales(op) -> list:
     """The real requantization scale of every output channel, as TFLite computes it (double)."""
     x, w, y = _layer_input(op), op.inputs[1], op.outputs[0]
-    return [effective_scale(x.quant.scale0, s, denominator=y.quant.scale0) for s in np.asarray(w.quant.scale).reshape(-1)]
+    # ir.quant.effective_scale per channel, vectorised: the same float64 multiply then divide, the same doubles
+    w_scales = np.asarray(w.quant.scale, np.float32).reshape(-1).astype(np.float64)
+    return (np.float64(np.float32(x.quant.scale0)) * w_scales / np.float64(np.float32(y.quant.scale0))).tolist()
 
 
 def _window_ok(in_size: int, out_size: int, kernel: int, stride: int, dilation: int, pad: int) -> bool:
@@ -203,11 +205,20 @@ def constraint_padding(op):
 
 def constraint_requant_representable(op):
     """Every channel's requantization scale has a multiplier shift in [-31, 30]"""
-    for c, scale in enumerate(_conv_channel_scales(op)):
-        _mult, shift = quantize_multiplier(scale)
-        if not _shift_ok(shift):
-            return False, f"channel {c}: scale {scale:.3g} needs shift {shift}"
+    scales = _conv_channel_scales(op)
+    for c in np.flatnonzero(~_shifts_ok(np.asarray(scales, np.float64)))[:1].tolist():
+        shift = quantize_multiplier(scales[c])[1]
+        return False, f"channel {c}: scale {scales[c]:.3g} needs shift {shift}"
     return True, ""
+
+
+def _shifts_ok(scales: np.ndarray) -> np.ndarray:
+    """_shift_ok(quantize_multiplier(s)[1]) for every s, vectorised: frexp's exponent, one more where the
+    mantissa rounds up to 2^31, 0 for a zero scale or one too small to represent (quantize_multiplier's (0, 0))."""
+    fraction, shift = np.frexp(scales)
+    shift = shift + (np.floor(np.abs(fraction) * (1 << 31) + 0.5) == (1 << 31))
+    shift = np.where((scales == 0) | (shift < -31), 0, shift)
+    return (R.MIN_SHIFT <= shift) & (shift <= R.MAX_SHIFT)
 
 
 def _conv_macs(op) -> int:
@@ -537,16 +548,16 @@ ACCEPTED = [constraint_commands_accepted]
 
 def _pointwise_ops() -> dict:
     """The pointwise activations the op layer defines, as TABLE commands (PRELU: its alpha per channel)."""
-    from ...ops import op_def
+    from ...ops import is_defined  # the op layer's index: no op module is imported to answer
     from .pointwise import POINTWISE_TYPES
 
-    rules = {t: POINTWISE + ACCEPTED for t in POINTWISE_TYPES if op_def(t) is not None}
+    rules = {t: POINTWISE + ACCEPTED for t in POINTWISE_TYPES if is_defined(t)}
     if "PRELU" in rules:
         rules["PRELU"] = [constraint_alpha_per_channel] + rules["PRELU"]
     return rules
 
 
-from ...ops import op_def  # noqa: E402  (the op layer's registry: movement ops the op layer defines)
+from ...ops import is_defined  # noqa: E402  (the op layer's index: movement ops the op layer defines)
 from .movement import MOVEMENT_TYPES  # noqa: E402
 
 NPU_SUPPORT = TargetSupport(
@@ -580,6 +591,6 @@ NPU_SUPPORT = TargetSupport(
         "CONCATENATION": [constraint_no_fused_activation, constraint_concat_same_quantization,
                           constraint_placement_expressible] + ACCEPTED,
         "PACK": [constraint_placement_expressible] + ACCEPTED,
-        **{t: [constraint_movement_expressible] + ACCEPTED for t in MOVEMENT_TYPES if op_def(t) is not None},
+        **{t: [constraint_movement_expressible] + ACCEPTED for t in MOVEMENT_TYPES if is_defined(t)},
     },
 )

@@ -156,8 +156,9 @@ def pack_channel_params(bias, multipliers, shifts, wide: bool = False) -> bytes:
     bias), or 16 (`wide`, 16x8 layers: int64 bias)."""
     if not len(bias) == len(multipliers) == len(shifts):
         raise CommandTableError("bias, multipliers and shifts differ in length")
-    record = "<qii" if wide else "<iii"
-    return b"".join(struct.pack(record, int(b), int(m), int(s)) for b, m, s in zip(bias, multipliers, shifts))
+    record = "qii" if wide else "iii"
+    fields = [int(v) for channel in zip(bias, multipliers, shifts) for v in channel]
+    return struct.pack("<" + record * len(bias), *fields)  # one call: '<' packs records back to back, unpadded
 
 
 def pack_channel_params_fp64(bias, scales, wide: bool = False) -> bytes:

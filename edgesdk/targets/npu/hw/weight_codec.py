@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import struct
+import weakref
 
 import numpy as np
 
@@ -45,8 +46,12 @@ class WeightStreamError(ValueError):
 # -- symbols ---------------------------------------------------------------------------------------------------
 def literal_symbol(values: np.ndarray, run_value: int) -> np.ndarray:
     """Zig-zag symbol of each byte's signed difference from run_value: 0, -1, +1, -2, +2 ... -> 0, 1, 2, 3, 4."""
-    delta = ((values.astype(np.int64) - run_value + 128) % 256) - 128
+    delta = ((np.asarray(values).astype(np.int64) - run_value + 128) % 256) - 128
     return np.where(delta >= 0, 2 * delta, -2 * delta - 1)
+
+
+# The symbol of each byte difference (mod 256) from run_value: a lookup replaces the arithmetic per byte.
+_SYMBOL_OF_DIFFERENCE = literal_symbol(np.arange(256), 0)
 
 
 def literal_value(symbol: int, run_value: int) -> int:
@@ -85,18 +90,23 @@ def _tokens(raw: np.ndarray, run_value: int, seg: int | None = None) -> tuple:
     ends = np.flatnonzero(is_run & (next_boundary | ~following)) + 1
     lengths = ends - starts
     long_runs = lengths >= 2
-    in_run = np.zeros(n + 1, np.int64)
-    np.add.at(in_run, starts[long_runs], 1)
-    np.add.at(in_run, ends[long_runs], -1)
-    literal_pos = np.flatnonzero(np.cumsum(in_run[:n]) == 0)
+    # +1 at each long run's start, -1 at its end (a run may start where the one before ends, at a lane boundary)
+    in_run = np.bincount(starts[long_runs], minlength=n + 1) - np.bincount(ends[long_runs], minlength=n + 1)
+    is_literal = np.cumsum(in_run[:n]) == 0
     run_pos, run_len = _split_runs(starts[long_runs], lengths[long_runs])
     k = _bit_length(run_len) - 2  # run of length in [2^(k+1), 2^(k+2))
-    pos = np.concatenate((literal_pos, run_pos))
-    sym = np.concatenate((literal_symbol(raw[literal_pos], run_value), LITERAL_SYMBOLS + k))
-    extra = np.concatenate((np.zeros(len(literal_pos), np.int64), run_len - (1 << (k + 1))))
-    extra_bits = np.concatenate((np.zeros(len(literal_pos), np.int64), k + 1))
-    order = np.argsort(pos, kind="stable")
-    return pos[order] // seg, sym[order], extra[order], extra_bits[order]
+    is_token = is_literal.copy()
+    is_token[run_pos] = True
+    pos = np.flatnonzero(is_token)  # every code's first byte, in stream order (run pieces are in order too)
+    literal = is_literal[pos]
+    sym = _SYMBOL_OF_DIFFERENCE[raw[pos] - np.uint8(run_value)]
+    extra = np.zeros(len(pos), np.int64)
+    extra_bits = np.zeros(len(pos), np.int64)
+    runs = ~literal
+    sym[runs] = LITERAL_SYMBOLS + k
+    extra[runs] = run_len - (1 << (k + 1))
+    extra_bits[runs] = k + 1
+    return pos // seg, sym, extra, extra_bits
 
 
 def _split_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple:
@@ -133,14 +143,41 @@ def code_lengths(freqs: np.ndarray, max_length: int = MAX_CODE_LENGTH) -> np.nda
         for s, length in huffman.items():
             lengths[s] = length
         return lengths
-    leaves = sorted((int(freqs[s]), (s,)) for s in used)
-    level = leaves
+    symbols = np.asarray(used, np.int64)
+    lengths[symbols] = _package_merge(np.asarray(freqs, np.int64)[symbols], max_length)
+    return lengths
+
+
+def _package_merge(weights: np.ndarray, max_length: int) -> np.ndarray:
+    """Length-limited code lengths of n >= 2 symbols (weights in symbol order), in numpy.
+
+    Package-merge: the leaves sorted by weight (ties: lower symbol first); each of max_length - 1 rounds pairs
+    the previous level's items into packages and merges them with the leaves by weight (a stable sort: leaves
+    first on ties). A symbol's length is how often it occurs in the first 2n - 2 items of the last level,
+    counted by walking the chosen packages back down, level by level, to the leaves they hold."""
+    n = len(weights)
+    leaf_order = np.argsort(weights, kind="stable")
+    leaf_weights = weights[leaf_order]
+    level_weights = leaf_weights
+    sizes, levels = [n], []  # per round: for each item of its level, (is a leaf, leaf index or package index)
     for _ in range(max_length - 1):
-        packages = [(level[i][0] + level[i + 1][0], level[i][1] + level[i + 1][1]) for i in range(0, len(level) - 1, 2)]
-        level = sorted(leaves + packages, key=lambda item: item[0])
-    for _weight, symbols in level[:2 * len(used) - 2]:
-        for s in symbols:
-            lengths[s] += 1
+        pairs = len(level_weights) // 2
+        merged = np.concatenate((leaf_weights, level_weights[0:2 * pairs:2] + level_weights[1:2 * pairs:2]))
+        order = np.argsort(merged, kind="stable")
+        levels.append((order < n, np.where(order < n, order, order - n)))
+        level_weights = merged[order]
+        sizes.append(len(merged))
+    counts = np.zeros(n, np.int64)
+    chosen = np.zeros(sizes[-1], bool)
+    chosen[:2 * n - 2] = True
+    for (is_leaf, ref), size_below in zip(reversed(levels), reversed(sizes[:-1])):
+        counts += np.bincount(ref[chosen & is_leaf], minlength=n)
+        packages = ref[chosen & ~is_leaf]
+        chosen = np.zeros(size_below, bool)
+        chosen[2 * packages] = chosen[2 * packages + 1] = True  # a package holds items 2p and 2p + 1 below
+    counts += chosen.astype(np.int64)  # the leaf level: item k is leaf k
+    lengths = np.zeros(n, np.int64)
+    lengths[leaf_order] = counts
     return lengths
 
 
@@ -185,7 +222,7 @@ def _pack_bits(values: np.ndarray, widths: np.ndarray, offsets: np.ndarray, tota
     if len(values):
         first = offsets >> 3
         word = values.astype(np.uint64) << (64 - widths - (offsets & 7)).astype(np.uint64)
-        for j in range(8):
+        for j in range((int(widths.max()) + 7 + 7) // 8):  # the bytes a field can reach (at most 8)
             byte = ((word >> np.uint64(56 - 8 * j)) & np.uint64(0xFF)).astype(np.float64)
             out += np.bincount(first + j, weights=byte, minlength=len(out)).astype(np.int64)[:len(out)]
     return out[:total_bytes].astype(np.uint8).tobytes()
@@ -204,8 +241,9 @@ def encode(data, run_value: int | None = None) -> bytes:
 
 
 def _plan(data, run_value: int | None) -> dict:
-    """Pass 1, one lane at a time (so the encoder's working memory is a lane's, not the tensor's): the symbol
-    counts of each lane and its extra bits; from them the code and the exact size of every lane."""
+    """Pass 1, a batch of whole lanes at a time (so the encoder's working memory is bounded by a batch, not
+    the tensor): the symbol counts of each lane and its extra bits; from them the code and the exact size of
+    every lane."""
     raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
     n = len(raw)
     if n > R.MAX_OPERAND_BYTES:
@@ -213,11 +251,13 @@ def _plan(data, run_value: int | None) -> dict:
     run_value = most_frequent_byte(raw) if run_value is None and n else (run_value or 0)
     symbols = LITERAL_SYMBOLS + RUN_SYMBOLS
     counts, extra_bits = np.zeros((LANES, symbols), np.int64), np.zeros(LANES, np.int64)
-    for lane, (a, b) in enumerate(lane_bounds(n)):
-        if a < b:
-            _lane, sym, _extra, bits = _tokens(raw[a:b], run_value, b - a)
-            counts[lane] = np.bincount(sym, minlength=symbols)
-            extra_bits[lane] = int(bits.sum())
+    batches = []
+    for batch in _lane_batches(raw, run_value):
+        lane, sym, _extra, bits = batch
+        if n <= BATCH_BYTES:  # one batch: pass 2 reuses its tokens
+            batches.append(batch)
+        counts += np.bincount(lane * symbols + sym, minlength=LANES * symbols).reshape(LANES, symbols)
+        extra_bits += np.bincount(lane, weights=bits, minlength=LANES).astype(np.int64)
     lengths = code_lengths(counts.sum(axis=0))
     literals = np.flatnonzero(lengths[:LITERAL_SYMBOLS])
     literal_count = int(literals[-1]) + 1 if len(literals) else 0
@@ -225,20 +265,37 @@ def _plan(data, run_value: int | None) -> dict:
     table = np.concatenate((lengths[:literal_count], lengths[LITERAL_SYMBOLS:]))
     size = HEADER_BYTES + len(_pack_nibbles(table)) + int(lane_bytes.sum())
     return dict(raw=raw, run_value=run_value, lengths=lengths, literal_count=literal_count, table=table,
-                lane_bytes=lane_bytes, size=size)
+                lane_bytes=lane_bytes, size=size, tokens=batches if n <= BATCH_BYTES else None)
+
+
+BATCH_BYTES = 1 << 20  # decoded bytes tokenised at once: every MLPerf Tiny tensor is one batch
+
+
+def _lane_batches(raw: np.ndarray, run_value: int):
+    """The tokens (lane, symbol, extra-bit value, extra-bit count) of consecutive groups of whole lanes of at
+    most BATCH_BYTES (at least one lane), in stream order; lane numbers are the stream's."""
+    n = len(raw)
+    if n == 0:
+        return
+    seg = -(-n // LANES)
+    per_batch = max(1, BATCH_BYTES // seg)
+    for first in range(0, LANES, per_batch):
+        a, b = min(n, first * seg), min(n, (first + per_batch) * seg)
+        if a < b:
+            lane, sym, extra, bits = _tokens(raw[a:b], run_value, seg)
+            yield lane + first, sym, extra, bits
 
 
 def _emit(plan: dict) -> bytes:
-    """Pass 2, one lane at a time: the lanes' bits."""
+    """Pass 2, a batch of whole lanes at a time: the lanes' bits."""
     raw, run_value, lengths = plan["raw"], plan["run_value"], plan["lengths"]
     codes = canonical_codes(lengths)
-    lanes = []
-    for a, b in lane_bounds(len(raw)):
-        if a < b:
-            lane, sym, extra, extra_bits = _tokens(raw[a:b], run_value, b - a)
-            lanes.append(_pack_lanes(lane, codes[sym], lengths[sym], extra, extra_bits)[0])
-        else:
-            lanes.append(b"")
+    lanes = [b""] * LANES
+    batches = plan["tokens"] if plan["tokens"] is not None else _lane_batches(raw, run_value)
+    for lane, sym, extra, extra_bits in batches:
+        for index, data in enumerate(_pack_lanes(lane, codes[sym], lengths[sym], extra, extra_bits)):
+            if data:
+                lanes[index] = data
     assert [len(d) for d in lanes] == plan["lane_bytes"].tolist()
     header = _HEADER.pack(FORMAT, run_value, plan["literal_count"], len(raw), *(len(d) for d in lanes))
     return header + _pack_nibbles(plan["table"]) + b"".join(lanes)
@@ -264,8 +321,26 @@ def _pack_nibbles(values: np.ndarray) -> bytes:
     return (padded[0::2] | (padded[1::2] << 4)).tobytes()
 
 
-def compress_if_smaller(data: bytes) -> bytes | None:
-    """The compressed stream when it is smaller than the raw bytes, else None (the codegen keeps them raw)."""
+def compress_if_smaller(data: bytes, owner=None) -> bytes | None:
+    """The compressed stream when it is smaller than the raw bytes, else None (the codegen keeps them raw).
+
+    `owner` (e.g. the weight tensor) remembers the answer for as long as it lives: a build lowers a layer
+    several times (scratch sizes, cascade costs, the real codegen) and each asks again for the same bytes."""
+    if owner is not None:
+        known = _STREAMS.get(owner)
+        if known is not None and known[0] == data:
+            return known[1]
+    stream = _compress_if_smaller(data)
+    if owner is not None:
+        _STREAMS[owner] = (data, stream)
+    return stream
+
+
+# owner -> (raw bytes, stream or None); let go of with the owner (a graph's tensors), so nothing outlives a build
+_STREAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _compress_if_smaller(data: bytes) -> bytes | None:
     if len(data) <= HEADER_BYTES + RUN_SYMBOLS // 2:  # the header alone is as large
         return None
     plan = _plan(data, None)  # the exact size first: the bits are packed only if the stream is smaller
