@@ -2,13 +2,14 @@
 """Every shared model (../shared/models, see its MANIFEST.tsv) x target list x rounding mode: build the firmware
 and run it on the emulator with `edgesdk run --check` for each seed; one line per run, a summary at the end.
 
-    python3 scripts/check_shared_models.py                     # everything (the large models on riscv-npu-large)
+    python3 scripts/check_shared_models.py                     # everything, every model on riscv-npu
     python3 scripts/check_shared_models.py --models kws,har --targets c --roundings ref --seeds 0
     python3 scripts/check_shared_models.py --large-only --tsv large.tsv   # the benchmark of the two large models
     python3 scripts/check_shared_models.py --summarize sweep.tsv          # a --tsv file as docs/shared-models.md's table
 
-The models in `large/` do not fit the riscv-npu board's 512 KiB of SRAM (yet): they are built for
-`--board riscv-npu-large` (4 MiB of SRAM, 16 MiB of flash), every other model for riscv-npu. Each build and
+Every model is built for `--board` (riscv-npu); the models in `large/` fit its 512 KiB of SRAM through cascades
+(issue 13), and `--large-board riscv-npu-large` (4 MiB of SRAM, 16 MiB of flash) builds them op by op as before
+they did. Each build and
 run is a child `edgesdk` process, so a crash fails one line, not the sweep; `--tsv` writes the lines (model,
 target, rounding, seed, status, exit code, CPU instructions, NPU cycles, build and run seconds, message).
 Exit status 0 when every run is bit-exact (or the reference cannot run the model, reported as such), 1 otherwise.
@@ -30,7 +31,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS_DIR = REPO.parent / "shared" / "models"
-LARGE_BOARD = "riscv-npu-large"
 CHECK_MISMATCH = 8  # edgesdk's exit code for a --check mismatch (edgesdk/errors.py)
 
 
@@ -70,7 +70,7 @@ def first_line(text: str) -> str:
 
 def check_one(model: Path, target: str, rounding: str, seeds: list, work: Path, args) -> list:
     """Build once, run each seed; one result dict per seed (or one for a failed build)."""
-    board = LARGE_BOARD if model.parent.name == "large" else args.board
+    board = args.large_board or args.board if model.parent.name == "large" else args.board
     out = work / f"{short_name(model.name)}-{target.replace(',', '_')}-{rounding}"
     base = {"model": f"{model.parent.name}/{model.name}", "target": target, "rounding": rounding, "board": board}
     code, _, err, build_s = edgesdk(["build", str(model), "--board", board, "--target", target, "--rounding", rounding,
@@ -134,7 +134,8 @@ def main(argv=None) -> int:
     p.add_argument("--targets", default="npu,c;c", help="target lists separated by ';' (default 'npu,c;c')")
     p.add_argument("--roundings", default="ref,tflm")
     p.add_argument("--seeds", default="0,1,2")
-    p.add_argument("--board", default="riscv-npu", help="board of the models outside large/")
+    p.add_argument("--board", default="riscv-npu", help="board of every model")
+    p.add_argument("--large-board", help="board of the models in large/ (default: --board)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per build or run (a hang stops there)")
     p.add_argument("--work-dir", type=Path, help="where the builds go (default: a temporary directory)")
     p.add_argument("--keep", action="store_true", help="keep the build directories")
