@@ -85,14 +85,14 @@ class CTarget(Target):
         from ...ops.stripes import groups_by_op
         from .calls import render_layer
         from .codegen import emit_layer
-        from .ops.conv_2d import compact_conv_layers
+        from .ops.conv_2d import COMPACT_LAYERS, compact_conv_layers
         from .stripes import lower_group
 
         code = RegionCode()
         layers = ctx.data(self.name, list)  # the structured calls, for this target's proof (verify)
         ctx.include("edgesdk_arith.h")  # the EDGESDK_ROUNDING_* values of the params structs
         groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
-        ctx.data("c.compact-conv", set).update(compact_conv_layers(region.ops, ctx))
+        ctx.data(COMPACT_LAYERS, set).update(compact_conv_layers(region.ops, ctx))
         for op in region.ops:
             if op in groups and op is not groups[op].ops[0]:
                 continue  # its stripes are calls of the group's block

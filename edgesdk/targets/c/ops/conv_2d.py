@@ -105,6 +105,7 @@ def flat_pointwise(f: dict) -> dict:
 # compact blocked layout takes about one. Beside the constants the firmware needs room for its code.
 PAIRED_BYTES_PER_WEIGHT = 2.5
 CODE_RESERVE_BYTES = 64 * 1024
+COMPACT_LAYERS = "c.compact-conv"  # ctx.data key: the layers compact_conv_layers chose (CTarget.generate)
 
 
 def compact_conv_layers(ops, ctx) -> set:
@@ -166,7 +167,7 @@ def emit_conv2d(e: Emit):
         bias = fold_input_offset(bias, flat, fields["input_offset"])
         rows, run = paired_rows(fields)
         live_bias, constants = constant_channels(flat, bias, lambda c, acc: reference_output(d, c, acc))
-        compact = op in e.ctx.data("c.compact-conv", set)  # CTarget.generate: the flash would not hold it paired
+        compact = op in e.ctx.data(COMPACT_LAYERS, set)  # CTarget.generate: the flash would not hold it paired
         if not compact and paired_conv_ok(flat, live_bias, shifts, fields["output_offset"], rows, run):
             patched, quads = rows == 1 < fields["filter_h"], quad_layout_pays(flat, rows, run)
             requant = e.int32s("requant", pair_requant_records(mults, shifts, fields["output_offset"], live_bias,
