@@ -208,7 +208,7 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--print-top", type=int, metavar="K",
                    help="print each output's K largest values with their indices (and real values, if quantized)")
     r.add_argument("--profile", action="store_true",
-                   help="measure instructions and NPU cycles per layer (built-in emulator); writes profile.json and "
+                   help="measure instructions and accelerator cycles per layer (built-in emulator); writes profile.json and "
                         "report.html into the output folder")
     r.add_argument("--max-instructions", type=int, metavar="N",
                    help="stop with an error after N CPU instructions (built-in emulator; a deterministic limit, e.g. "
@@ -490,7 +490,8 @@ def cmd_run(args) -> int:
     if args.print_top is not None:
         summary["top"] = [top_values(y, spec, args.print_top) for y, spec in zip(result.outputs, report["io"]["outputs"])]
     if args.profile and result.exit_code == 0:
-        summary["profile"] = write_profile(Path(args.build_dir), report, result.observations[0], out_dir)
+        summary["profile"] = write_profile(Path(args.build_dir), report, result.observations[0], out_dir,
+                                           set(result.target_peripherals.values()))
     if args.json:
         print(json.dumps(summary))
     elif args.verbosity >= NORMAL:
@@ -520,13 +521,14 @@ def top_values(output: np.ndarray, spec: dict, k: int) -> list:
     return result
 
 
-def write_profile(build_dir: Path, report: dict, observed: dict, out_dir: Path) -> dict:
-    """The measured profile: profile.json and report.html (the build's page with the measurements) in out_dir."""
+def write_profile(build_dir: Path, report: dict, observed: dict, out_dir: Path, peripherals: set) -> dict:
+    """The measured profile: profile.json and report.html (the build's page with the measurements) in out_dir;
+    cycles of `peripherals` (those the build uses)."""
     from .output_dir import write_file_atomically
     from .report.html import write_profile_report
     from .report.profile import build_profile
 
-    profile = build_profile(report, observed)
+    profile = build_profile(report, observed, peripherals)
     write_file_atomically(out_dir / "profile.json", (json.dumps(profile, indent=2) + "\n").encode())
     if report.get("layers") is not None:
         write_profile_report(out_dir / "report.html", report, profile)

@@ -168,4 +168,4 @@ def test_report_renders_in_a_headless_browser(kws_pages):
         ink = (pixels[..., :3].min(axis=-1) < 0.9).mean()  # share of pixels that are not (near) white
         assert pixels.shape[0] >= 2000 and 0.05 < ink < 0.9, (pixels.shape, ink)
     text = "".join(check_page(profile_page).text)
-    assert "Measured on the built-in emulator" in text and "measured NPU cycles" in text
+    assert "Measured on the built-in emulator" in text and "measured npu0 cycles" in text

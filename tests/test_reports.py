@@ -129,38 +129,58 @@ def test_the_default_per_layer_estimate_asks_the_region_estimate_per_op():
 
 def test_profile_attribution_adds_up_exactly():
     """Synthetic marks: block boundaries, two blocks marked at one address, the executor before and after, two
-    inferences, NPU commands of the runs made inside a block, and a peripheral counter."""
+    inferences, and cycles of three peripherals: "acc0" runs one table of four commands per visit of block 1,
+    "lut0" two runs of one command each per visit of block 3 (both traced per command), "vec0" (untraced) only
+    counts its cycles. Each peripheral gets its own column, named as the board names it; none is special."""
     from edgesdk.report.profile import build_profile
+    from edgesdk.report.tables import profile_table
 
     report = {"steps": [{"target": "c", "layers": [0], "commands": None},
-                        {"target": "npu", "layers": [1, 2], "commands": [1, 1, 2, 2]},
+                        {"target": "acc", "layers": [1, 2], "commands": [1, 1, 2, 2]},
                         {"target": "c", "layers": [3], "commands": None},
-                        {"target": "dsp", "layers": [4], "commands": None}],
-              "layers": [], "ops": [{"index": k, "type": "OP"} for k in range(5)]}
-    def dsp(cycles):
-        return {"dsp0": {"cycles": cycles}}
+                        {"target": "lut", "layers": [4, 5], "commands": [4, 5]},
+                        {"target": "vec", "layers": [6], "commands": None}],
+              "layers": [], "ops": [{"index": k, "type": "OP"} for k in range(7)]}
+
+    def counters(inference, vec=0):
+        return {"vec0": {"cycles": 7 * inference + vec}, "acc0": {"cycles": 0}, "lut0": {"cycles": 0}}
+
+    def runs(acc, lut):
+        return {"acc0": acc, "lut0": lut}
 
     events = []
-    for base, run in ((1000, 0), (5000, 1)):  # the harness marks: 1000 .. 1900 and 5000 .. 5900
-        events += [(0x10, base + 20, [0], run, dsp(7 * run)),  # block 0 starts
-                   (0x20, base + 120, [1], run, dsp(7 * run)),  # block 1 (one NPU run)
-                   (0x30, base + 300, [2, 3], run + 1, dsp(7 * run)),  # block 2 is empty: 3 starts there too
-                   (0x40, base + 310, [4], run + 1, dsp(7 * run + 7))]  # the end mark (4 = number of blocks)
+    for base, k in ((1000, 0), (5000, 1)):  # the harness marks: 1000 .. 1900 and 5000 .. 5900
+        events += [(0x10, base + 20, [0], runs(k, 2 * k), counters(k)),  # block 0 starts
+                   (0x20, base + 120, [1], runs(k, 2 * k), counters(k)),  # block 1 (one acc0 run)
+                   (0x30, base + 300, [2, 3], runs(k + 1, 2 * k), counters(k)),  # block 2 is empty: 3 starts there
+                   (0x40, base + 305, [4], runs(k + 1, 2 * k + 2), counters(k)),  # block 3: two lut0 runs
+                   (0x50, base + 310, [5], runs(k + 1, 2 * k + 2), counters(k, 7))]  # the end mark (5 blocks)
     observed = {"events": events, "marks": [1000, 1900, 5000, 5900],
-                "npu_trace": [(0, 0, 100), (0, 1, 5), (0, 2, 40), (0, 3, 9), (1, 0, 100), (1, 1, 5), (1, 2, 41),
-                              (1, 3, 9)],
-                "npu_runs": 2, "peripherals": dsp(14)}
-    profile = build_profile(report, observed)
+                "traces": {"acc0": [(0, 0, 100), (0, 1, 5), (0, 2, 40), (0, 3, 9), (1, 0, 100), (1, 1, 5),
+                                    (1, 2, 41), (1, 3, 9)],
+                           "lut0": [(0, 0, 30), (1, 0, 50), (2, 0, 31), (3, 0, 50)]},
+                "runs": runs(2, 4), "peripherals": counters(2)}
+    profile = build_profile(report, observed, {"acc0", "lut0", "vec0"})
     steps = profile["steps"]
-    assert [s["instructions"] for s in steps] == [2 * 100, 2 * 180, 0, 2 * 10]
+    assert [s["instructions"] for s in steps] == [2 * 100, 2 * 180, 0, 2 * 5, 2 * 5]
     assert profile["executor_instructions"] == {"before": 2 * 20, "after": 2 * 590}
     assert profile["inference_instructions"] == 1800 == sum(s["instructions"] for s in steps) + 40 + 1180
-    assert steps[1]["npu_cycles"] == 309 and profile["npu_cycles"] == 309
-    assert steps[1]["layer_npu_cycles"] == {1: 210, 2: 99}
-    assert steps[3]["peripherals"] == {"dsp0": {"cycles": 14}}
+    assert [s["peripheral_cycles"] for s in steps] == [{}, {"acc0": 309}, {}, {"lut0": 161}, {"vec0": 14}]
+    assert profile["peripheral_cycles"] == {"acc0": 309, "lut0": 161, "vec0": 14}
+    assert steps[1]["layer_cycles"] == {"acc0": {1: 210, 2: 99}}
+    assert steps[3]["layer_cycles"] == {"lut0": {4: 61, 5: 100}}  # the k-th run of the visit: its k-th command
+    assert steps[4]["peripherals"]["vec0"] == {"cycles": 14}
     by_layer = {layer["index"]: layer for layer in profile["layers"]}
     assert by_layer[0]["instructions"] == 200 and by_layer[1]["instructions"] is None  # block of two layers
-    assert (by_layer[1]["npu_cycles"], by_layer[2]["npu_cycles"]) == (210, 99)
+    assert [by_layer[k]["peripheral_cycles"] for k in range(7)] == [
+        {}, {"acc0": 210}, {"acc0": 99}, {}, {"lut0": 61}, {"lut0": 100}, {"vec0": 14}]
+    table = "\n".join(profile_table(profile))
+    header = next(line for line in table.splitlines() if line.startswith("layer"))
+    assert header.split()[5:11] == ["acc0", "cycles", "lut0", "cycles", "vec0", "cycles"]
+    total = next(line for line in table.splitlines() if line.startswith("total"))
+    assert total.split()[1:] == ["1,800", "309", "161", "14"]
+    # Only the peripherals the build uses: one it does not use gets no column, even if it counted.
+    assert build_profile(report, observed, {"acc0"})["peripheral_cycles"] == {"acc0": 309}
 
 
 # -- the CLI on real models --------------------------------------------------------------------------------------
@@ -208,12 +228,13 @@ def test_run_profile_adds_up_to_the_inference_exactly(kws_npu, tmp_path):
     assert result["inference_instructions"] == plain["inference_instructions"] == profile["inference_instructions"]
     blocks = sum(step["instructions"] for step in profile["steps"])
     assert blocks + sum(profile["executor_instructions"].values()) == profile["inference_instructions"]
-    assert profile["npu_cycles"] == result["npu_cycles"] == plain["npu_cycles"] > 0
-    assert sum(layer["npu_cycles"] or 0 for layer in profile["layers"]) == result["npu_cycles"]
+    assert profile["peripheral_cycles"] == result["peripheral_cycles"] == plain["peripheral_cycles"]
+    assert set(result["peripheral_cycles"]) == {"npu0", "dsp0"} and result["peripheral_cycles"]["npu0"] > 0
+    assert sum(layer["peripheral_cycles"].get("npu0", 0) for layer in profile["layers"]) == result["peripheral_cycles"]["npu0"]
     # The NPU model's cycles are the timing model's, so measured equals estimated, layer by layer.
     for layer in profile["layers"]:
         if layer["target"] == "npu":
-            assert layer["npu_cycles"] == layer["estimate"]["count"], layer
+            assert layer["peripheral_cycles"] == {"npu0": layer["estimate"]["count"]}, layer
     dsp = [step for step in profile["steps"] if step["target"] == "dsp"]  # the SOFTMAX
     assert dsp and sum(step["peripherals"]["dsp0"]["cycles"] for step in dsp) == result["peripherals"]["dsp0"]["cycles"]
     assert json.loads((tmp_path / "b" / "profile.json").read_text())["steps"] == profile["steps"]

@@ -641,20 +641,22 @@ class Machine:
                 device.traced = True
         return any(device.traced for device in self.native.values())
 
-    def command_trace(self) -> list:
-        """(run index, command index, cycles) of every command since trace_commands(), in order, of the native
-        models that report commands (a build drives one such command-table engine)."""
-        trace = []
-        for device in self.native.values():
-            length = self.lib.emu_device_trace_length(device.handle) if device.traced else 0
-            if length:
-                flat = np.ctypeslib.as_array(self.lib.emu_device_trace(device.handle), shape=(int(length) * 3,))
-                trace += [tuple(int(v) for v in flat[k:k + 3]) for k in range(0, len(flat), 3)]
+    def command_trace(self) -> dict:
+        """{peripheral name: [(run index, command index, cycles) of every command since trace_commands(), in
+        order]} of each native model that reports commands; the run index counts that peripheral's starts."""
+        trace = {}
+        for name, device in self.native.items():
+            if not device.traced:
+                continue
+            length = int(self.lib.emu_device_trace_length(device.handle))
+            flat = (np.ctypeslib.as_array(self.lib.emu_device_trace(device.handle), shape=(length * 3,))
+                    if length else [])
+            trace[name] = [tuple(int(v) for v in flat[k:k + 3]) for k in range(0, len(flat), 3)]
         return trace
 
-    def command_runs(self) -> int:
-        """Runs (starts) so far of the native models whose commands are traced (trace_commands)."""
-        return sum(int(self.lib.emu_device_starts(d.handle)) for d in self.native.values() if d.traced)
+    def command_runs(self) -> dict:
+        """{peripheral name: runs (starts) so far} of the native models whose commands are traced."""
+        return {name: int(self.lib.emu_device_starts(d.handle)) for name, d in self.native.items() if d.traced}
 
     def irq_pending(self, name: str) -> bool:
         """Whether native peripheral `name` raises its interrupt line (its model's <prefix>_irq_pending)."""

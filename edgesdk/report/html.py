@@ -137,8 +137,8 @@ def _facts(report: dict, profile: dict | None) -> str:
         facts.append(_fact("estimated latency", f"{totals['microseconds']:,.1f} us"))
     if profile is not None:
         facts.append(_fact("measured instructions", f"{profile['inference_instructions']:,}"))
-        if profile.get("npu_cycles") is not None:
-            facts.append(_fact("measured NPU cycles", f"{profile['npu_cycles']:,}"))
+        for peripheral, cycles in profile["peripheral_cycles"].items():
+            facts.append(_fact(f"measured {peripheral} cycles", f"{cycles:,}"))
     return f"<div class=\"facts\">{''.join(facts)}</div>"
 
 
@@ -162,7 +162,13 @@ def _partition(report: dict) -> list:
 
 
 def _measured_layers(profile: dict | None) -> dict | None:
-    return {row["index"]: {"instructions": row["instructions"], "cycles": row["npu_cycles"]}
+    """{layer index: {"instructions", "cycles"}}: the cycles of the peripherals that ran the layer (one, as a
+    rule), None when only its block's are known."""
+    def cycles(row):
+        known = [c for c in row["peripheral_cycles"].values() if c is not None]
+        return sum(known) if known else None
+
+    return {row["index"]: {"instructions": row["instructions"], "cycles": cycles(row)}
             for row in profile["layers"]} if profile else None
 
 
@@ -176,10 +182,12 @@ def _layers(report: dict, profile: dict | None, bars: bytes | None = None) -> li
     if not layers:
         return []
     measured = _measured_layers(profile)
+    by_layer = {row["index"]: row["peripheral_cycles"] for row in profile["layers"]} if profile else {}
     header = ["layer", "type", "target", "MACs", "act. read B", "act. written B", "weights B", "unit", "estimate",
               "lower bound", "efficiency %", "share %"]
+    peripherals = list(profile["peripheral_cycles"]) if profile else []
     if measured is not None:
-        header += ["measured instr.", "measured NPU cycles"]
+        header += ["measured instr."] + [f"measured {p} cycles" for p in peripherals]
     rows = []
     for layer in layers:
         est, moved = layer["estimate"], layer["bytes"]
@@ -190,16 +198,17 @@ def _layers(report: dict, profile: dict | None, bars: bytes | None = None) -> li
                round(100 * layer["share"], 2) if layer["share"] is not None else None]
         if measured is not None:
             got = measured.get(layer["index"], {})
-            row += [got.get("instructions"), got.get("cycles")]
+            cycles = by_layer.get(layer["index"], {})
+            row += [got.get("instructions")] + [cycles.get(p) for p in peripherals]
         rows.append(row)
     totals = layer_totals(layers)
     total = ["total", "", "", totals["macs"], totals["bytes"]["activations_read"],
              totals["bytes"]["activations_written"], totals["bytes"]["weights_read"], "", None, None, None, 100.0]
     if measured is not None:
-        total += [sum(row["instructions"] for row in profile["steps"]) + sum(profile["executor_instructions"].values()),
-                  profile.get("npu_cycles")]
+        total += [sum(row["instructions"] for row in profile["steps"]) + sum(profile["executor_instructions"].values())]
+        total += [profile["peripheral_cycles"][p] for p in peripherals]
     rows.append(total)
-    numeric = {0, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13}
+    numeric = {0, 3, 4, 5, 6, 8, 9, 10, 11, 12} | set(range(12, len(header)))
     parts = ["<h2 id=\"layers\">Per layer</h2>",
              "<p class=\"note\">Estimates from each target's cost model: cycles of an accelerator, instructions of "
              "the host core; the lower bound is what no implementation on that unit can go below (efficiency = "
@@ -213,17 +222,20 @@ def _layers(report: dict, profile: dict | None, bars: bytes | None = None) -> li
 
 
 def _profile_blocks(profile: dict) -> list:
-    rows = [("executor", "", "before the first block", profile["executor_instructions"]["before"], None)]
+    peripherals = list(profile["peripheral_cycles"])
+    none = [None] * len(peripherals)
+    rows = [("executor", "", "before the first block", profile["executor_instructions"]["before"], *none)]
     rows += [(f"block {row['step']}", row["target"], ", ".join(map(str, row["layers"])), row["instructions"],
-              row["npu_cycles"]) for row in profile["steps"]]
-    rows.append(("executor", "", "after the last block", profile["executor_instructions"]["after"], None))
+              *(row["peripheral_cycles"].get(p) for p in peripherals)) for row in profile["steps"]]
+    rows.append(("executor", "", "after the last block", profile["executor_instructions"]["after"], *none))
     rows.append(("total", "", f"{profile['inferences']} inference(s)", profile["inference_instructions"],
-                 profile.get("npu_cycles")))
+                 *(profile["peripheral_cycles"][p] for p in peripherals)))
     return ["<h3>Measured on the built-in emulator, per block of the run function</h3>",
             "<p class=\"note\">Exact instruction counts between the block marks of the generated run function; "
-            "NPU cycles from the NPU model, per command. The rows add up to the inference's count.</p>",
-            _table(["block", "target", "layers", "instructions", "NPU cycles"], rows, {3, 4},
-                   css=[""] * (len(rows) - 1) + ["total"])]
+            "each peripheral's cycles from its model (per command where the model reports its commands). The "
+            "rows add up to the inference's count.</p>",
+            _table(["block", "target", "layers", "instructions", *(f"{p} cycles" for p in peripherals)], rows,
+                   set(range(3, 4 + len(peripherals))), css=[""] * (len(rows) - 1) + ["total"])]
 
 
 def _memory(report: dict, timeline: bytes) -> list:

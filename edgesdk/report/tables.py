@@ -48,31 +48,40 @@ def layer_table(layers: list) -> list:
     return lines
 
 
+def _cycles(cycles: dict | None, peripheral: str, missing: str = "-") -> str:
+    value = (cycles or {}).get(peripheral)
+    return missing if value is None else f"{value:,}"
+
+
 def profile_table(profile: dict) -> list:
     """`edgesdk run --profile`: per layer the measured instructions (of its block, when the block runs that
-    layer alone) and NPU cycles beside the estimate, then per block of the run function, adding up exactly."""
-    rows = [("layer", "type", "target", "block", "instructions", "NPU cycles", "estimate")]
+    layer alone) and each peripheral's cycles beside the estimate, then per block of the run function, adding up
+    exactly. One cycles column per peripheral the build uses, headed by its board name."""
+    peripherals = list(profile["peripheral_cycles"])
+    rows = [("layer", "type", "target", "block", "instructions", *(f"{p} cycles" for p in peripherals), "estimate")]
     for layer in profile["layers"]:
         est = layer.get("estimate") or {}
+        cycles = layer["peripheral_cycles"]
         rows.append((str(layer["index"]), layer["type"] or "-", layer["target"], str(layer["step"]),
                      f"{layer['instructions']:,}" if layer["instructions"] is not None else "(block)",
-                     f"{layer['npu_cycles']:,}" if layer["npu_cycles"] is not None else "-",
+                     *(_cycles(cycles, p, "(block)" if p in cycles else "-") for p in peripherals),
                      _count(est.get("count"), est.get("kind"))))
     runs = profile["inferences"]
     note = f"sums over {runs} inferences; the estimates are per inference" if runs > 1 else "one inference"
     lines = ["", f"profile (measured on the built-in emulator; {note}):"]
-    lines += _table(rows, "><<>>>>")
-    blocks = [("block", "target", "layers", "instructions", "NPU cycles")]
+    lines += _table(rows, "><<>>" + ">" * len(peripherals) + ">")
+    none = ("-",) * len(peripherals)
+    blocks = [("block", "target", "layers", "instructions", *(f"{p} cycles" for p in peripherals))]
     executor = profile["executor_instructions"]
-    blocks.append(("-", "executor", "before the first block", f"{executor['before']:,}", "-"))
+    blocks.append(("-", "executor", "before the first block", f"{executor['before']:,}", *none))
     for row in profile["steps"]:
         layers = ", ".join(map(str, row["layers"]))
         blocks.append((str(row["step"]), row["target"], layers if len(layers) <= 40 else layers[:37] + "...",
-                       f"{row['instructions']:,}", f"{row['npu_cycles']:,}" if row["npu_cycles"] is not None else "-"))
-    blocks.append(("-", "executor", "after the last block", f"{executor['after']:,}", "-"))
-    npu = profile.get("npu_cycles")
-    blocks.append(("total", "", "", f"{profile['inference_instructions']:,}", f"{npu:,}" if npu is not None else "-"))
-    lines += [""] + _table(blocks, "><<>>")
+                       f"{row['instructions']:,}", *(_cycles(row["peripheral_cycles"], p) for p in peripherals)))
+    blocks.append(("-", "executor", "after the last block", f"{executor['after']:,}", *none))
+    blocks.append(("total", "", "", f"{profile['inference_instructions']:,}",
+                   *(_cycles(profile["peripheral_cycles"], p) for p in peripherals)))
+    lines += [""] + _table(blocks, "><<>" + ">" * len(peripherals))
     if profile.get("files"):
         lines.append("profile written to " + " and ".join(profile["files"]))
     return lines

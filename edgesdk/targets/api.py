@@ -95,7 +95,9 @@ class RegionCode:
 
     blocks: list = field(default_factory=list)  # [(comment, code)]
     # Per block, for profiles (edgesdk run --profile): the op indices it runs (None: the region's ops) and,
-    # when it starts a unit that runs a list of commands (a command table), the op index of each command.
+    # when it starts a peripheral whose native model reports its commands (P_set_command_observer), the op
+    # index of each command the block issues, in order over the block's runs (one table of N commands, or N
+    # runs of one command each).
     block_layers: list = field(default_factory=list)
     block_commands: list = field(default_factory=list)
 

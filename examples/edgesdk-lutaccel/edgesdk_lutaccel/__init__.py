@@ -17,7 +17,8 @@ gives edgesdk everything it needs to use it, through the same plugin API the bui
       flash_lower_bound
     firmware_sources    hal/          the driver, compiled into the firmware
     peripherals         model/        the emulator's native C model of the LUT-1 (type "vendorx-lut1"), beside the
-                                      NPU's in the emulator's library; device.py: the same in Python
+                                      NPU's in the emulator's library, reporting each job's cycles to
+                                      `edgesdk run --profile`; device.py: the same in Python
     estimate            below         cost model: the device's cycle formula, with the board's figures
     verify              proof.py      every table inside the blob, every arena access inside a live buffer
     report / summary    below         report.json target_reports["lut"] and the build's summary line
@@ -115,7 +116,8 @@ class LutTarget(Target):
         return RegionCode().add(
             f"LUT-1 job list {len(data.job_lists) - 1}: layers {layers}",
             f"status = lutaccel_run_jobs({blob.symbol}, edgesdk_arena, {job_list.symbol}, {len(jobs)}u);\n"
-            "if (status != 0) {\n    return status;\n}")
+            "if (status != 0) {\n    return status;\n}",
+            commands=[op.index for op in region.ops])  # one job (a run of one command) per layer: profiles
 
     def render_sources(self, model, env, common: dict) -> dict:
         """model_lut.c/.h from templates/ beside this code: the job lists as commented records."""

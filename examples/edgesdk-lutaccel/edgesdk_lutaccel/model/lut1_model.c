@@ -37,6 +37,8 @@ struct lut1_device {
     lut1_bus_read_fn bus_read;
     lut1_bus_write_fn bus_write;
     void *bus_ctx;
+    lut1_command_observer_fn observer;
+    void *observer_ctx;
 };
 
 lut1_device_t *lut1_create(void)
@@ -60,6 +62,12 @@ void lut1_set_bus(lut1_device_t *dev, lut1_bus_read_fn read, lut1_bus_write_fn w
     dev->bus_read = read;
     dev->bus_write = write;
     dev->bus_ctx = ctx;
+}
+
+void lut1_set_command_observer(lut1_device_t *dev, lut1_command_observer_fn observer, void *ctx)
+{
+    dev->observer = observer;
+    dev->observer_ctx = ctx;
 }
 
 int lut1_configure(lut1_device_t *dev, const uint32_t *words, uint32_t count)
@@ -112,6 +120,9 @@ static void run(lut1_device_t *dev, int load_table)
     if (error == 0u) {
         dev->cycles = dev->startup_cycles + ceil_div(dev->length, dev->lookups_per_cycle) +
                       (load_table ? ceil_div(TABLE_BYTES, dev->table_dma_bytes_per_cycle) : 0u);
+        if (dev->observer != NULL) {
+            dev->observer(dev->observer_ctx, 0u, dev->cycles); /* a run is one job: command 0 */
+        }
     }
     dev->status = STATUS_DONE | (error << ERROR_SHIFT);
 }

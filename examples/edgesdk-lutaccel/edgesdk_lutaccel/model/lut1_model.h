@@ -14,6 +14,8 @@ typedef int (*lut1_bus_read_fn)(void *ctx, uint32_t addr, void *buf, uint32_t le
 typedef int (*lut1_bus_write_fn)(void *ctx, uint32_t addr, const void *buf, uint32_t len);
 
 typedef struct lut1_device lut1_device_t;
+/* Called after each completed job with its index in the run (always 0: a run is one job) and its cycles. */
+typedef void (*lut1_command_observer_fn)(void *ctx, uint32_t command, uint64_t cycles);
 
 lut1_device_t *lut1_create(void);
 void lut1_destroy(lut1_device_t *dev);
@@ -21,6 +23,8 @@ void lut1_destroy(lut1_device_t *dev);
 void lut1_set_bus(lut1_device_t *dev, lut1_bus_read_fn read, lut1_bus_write_fn write, void *ctx);
 /* The board entry's timing: {lookups_per_cycle, startup_cycles, table_dma_bytes_per_cycle}, each > 0. */
 int lut1_configure(lut1_device_t *dev, const uint32_t *words, uint32_t count);
+/* Profiling (edgesdk run --profile): report every job's cycles to `observer`, NULL to stop. */
+void lut1_set_command_observer(lut1_device_t *dev, lut1_command_observer_fn observer, void *ctx);
 uint32_t lut1_reg_read(lut1_device_t *dev, uint32_t offset);
 void lut1_reg_write(lut1_device_t *dev, uint32_t offset, uint32_t value);
 
