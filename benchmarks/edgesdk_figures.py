@@ -188,7 +188,7 @@ def measure(name: str, model_path: Path, work_dir: Path, results_dir: Path, prof
     npu_run, npu_wall = _timed_run(npu_dir, inputs)
     cpu_run, cpu_wall = _timed_run(cpu_dir, inputs)
     figures["npu_cycles_estimate"] = npu_report["target_reports"]["npu"]["cycles"]
-    figures["npu_cycles"] = npu_run.npu_cycles
+    figures["npu_cycles"] = npu_run.cycles_of("npu")
     figures["npu_build_cpu_instructions"] = npu_run.inference_instructions
     figures["cpu_instructions"] = cpu_run.inference_instructions
     figures["cpu_cascades"] = len(cpu_report["memory"]["cascades"])
@@ -201,7 +201,7 @@ def measure(name: str, model_path: Path, work_dir: Path, results_dir: Path, prof
     npu = timing.npu_peripheral(board)
     npu_hz = npu.props.get("clock_hz") if npu is not None and npu.props else None
     figures["clocks_hz"] = {"cpu": cpu_hz, "npu": npu_hz}
-    figures["latency_us"] = (npu_run.inference_instructions / cpu_hz + npu_run.npu_cycles / npu_hz) * 1e6
+    figures["latency_us"] = (npu_run.inference_instructions / cpu_hz + npu_run.cycles_of("npu") / npu_hz) * 1e6
 
     guard_npu = kernel_profile.profile_run(npu_dir, inputs)
     figures["guard"] = {"npu,c": [guard_npu.guard_bytes, guard_npu.guard_intact]}

@@ -480,7 +480,7 @@ def cmd_run(args) -> int:
         "cpu_instructions": result.cpu_instructions,
         "inference_instructions": result.inference_instructions,
         "step_instructions": result.step_instructions,
-        "npu_cycles": result.npu_cycles,  # backward compatible: the NPU's peripheral's cycles (None: not used)
+        "peripheral_cycles": result.peripheral_cycles,  # the peripherals the build uses: name -> cycles
         "peripherals": result.peripheral_stats,  # the peripherals the build uses: name -> counters
         "exit_code": result.exit_code,
         "emulator": args.emulator,

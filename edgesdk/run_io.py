@@ -35,9 +35,11 @@ class InferenceResult:
         return counters.get("cycles")
 
     @property
-    def npu_cycles(self) -> int | None:
-        """Backward-compatible name of cycles_of("npu") (tools and `edgesdk run --json` read npu_cycles)."""
-        return self.cycles_of("npu")
+    def peripheral_cycles(self) -> dict:
+        """{peripheral name: cycles it counted over the run} for the peripherals the build uses that count
+        cycles (`edgesdk run --json` "peripheral_cycles"); {} when the run models none."""
+        return {name: counters["cycles"] for name, counters in sorted(self.peripheral_stats.items())
+                if "cycles" in counters}
 
 
 ROUNDING_MODES = ("ref", "tflm", "ort")  # = edgesdk.compiler.ROUNDING_MODES (not imported: the runner needs no compiler)

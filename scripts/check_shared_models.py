@@ -95,7 +95,7 @@ def check_one(model: Path, target: str, rounding: str, seeds: list, work: Path, 
             status = "run-failed"
         results.append(dict(base, seed=seed, status=status, exit=code, build_s=round(build_s, 1),
                             run_s=round(run_s, 1), cpu_instructions=summary.get("cpu_instructions"),
-                            npu_cycles=summary.get("npu_cycles"), message="" if code == 0 else first_line(err or stdout)))
+                            accelerator_cycles=cycles_cell(summary.get("peripheral_cycles")), message="" if code == 0 else first_line(err or stdout)))
     if not args.keep:
         import shutil
 
@@ -103,8 +103,19 @@ def check_one(model: Path, target: str, rounding: str, seeds: list, work: Path, 
     return results
 
 
-FIELDS = ["model", "target", "rounding", "board", "seed", "status", "exit", "cpu_instructions", "npu_cycles",
+FIELDS = ["model", "target", "rounding", "board", "seed", "status", "exit", "cpu_instructions", "accelerator_cycles",
           "build_s", "run_s", "message"]
+
+
+def cycles_cell(peripheral_cycles) -> str:
+    """`edgesdk run --json` "peripheral_cycles" as one TSV cell: "npu0=48008 dsp0=120" (empty: none)."""
+    return " ".join(f"{name}={cycles}" for name, cycles in (peripheral_cycles or {}).items())
+
+
+def shown_cycles(cell) -> str:
+    """A TSV cycles cell for the table: "npu0 48,008", several joined by ", "; "-" when none."""
+    pairs = [item.split("=", 1) for item in str(cell or "").split()]
+    return ", ".join(f"{name} {int(value):,}" for name, value in pairs) or "-"
 
 
 def summary_table(rows: list) -> str:
@@ -112,7 +123,7 @@ def summary_table(rows: list) -> str:
     groups = {}
     for r in rows:
         groups.setdefault((r["model"], r["target"], r["rounding"], r["board"]), []).append(r)
-    lines = ["| Model | Board | Target | Rounding | Result (seeds) | CPU instructions (seed 0) | NPU cycles |",
+    lines = ["| Model | Board | Target | Rounding | Result (seeds) | CPU instructions (seed 0) | Accelerator cycles |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for (model, target, rounding, board), runs in groups.items():
         statuses = sorted({r["status"].replace("ran (TFLite Micro refuses uint8 models: not checked)",
@@ -121,7 +132,7 @@ def summary_table(rows: list) -> str:
         first = runs[0]
         count = lambda v: f"{int(v):,}" if str(v).strip() not in ("", "None") else "-"  # noqa: E731
         lines.append(f"| {model} | {board} | {target} | {rounding} | {' / '.join(statuses)} ({seeds}) | "
-                     f"{count(first.get('cpu_instructions'))} | {count(first.get('npu_cycles'))} |")
+                     f"{count(first.get('cpu_instructions'))} | {shown_cycles(first.get('accelerator_cycles'))} |")
     return "\n".join(lines)
 
 

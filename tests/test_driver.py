@@ -90,7 +90,7 @@ def test_run_summary_lists_only_the_peripherals_the_build_used():
     assert "dsp0" in board.peripherals
     assert target_peripherals({"regions": [{"target": "npu"}, {"target": "c"}]}, board) == {"npu": "npu0"}
     assert target_peripherals({"regions": [{"target": "c"}]}, board) == {}
-    summary = {"outputs": [], "inference_instructions": 10, "cpu_instructions": 20, "npu_cycles": 451,
+    summary = {"outputs": [], "inference_instructions": 10, "cpu_instructions": 20, "peripheral_cycles": {"npu0": 451},
                "exit_code": 0, "peripherals": {"npu0": {"cycles": 451, "starts": 4}}}
     text = run_summary(summary, None)
     assert "npu0: cycles 451, starts 4" in text and "npu cycles" not in text and "dsp0" not in text

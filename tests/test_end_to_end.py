@@ -111,14 +111,14 @@ def test_run_cli_writes_outputs_and_json(built, tmp_path, capsys):
     code = cli_main(["run", str(build_dir), "--input", str(tmp_path / "x.npy"), "--output-dir", str(tmp_path / "out"), "--json"])
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
-    assert set(summary) >= {"outputs", "cpu_instructions", "npu_cycles", "exit_code"}
+    assert set(summary) >= {"outputs", "cpu_instructions", "peripheral_cycles", "exit_code"}
     y = np.load(tmp_path / "out" / "output_0.npy")
     assert y.tolist() == np.asarray(summary["outputs"][0]["values"]).reshape(y.shape).tolist()
-    assert summary["exit_code"] == 0 and summary["npu_cycles"] > 0 and summary["cpu_instructions"] > 0
+    assert summary["exit_code"] == 0 and summary["peripheral_cycles"]["npu0"] > 0 and summary["cpu_instructions"] > 0
     # deterministic: the same run gives the same counters
     code = cli_main(["run", str(build_dir), "--input", str(tmp_path / "x.npy"), "--output-dir", str(tmp_path / "out2"), "--json"])
     again = json.loads(capsys.readouterr().out)
-    assert (again["cpu_instructions"], again["npu_cycles"]) == (summary["cpu_instructions"], summary["npu_cycles"])
+    assert (again["cpu_instructions"], again["peripheral_cycles"]) == (summary["cpu_instructions"], summary["peripheral_cycles"])
 
 
 # TFLite Micro cannot run the uint8 MobileNet ("Hybrid models are not supported"); every other shared model.

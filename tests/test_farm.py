@@ -233,7 +233,8 @@ def test_regress_on_a_two_cpu_cluster_equals_the_serial_run(ray_head, tmp_path):
             assert (tmp_path / "farmed" / row["dir"] / "firmware.elf").is_file()
             assert [r["seed"] for r in row["runs"]] == [0, 1] and all(r["bit_exact"] for r in row["runs"])
             assert row["instructions"] == row["runs"][0]["instructions"] > 0
-            assert (row["npu_cycles"] or 0) > 0 if row["targets"] == "npu,c" else True
+            assert (row["peripheral_cycles"].get("npu0") or 0) > 0 if row["targets"] == "npu,c" else True
+            assert row["peripheral_cycles"] == row["runs"][0]["peripheral_cycles"]
         elif row["status"] == "error":
             assert row["exit_code"] == 3 and "cannot run" in row["message"] and row["dir"] is None
             assert f"{row['name']} (error, exit code 3)" in farmed.stdout

@@ -93,5 +93,5 @@ def test_small_run_slices_never_repeat_an_npu_start(kws_build, monkeypatch):
     monkeypatch.setattr(machine_module, "RUN_SLICE_INSTRUCTIONS", 1500)
     sliced = run_inference(kws_build, inputs)
     assert sliced.peripheral_stats["npu0"]["starts"] == normal.peripheral_stats["npu0"]["starts"] == 1
-    assert (sliced.cpu_instructions, sliced.npu_cycles) == (normal.cpu_instructions, normal.npu_cycles)
+    assert (sliced.cpu_instructions, sliced.peripheral_cycles) == (normal.cpu_instructions, normal.peripheral_cycles)
     assert np.array_equal(sliced.outputs[0], normal.outputs[0])

@@ -445,6 +445,6 @@ def test_shared_int16_keyword_spotting_model_runs_on_the_npu_bit_exact(mode, tmp
     for seed in range(3):
         inputs = random_inputs(report, seed)
         result = run_inference(tmp_path / "fw", inputs)
-        assert result.exit_code == 0 and result.npu_cycles == report["target_reports"]["npu"]["cycles"]
+        assert result.exit_code == 0 and result.cycles_of("npu") == report["target_reports"]["npu"]["cycles"]
         for want, got in zip(run_reference(path, inputs, mode), result.outputs):
             np.testing.assert_array_equal(np.asarray(got).reshape(-1), np.asarray(want).reshape(-1), err_msg=f"seed {seed}")

@@ -270,18 +270,34 @@ def test_example_target_build_runs_bit_exact(plugin_env, tmp_path):
     lut_estimates = [r for r in report["estimate"]["regions"] if r["target"] == "lut"]
     assert [r["cycles"] for r in lut_estimates] == [16 + 128, 16 + 128 + 16 + 128, 16 + 3]
     assert (out / "src" / "targets" / "lut" / "lutaccel.c").is_file()
-    run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "0", "--check", "--json").stdout)
+    run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "0", "--check", "--json", "--profile").stdout)
     assert run["reference"]["bit_exact"], run
     # Both native models in one emulator, each counting its own cycles: the LUT-1's (the plugin's C model)
     # and the NPU's, equal to the NPU target's estimate (its timing model is the C model's).
     assert run["peripherals"]["lut0"] == {"cycles": 16 + 128 + 16 + 128 + 16 + 128 + 16 + 3, "runs": 4}
     npu = run["peripherals"]["npu0"]
     assert npu["cycles"] == report["target_reports"]["npu"]["cycles"] > 0 and npu["starts"] == 3
-    assert set(run["peripherals"]) == {"lut0", "npu0"} and run["npu_cycles"] == npu["cycles"]
-    text = _edgesdk(plugin_env, "run", out, "--random-input", "0").stdout
+    assert set(run["peripherals"]) == {"lut0", "npu0"}
+    assert run["peripheral_cycles"] == {"lut0": 451, "npu0": npu["cycles"]}
+    # The profile treats the plugin's peripheral exactly as the NPU: both models report their commands, so both
+    # get their cycles per block and per layer (each layer's equal to its estimate), adding up to the run's.
+    profile = run["profile"]
+    assert profile["peripheral_cycles"] == run["peripheral_cycles"]
+    for peripheral, target in (("lut0", "lut"), ("npu0", "npu")):
+        layers = [layer for layer in profile["layers"] if layer["target"] == target]
+        assert [layer["peripheral_cycles"] for layer in layers] == [{peripheral: layer["estimate"]["count"]}
+                                                                    for layer in layers]
+        assert sum(layer["estimate"]["count"] for layer in layers) == run["peripheral_cycles"][peripheral]
+    assert [layer["peripheral_cycles"]["lut0"] for layer in profile["layers"] if layer["target"] == "lut"] == [
+        16 + 128, 16 + 128, 16 + 128, 16 + 3]
+    html = (out / "run" / "report.html").read_text()
+    assert "measured lut0 cycles" in html and "measured npu0 cycles" in html and "NPU cycles" not in html
+    text = _edgesdk(plugin_env, "run", out, "--random-input", "0", "--profile").stdout
     npu_line = next(line for line in text.splitlines() if line.startswith("npu0: "))
     assert "lut0: cycles 451, runs 4" in text and f" cycles {npu['cycles']}, " in npu_line
-    assert "npu cycles" not in text and "dsp0" not in text  # per peripheral, only those the build uses
+    header = next(line for line in text.splitlines() if line.startswith("layer "))
+    assert "lut0 cycles" in header and "npu0 cycles" in header
+    assert "npu cycles" not in text.lower() and "dsp0" not in text  # per peripheral, only those the build uses
 
 
 def test_example_target_follows_priority(plugin_env, tmp_path):

@@ -211,5 +211,5 @@ def test_tuned_kws_is_smaller_bit_exact_reproducible_and_measures_as_logged(tmp_
     assert main(["run", str(outs[1]), "--random-input", "0", "--check", "--json"]) == 0
     run = json.loads(capsys.readouterr().out)
     assert run["reference"]["bit_exact"]
-    assert run["npu_cycles"] == chosen["measured"]["cycles"]["npu"]
+    assert run["peripheral_cycles"]["npu0"] == chosen["measured"]["cycles"]["npu"]
     assert run["inference_instructions"] == chosen["measured"]["cycles"]["cpu"]

@@ -45,7 +45,7 @@ def test_onnx_qdq_conv_net_runs_on_the_npu_and_matches_onnxruntime(tmp_path, cap
     for _ in range(RUNS):
         x = rng.normal(0.0, 1.0, onnx_models.CONV_NET_INPUT).astype(np.float32)
         result = run_inference(out, [x])
-        assert result.exit_code == 0 and result.npu_cycles > 0
+        assert result.exit_code == 0 and result.cycles_of("npu") > 0
         for mode, optimize in (("as written", False), ("optimized", True)):
             ref = onnx_models.run_onnxruntime(model, {"x": x}, optimize=optimize)[0]
             lsb = _lsb_differences(result.outputs[0], ref, scale)

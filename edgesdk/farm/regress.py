@@ -145,7 +145,7 @@ def skipped_row(spec: RowSpec, reason: str) -> dict:
 
 def _empty_row(spec: RowSpec) -> dict:
     return {"model": spec.model, "board": spec.board, "targets": spec.targets, "status": "error",
-            "sram_bytes": None, "flash_bytes": None, "instructions": None, "npu_cycles": None, "runs": [],
+            "sram_bytes": None, "flash_bytes": None, "instructions": None, "peripheral_cycles": {}, "runs": [],
             "message": None, "exit_code": None, "stage": "build", "name": spec.name, "dir": None}
 
 
@@ -188,7 +188,7 @@ def run_row(spec: RowSpec) -> dict:
                 row["runs"].append(_run_seed(model, out, report, seed, spec))
             timing["run_s"] = round(time.monotonic() - t1, 3)
             first = row["runs"][0]
-            row.update(instructions=first["instructions"], npu_cycles=first["npu_cycles"], stage=None)
+            row.update(instructions=first["instructions"], peripheral_cycles=first["peripheral_cycles"], stage=None)
             bad = [r["seed"] for r in row["runs"] if not r["bit_exact"]]
             row["status"] = "mismatch" if bad else "pass"
             if bad:
@@ -228,11 +228,8 @@ def _run_seed(model: Path, out: Path, report: dict, seed: int, spec: RowSpec) ->
     expected = run_reference(model, inputs, spec.rounding, "edgesdk regress")
     mismatched = [int(np.count_nonzero(np.asarray(e).reshape(-1).view(np.uint8) != y.reshape(-1).view(np.uint8)))
                   for e, y in zip(expected, result.outputs)]
-    cycles = {name: counters["cycles"] for name, counters in sorted(result.peripheral_stats.items())
-              if "cycles" in counters}
     return {"seed": seed, "bit_exact": not any(mismatched), "mismatched_bytes": mismatched,
-            "instructions": result.inference_instructions, "npu_cycles": result.npu_cycles,
-            "peripheral_cycles": cycles}
+            "instructions": result.inference_instructions, "peripheral_cycles": result.peripheral_cycles}
 
 
 def _oracle(rounding: str) -> str:
@@ -355,11 +352,15 @@ def _number(value) -> str:
 
 
 def summary_table(summary: dict) -> str:
-    header = ("model", "board", "targets", "status", "SRAM B", "flash B", "instructions", "NPU cycles")
+    """One line per row; a cycles column per peripheral any row's build uses, headed by its board name."""
+    peripherals = sorted({name for r in summary["rows"] for name in r["peripheral_cycles"]})
+    header = ("model", "board", "targets", "status", "SRAM B", "flash B", "instructions",
+              *(f"{name} cycles" for name in peripherals))
     body = [(Path(r["model"]).stem, r["board"], r["targets"], r["status"], _number(r["sram_bytes"]),
-             _number(r["flash_bytes"]), _number(r["instructions"]), _number(r["npu_cycles"])) for r in summary["rows"]]
+             _number(r["flash_bytes"]), _number(r["instructions"]),
+             *(_number(r["peripheral_cycles"].get(name)) for name in peripherals)) for r in summary["rows"]]
     widths = [max(len(row[k]) for row in [header, *body]) for k in range(len(header))]
-    numeric = {4, 5, 6, 7}
+    numeric = set(range(4, len(header)))
 
     def line(cells):
         return "  ".join(c.rjust(w) if k in numeric else c.ljust(w) for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
