@@ -2,7 +2,7 @@
 reference interpreter.
 
 Measured latency = the CPU's instructions of the inference (between the harness's two marks, one per cycle)
-at cpu.clock_hz + the NPU's PERF_CYCLES at its clock + each other accelerator's cycle counter at its clock:
+at cpu.clock_hz + each accelerator's cycle counter (its peripheral's "cycles") at its peripheral's clock:
 the units take turns (the host waits for each accelerator run), so the times add up. The same formula as
 the benchmark's latency row (docs/performance.md).
 """

@@ -3,7 +3,7 @@
 A candidate is a Schedule (schedule.py); evaluating it is one `compile_model` (no C, no firmware) with the
 schedule applied, which gives its predicted figures: the arena, the flash data (weights, constants, command
 tables) and the latency at the board's clocks, the sum over the regions' cost-model estimates
-(`Target.estimate`: CPU cycles at cpu.clock_hz, NPU cycles at npu0's clock, DSP cycles at dsp0's).
+(`Target.estimate`: CPU cycles at cpu.clock_hz, each accelerator's cycles at its peripheral's clock).
 
 Objectives (candidates that do not fit the board always rank after those that do):
     latency   least predicted latency; then arena, flash
@@ -43,7 +43,7 @@ class Figures:
     arena_bytes: int
     flash_data_bytes: int  # weights, constant arrays and command tables / blobs (code not included)
     latency_us: float
-    cycles: dict  # unit ("cpu", "npu", "dsp") -> cycles of its regions
+    cycles: dict  # unit (RegionEstimate.unit: "cpu" or what a target's estimate names) -> cycles of its regions
     fits: bool
     misfit: str = ""  # why it does not fit the board
 
