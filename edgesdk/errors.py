@@ -37,7 +37,7 @@ class ToolchainError(EdgesdkError):
 
 
 class EmulatorError(EdgesdkError):
-    """The firmware faulted, timed out or the NPU reported an error while emulated."""
+    """The firmware faulted, timed out or an emulated peripheral (an accelerator) reported an error."""
 
     exit_code = 6
 

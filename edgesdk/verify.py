@@ -50,7 +50,7 @@ class Proof:
         self.failures.append(text)
 
     def count(self, what: str, n: int = 1) -> None:
-        """Record that `n` more things of kind `what` were proven (e.g. "npu_commands")."""
+        """Record that `n` more things of kind `what` were proven (e.g. a target's "<target>_commands")."""
         self.counts[what] += n
 
 

@@ -18,7 +18,7 @@ Everything in a row except `timing` and `node` is deterministic: a run with N wo
 rows a serial run gives. A row's status is "pass" (built, ran, bit-exact on every seed), "mismatch" (ran, some
 output differs from the reference), "error" (did not build or run: the message and the exit code `edgesdk
 build` / `run` would have given) or "skipped" (the board lacks the hardware a target of the list drives, e.g. an
-NPU: nothing to test, not a failure). The command exits 0 when no row failed, else 8.
+accelerator: nothing to test, not a failure). The command exits 0 when no row failed, else 8.
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ class Search:
             layer = schedule.layer(index)
             if layer is None:
                 return []
-            keep = [c for c in schedule.cascades if index not in c.ops]  # a group must stay on the NPU
+            keep = [c for c in schedule.cascades if index not in c.ops]  # a group's ops stay on the target that cascades them
             return [schedule.with_layer(index, target=t, **{n: None for n in layer.switch_names()}).with_cascades(keep)
                     for t in accepting[index] if t != layer.target]
         _, index, name = coordinate
