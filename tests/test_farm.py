@@ -123,6 +123,26 @@ def test_regress_usage_errors_stop_before_any_work(tmp_path, args, message):
     assert not (tmp_path / "out").exists()
 
 
+def test_regress_table_has_a_cycles_column_per_peripheral_any_row_uses():
+    """No accelerator is special: each peripheral a row's build used gets a column named as its board names it
+    (a plugin's LUT-1 beside the NPU), "-" in rows that did not use it."""
+    from edgesdk.farm.regress import _totals, summary_table
+
+    def row(model, targets, cycles):
+        return {"model": model, "board": "riscv-npu-lut", "targets": targets, "status": "pass", "sram_bytes": 32,
+                "flash_bytes": 2872, "instructions": 226, "peripheral_cycles": cycles, "message": None,
+                "exit_code": None, "name": model}
+
+    rows = [row("a.tflite", "lut,npu,c", {"lut0": 451, "npu0": 48008}), row("b.tflite", "npu,c", {"npu0": 822}),
+            row("c.tflite", "c", {})]
+    summary = {"rows": rows, "totals": _totals(rows), "seeds": [0], "rounding": "ref", "run_on": "builtin",
+               "workers": "serial"}
+    lines = summary_table(summary).splitlines()
+    assert lines[0].split()[8:] == ["instructions", "lut0", "cycles", "npu0", "cycles"]
+    assert [line.split()[-2:] for line in lines[2:5]] == [["451", "48,008"], ["-", "822"], ["-", "-"]]
+    assert "NPU" not in "\n".join(lines)
+
+
 def test_regress_refuses_a_missing_model_and_a_directory_of_yours(tmp_path):
     proc = edgesdk("regress", tmp_path / "missing.tflite", "-o", tmp_path / "out")
     assert proc.returncode == 7 and "does not exist" in proc.stderr

@@ -40,7 +40,7 @@ from ..errors import EdgesdkError, UsageError
 from .runners import RUNNERS
 
 SUMMARY_FORMAT = "edgesdk-regress"
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2  # 2: rows carry peripheral_cycles {peripheral: cycles} instead of npu_cycles
 FAILED_ROWS_EXIT = 8  # as `edgesdk run --check` on a mismatch
 INTERNAL_ERROR_EXIT = 70  # = edgesdk.cli.INTERNAL_ERROR_EXIT
 TABLE_MESSAGE_CHARS = 140
