@@ -82,12 +82,14 @@ def _from_git(mirror: Path, paths, dest: Path) -> None:
 
 def source_tree(work: Path) -> Path | None:
     """A directory with TFLite Micro's kernel headers, gemmlowp's fixedpoint and the libstdc++ config; None if
-    the sources are not on this machine."""
+    the sources (or the host's libstdc++ 12 headers) are not on this machine."""
     tflm = os.environ.get("EDGESDK_TFLM_SRC")
     gemmlowp = os.environ.get("EDGESDK_GEMMLOWP_SRC")
     tree = work / "tflm-src"
     if (tree / "ok").exists():
         return tree
+    if not (LIBSTDCXX / "algorithm").exists() or not (LIBSTDCXX_CONFIG / "c++config.h").exists():
+        return None  # the kernels' C++ headers come from the host's libstdc++ 12
     tree.mkdir(parents=True, exist_ok=True)
     if tflm:
         for path in TFLM_PATHS:
