@@ -151,3 +151,25 @@ def mlperf_verdicts(name: str, figures: dict, build_wall: dict) -> dict:
 
 def _yes(ok) -> str:
     return "-" if ok is None else ("yes" if ok else "NO")
+
+
+def int16_kernels(work: Path) -> dict | None:
+    """Issue 13 part 2's int16 item: benchmarks/tflm_int16.py's comparison (None without TFLite Micro's sources)."""
+    import tflm_int16
+
+    return tflm_int16.compare(work_dir=work / "int16")
+
+
+def int16_verdicts(result: dict) -> dict:
+    """Per op and over all int16 layers: edgesdk's instructions against a third of TFLite Micro's int16 reference
+    kernels (the edgesdk figure is the ratio; bit-exactness of the anchor with LiteRT is part of the row)."""
+    import tflm_int16
+
+    verdicts = {}
+    groups = [(f"int16 {g['op']}", g) for g in result["ops"]]
+    groups.append(("int16 all layers", tflm_int16._totals(("op", "all"), result["layers"])))
+    for label, g in groups:
+        shown = (f"{g['edgesdk_instructions']:,} / {g['tflm_instructions']:,} = {g['ratio']:.3f}"
+                 + ("" if g["checked"] else " (TFLM output unchecked)"))
+        verdicts[f"{label} vs TFLM ref, {g['layers']} layers"] = (shown, "<= 0.333", g["met"])
+    return verdicts

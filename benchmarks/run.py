@@ -178,6 +178,26 @@ def measure_large(models_dir: Path, work: Path, text: list) -> dict:
     return large
 
 
+def measure_int16(work: Path, text: list) -> dict:
+    """Issue 13 part 2's int16 item (benchmarks/tflm_int16.py): {"int16": ...}, or {} without TFLite Micro's
+    sources."""
+    result = issue13.int16_kernels(work)
+    if result is None:
+        block = "\nint16 kernels vs TFLite Micro: skipped (its sources are not on this machine; see tflm_int16.py)"
+        print(block, flush=True)
+        text.append(block)
+        return {}
+    rows = [(f"{g.get('op', g.get('model'))}, {g['layers']} layers", f"{g['edgesdk_instructions']:,}",
+             f"{g['tflm_instructions']:,}", f"{g['ratio']:.3f} (worst layer {g['worst_layer_ratio']:.3f})",
+             _yes(g["met"])) for g in result["ops"] + result["models"]]
+    block = ("\nint16 (16x8) kernels: edgesdk --target c vs TFLite Micro's int16 reference kernels, Invoke() "
+             "instructions of the layers (issue 13 part 2; goal <= 1/3)\n"
+             + _table(rows, ("op / model", "edgesdk", "TFLite Micro", "ratio", "met")))
+    print(block, flush=True)
+    text.append(block)
+    return {"int16": {"edgesdk": result, "goals_issue13": _goal_json(issue13.int16_verdicts(result))}}
+
+
 VELA_ABSENT = "not installed"  # or "skipped" with --no-vela
 
 
@@ -195,6 +215,8 @@ def main(argv=None) -> int:
     parser.add_argument("--no-profile", action="store_true", help="skip the per-kernel instruction profile")
     parser.add_argument("--no-large", action="store_true", help="skip the models of ../shared/models/large")
     parser.add_argument("--large-models-dir", type=Path, default=LARGE_MODELS_DIR)
+    parser.add_argument("--no-int16", action="store_true",
+                        help="skip the int16 kernels against TFLite Micro's int16 reference kernels")
     parser.add_argument("--keep-builds", type=Path, help="build into this directory and keep it")
     args = parser.parse_args(argv)
 
@@ -240,19 +262,21 @@ def main(argv=None) -> int:
                          "goals": {k: {"edgesdk": v[0], "goal": v[1], "met": v[2]} for k, v in verdicts.items()},
                          "goals_issue13": _goal_json(issue13.mlperf_verdicts(name, figures, figures["build_wall"]))}
     large = {} if args.no_large else measure_large(args.large_models_dir, work, text)
+    int16 = {} if args.no_int16 else measure_int16(work, text)
     summary = ["\nGoals (issue 5)", "model  goal                                  edgesdk          goal            met"]
     for name, r in results.items():
         for goal, v in r["goals"].items():
             summary.append(f"{name:<6} {goal:<37} {_n(v['edgesdk']) if isinstance(v['edgesdk'], int) else v['edgesdk']:<16} "
                            f"{v['goal']:<15} {_yes(v['met'])}")
     summary += ["\nGoals (issue 13)", "model  goal                                       edgesdk          goal            met"]
-    for name, r in list(results.items()) + list(large.items()):
+    for name, r in list(results.items()) + list(large.items()) + list(int16.items()):
         for goal, v in r["goals_issue13"].items():
             summary.append(f"{name:<6} {goal:<42} {_n(v['edgesdk']) if isinstance(v['edgesdk'], int) else v['edgesdk']!s:<16} "
                            f"{v['goal']:<15} {_yes(v['met'])}")
     print("\n".join(summary))
     text += summary
     results.update({f"large/{k}": v for k, v in large.items()})
+    results.update(int16)
     (args.out / "results.txt").write_text("\n".join(text) + "\n")
     (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     if args.keep_builds is None:

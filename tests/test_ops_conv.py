@@ -10,6 +10,8 @@ small-magnitude, all-min and all-max inputs, byte for byte.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -508,3 +510,22 @@ def test_hand_made_model_firmware_bit_exact(name, tmp_path):
                 if np.asarray(want).tobytes() != np.asarray(got).tobytes():
                     problems.append(f"{mode} {label}")
     assert not problems, problems
+
+
+def test_16x8_fully_connected_window_is_set_and_proved(tmp_path):
+    """A 16x8 FULLY_CONNECTED whose sums fit int32 requantizes LiteRT's double product through the integer window
+    (edgesdk_requantize_fp64_window); the build's proof refuses a window smaller than its accumulators need."""
+    from edgesdk.compiler import BuildOptions, compile_model
+    from edgesdk.verify import VerificationError, verify_build
+
+    model = Path(__file__).parent / "models" / "ops" / "fc_16_8_int16.tflite"
+    compiled = compile_model(model, BuildOptions(target="c"))
+    (params,) = [call.args[0] for layer in compiled.executor.target_data["c"] for call in layer.calls
+                 if call.kernel == "edgesdk_fully_connected_s16"]
+    window = params["fp64_window"]
+    assert window and window & (window - 1) == 0
+    verify_build(compiled)
+    params.fields["fp64_window"] = window // 2
+    with pytest.raises(VerificationError) as err:
+        verify_build(compiled)
+    assert "fp64_window does not cover the accumulators" in str(err.value)

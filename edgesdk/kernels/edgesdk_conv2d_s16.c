@@ -37,7 +37,7 @@ static inline int16_t conv16_output(const edgesdk_conv2d_s16_params *p, int64_t 
 }
 
 /* The same when the compiler proved sum32: sum and bias in int32. */
-static inline int16_t conv16_output_small(const edgesdk_conv2d_s16_params *p, int32_t sum, const int64_t *bias,
+static inline __attribute__((always_inline)) int16_t conv16_output_small(const edgesdk_conv2d_s16_params *p, int32_t sum, const int64_t *bias,
                                           int32_t oc)
 {
     const int32_t acc = edgesdk_add_bias32(sum, bias, oc);
@@ -48,58 +48,154 @@ static inline int16_t conv16_output_small(const edgesdk_conv2d_s16_params *p, in
     return edgesdk_clamp_s16(scaled, p->act_min, p->act_max);
 }
 
-/* The blocked layout (edgesdk_conv2d.h): no groups, int32 partial sums. */
+/* acc0[j] += sum_i x0[i] * w[i * 4 + j] and acc1[j] the same over x1, j < 4: each weight load feeds two pixels
+ * and each input load four channels (about 3 instructions per MAC instead of 3.6 for one pixel). */
+static inline void mac_block4x2(const int16_t *x0, const int16_t *x1, const int8_t *w, int32_t n, int32_t *acc0,
+                                int32_t *acc1)
+{
+    int32_t a0 = acc0[0], a1 = acc0[1], a2 = acc0[2], a3 = acc0[3];
+    int32_t b0 = acc1[0], b1 = acc1[1], b2 = acc1[2], b3 = acc1[3];
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t u = x0[i], v = x1[i];
+        const int32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+        a0 += u * w0;
+        b0 += v * w0;
+        a1 += u * w1;
+        b1 += v * w1;
+        a2 += u * w2;
+        b2 += v * w2;
+        a3 += u * w3;
+        b3 += v * w3;
+        w += EDGESDK_CONV16_BLOCK;
+    }
+    acc0[0] = a0;
+    acc0[1] = a1;
+    acc0[2] = a2;
+    acc0[3] = a3;
+    acc1[0] = b0;
+    acc1[1] = b1;
+    acc1[2] = b2;
+    acc1[3] = b3;
+}
+
+/* One output row position of the blocked layout: where its window lies in the input. */
+typedef struct {
+    const int16_t *in_batch;
+    int32_t y0, x0;
+    edgesdk_window wy, wx;
+} conv16_pixel;
+
+/* The channels after the last full block (OHWI), for one pixel. */
+static inline __attribute__((always_inline)) void conv16_rest(const edgesdk_conv2d_s16_params *p, const conv16_pixel *px, const int8_t *rest, int32_t taps,
+                        int32_t first_oc, const int64_t *bias, int16_t *output)
+{
+    for (int32_t oc = first_oc; oc < p->out_c; oc++) {
+        const int8_t *w_oc = rest + (oc - first_oc) * taps;
+        int32_t sum = 0;
+        for (int32_t fy = px->wy.first; fy < px->wy.last; fy++) {
+            const int16_t *x_row = px->in_batch + (px->y0 + fy * p->dilation_h) * p->in_w * p->in_c;
+            const int8_t *w_row = w_oc + fy * p->filter_w * p->in_c;
+            if (p->dilation_w == 1) { /* the row's taps inside the image are one run */
+                const int32_t n = px->wx.last > px->wx.first ? (px->wx.last - px->wx.first) * p->in_c : 0;
+                sum += edgesdk_dot_s16_s8(x_row + (px->x0 + px->wx.first) * p->in_c, w_row + px->wx.first * p->in_c,
+                                          n);
+                continue;
+            }
+            for (int32_t fx = px->wx.first; fx < px->wx.last; fx++) {
+                sum += edgesdk_dot_s16_s8(x_row + (px->x0 + fx * p->dilation_w) * p->in_c, w_row + fx * p->in_c,
+                                          p->in_c);
+            }
+        }
+        *output++ = conv16_output_small(p, sum, bias, oc);
+    }
+}
+
+/* The full blocks of one pixel. */
+static void conv16_blocks(const edgesdk_conv2d_s16_params *p, const conv16_pixel *px, const int8_t *filter,
+                          int32_t taps, int32_t blocks, const int64_t *bias, int16_t *output)
+{
+    const int32_t taps_x = px->wx.last > px->wx.first ? px->wx.last - px->wx.first : 0;
+    for (int32_t blk = 0, oc = 0; blk < blocks; blk++, oc += EDGESDK_CONV16_BLOCK) {
+        const int8_t *w_blk = filter + blk * EDGESDK_CONV16_BLOCK * taps;
+        int32_t acc[EDGESDK_CONV16_BLOCK] = {0, 0, 0, 0};
+        for (int32_t fy = px->wy.first; fy < px->wy.last; fy++) {
+            const int16_t *x_row = px->in_batch + (px->y0 + fy * p->dilation_h) * p->in_w * p->in_c;
+            const int32_t tap_row = fy * p->filter_w * p->in_c;
+            if (p->dilation_w == 1) {
+                mac_block4(x_row + (px->x0 + px->wx.first) * p->in_c,
+                           w_blk + (tap_row + px->wx.first * p->in_c) * EDGESDK_CONV16_BLOCK, taps_x * p->in_c, acc);
+                continue;
+            }
+            for (int32_t fx = px->wx.first; fx < px->wx.last; fx++) {
+                mac_block4(x_row + (px->x0 + fx * p->dilation_w) * p->in_c,
+                           w_blk + (tap_row + fx * p->in_c) * EDGESDK_CONV16_BLOCK, p->in_c, acc);
+            }
+        }
+        for (int32_t j = 0; j < EDGESDK_CONV16_BLOCK; j++) {
+            *output++ = conv16_output_small(p, acc[j], bias, oc + j);
+        }
+    }
+}
+
+/* The full blocks of two pixels of one output row whose windows cover the same taps (no dilation across
+ * columns): out0 and out1 are their outputs. */
+static void conv16_blocks_pair(const edgesdk_conv2d_s16_params *p, const conv16_pixel *px, const int8_t *filter,
+                               int32_t taps, int32_t blocks, const int64_t *bias, int16_t *out0, int16_t *out1)
+{
+    const int32_t run = (px->wx.last - px->wx.first) * p->in_c;
+    const int32_t step = p->stride_w * p->in_c; /* the second pixel's window, in input elements */
+    for (int32_t blk = 0, oc = 0; blk < blocks; blk++, oc += EDGESDK_CONV16_BLOCK) {
+        const int8_t *w_blk = filter + blk * EDGESDK_CONV16_BLOCK * taps;
+        int32_t acc0[EDGESDK_CONV16_BLOCK] = {0, 0, 0, 0};
+        int32_t acc1[EDGESDK_CONV16_BLOCK] = {0, 0, 0, 0};
+        for (int32_t fy = px->wy.first; fy < px->wy.last; fy++) {
+            const int16_t *x = px->in_batch + (px->y0 + fy * p->dilation_h) * p->in_w * p->in_c +
+                               (px->x0 + px->wx.first) * p->in_c;
+            const int32_t tap = fy * p->filter_w * p->in_c + px->wx.first * p->in_c;
+            mac_block4x2(x, x + step, w_blk + tap * EDGESDK_CONV16_BLOCK, run, acc0, acc1);
+        }
+        for (int32_t j = 0; j < EDGESDK_CONV16_BLOCK; j++) {
+            *out0++ = conv16_output_small(p, acc0[j], bias, oc + j);
+            *out1++ = conv16_output_small(p, acc1[j], bias, oc + j);
+        }
+    }
+}
+
+/* The blocked layout (edgesdk_conv2d.h): no groups, int32 partial sums. Without dilation across columns, two
+ * neighbouring pixels whose windows cover the same taps (every pair away from the padded edges) run together. */
 static void conv2d_s16_blocked(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *filter,
                                const int64_t *bias, int16_t *output)
 {
     const int32_t taps = p->filter_h * p->filter_w * p->in_c;
     const int32_t blocks = p->out_c / EDGESDK_CONV16_BLOCK;
     const int8_t *rest = filter + blocks * EDGESDK_CONV16_BLOCK * taps; /* the remaining channels, OHWI */
-    const int32_t row_runs = p->dilation_w == 1;
+    const int32_t first_rest = blocks * EDGESDK_CONV16_BLOCK;
     for (int32_t b = 0; b < p->batches; b++) {
-        const int16_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
+        conv16_pixel px;
+        px.in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
-            const int32_t y0 = oy * p->stride_h - p->pad_top;
-            const edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
-            for (int32_t ox = 0; ox < p->out_w; ox++) {
-                const int32_t x0 = ox * p->stride_w - p->pad_left;
-                const edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
-                const int32_t taps_x = wx.last > wx.first ? wx.last - wx.first : 0;
-                int32_t oc = 0;
-                for (int32_t blk = 0; blk < blocks; blk++, oc += EDGESDK_CONV16_BLOCK) {
-                    const int8_t *w_blk = filter + blk * EDGESDK_CONV16_BLOCK * taps;
-                    int32_t acc[EDGESDK_CONV16_BLOCK] = {0, 0, 0, 0};
-                    for (int32_t fy = wy.first; fy < wy.last; fy++) {
-                        const int16_t *x_row = in_batch + (y0 + fy * p->dilation_h) * p->in_w * p->in_c;
-                        const int32_t tap_row = fy * p->filter_w * p->in_c;
-                        if (row_runs) {
-                            mac_block4(x_row + (x0 + wx.first) * p->in_c,
-                                       w_blk + (tap_row + wx.first * p->in_c) * EDGESDK_CONV16_BLOCK,
-                                       taps_x * p->in_c, acc);
-                            continue;
-                        }
-                        for (int32_t fx = wx.first; fx < wx.last; fx++) {
-                            mac_block4(x_row + (x0 + fx * p->dilation_w) * p->in_c,
-                                       w_blk + (tap_row + fx * p->in_c) * EDGESDK_CONV16_BLOCK, p->in_c, acc);
-                        }
-                    }
-                    for (int32_t j = 0; j < EDGESDK_CONV16_BLOCK; j++) {
-                        *output++ = conv16_output_small(p, acc[j], bias, oc + j);
+            px.y0 = oy * p->stride_h - p->pad_top;
+            px.wy = edgesdk_window_taps(px.y0, p->dilation_h, p->filter_h, p->in_h);
+            int32_t ox = 0;
+            while (ox < p->out_w) {
+                px.x0 = ox * p->stride_w - p->pad_left;
+                px.wx = edgesdk_window_taps(px.x0, p->dilation_w, p->filter_w, p->in_w);
+                if (p->dilation_w == 1 && blocks > 0 && ox + 1 < p->out_w && px.wx.last > px.wx.first) {
+                    const edgesdk_window next = edgesdk_window_taps(px.x0 + p->stride_w, 1, p->filter_w, p->in_w);
+                    if (next.first == px.wx.first && next.last == px.wx.last) {
+                        conv16_blocks_pair(p, &px, filter, taps, blocks, bias, output, output + p->out_c);
+                        conv16_rest(p, &px, rest, taps, first_rest, bias, output + first_rest);
+                        px.x0 += p->stride_w;
+                        conv16_rest(p, &px, rest, taps, first_rest, bias, output + p->out_c + first_rest);
+                        output += 2 * p->out_c;
+                        ox += 2;
+                        continue;
                     }
                 }
-                for (; oc < p->out_c; oc++) {
-                    const int8_t *w_oc = rest + (oc - blocks * EDGESDK_CONV16_BLOCK) * taps;
-                    int32_t sum = 0;
-                    for (int32_t fy = wy.first; fy < wy.last; fy++) {
-                        const int16_t *x_row = in_batch + (y0 + fy * p->dilation_h) * p->in_w * p->in_c;
-                        const int8_t *w_row = w_oc + fy * p->filter_w * p->in_c;
-                        for (int32_t fx = wx.first; fx < wx.last; fx++) {
-                            sum += edgesdk_dot_s16_s8(x_row + (x0 + fx * p->dilation_w) * p->in_c,
-                                                      w_row + fx * p->in_c, p->in_c);
-                        }
-                    }
-                    *output++ = conv16_output_small(p, sum, bias, oc);
-                }
+                conv16_blocks(p, &px, filter, taps, blocks, bias, output);
+                conv16_rest(p, &px, rest, taps, first_rest, bias, output + first_rest);
+                output += p->out_c;
+                ox++;
             }
         }
     }

@@ -122,11 +122,44 @@ def emit_fully_connected_s16(e: Emit):
     }
     fields.update(fast_requant_fields(e, d, bool(fields["sum32"]) and d.rounding != "fp64"
                                       and fields["accumulator"].name == "EDGESDK_ACC64"))
+    fields["fp64_window"] = s16_fp64_window(weights, b, d) if fields["sum32"] else 0
     params = e.params("edgesdk_fully_connected_s16_params", fields)
     e.call("edgesdk_fully_connected_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b),
            e.arena(y))
     e.layer.note = f"{in_depth}->{out_depth} 16x8, {accumulator(op)} accumulator"
     return e.layer
+
+
+def s16_fp64_window(weights_2d, b, d) -> int:
+    """edgesdk_requantize_fp64_window's window for a 16x8 layer whose sums fit int32 and whose LiteRT
+    requantization is in double: a power of two >= B/2 + B * 2^-22 + 2, B the largest |sum + bias| over int16
+    inputs; 0 (the general double path) when a scale is outside the window's form (shift in [-31, -2],
+    multiplier > 0) or the window would pass 2^30."""
+    if d.rounding != "fp64" or any(m <= 0 or not -31 <= s <= -2 for m, s in zip(d.multipliers, d.shifts)):
+        return 0
+    bias = np.zeros(weights_2d.shape[0], np.int64) if b is None else b.data.astype(np.int64).reshape(-1)
+    bound = int(np.max(np.abs(bias) + 32768 * np.abs(weights_2d.astype(np.int64)).sum(axis=1), initial=0))
+    window = fp64_window(bound)
+    return window if window <= 1 << 30 else 0
+
+
+def s16_window_checks(p, w, b, n: int) -> list:
+    """Footprint preconditions of a nonzero fp64_window: fp64 rounding over int32 sums, shifts and multipliers
+    of the window's form, and a window that covers the weights' largest accumulator."""
+    window = p["fp64_window"]
+    if not window:
+        return []
+    checks = require(p["rounding"].name == "EDGESDK_ROUNDING_FP64" and p["sum32"] == 1,
+                     "fp64_window needs fp64 rounding and sum32")
+    shifts, mults = getattr(p["shift"], "values", None), getattr(p["multiplier"], "values", None)
+    if shifts is None or mults is None or not hasattr(w, "values"):
+        return checks + ["fp64_window needs constant weights, multipliers and shifts"]
+    checks += require(all(int(m) > 0 and -31 <= int(s) <= -2 for m, s in zip(mults[:n], shifts[:n])),
+                      "fp64_window needs shifts in [-31, -2] and positive multipliers")
+    weights = np.asarray(w.values, np.int64).reshape(n, -1)
+    bias = np.abs(np.asarray(getattr(b, "values", np.zeros(n)), np.int64).reshape(-1))
+    bound = int(np.max(bias + 32768 * np.abs(weights).sum(axis=1), initial=0))
+    return checks + require(fp64_window(bound) <= window <= 1 << 30, "fp64_window does not cover the accumulators")
 
 
 @footprint("edgesdk_fully_connected_s16")
@@ -147,6 +180,7 @@ def fully_connected_s16_footprint(call, op) -> list:
         checks += acc64_shift_checks(p["accumulator"], p["shift"], n)
     checks += require(not (fp64 and p["fast_requant"]), "fp64 rounding has no fast integer form")
     checks += fast_requant_checks(p, n)
+    checks += s16_window_checks(p, w, b, n)
     return checks + shift_checks(p, n) + per_channel(p, n, "multiplier", "shift") + scale + [
         (x, 2 * p["batches"] * p["in_depth"], "input"),
         (w, n * p["in_depth"], "filter"),
