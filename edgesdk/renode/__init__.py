@@ -111,7 +111,8 @@ def compile_peripherals(out_dir, harness=None, sources=None) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / (Path(harness).stem + ".exe" if harness else "EdgesdkRenodePeripherals.dll")
-    sources = [*(peripheral_sources() if sources is None else sources), *STANDIN_SOURCES, *([harness] if harness else [])]
+    peripherals = peripheral_sources() if sources is None else sources
+    sources = [*peripherals, *STANDIN_SOURCES, *([harness] if harness else [])]
     cmd = [csharp_compiler(), "-target:" + ("exe" if harness else "library"), "-warnaserror+", "-warn:4",
            "-nologo", f"-out:{output}", *map(str, sources)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
