@@ -22,6 +22,7 @@ target provides, and which step of the flow uses it:
                                                         serialized graphs through the context
     render_sources     templates                        extra generated files (e.g. the NPU's tables)
     flash_bytes        memory fit check, report         flash its own rendered data takes
+    flash_data         export README                    what that data is, in words
     flash_lower_bound  early fit check                  flash a region takes at least (before codegen)
     firmware_sources   firmware build                   its HAL driver / runtime / kernel sources, copied
                                                         into OUT/src/targets/<name>/ and compiled
@@ -382,6 +383,10 @@ class Target:
         computed from the graph alone, before any weight layout is made: the compiler refuses a model whose
         bounds exceed the board's flash before it spends memory on layouts. 0 (the default) claims nothing."""
         return 0
+
+    # What its generated constants in flash hold besides the model's weights, in a few words (e.g. "command
+    # tables"): an export's README tells the integrator what its .rodata holds. Empty: nothing else.
+    flash_data: str = ""
 
     # -- hardware model, cost model, proof --
     def peripherals(self) -> list:

@@ -42,6 +42,7 @@ class DspTarget(Target):
     name = "dsp"
     description = "the DSP-1 vector DSP: one serialized subgraph per region, interpreted by a host runtime"
     peripheral_types = (DSP_TYPE,)
+    flash_data = "serialized subgraphs"
     # edgesdk_dsp_run()'s results (runtime/edgesdk_dsp_runtime.h), which the generated code returns unchanged.
     error_codes = (
         ("DSP_DEVICE", -16, "the DSP stopped with an error: edgesdk_dsp_last_status() and edgesdk_dsp_last_node() "

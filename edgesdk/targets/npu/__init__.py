@@ -36,6 +36,7 @@ class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
     peripheral_types = (NPU_TYPE,)
+    flash_data = "command tables"
     # edgesdk_npu_run()'s results (edgesdk/targets/npu/hal/npu_driver.h), which the generated code returns unchanged.
     error_codes = (
         ("NPU", -1, "the NPU stopped with an error: edgesdk_npu_last_status() (bits 15:8, the NPU error code of "
