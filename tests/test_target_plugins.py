@@ -625,3 +625,9 @@ def test_plugin_relates_its_repl_attributes_to_board_json(lut, monkeypatch):
     scaffold = scaffold_repl(board)
     assert scaffold.entries["lut0"].attributes == {"lookupsPerCycle": 4}
     assert check_against_board(scaffold, board) == []
+
+
+def test_example_names_its_flash_data_for_the_export_readme(lut):
+    from edgesdk.export import _constants_what
+
+    assert _constants_what(["lut", "npu", "c"]) == "weights, lookup tables with their job lists and command tables"
