@@ -78,10 +78,14 @@ def csharp_types(source: Path) -> set:
 
 
 def peripheral_models() -> dict:
-    """{Renode type: PeripheralModel} of every installed target's peripheral models."""
+    """{Renode type: PeripheralModel} of every installed target's peripheral models (the first target wins)."""
     from ..targets import all_targets
 
-    return {model.renode_type: model for target in all_targets() for model in target.peripherals()}
+    models = {}
+    for target in all_targets():
+        for model in target.peripherals():
+            models.setdefault(model.renode_type, model)
+    return models
 
 
 def native_libraries(out_dir, renode_types=None) -> list:

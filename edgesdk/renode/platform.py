@@ -61,14 +61,9 @@ def peripheral_types() -> dict:
 
 
 def _target_models() -> dict:
-    """{Renode type: PeripheralModel} of every installed target's peripheral models (the first target wins)."""
-    from ..targets import all_targets
+    from . import peripheral_models
 
-    models = {}
-    for target in all_targets():
-        for model in target.peripherals():
-            models.setdefault(model.renode_type, model)
-    return models
+    return peripheral_models()
 
 
 def repl_path(board: Board) -> Path:
