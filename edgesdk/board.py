@@ -59,6 +59,9 @@ class Board:
     stack_bytes: int
     toolchain: dict
     qemu: dict = field(default_factory=dict)  # board.json "qemu": how stock QEMU boots the board (edgesdk/qemu.py)
+    # board.json "default_targets": the priority list of a build without --target ("": derived from the installed
+    # targets, edgesdk.targets.default_target_list)
+    default_targets: str = ""
 
     @property
     def flash(self) -> MemoryRegion:
@@ -204,7 +207,7 @@ def load_board(name_or_path: str) -> Board:
             for name, p in raw["peripherals"].items()
         }
         board = Board(raw["name"], path, raw.get("description", ""), raw["cpu"], memories, peripherals,
-                      int(raw["stack_bytes"]), raw["toolchain"], raw.get("qemu", {}))
+                      int(raw["stack_bytes"]), raw["toolchain"], raw.get("qemu", {}), raw.get("default_targets", ""))
     except (KeyError, ValueError, TypeError) as exc:
         raise UsageError(f"Board description {path} is malformed ({exc!r}); compare it with edgesdk/boards/riscv-npu/board.json.") from None
     if not board.flash.contains(board.reset_address, 2):

@@ -112,8 +112,12 @@ def _verbosity_options() -> argparse.ArgumentParser:
     return common
 
 
+TARGET_HELP = ("target priority list, last = fallback (default: the board's board.json default_targets; "
+               "`edgesdk inspect --list-targets` lists the installed targets)")
+
+
 def make_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="edgesdk", description="Compile quantized TFLite models into bare-metal RISC-V + NPU firmware.",
+    p = ArgumentParser(prog="edgesdk", description="Compile quantized TFLite models into bare-metal RISC-V + accelerator firmware.",
                        epilog="Exit codes: 0 ok, 2 model, 3 unsupported op, 4 does not fit, 5 toolchain, 6 emulator or "
                               "firmware failure, 7 usage, 8 --check mismatch, 9 no debug probe, 10 the machine refused.")
     p.add_argument("--version", action="version", version=f"edgesdk {__version__}")
@@ -124,7 +128,7 @@ def make_parser() -> argparse.ArgumentParser:
                        help="compile a model into firmware (OUT/firmware.elf, sources, report.json, report.html)")
     b.add_argument("model", help="the .tflite model")
     b.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
-    b.add_argument("--target", default="npu,c", help='target priority list, last = fallback (default "npu,c"; "c" = CPU only)')
+    b.add_argument("--target", default=None, help=TARGET_HELP)
     b.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"],
                    help="match LiteRT's reference kernels (ref, default), TFLite Micro (tflm) or, for QDQ ONNX "
                         "models, ONNX Runtime's CPU execution (ort); docs/rounding.md")
@@ -160,7 +164,7 @@ def make_parser() -> argparse.ArgumentParser:
                        help="search per-layer schedules (cost models + emulator), write a tuning log")
     t.add_argument("model", help="the .tflite model")
     t.add_argument("--board", default="riscv-npu", help="board name or path to a board.json (default riscv-npu)")
-    t.add_argument("--target", default="npu,c", help='target priority list (default "npu,c")')
+    t.add_argument("--target", default=None, help=TARGET_HELP)
     t.add_argument("--rounding", default="ref", choices=["ref", "tflm", "ort"], help="as for build (default ref)")
     t.add_argument("--objective", default="latency", choices=["latency", "sram"],
                    help="least estimated latency that fits the board (default), or least arena, ties by latency")
@@ -176,8 +180,8 @@ def make_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("regress", parents=common, help="build, run and check every model x board x target list; one summary table")
     g.add_argument("models", nargs="+", metavar="MODEL", help=".tflite models")
     g.add_argument("--boards", default="riscv-npu", help="comma-separated boards (default riscv-npu)")
-    g.add_argument("--targets", default="npu,c",
-                   help='semicolon-separated target lists, e.g. "npu,c;c" (default "npu,c")')
+    g.add_argument("--targets", default=None,
+                   help="semicolon-separated target priority lists (default: each board's board.json default_targets)")
     g.add_argument("--rounding", default="ref", choices=["ref", "tflm"], help="as for build (default ref)")
     g.add_argument("--seeds", default="0", help="comma-separated seeds of the random inputs, one run each (default 0)")
     g.add_argument("--run-on", default="builtin", choices=["builtin", "qemu", "board"],
@@ -220,7 +224,8 @@ def make_parser() -> argparse.ArgumentParser:
     i.add_argument("model", nargs="?", help="the .tflite model")
     i.add_argument("--board", default="riscv-npu")
     i.add_argument("--target", default=None,
-                   help="priority list (default \"npu,c\"; with --list-ops: every built-in target, \"npu,dsp,c\")")
+                   help="priority list (default: the board's board.json default_targets; with --list-ops: every "
+                        "installed target)")
     i.add_argument("--list-ops", action="store_true", help="list every target's supported ops and constraints")
     i.add_argument("--list-targets", action="store_true",
                    help="list the installed targets (built-in and plugins) and whether the board has their hardware")
@@ -331,7 +336,7 @@ def cmd_regress(args) -> int:
     from .farm.regress import RegressOptions, exit_code, parse_list, parse_seeds, regress, summary_table
 
     options = RegressOptions(boards=parse_list(args.boards, ",", "--boards", "riscv-npu,hifive1-revb"),
-                             target_lists=parse_list(args.targets, ";", "--targets", '"npu,c;c"'),
+                             target_lists=parse_list(args.targets, ";", "--targets", '"a,b;b"') if args.targets else (),
                              rounding=args.rounding, seeds=parse_seeds(args.seeds), run_on=args.run_on,
                              timeout_s=args.timeout)
     from .progress import say
@@ -666,12 +671,15 @@ def supported_ops_markdown(rules: dict) -> str:
 # -- inspect ----------------------------------------------------------------------------------------
 def cmd_inspect(args) -> int:
     from .board import load_board
-    from .targets import parse_target_list, target_support
+    from .targets import available_targets, default_target_list, parse_target_list, target_support
 
     board = load_board(args.board)
     if args.list_targets:
         return _list_targets(board, args.json)
-    targets = parse_target_list(args.target or (BUILTIN_TARGET_LIST if args.list_ops else DEFAULT_TARGETS), board)
+    if args.list_ops and not args.target:
+        targets = sorted(available_targets())  # by name, whatever order the plugins were found in
+    else:
+        targets = parse_target_list(args.target or default_target_list(board), board)
     if args.list_ops:
         rules = {t: target_support(t).rules() for t in targets}
         if args.markdown:
@@ -705,10 +713,6 @@ def cmd_inspect(args) -> int:
         print(f"edgesdk: error: {len(rejected)} op(s) cannot run on any target (see reasons above).", file=sys.stderr)
         return 3
     return 0
-
-
-DEFAULT_TARGETS = "npu,c"
-BUILTIN_TARGET_LIST = "npu,dsp,c"
 
 
 def _list_targets(board, as_json: bool) -> int:

@@ -25,7 +25,7 @@ from .ops.folding import FoldReport, fold_constants
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
 from .progress import VERBOSE, say
-from .targets import parse_target_list
+from .targets import default_target_list, parse_target_list
 from .aot.cascade import Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups
 from .targets.api import CodegenOptions
 
@@ -37,7 +37,7 @@ SRAM_RESERVE_BYTES = 1024
 @dataclass
 class BuildOptions:
     board: str = "riscv-npu"
-    target: str = "npu,c"
+    target: str | None = None  # priority list, last = fallback; None: the board's (targets.default_target_list)
     rounding: str = "ref"
     compile_firmware: bool = True
     werror: bool = False  # treat compiler warnings as errors (the tests build this way)
@@ -167,7 +167,7 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     if unknown:
         raise UsageError(f"--dump-after: no pass named {', '.join(unknown)}; the passes are {', '.join(PASS_NAMES)}.")
     board = load_board(options.board)
-    targets = parse_target_list(options.target, board)
+    targets = parse_target_list(options.target or default_target_list(board), board)
     schedule = _requested_schedule(model_path, options, board, targets)
     codegen = CodegenOptions(options.rounding, board, schedule, board.image_flash_bytes if check_fit else None)
     state = BuildState(model_path, options, check_fit, board, targets, schedule, codegen, graph)
@@ -295,7 +295,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     model_path = Path(model_path)
     out_dir = check_replaceable(Path(out_dir), protect=(model_path,))  # refuse before the work, and again at the end
     t0 = time.perf_counter()
-    say(f"compiling {model_path.name} for board {options.board} (targets {options.target})")
+    say(f"compiling {model_path.name} for board {options.board} (targets {options.target or 'the board default'})")
     compiled = compile_model(model_path, options, graph, dump=print_dump)  # --dump-after: to stderr
     say("checking the generated code and tables (safety proof)", VERBOSE)
     safety = verify_build(compiled)  # the build-time safety proof (edgesdk/verify.py): nothing written if it fails

@@ -38,7 +38,7 @@ def host_compiler() -> str:
         if cc and shutil.which(cc):
             return cc
     raise ToolchainError(
-        "No host C compiler found (needed to build the NPU model used by the emulator). "
+        "No host C compiler found (needed to build the emulator's native peripheral models). "
         "Install one, e.g. 'apt-get install gcc', or set CC."
     )
 

@@ -63,6 +63,7 @@ BAD_BOARDS = [
     (lambda b: b.update(stack_size=4096), "stack_size"),
     (lambda b: b.update(description="two\nlines"), "description"),
     (lambda b: b["flashing"].update(openocd_config="../../etc/passwd"), "flashing.openocd_config"),
+    (lambda b: b.update(default_targets="npu;c"), "default_targets"),
 ]
 
 
@@ -242,3 +243,42 @@ def test_a_build_without_a_recorded_board_is_looked_up_by_name(tmp_path):
     changed["memory"]["sram"]["size"] = 262144
     (tmp_path / "board.json").write_text(json.dumps(changed))
     assert build_board(tmp_path, report).sram.size == 262144
+
+
+# ---- default_targets: the board says which targets a build without --target uses -------------------------
+
+def test_each_shipped_board_names_its_default_targets():
+    from edgesdk.targets import default_target_list
+
+    assert default_target_list(load_board("riscv-npu")) == "npu,c"  # what a build without --target always used
+    assert default_target_list(load_board("riscv-npu-large")) == "npu,c"
+    assert default_target_list(load_board("hifive1-revb")) == "c"  # no NPU: the host core
+
+
+def test_without_default_targets_every_usable_target_applies_accelerators_first(tmp_path):
+    from edgesdk.targets import all_targets, default_target_list, get_target
+
+    board = riscv_npu()
+    del board["default_targets"]
+    path = tmp_path / "board.json"
+    path.write_text(json.dumps(board))
+    names = default_target_list(load_board(str(path))).split(",")
+    usable = {t.name for t in all_targets() if not t.peripheral_types or t.peripheral_of(load_board(str(path)))}
+    assert set(names) == usable and {"npu", "dsp", "c"} <= usable
+    drives = [bool(get_target(name).peripheral_types) for name in names]
+    assert drives == sorted(drives, reverse=True)  # every accelerator before every host-core target
+    board["peripherals"] = {k: v for k, v in board["peripherals"].items() if k in ("uart0", "exit")}
+    path.write_text(json.dumps(board))
+    assert all(not get_target(n).peripheral_types for n in default_target_list(load_board(str(path))).split(","))
+
+
+def test_inspect_without_target_uses_the_board_default():
+    """riscv-npu's default is exactly --target npu,c; the HiFive1 (no NPU) builds for its host core instead of
+    refusing a list naming hardware it does not have."""
+    model = model_path("kws")
+    default = edgesdk("inspect", model, "--json")
+    assert default.returncode == 0, default.stderr
+    assert default.stdout == edgesdk("inspect", model, "--json", "--target", "npu,c").stdout
+    hifive = edgesdk("inspect", model, "--json", "--board", "hifive1-revb")
+    assert hifive.returncode == 0, hifive.stderr
+    assert {op["target"] for op in json.loads(hifive.stdout)["ops"]} == {"c"}

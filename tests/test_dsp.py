@@ -106,7 +106,7 @@ def test_runtime_header_and_csharp_match_registers_py():
         if name.startswith("REG_"):
             assert value == getattr(R, name), name
     assert runtime["BLOB_MAGIC"] == B.MAGIC and runtime["BLOB_VERSION"] == B.VERSION
-    cs = (REPO / "edgesdk" / "renode" / "EdgesdkDsp1.cs").read_text()
+    cs = (REPO / "edgesdk" / "targets" / "dsp" / "renode" / "EdgesdkDsp1.cs").read_text()
     for cs_name, value in {"RegisterCtrl": R.REG_CTRL, "RegisterStatus": R.REG_STATUS, "RegisterOpcode": R.REG_OPCODE,
                            "RegisterLastCycles": R.REG_LAST_CYCLES, "CtrlStart": R.CTRL_START,
                            "CtrlReset": R.CTRL_RESET, "StatusError": R.STATUS_ERROR,
@@ -394,6 +394,6 @@ def test_runtime_compiles_warning_free_for_the_board(tmp_path):
 def test_csharp_peripheral_compiles_against_the_standins(tmp_path):
     renode = REPO / "edgesdk" / "renode"
     proc = subprocess.run(["mcs", "-target:library", "-warnaserror+", "-warn:4", "-nologo",
-                           f"-out:{tmp_path / 'dsp.dll'}", str(renode / "EdgesdkDsp1.cs"),
+                           f"-out:{tmp_path / 'dsp.dll'}", str(REPO / "edgesdk" / "targets" / "dsp" / "renode" / "EdgesdkDsp1.cs"),
                            str(renode / "standins" / "RenodeStandins.cs")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

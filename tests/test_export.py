@@ -264,3 +264,12 @@ def test_stack_measure_adds_a_kernels_declared_bound_to_a_dynamic_frame():
     assert problems == []
     measure._deepest("api", frames, calls, set(), problems, (), {}, {})
     assert problems and "dynamic frame" in problems[0]
+
+
+def test_readme_names_what_each_used_target_keeps_in_flash():
+    """The README's constants sentence comes from the targets (Target.flash_data), not from a built-in name."""
+    from edgesdk.export import _constants_what
+
+    assert _constants_what(["c"]) == "weights"
+    assert _constants_what(["npu", "c"]) == "weights and command tables"
+    assert _constants_what(["npu", "dsp", "c"]) == "weights, command tables and serialized subgraphs"

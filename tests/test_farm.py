@@ -143,6 +143,17 @@ def test_regress_table_has_a_cycles_column_per_peripheral_any_row_uses():
     assert "NPU" not in "\n".join(lines)
 
 
+def test_regress_without_targets_takes_each_board_default():
+    """No --targets: one row per board with that board's own default_targets (riscv-npu npu,c as before; the
+    HiFive1, which has no NPU, its host core instead of a skipped row)."""
+    from edgesdk.farm.regress import RegressOptions, row_specs
+
+    specs = row_specs([model_path("hello_world")], RegressOptions(boards=("riscv-npu", "hifive1-revb")))
+    assert [(spec.board, spec.targets) for spec in specs] == [("riscv-npu", "npu,c"), ("hifive1-revb", "c")]
+    stem = model_path("hello_world").stem
+    assert [spec.name for spec in specs] == [f"{stem}--riscv-npu--npu+c", f"{stem}--hifive1-revb--c"]
+
+
 def test_regress_refuses_a_missing_model_and_a_directory_of_yours(tmp_path):
     proc = edgesdk("regress", tmp_path / "missing.tflite", "-o", tmp_path / "out")
     assert proc.returncode == 7 and "does not exist" in proc.stderr

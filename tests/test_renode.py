@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +20,9 @@ from edgesdk.targets.npu.hw import cmdtable as C
 from edgesdk.targets.npu.hw import registers as R
 from edgesdk.targets.dsp import registers as D
 from edgesdk.targets.npu.hw.model import run_table
-from edgesdk.renode import PERIPHERAL_SOURCES, compile_peripherals, native_libraries
+from edgesdk.renode import compile_peripherals, native_libraries, peripheral_sources
+from edgesdk.targets.dsp.renode import RENODE_SOURCE as DSP_CS
+from edgesdk.targets.npu.renode import RENODE_SOURCE as NPU_CS
 from edgesdk.renode.platform import (check_against_board, cpu_timing, emulator_board, platform_board, repl_path,
                                      resc_path, scaffold_repl)
 from edgesdk.renode.repl import Connection, Enum, Range, Reference, ReplSyntaxError, format_repl, parse_repl, read_repl
@@ -109,6 +112,9 @@ def test_repl_and_board_json_agree(repl, board):
     ("    IRQ -> plic@8", "    IRQ -> plic@9", "has irq 9 in the .repl but 8"),
     ("    flashBytesPerCycleX256: 256", "    flashBytesPerCycleX256: 512", "flashBytesPerCycleX256: 512"),
     ("    wideRegisters: false", "    wideRegisters: true", "has reg_shift 2 in the .repl but 0"),
+    ("dsp0: Edgesdk.Dsp1 @ sysbus <0x40001000, +0x1000>\n    flashBase: 0x20000000",
+     "dsp0: Edgesdk.Dsp1 @ sysbus <0x40001000, +0x1000>\n    flashBase: 0x20001000",
+     "'dsp0' has flashBase: 536875008 in the .repl but board.json gives 536870912"),
     ("    PerformanceInMips: 200", "    PerformanceInMips: 100", "PerformanceInMips 100"),
     ("uart0: UART.NS16550 @ sysbus 0x10000000", "uart1: UART.NS16550 @ sysbus 0x10000000",
      "peripheral 'uart0' (ns16550) is missing"),
@@ -175,9 +181,9 @@ def test_resc_loads_the_platform_the_peripherals_and_the_firmware(board):
     assert "machine LoadPlatformDescription $ORIGIN/riscv-npu.repl" in text
     assert "sysbus LoadELF $elf" in text and "$elf?=@firmware.elf" in text
     includes = re.findall(r"^include \$ORIGIN/(\S+\.cs)$", text, re.MULTILINE)
-    assert sorted((resc_path(board).parent / p).resolve() for p in includes) == sorted(PERIPHERAL_SOURCES)
+    assert sorted((resc_path(board).parent / p).resolve() for p in includes) == sorted(peripheral_sources())
     # Each C# type the .repl uses is defined by one of the included files.
-    defined = {f"Edgesdk.{name}" for p in PERIPHERAL_SOURCES for name in re.findall(r"public class (\w+)", p.read_text())}
+    defined = {f"Edgesdk.{name}" for p in peripheral_sources() for name in re.findall(r"public class (\w+)", p.read_text())}
     used = {e.type for e in read_repl(repl_path(board)).entries.values() if e.type and e.type.startswith("Edgesdk.")}
     assert used == defined
 
@@ -196,16 +202,15 @@ def test_csharp_peripherals_compile_against_the_standins(tmp_path):
 
 
 @needs_mcs
-def test_csharp_compile_errors_are_reported(tmp_path, monkeypatch):
+def test_csharp_compile_errors_are_reported(tmp_path):
     broken = tmp_path / "Broken.cs"
-    broken.write_text(PERIPHERAL_SOURCES[0].read_text().replace("sysbus.ReadBytes(", "sysbus.ReadBytez("))
-    monkeypatch.setattr("edgesdk.renode.PERIPHERAL_SOURCES", (broken, PERIPHERAL_SOURCES[1]))
+    broken.write_text(NPU_CS.read_text().replace("sysbus.ReadBytes(", "sysbus.ReadBytez("))
     with pytest.raises(ToolchainError, match="ReadBytez"):
-        compile_peripherals(tmp_path / "out")
+        compile_peripherals(tmp_path / "out", sources=(broken, DSP_CS))
 
 
 def test_csharp_register_constants_match_the_register_map():
-    text = PERIPHERAL_SOURCES[0].read_text()
+    text = NPU_CS.read_text()
     constants = {name: int(value, 0) for name, value in re.findall(r"const u?int (\w+) = (0x[0-9A-Fa-f]+|\d+);", text)}
     expected = {"RegisterCtrl": R.REG_CTRL, "RegisterStatus": R.REG_STATUS, "RegisterErrorCommand": R.REG_ERROR_COMMAND,
                 "RegisterPerfCyclesLow": R.REG_PERF_CYCLES_LO, "RegisterPerfCyclesHigh": R.REG_PERF_CYCLES_HI,
@@ -214,13 +219,16 @@ def test_csharp_register_constants_match_the_register_map():
     assert {k: constants[k] for k in expected} == expected
 
 
+HARNESS_CS = Path(__file__).resolve().parent / "renode" / "PeripheralHarness.cs"
+
+
 class Harness:
     """PeripheralHarness.exe under Mono: the C# peripherals over the stand-ins, with their native models
     (libedgesdk_npu.so, libedgesdk_dsp.so)."""
 
-    def __init__(self, tmp_path, flash_size=0x400000, sram_size=0x80000):
+    def __init__(self, tmp_path, flash_size=0x400000, sram_size=0x80000, sources=None):
         self.dir = tmp_path
-        self.exe = compile_peripherals(tmp_path, harness=True)
+        self.exe = compile_peripherals(tmp_path, harness=HARNESS_CS, sources=sources)
         self.lib_dir = tmp_path / "lib"
         native_libraries(self.lib_dir)
         self.args = [hex(FLASH), hex(flash_size), hex(SRAM), hex(sram_size)]
@@ -490,13 +498,13 @@ def test_peripherals_survive_a_snapshot_and_keep_working(tmp_path):
 
 
 @needs_mono
-def test_snapshot_check_refuses_native_state_that_is_not_transient(tmp_path, monkeypatch):
+def test_snapshot_check_refuses_native_state_that_is_not_transient(tmp_path):
     """The harness's serializer is not a formality: without [Transient] on the native handle and callbacks,
     it refuses Npu1 with Migrant's message, as Renode's snapshot did before."""
     plain = tmp_path / "EdgesdkNpu1.cs"
-    plain.write_text(PERIPHERAL_SOURCES[0].read_text().replace("[Transient]", ""))
-    monkeypatch.setattr("edgesdk.renode.PERIPHERAL_SOURCES", (plain, *PERIPHERAL_SOURCES[1:]))
-    out = Harness(tmp_path / "cs").run(["serializable", "snapshot"])
+    plain.write_text(NPU_CS.read_text().replace("[Transient]", ""))
+    sources = tuple(plain if source == NPU_CS else source for source in peripheral_sources())
+    out = Harness(tmp_path / "cs", sources=sources).run(["serializable", "snapshot"])
     assert "Npu1.device: IntPtr is a native pointer; mark it [Transient] and recreate it after loading" in out
     assert "Npu1.busRead: BusReadFunction is a delegate; mark it [Transient] and recreate it after loading" in out
     assert "Dsp1 ok" in out

@@ -15,12 +15,15 @@ import pytest
 
 from edgesdk.board import load_board
 from edgesdk.errors import ToolchainError, UsageError
-from edgesdk.renode import PERIPHERAL_SOURCES, csharp_types, dllimport_libraries, library_file
+from edgesdk.renode import CORE_PERIPHERAL_SOURCES, csharp_types, dllimport_libraries, library_file, peripheral_sources
 from edgesdk.renode.build_platform import build_repl, check_libraries, used_targets, write_build_platform
 from edgesdk.renode.platform import repl_path
 from edgesdk.renode.repl import read_repl
 
-NPU_CS, DSP_CS, EXIT_CS = PERIPHERAL_SOURCES
+from edgesdk.targets.dsp.renode import RENODE_SOURCE as DSP_CS  # noqa: E402
+from edgesdk.targets.npu.renode import RENODE_SOURCE as NPU_CS  # noqa: E402
+
+(EXIT_CS,) = CORE_PERIPHERAL_SOURCES
 
 
 def report(*targets) -> dict:
@@ -138,7 +141,7 @@ def test_docs_list_the_native_libraries():
     from edgesdk.renode import peripheral_models
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "renode.md").read_text()
-    for source in PERIPHERAL_SOURCES:
+    for source in peripheral_sources():
         for name in dllimport_libraries(source):
             assert library_file(name) in text
     assert all(model.renode_library is not None for model in peripheral_models().values()

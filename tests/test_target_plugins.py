@@ -609,3 +609,41 @@ def test_example_dma_table_schedule_runs_bit_exact(lut, plugin_env, tmp_path):
     run = json.loads(_edgesdk(plugin_env, "run", out, "--random-input", "2", "--check", "--json").stdout)
     assert run["reference"]["bit_exact"], run
     assert run["peripherals"]["lut0"] == {"cycles": 451 + 64, "runs": 4}
+
+
+def test_plugin_relates_its_repl_attributes_to_board_json(lut, monkeypatch):
+    """PeripheralModel.repl_attributes: what a plugin's .repl entry says beyond base, size and IRQ is the plugin's
+    to define; the core checks it against board.json, scaffolds it and gives the emulator's machine its
+    properties, exactly as it does for the NPU's windows and bandwidths."""
+    from edgesdk.board import load_board
+    from edgesdk.renode.platform import check_against_board, platform_board, repl_path, scaffold_repl
+    from edgesdk.renode.repl import parse_repl
+    from edgesdk.targets.api import ReplAttributes
+    from edgesdk_lutaccel import native_model
+
+    class LookupRate(ReplAttributes):
+        def expected(self, peripheral, board):
+            return {"lookupsPerCycle": peripheral.props["lookups_per_cycle"]}
+
+        def props(self, attributes):
+            return {"lookups_per_cycle": attributes["lookupsPerCycle"]} if "lookupsPerCycle" in attributes else {}
+
+    model = PeripheralModel("vendorx-lut1", "VendorX.Lut1", native_model, native=True, repl_attributes=LookupRate())
+    monkeypatch.setattr(lut, "peripherals", lambda: [model])
+    board = load_board("riscv-npu-lut")
+    text = repl_path(board).read_text()
+    assert "'lut0' has lookupsPerCycle: None in the .repl but board.json gives 4" in \
+        check_against_board(parse_repl(text), board)
+    entry = "lut0: VendorX.Lut1 @ sysbus <0x40002000, +0x1000>"
+    described = parse_repl(text.replace(entry, entry + "\n    lookupsPerCycle: 4\n    IRQ -> plic@5"))
+    assert check_against_board(described, board) == []
+    assert platform_board(described).peripherals["lut0"].props == {"lookups_per_cycle": 4, "irq": 5}
+    scaffold = scaffold_repl(board)
+    assert scaffold.entries["lut0"].attributes == {"lookupsPerCycle": 4}
+    assert check_against_board(scaffold, board) == []
+
+
+def test_example_names_its_flash_data_for_the_export_readme(lut):
+    from edgesdk.export import _constants_what
+
+    assert _constants_what(["lut", "npu", "c"]) == "weights, lookup tables with their job lists and command tables"

@@ -56,3 +56,15 @@ def test_registered_patterns_work_with_fuse_ops_by_pattern():
     mod = relax.transform.FuseOpsByPattern(patterns, bind_constants=True, annotate_codegen=False)(_relax("kws"))
     mod = relax.transform.MergeCompositeFunctions()(mod)
     assert [op.type for _, _, op in offloaded_ops(mod)] == [op.type for op, choice in _inspect("kws")[1].items() if choice.target == "npu"]
+
+
+def test_registering_without_targets_registers_every_installed_target():
+    """No target list: the patterns of every installed target (the registry's, not a built-in list)."""
+    from tvm.relax.backend.pattern_registry import get_patterns_with_prefix
+
+    from edgesdk.targets import available_targets
+
+    register_edgesdk_patterns()
+    for target in available_targets():
+        names = {p.name for p in get_patterns_with_prefix(f"edgesdk_{target}.")}
+        assert f"edgesdk_{target}.conv2d" in names and f"edgesdk_{target}.softmax" in names

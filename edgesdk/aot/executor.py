@@ -40,7 +40,7 @@ class Step:
 
     comment: str
     code: str = ""
-    target: str = "c"
+    target: str = ""  # the target that generated it (Executor sets it for every step)
     layers: list = field(default_factory=list)  # op indices it runs (profiles)
     commands: list | None = None  # op index of each command of the unit it starts (RegionCode.add)
     # Nesting in the run function's control flow (WHILE loops, IF branches): the block's own level and the level

@@ -1,6 +1,6 @@
 """Peripheral models written in Python (targets' EmulatedDevice, edgesdk/targets/api.py) on the emulator.
 
-The built-in NPU model is C, compiled into the emulator's native library. A target plugin's model may be
+A target's model may be C, compiled into the emulator's native library (PeripheralModel.native), or
 plain Python: the machine maps its register window with Unicorn MMIO callbacks and hands it a `GuestBus`,
 bounds-checked numpy views of the board's flash and SRAM, for its DMA. Register accesses are rare (a few per
 layer), so Python there costs nothing measurable; the device's work runs in numpy, or in C through ctypes.
@@ -101,6 +101,6 @@ class RegisterFile:
         return {}
 
 
-# Board peripherals the built-in emulator models in Python, by board.json type (the UARTs, the exit device and
-# the NPU are native: edgesdk/emulator/csrc/emu_glue.c).
+# Board peripherals the built-in emulator models in Python, by board.json type (the UARTs and the exit device
+# are native, edgesdk/emulator/csrc/emu_glue.c, and so are the targets' native models).
 BOARD_DEVICES = {"sifive_gpio": lambda periph: RegisterFile(periph.size)}

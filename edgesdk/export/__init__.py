@@ -149,11 +149,19 @@ def write_export(build_dir: Path, report: dict, dest: Path, board: Board | None 
         externals=library.get("externals", []), arena_bytes=metadata["memory"]["arena"]["bytes"],
         guard_bytes=metadata["memory"]["arena"]["guard_bytes"], arena_align=metadata["memory"]["arena"]["alignment"],
         constants_bytes=metadata["memory"]["constants"]["bytes"], stack_bytes=metadata["memory"]["stack"]["bytes"],
-        peripherals=peripherals).encode()
+        constants_what=_constants_what(used), peripherals=peripherals).encode()
     _write_tree(folder, {name: files[name] for name in ("metadata.json", "README.md")})
     tar = dest / f"{lib}.tar"
     tar.write_bytes(_tar_bytes(lib, files))
     return ExportResult(folder, tar, metadata)
+
+
+def _constants_what(used: list) -> str:
+    """What the constants hold, in words: the weights and each used target's own flash data (Target.flash_data)."""
+    from ..targets import get_target
+
+    parts = ["weights", *(get_target(name).flash_data for name in used if get_target(name).flash_data)]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def library_name(model_name: str) -> str:

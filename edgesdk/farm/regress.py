@@ -49,7 +49,7 @@ TABLE_MESSAGE_CHARS = 140
 @dataclass(frozen=True)
 class RegressOptions:
     boards: tuple = ("riscv-npu",)
-    target_lists: tuple = ("npu,c",)
+    target_lists: tuple = ()  # empty: each board's own default_targets
     rounding: str = "ref"
     seeds: tuple = (0,)
     run_on: str = "builtin"  # builtin | qemu | board (runners.py)
@@ -119,7 +119,7 @@ def check_options(models: list, options: RegressOptions) -> None:
         if unknown or not target_list.strip():
             raise UsageError(f"--targets: {target_list!r} names unknown target(s) {', '.join(unknown) or '(none)'}; "
                              f"installed: {', '.join(sorted(known))}. Separate target lists with ';', targets within "
-                             "a list with ',', e.g. --targets \"npu,c;c\".")
+                             "a list with ',', e.g. --targets \"a,b;b\" (edgesdk inspect --list-targets lists them).")
     if options.run_on not in RUNNERS:
         raise UsageError(f"--run-on must be one of {', '.join(RUNNERS)}, not {options.run_on!r}.")
     require_reference(options.rounding, "edgesdk regress (it checks every row against the reference)")
@@ -155,7 +155,8 @@ def row_specs(models: list, options: RegressOptions) -> list:
     boards from different folders)."""
     board_names = [_board_name(board) for board in options.boards]
     rows = [(model, board, board_name, targets) for model in models
-            for board, board_name in zip(options.boards, board_names) for targets in options.target_lists]
+            for board, board_name in zip(options.boards, board_names)
+            for targets in options.target_lists or (_board_default(board),)]
     names = [f"{Path(model).stem}--{board_name}--{targets.replace(',', '+').replace(' ', '')}"
              for model, _, board_name, targets in rows]
     data = {model: Path(model).read_bytes() for model in models}
@@ -275,7 +276,7 @@ def regress(models: list, out_dir, options: RegressOptions, workers: int = 1, cl
         if needs:
             _check_boards_offered(pool, to_run, needs, cluster)
         say(f"regress: {len(specs)} rows ({len(models)} model(s) x {len(options.boards)} board(s) x "
-            f"{len(options.target_lists)} target list(s)"
+            f"{len(options.target_lists) or 1} target list(s)"
             + (f", {len(skipped)} skipped: their board lacks a target's hardware" if skipped else "")
             + f"), seeds {', '.join(map(str, options.seeds))}, on {pool.description}")
         done = []
@@ -309,6 +310,14 @@ def _board_name(board: str) -> str:
     from ..board import load_board
 
     return load_board(board).name
+
+
+def _board_default(board: str) -> str:
+    """The board's own target list (board.json default_targets), for a run without --targets."""
+    from ..board import load_board
+    from ..targets import default_target_list
+
+    return default_target_list(load_board(board))
 
 
 def _check_boards_offered(pool, specs: list, needs, cluster) -> None:

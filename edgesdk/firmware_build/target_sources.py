@@ -1,8 +1,8 @@
 """The targets' own firmware sources (kernel library, drivers, runtimes) in the generated project.
 
 Each target of the build, and each target that drives a peripheral the board has (the board files include
-its driver: the harness may talk to it, e.g. to print the NPU's error status), lists its sources (Target.firmware_sources); they are copied
-into OUT/src/targets/<name>/, which edgesdk/firmware/CMakeLists.txt compiles and adds to the include path. The
+its driver: the harness may talk to it, e.g. to print an accelerator's error status), lists its sources
+(Target.firmware_sources); they are copied into OUT/src/targets/<name>/, which edgesdk/firmware/CMakeLists.txt compiles and adds to the include path. The
 generated project then holds everything model-specific, readable and buildable by hand.
 """
 

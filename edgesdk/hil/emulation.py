@@ -27,15 +27,16 @@ from pathlib import Path
 
 from ..board import PACKAGE_DIR, load_board
 from ..errors import EdgesdkError
-from ..renode.platform import (CPU_TYPE, EXIT_TYPE, MEMORY_TYPE, NPU_TYPE, SIFIVE_GPIO_TYPE, SIFIVE_UART_TYPE, UART_TYPE,
-                               cpu_timing, platform_board)
+from ..renode.platform import (CPU_TYPE, EXIT_TYPE, MEMORY_TYPE, SIFIVE_GPIO_TYPE, SIFIVE_UART_TYPE, UART_TYPE, cpu_timing,
+                               platform_board)
 from ..renode.repl import read_repl
 
 # Instructions per emulation slice between checks of the testers (0.1 virtual s at 200 MIPS, ~50 ms here).
 SLICE_INSTRUCTIONS = 20_000_000
-# Renode types the built-in emulator builds a machine from; the interrupt controllers are accepted but
-# not modelled (edgesdk firmware polls and never enables interrupts).
-MODELLED_TYPES = {MEMORY_TYPE, UART_TYPE, SIFIVE_UART_TYPE, SIFIVE_GPIO_TYPE, CPU_TYPE, EXIT_TYPE, NPU_TYPE}
+# Renode types the built-in emulator builds a machine from, besides those of the targets' peripherals
+# (_target_types); the interrupt controllers are accepted but not modelled (edgesdk firmware polls and never
+# enables interrupts).
+MODELLED_TYPES = {MEMORY_TYPE, UART_TYPE, SIFIVE_UART_TYPE, SIFIVE_GPIO_TYPE, CPU_TYPE, EXIT_TYPE}
 # The one CPU hook the built-in emulator accepts: Renode's stand-in for the semihosting exit on a board without an
 # exit device (boards/hifive1-revb/hifive1-revb.resc), which the emulator answers itself (it logs the same line).
 EXIT_HOOK_SYMBOL = "edgesdk_board_exit"

@@ -3,14 +3,16 @@
 * repl.py      reads and writes Renode platform descriptions (the subset edgesdk uses);
 * platform.py  checks a board's .repl against its board.json and gives the built-in emulator its machine;
 * build_platform.py  the platform of one build: only the peripherals it uses, with their native libraries;
-* EdgesdkNpu1.cs, EdgesdkDsp1.cs, EdgesdkSiFiveTestFinisher.cs  the peripherals Renode loads with
-  `include @file.cs`;
+* EdgesdkSiFiveTestFinisher.cs  the board exit device Renode loads with `include @file.cs`; each target brings
+  the C# peripheral of its hardware in its own package (PeripheralModel.renode_sources, e.g.
+  edgesdk/targets/<name>/renode/);
 * standins/    minimal stand-ins of Renode's API, to compile (and run) the peripherals without Renode.
 
 A C# peripheral that P/Invokes a native model (DllImport) needs that library on LD_LIBRARY_PATH. The target
 that brings the peripheral builds it (PeripheralModel.renode_library); `native_libraries(dir, types)` builds
 those of the given Renode types, `dllimport_libraries(file)` names the libraries a C# file loads.
-`compile_peripherals(dir)` compiles the peripherals against the stand-ins with Mono's C# compiler.
+`compile_peripherals(dir)` compiles the peripherals (`peripheral_sources()`) against the stand-ins with Mono's C#
+compiler.
 Command line: `python3 -m edgesdk.renode {library DIR [BOARD] | check [BOARD] | scaffold BOARD | compile DIR}`.
 """
 
@@ -24,9 +26,19 @@ from pathlib import Path
 from ..errors import ToolchainError
 
 RENODE_DIR = Path(__file__).resolve().parent
-PERIPHERAL_SOURCES = (RENODE_DIR / "EdgesdkNpu1.cs", RENODE_DIR / "EdgesdkDsp1.cs", RENODE_DIR / "EdgesdkSiFiveTestFinisher.cs")
+CORE_PERIPHERAL_SOURCES = (RENODE_DIR / "EdgesdkSiFiveTestFinisher.cs",)
 STANDIN_SOURCES = (RENODE_DIR / "standins" / "RenodeStandins.cs",)
-HARNESS_SOURCE = RENODE_DIR / "standins" / "PeripheralHarness.cs"
+
+
+def peripheral_sources() -> tuple:
+    """Every C# peripheral file: the core's (the exit device) and each installed target's, in target order."""
+    sources = list(CORE_PERIPHERAL_SOURCES)
+    for model in peripheral_models().values():
+        for source in model.renode_sources:
+            source = Path(source).resolve()
+            if source.suffix == ".cs" and source not in sources:
+                sources.append(source)
+    return tuple(sources)
 
 
 def library_file(name: str) -> str:
@@ -66,10 +78,14 @@ def csharp_types(source: Path) -> set:
 
 
 def peripheral_models() -> dict:
-    """{Renode type: PeripheralModel} of every installed target's peripheral models."""
+    """{Renode type: PeripheralModel} of every installed target's peripheral models (the first target wins)."""
     from ..targets import all_targets
 
-    return {model.renode_type: model for target in all_targets() for model in target.peripherals()}
+    models = {}
+    for target in all_targets():
+        for model in target.peripherals():
+            models.setdefault(model.renode_type, model)
+    return models
 
 
 def native_libraries(out_dir, renode_types=None) -> list:
@@ -88,16 +104,19 @@ def csharp_compiler() -> str:
     return mcs
 
 
-def compile_peripherals(out_dir, harness: bool = False) -> Path:
-    """Compile the C# peripherals against the Renode stand-ins with warnings as errors.
+def compile_peripherals(out_dir, harness=None, sources=None) -> Path:
+    """Compile the C# peripherals (`sources`, default peripheral_sources()) against the Renode stand-ins with
+    warnings as errors.
 
-    harness=False: a library (the compile check); True: PeripheralHarness.exe, runnable with `mono`.
+    harness None: a library (the compile check); a C# file with a Main: <its name>.exe, runnable with `mono`
+    (tests/renode/PeripheralHarness.cs drives the built-in targets' peripherals).
     Raises ToolchainError with the compiler's messages when the peripherals do not compile.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    output = out_dir / ("PeripheralHarness.exe" if harness else "EdgesdkRenodePeripherals.dll")
-    sources = [*PERIPHERAL_SOURCES, *STANDIN_SOURCES, *([HARNESS_SOURCE] if harness else [])]
+    output = out_dir / (Path(harness).stem + ".exe" if harness else "EdgesdkRenodePeripherals.dll")
+    peripherals = peripheral_sources() if sources is None else sources
+    sources = [*peripherals, *STANDIN_SOURCES, *([harness] if harness else [])]
     cmd = [csharp_compiler(), "-target:" + ("exe" if harness else "library"), "-warnaserror+", "-warn:4",
            "-nologo", f"-out:{output}", *map(str, sources)]
     proc = subprocess.run(cmd, capture_output=True, text=True)

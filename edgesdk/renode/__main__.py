@@ -1,7 +1,7 @@
 """python3 -m edgesdk.renode library DIR [BOARD] | check [BOARD] | scaffold BOARD | compile DIR
 
-library DIR [BOARD]  build the native model of every C# peripheral in the board's .repl (default riscv-npu:
-                     libedgesdk_npu.so, libedgesdk_dsp.so) into DIR; put DIR on LD_LIBRARY_PATH for Renode
+library DIR [BOARD]  build the native model of every C# peripheral in the board's .repl (default riscv-npu)
+                     into DIR (the lib<name>.so each P/Invokes); put DIR on LD_LIBRARY_PATH for Renode
 check [BOARD]        compare the board's .repl with its board.json (default riscv-npu); exit 1 on differences
 scaffold BOARD       print a starting .repl for a board.json that has none
 compile DIR          compile the C# peripherals against the Renode stand-ins (mcs) into DIR

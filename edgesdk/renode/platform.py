@@ -1,8 +1,9 @@
 """The board's Renode platform (boards/<board>/<board>.repl) and how it relates to board.json.
 
-board.json stays the compiler's source of every board constant (memory sizes, NPU clock, bandwidths,
-toolchain). The .repl is what users load in Renode; the built-in emulator builds its machine from the same
-.repl (memories, UART, exit device, NPU window), so the file our tests exercise is the file users run.
+board.json stays the compiler's source of every board constant (memory sizes, accelerator clocks,
+bandwidths, toolchain). The .repl is what users load in Renode; the built-in emulator builds its machine from
+the same .repl (memories, UART, exit device, the targets' peripherals), so the file our tests exercise is the
+file users run.
 `check_against_board()` lists every place where the two disagree; `emulator_board()` refuses to run on a
 drifted pair, and tests/test_renode.py keeps the checked-in files in sync.
 
@@ -14,8 +15,9 @@ Renode types <-> board.json peripheral types:
     UART.SiFive_UART               sifive_uart              base; size 0x100 (fixed by Renode's model)
     GPIOPort.SiFive_GPIO           sifive_gpio              base; size 0x1000 (fixed by Renode's model)
     Edgesdk.SiFiveTestFinisher     sifive_test              <base, +size>   (edgesdk/renode/*.cs)
-    Edgesdk.Npu1                   edgesdk-npu1             <base, +size>, IRQ -> plic@irq, and the
-                                                            flash/SRAM windows and bandwidths it may master
+    (a target's peripheral)        (its PeripheralModel)    <base, +size>, IRQ -> plic@irq, and the attributes
+                                                            its PeripheralModel.repl_attributes relates to
+                                                            board.json (e.g. the memory windows it masters)
     CPU.RiscV32                    cpu                      cpuType starts with cpu.isa;
                                                             PerformanceInMips * 1e6 = cpu.clock_hz
     IRQControllers.*               (Renode only)            interrupt controller and timer
@@ -36,32 +38,32 @@ UART_TYPE = "UART.NS16550"
 SIFIVE_UART_TYPE = "UART.SiFive_UART"
 SIFIVE_GPIO_TYPE = "GPIOPort.SiFive_GPIO"
 EXIT_TYPE = "Edgesdk.SiFiveTestFinisher"
-NPU_TYPE = "Edgesdk.Npu1"
 CPU_TYPE = "CPU.RiscV32"
 NS16550_SIZE = 0x100  # NS16550.Size in Renode's model
 # Renode models whose size is fixed (IKnownSize.Size in renode-infrastructure), registered at a bare address.
 KNOWN_SIZES = {UART_TYPE: NS16550_SIZE, SIFIVE_UART_TYPE: 0x100, SIFIVE_GPIO_TYPE: 0x1000}
 DEFAULT_PERFORMANCE_IN_MIPS = 100  # Renode's default for a CPU without PerformanceInMips
-BANDWIDTH_SCALE = 256  # the NPU model's bytes_per_cycle_x256
-DEFAULT_BYTES_PER_CYCLE_X256 = 8 * 256  # the NPU datasheet's default bandwidth
 # Entries that exist only in Renode (not in board.json): the CPU and the interrupt/timer infrastructure.
 RENODE_ONLY_TYPE_PREFIXES = ("CPU.", "IRQControllers.")
 
 # Renode type -> board.json peripheral type, for the peripherals both describe. Targets add theirs
-# (Target.peripherals(): the NPU's Edgesdk.Npu1, the DSP's, a vendor plugin's).
+# (Target.peripherals(): each PeripheralModel's renode_type and type).
 PERIPHERAL_TYPES = {UART_TYPE: "ns16550", SIFIVE_UART_TYPE: "sifive_uart", SIFIVE_GPIO_TYPE: "sifive_gpio",
-                    EXIT_TYPE: "sifive_test", NPU_TYPE: "edgesdk-npu1"}
+                    EXIT_TYPE: "sifive_test"}
 
 
 def peripheral_types() -> dict:
     """PERIPHERAL_TYPES plus the Renode types of every installed target's peripheral models."""
-    from ..targets import all_targets
-
     types = dict(PERIPHERAL_TYPES)
-    for target in all_targets():
-        for model in target.peripherals():
-            types.setdefault(model.renode_type, model.type)
+    for renode_type, model in _target_models().items():
+        types.setdefault(renode_type, model.type)
     return types
+
+
+def _target_models() -> dict:
+    from . import peripheral_models
+
+    return peripheral_models()
 
 
 def repl_path(board: Board) -> Path:
@@ -91,22 +93,20 @@ def cpu_timing(repl: Repl) -> CpuTiming:
 
 # ---- repl -> emulator board ------------------------------------------------------------------------
 
-def _npu_windows(repl: Repl) -> dict:
-    """{(base, size): (kind, memory name prefix, bytes per NPU cycle)} of the memory windows declared to the NPU."""
-    windows = {}
-    for npu in repl.of_type(NPU_TYPE):
-        a = npu.attributes
-        if "flashBase" in a:
-            windows[(a["flashBase"], a["flashSize"])] = ("rom", "flash", a.get("flashBytesPerCycleX256", 256) / BANDWIDTH_SCALE)
-        if "sramBase" in a:
-            windows[(a["sramBase"], a["sramSize"])] = ("ram", "sram", a.get("sramBytesPerCycleX256", 2048) / BANDWIDTH_SCALE)
-    return windows
+def _declared_memory_kinds(repl: Repl) -> dict:
+    """{(base, size): "rom" | "ram"} of the memory windows the target peripherals' entries declare."""
+    models = _target_models()
+    kinds = {}
+    for entry in repl.entries.values():
+        if entry.type in models:
+            kinds.update(models[entry.type].repl_attributes.memory_kinds(entry.attributes))
+    return kinds
 
 
-def _bytes_per_cycle(periph, region) -> float:
-    """The NPU's bandwidth to a memory: its peripheral's "<memory>_bytes_per_cycle" (board.json), else the
-    datasheet's default."""
-    return float(periph.props.get(f"{region.name}_bytes_per_cycle", DEFAULT_BYTES_PER_CYCLE_X256 / BANDWIDTH_SCALE))
+def _irq(entry: ReplEntry):
+    """The interrupt controller input the entry's IRQ line is connected to (None: not connected)."""
+    irqs = [n for c in entry.connections for n in c.inputs if c.source in ("IRQ", None)]
+    return irqs[0] if irqs else None
 
 
 def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
@@ -119,13 +119,11 @@ def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
         size = KNOWN_SIZES[entry.type]
     if entry.type == UART_TYPE:
         props["reg_shift"] = 2 if entry.attributes.get("wideRegisters") is True else 0
-    if entry.type == NPU_TYPE:
-        irqs = [n for c in entry.connections for n in c.inputs if c.source in ("IRQ", None)]
-        if irqs:
-            props["irq"] = irqs[0]
-        for prefix in ("flash", "sram"):  # the bandwidths the .repl declares to the NPU (board.json props)
-            if f"{prefix}BytesPerCycleX256" in entry.attributes:
-                props[f"{prefix}_bytes_per_cycle"] = entry.attributes[f"{prefix}BytesPerCycleX256"] / BANDWIDTH_SCALE
+    model = _target_models().get(entry.type)
+    if model is not None:  # a target's peripheral: its IRQ line and what its attributes say (board.json props)
+        if _irq(entry) is not None:
+            props["irq"] = _irq(entry)
+        props.update(model.repl_attributes.props(entry.attributes))
     if size is None:
         raise UsageError(f"{repl.path}:{entry.line}: '{entry.name}' ({entry.type}) needs a <base, +size> "
                          "registration (the model does not declare its size).")
@@ -135,18 +133,18 @@ def _peripheral_from_entry(entry: ReplEntry, repl: Repl) -> Peripheral | None:
 def platform_board(repl: Repl, board: Board | None = None) -> Board:
     """A Board whose memory map and peripherals are the .repl's; everything else from `board` (if given).
 
-    Memory kinds come from `board` when it names the same memory, else from the flash and SRAM windows the
-    .repl declares to the NPU (a memory the NPU may only read is flash, "rom"); the NPU's bandwidths are its
-    peripheral's properties.
+    Memory kinds come from `board` when it names the same memory, else from the memory windows the target
+    peripherals' entries declare (a memory their bus masters may only read is flash, "rom"); what else their
+    attributes say becomes their peripherals' properties (PeripheralModel.repl_attributes).
     """
-    windows = _npu_windows(repl)
+    windows = _declared_memory_kinds(repl)
     memories = {}
     for entry in repl.of_type(MEMORY_TYPE):
         size = entry.attributes.get("size")
         if entry.address is None or not isinstance(size, int):
             raise UsageError(f"{repl.path}:{entry.line}: memory '{entry.name}' needs an address and a size.")
         known = board.memories.get(entry.name) if board else None
-        kind = known.kind if known is not None else windows.get((entry.address, size), ("ram",))[0]
+        kind = known.kind if known is not None else windows.get((entry.address, size), "ram")
         memories[entry.name] = MemoryRegion(entry.name, entry.address, size, kind)
     peripherals = {}
     for entry in repl.entries.values():
@@ -234,21 +232,16 @@ def _check_peripheral(repl: Repl, periph: Peripheral, board: Board) -> list:
         if key in periph.props and found.props.get(key) != periph.props[key]:
             problems.append(f"peripheral '{periph.name}' has {key} {found.props.get(key)} in the .repl but "
                             f"{periph.props[key]} in board.json")
-    if entry.type == NPU_TYPE:
-        problems += _check_npu_windows(entry, board, periph)
+    model = _target_models().get(entry.type)
+    if model is not None:
+        problems += _check_attributes(entry, model.repl_attributes.expected(periph, board))
     return problems
 
 
-def _check_npu_windows(entry: ReplEntry, board: Board, periph) -> list:
-    problems = []
-    for prefix, region in (("flash", board.flash), ("sram", board.sram)):
-        expected = {f"{prefix}Base": region.base, f"{prefix}Size": region.size,
-                    f"{prefix}BytesPerCycleX256": round(_bytes_per_cycle(periph, region) * BANDWIDTH_SCALE)}
-        for key, value in expected.items():
-            if entry.attributes.get(key) != value:
-                problems.append(f"'{entry.name}' has {key}: {entry.attributes.get(key)} in the .repl but board.json "
-                                f"gives {value}")
-    return problems
+def _check_attributes(entry: ReplEntry, expected: dict) -> list:
+    """The entry's attributes that differ from what board.json implies (PeripheralModel.repl_attributes)."""
+    return [f"'{entry.name}' has {key}: {entry.attributes.get(key)} in the .repl but board.json gives {value}"
+            for key, value in expected.items() if entry.attributes.get(key) != value]
 
 
 def _check_cpu(repl: Repl, board: Board) -> list:
@@ -283,11 +276,9 @@ def scaffold_repl(board: Board) -> Repl:
         entry = ReplEntry(periph.name, renode_type, "sysbus", periph.base, None if renode_type in KNOWN_SIZES else periph.size)
         if renode_type == UART_TYPE:
             entry.attributes["wideRegisters"] = periph.props.get("reg_shift", 0) == 2
-        if renode_type == NPU_TYPE:
-            for prefix, region in (("flash", board.flash), ("sram", board.sram)):
-                entry.attributes[f"{prefix}Base"] = region.base
-                entry.attributes[f"{prefix}Size"] = region.size
-                entry.attributes[f"{prefix}BytesPerCycleX256"] = round(_bytes_per_cycle(periph, region) * BANDWIDTH_SCALE)
+        model = _target_models().get(renode_type)
+        if model is not None:
+            entry.attributes.update(model.repl_attributes.expected(periph, board))
             if "irq" in periph.props:
                 entry.connections.append(Connection("IRQ", "plic", (periph.props["irq"],)))
         entries[periph.name] = entry

@@ -114,6 +114,23 @@ def extra_board_dirs() -> list:
     return [d for target in all_targets() for d in target.boards_dirs()]
 
 
+def default_target_list(board) -> str:
+    """The priority list of a build that names none: the board's board.json "default_targets", else every
+    installed target whose hardware the board has, the accelerators (targets that drive a peripheral) first and
+    the host-core targets last, each group in registry order."""
+    if board.default_targets:
+        return board.default_targets
+    usable = []
+    for target in all_targets():
+        try:
+            target.check_board(board)
+        except UsageError:
+            continue
+        usable.append(target)
+    ordered = [t for t in usable if t.peripheral_types] + [t for t in usable if not t.peripheral_types]
+    return ",".join(t.name for t in ordered)
+
+
 def parse_target_list(spec: str, board) -> list:
     """'npu,c' -> ['npu', 'c'], checked against the installed targets and the board's hardware."""
     names = [n.strip() for n in spec.split(",") if n.strip()]

@@ -22,11 +22,13 @@ target provides, and which step of the flow uses it:
                                                         serialized graphs through the context
     render_sources     templates                        extra generated files (e.g. the NPU's tables)
     flash_bytes        memory fit check, report         flash its own rendered data takes
+    flash_data         export README                    what that data is, in words
     flash_lower_bound  early fit check                  flash a region takes at least (before codegen)
     firmware_sources   firmware build                   its HAL driver / runtime / kernel sources, copied
                                                         into OUT/src/targets/<name>/ and compiled
     peripherals        emulator, Renode platform        the model of its hardware for the built-in
-                                                        emulator and its Renode type name
+                                                        emulator, its Renode type, C# sources, native
+                                                        library and .repl attributes
     estimate           report, tuning                   cost model: cycles of one region
     estimate_layers    report.json `layers`, build -v   cost model per layer: cycles (or instructions),
                                                         lower bound, bytes moved
@@ -167,6 +169,47 @@ class DeviceFault(Exception):
     """Raised by an EmulatedDevice for an access the hardware rejects (stops the emulator with this text)."""
 
 
+class ReplAttributes:
+    """What a peripheral's entry in a board's Renode platform (.repl) says beyond its type, base, size and
+    IRQ line (which the core reads for every target peripheral): the constructor attributes of its Renode
+    class that carry board.json facts. `python3 -m edgesdk.renode check` compares them with board.json,
+    `scaffold` writes them, and the built-in emulator's machine, built from the .repl, gets the board.json
+    properties they give. The default carries none."""
+
+    def expected(self, peripheral, board) -> dict:
+        """The attributes ({name: int | str | bool}) the entry must have for board.json's `peripheral` on `board`."""
+        return {}
+
+    def props(self, attributes: dict) -> dict:
+        """The board.json properties (Peripheral.props) the entry's attributes give."""
+        return {}
+
+    def memory_kinds(self, attributes: dict) -> dict:
+        """{(base, size): "rom" | "ram"} of the memories the attributes declare (a .repl read without board.json
+        takes its memory kinds from these)."""
+        return {}
+
+
+class MemoryWindows(ReplAttributes):
+    """A bus master's windows as constructor attributes <memory>Base and <memory>Size (edgesdk's C#
+    peripherals take flashBase/flashSize, read only, and sramBase/sramSize, read and write): the board's
+    flash and SRAM."""
+
+    KINDS = (("flash", "rom"), ("sram", "ram"))
+
+    def expected(self, peripheral, board) -> dict:
+        regions = {"flash": board.flash, "sram": board.sram}
+        out = {}
+        for prefix, _ in self.KINDS:
+            out[f"{prefix}Base"] = regions[prefix].base
+            out[f"{prefix}Size"] = regions[prefix].size
+        return out
+
+    def memory_kinds(self, attributes: dict) -> dict:
+        return {(attributes[f"{prefix}Base"], attributes[f"{prefix}Size"]): kind for prefix, kind in self.KINDS
+                if f"{prefix}Base" in attributes and f"{prefix}Size" in attributes}
+
+
 @dataclass(frozen=True)
 class PeripheralModel:
     """The hardware a target drives, as the board, the emulator and Renode name it.
@@ -179,6 +222,7 @@ class PeripheralModel:
     EmulatedDevice. `renode_library(out_dir) -> Path` builds, into out_dir, the host library its Renode
     peripheral P/Invokes (named as its DllImport resolves it, lib<name>.so); None when it loads none. A build's
     Renode platform includes the peripheral only when the build uses the target (edgesdk/renode/build_platform.py).
+    `repl_attributes` relates the .repl entry's attributes to board.json (ReplAttributes: none by default).
     """
 
     type: str
@@ -187,6 +231,7 @@ class PeripheralModel:
     renode_sources: tuple = ()
     native: bool = False
     renode_library: Callable | None = None
+    repl_attributes: ReplAttributes = field(default_factory=ReplAttributes)
 
 
 @dataclass(frozen=True)
@@ -340,6 +385,10 @@ class Target:
         computed from the graph alone, before any weight layout is made: the compiler refuses a model whose
         bounds exceed the board's flash before it spends memory on layouts. 0 (the default) claims nothing."""
         return 0
+
+    # What its generated constants in flash hold besides the model's weights, in a few words (e.g. "command
+    # tables"): an export's README tells the integrator what its .rodata holds. Empty: nothing else.
+    flash_data: str = ""
 
     # -- hardware model, cost model, proof --
     def peripherals(self) -> list:

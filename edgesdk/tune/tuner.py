@@ -27,7 +27,7 @@ from .search import OBJECTIVES, Evaluator, Search, objective_key
 @dataclass
 class TuneOptions:
     board: str = "riscv-npu"
-    target: str = "npu,c"
+    target: str | None = None  # None: the board's default_targets
     rounding: str = "ref"
     objective: str = "latency"
     verify: int = 2  # candidates built and run on the emulator
@@ -40,12 +40,12 @@ class TuneOptions:
 def tune(model_path, options: TuneOptions, progress=None) -> dict:
     """Run the tuner; return the tuning log (a dict; log.write_tuning_log writes it)."""
     from ..board import load_board
-    from ..targets import parse_target_list
+    from ..targets import default_target_list, parse_target_list
 
     say = progress or (lambda text: None)
     _check_options(options)
     board = load_board(options.board)
-    targets = parse_target_list(options.target, board)
+    targets = parse_target_list(options.target or default_target_list(board), board)
     started = time.monotonic()
     evaluator = Evaluator(model_path, options.board, targets, options.rounding)
     baseline = evaluator.evaluate(None)

@@ -188,8 +188,9 @@ def _make_check(target: str, converter):
     return check
 
 
-def edgesdk_patterns(target: str = "npu") -> list:
-    """FusionPatterns named edgesdk_<target>.<kind>, in priority order, for FuseOpsByPattern."""
+def edgesdk_patterns(target: str) -> list:
+    """FusionPatterns named edgesdk_<target>.<kind>, in priority order, for FuseOpsByPattern; `target` is any
+    installed target's name (`edgesdk inspect --list-targets` lists them)."""
     from tvm.relax.transform import FusionPattern
 
     return [FusionPattern(f"{CODEGEN_PREFIX}{target}.{kind}", pattern, {}, _make_check(target, converter))
@@ -197,17 +198,20 @@ def edgesdk_patterns(target: str = "npu") -> list:
 
 
 def register_edgesdk_patterns(*targets: str) -> None:
-    """Register the patterns of `targets` (default: npu and c) in tvm.relax.backend.pattern_registry.
+    """Register the patterns of `targets` (none given: every installed target,
+    edgesdk.targets.available_targets()) in tvm.relax.backend.pattern_registry.
 
     The registry gives later entries higher priority, so the table is registered in reverse.
     """
     from tvm.relax.backend.pattern_registry import register_patterns
 
-    for target in targets or ("npu", "c"):
+    from ..targets import available_targets
+
+    for target in targets or available_targets():
         register_patterns([(p.name, p.pattern, {}, p.check) for p in reversed(edgesdk_patterns(target))])
 
 
-def partition_for_edgesdk(mod, target: str = "npu", merge: bool = True):
+def partition_for_edgesdk(mod, target: str, merge: bool = True):
     """FuseOpsByPattern with `target`'s patterns, then MergeCompositeFunctions (one function per region)."""
     from tvm import relax
 

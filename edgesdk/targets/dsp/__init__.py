@@ -7,7 +7,7 @@ subgraph (the "JSON codegen + runtime" pattern of TVM's BYOC; docs/dsp-datasheet
   records computed at build time; the generated code is one `edgesdk_dsp_run(blob, ...)` call per region;
 * firmware: runtime/edgesdk_dsp_runtime.c validates the blob and programs the DSP per node;
 * hardware model: model/dsp_model.c (C, kernel library arithmetic), an EmulatedDevice through ctypes
-  (`device.py`) and the Renode peripheral edgesdk/renode/EdgesdkDsp1.cs through P/Invoke;
+  (`device.py`) and the Renode peripheral renode/EdgesdkDsp1.cs through P/Invoke;
 * cost model: `registers.kernel_cycles` per node, which the model counts in its CYCLES register.
 
 `TARGET` is its plugin object (edgesdk/targets/api.py), registered as entry point "dsp".
@@ -18,13 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..api import LayerEstimate, PeripheralModel, RegionCode, RegionEstimate, Target
+from ..api import LayerEstimate, MemoryWindows, PeripheralModel, RegionCode, RegionEstimate, Target
+from .renode import RENODE_SOURCE, RENODE_TYPE
 
 DSP_TYPE = "edgesdk-dsp1"
-RENODE_TYPE = "Edgesdk.Dsp1"
 PACKAGE_DIR = Path(__file__).resolve().parent
 RUNTIME_DIR = PACKAGE_DIR / "runtime"
-RENODE_SOURCE = PACKAGE_DIR.parents[1] / "renode" / "EdgesdkDsp1.cs"
 
 
 @dataclass
@@ -43,6 +42,7 @@ class DspTarget(Target):
     name = "dsp"
     description = "the DSP-1 vector DSP: one serialized subgraph per region, interpreted by a host runtime"
     peripheral_types = (DSP_TYPE,)
+    flash_data = "serialized subgraphs"
     # edgesdk_dsp_run()'s results (runtime/edgesdk_dsp_runtime.h), which the generated code returns unchanged.
     error_codes = (
         ("DSP_DEVICE", -16, "the DSP stopped with an error: edgesdk_dsp_last_status() and edgesdk_dsp_last_node() "
@@ -103,7 +103,8 @@ class DspTarget(Target):
 
     def peripherals(self) -> list:
         from .device import create_device, renode_library
-        return [PeripheralModel(DSP_TYPE, RENODE_TYPE, create_device, (RENODE_SOURCE,), renode_library=renode_library)]
+        return [PeripheralModel(DSP_TYPE, RENODE_TYPE, create_device, (RENODE_SOURCE,), renode_library=renode_library,
+                                repl_attributes=MemoryWindows())]
 
     def estimate(self, region, board, model=None) -> RegionEstimate | None:
         """DSP cycles of the region: per node, the overhead plus lane operations / 16 (registers.py), the

@@ -1,5 +1,5 @@
 """`python3 -m edgesdk.targets.dsp library DIR`: build the DSP-1 C model as DIR/libedgesdk_dsp.so, the
-library the Renode peripheral (edgesdk/renode/EdgesdkDsp1.cs) P/Invokes; put DIR on LD_LIBRARY_PATH.
+library the Renode peripheral (edgesdk/targets/dsp/renode/EdgesdkDsp1.cs) P/Invokes; put DIR on LD_LIBRARY_PATH.
 `python3 -m edgesdk.renode library DIR` builds it together with every other native model of a board."""
 
 from __future__ import annotations

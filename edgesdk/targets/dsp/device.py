@@ -3,7 +3,7 @@
 `load_dsp_model()` builds the model with the kernel library (edgesdk.hostcc, cached) and sets the ctypes
 signatures. `DspDevice` hands the guest's flash and SRAM (GuestBus numpy buffers) to the model as direct
 windows, so kernels run in place on guest memory without copies; register accesses go straight to the
-model. The Renode peripheral (edgesdk/renode/EdgesdkDsp1.cs) P/Invokes the same library.
+model. The Renode peripheral (edgesdk/targets/dsp/renode/EdgesdkDsp1.cs) P/Invokes the same library.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """DSP-1 register map, opcodes, error codes and cycle model (docs/dsp-datasheet.md).
 
 The C model (model/dsp_model.h), the firmware runtime (runtime/edgesdk_dsp_runtime.h) and the Renode
-peripheral (edgesdk/renode/EdgesdkDsp1.cs) repeat these numbers; tests/test_dsp.py compares them.
+peripheral (edgesdk/targets/dsp/renode/EdgesdkDsp1.cs) repeat these numbers; tests/test_dsp.py compares them.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from ..api import LayerEstimate, PeripheralModel, RegionCode, RegionEstimate, Ta
 
 HAL_DIR = Path(__file__).resolve().parent / "hal"
 NPU_TYPE = "edgesdk-npu1"
-RENODE_TYPE = "Edgesdk.Npu1"
 # Activations of one input that run as one TABLE command (codegen.lower_pointwise): element i from element i.
 TABLE_UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "HARD_SWISH")
 
@@ -37,6 +36,7 @@ class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
     peripheral_types = (NPU_TYPE,)
+    flash_data = "command tables"
     # edgesdk_npu_run()'s results (edgesdk/targets/npu/hal/npu_driver.h), which the generated code returns unchanged.
     error_codes = (
         ("NPU", -1, "the NPU stopped with an error: edgesdk_npu_last_status() (bits 15:8, the NPU error code of "
@@ -155,8 +155,10 @@ class NpuTarget(Target):
         return sum(len(t.data) for t in tables_of(model))
 
     def peripherals(self) -> list:
-        return [PeripheralModel(NPU_TYPE, RENODE_TYPE, _native_npu_model, _renode_sources(), native=True,
-                                renode_library=renode_library)]
+        from .renode import RENODE_SOURCE, RENODE_TYPE, NpuReplAttributes, renode_library
+
+        return [PeripheralModel(NPU_TYPE, RENODE_TYPE, _native_npu_model, (RENODE_SOURCE,), native=True,
+                                renode_library=renode_library, repl_attributes=NpuReplAttributes())]
 
     def estimate(self, region, board, model=None) -> RegionEstimate | None:
         """The timing model (edgesdk/targets/npu/hw/timing.py) of the region's command table in `model`; None before
@@ -262,25 +264,6 @@ def _native_npu_model(peripheral, board):
     classes = npu_model.board_memory_classes(board, peripheral) if board is not None else ()
     return NativeModelSpec.from_registers(npu_model.model_sources(), npu_model.model_include_dirs(), registers,
                                           classes, symbol_prefix="npu")
-
-
-def _renode_sources() -> tuple:
-    from ...renode import RENODE_DIR
-    return (RENODE_DIR / "EdgesdkNpu1.cs",)
-
-
-RENODE_LIBRARY = "edgesdk_npu"  # EdgesdkNpu1.cs: DllImport("edgesdk_npu"), i.e. libedgesdk_npu.so
-
-
-def renode_library(out_dir) -> Path:
-    """The shared C NPU model (the code the built-in emulator runs) as out_dir/libedgesdk_npu.so, for the Renode
-    peripheral's P/Invoke."""
-    from ...hostcc import build_shared_library
-    from .hw.model import model_include_dirs, model_sources
-    from ...renode import install_library
-
-    return install_library(build_shared_library("npu_model", model_sources(), model_include_dirs()), out_dir,
-                           RENODE_LIBRARY)
 
 
 TARGET = NpuTarget()

@@ -60,6 +60,7 @@ class LutTarget(Target):
     description = "VendorX LUT-1: int8 activations through a 256-entry lookup table"
     support = LUT_SUPPORT
     peripheral_types = (PERIPHERAL_TYPE,)
+    flash_data = "lookup tables with their job lists"
     error_codes = (
         ("LUT_ID", -20, "no VendorX LUT-1 answers at BOARD_LUT0_BASE"),
         ("LUT_TIMEOUT", -21, "the LUT-1 never reported DONE"),

@@ -1,7 +1,7 @@
 //
 // edgesdk DSP-1 vector DSP as a Renode peripheral (docs/dsp-datasheet.md; setup in docs/renode.md).
 //
-// Load it before the platform description: `include @edgesdk/renode/EdgesdkDsp1.cs` (riscv-npu.resc
+// Load it before the platform description: `include @edgesdk/targets/dsp/renode/EdgesdkDsp1.cs` (riscv-npu.resc
 // does). The repl entry:
 //
 //     dsp0: Edgesdk.Dsp1 @ sysbus <0x40001000, +0x1000>

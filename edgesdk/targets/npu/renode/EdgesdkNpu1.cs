@@ -1,7 +1,7 @@
 //
 // edgesdk NPU-1 as a Renode peripheral (docs/npu-datasheet.md; setup in docs/renode.md).
 //
-// Load it before the platform description: `include @edgesdk/renode/EdgesdkNpu1.cs` (riscv-npu.resc
+// Load it before the platform description: `include @edgesdk/targets/npu/renode/EdgesdkNpu1.cs` (riscv-npu.resc
 // does). The repl entry:
 //
 //     npu0: Edgesdk.Npu1 @ sysbus <0x40000000, +0x1000>
