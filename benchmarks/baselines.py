@@ -103,12 +103,21 @@ def run_vela(model_path, optimise: str, repeats: int = 1) -> dict:
             "compile_s": statistics.median(times), "optimise": optimise}
 
 
-def vela_cli_seconds(model_path, optimise: str = "Performance", repeats: int = 1) -> float:
-    """Median wall time of the `vela` command (a fresh process, imports included), as a user runs it."""
+def vela_command() -> str | None:
+    """The `vela` console script of this interpreter (the one edgesdk's fresh process runs on), else the one on
+    PATH. Not a version manager's shim (pyenv's adds a shell and its own start-up to every run: ~25 ms of CPU
+    here), so that both fresh processes start the same way."""
     import shutil
+
+    beside = Path(sys.executable).with_name("vela")
+    return str(beside) if beside.is_file() else shutil.which("vela")
+
+
+def vela_cli_seconds(model_path, optimise: str = "Performance", repeats: int = 1) -> float:
+    """Median wall time of the `vela` command (a fresh process, imports included, its outputs written)."""
     import subprocess
 
-    exe = shutil.which("vela")
+    exe = vela_command()
     if exe is None:
         raise RuntimeError("the vela command is not on PATH")
     times = []

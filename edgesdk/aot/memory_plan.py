@@ -165,13 +165,21 @@ def _alias_map(graph: Graph) -> dict:
     return alias_of
 
 
-def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) -> list:
+def _graph_facts(graph: Graph) -> tuple:
+    """What build_buffers reads from the graph whatever the cascade groups: (alias map, activation tensors,
+    state tensors)."""
+    tensors = graph.activation_tensors()
+    return _alias_map(graph), tensors, [t for t in tensors if t.persistent]
+
+
+def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), facts: tuple | None = None) -> list:
     """Group aliased tensors and compute each group's live range [first, last] in op steps; a cascade
-    group's intermediates become stripe buffers and its other tensors live over the whole group."""
-    alias_of = _alias_map(graph)
+    group's intermediates become stripe buffers and its other tensors live over the whole group.
+    `facts`: the graph's (alias map, activation tensors, state), when the caller has them already."""
+    alias_of, tensors, state = facts or _graph_facts(graph)
     end = len(graph.ops)
     groups: dict = {}
-    for t in graph.activation_tensors():
+    for t in tensors:
         root = _alias_root(t, alias_of)
         buf = groups.get(root)
         if buf is None:
@@ -187,7 +195,7 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) 
     for t in graph.outputs:
         if not t.is_const:
             groups[_alias_root(t, alias_of)].last = end  # read by the caller after the last op
-    for t in graph.state:  # kept between inferences: live from before the first op to after the last
+    for t in state:  # kept between inferences: live from before the first op to after the last
         buf = groups[_alias_root(t, alias_of)]
         buf.first, buf.last, buf.kind = -1, end, "state"
     for g in cascades:
@@ -269,10 +277,11 @@ def required_overlap(op, x, rule: str | None):
     return None
 
 
-def find_overlaps(graph: Graph, buffers: list, cascades=(), in_place=None) -> list:
+def find_overlaps(graph: Graph, buffers: list, cascades=(), in_place=None, overlap_rule=None) -> list:
     """Every permitted (output, input) overlap: the input's buffer dies at the op producing the output and
     the op's target declares a rule for it (`in_place(op, x)`; None: no overlaps but the cascades') that the
-    op's geometry fits (for a cascade group: at its last op, the output being produced from its first)."""
+    op's geometry fits (for a cascade group: at its last op, the output being produced from its first).
+    `overlap_rule(op, x)`: required_overlap under the op's declared rule, when the caller remembers it."""
     owner = {t: buf for buf in buffers if buf.kind == "tensor" for t in buf.tensors}  # aliases included
     in_group = {op for g in cascades for op in g.ops}
     result = [o for g in cascades for o in _cascade_overlaps(g, owner)]
@@ -290,7 +299,7 @@ def find_overlaps(graph: Graph, buffers: list, cascades=(), in_place=None) -> li
             in_buf = owner.get(x)  # state buffers ("state") never die, so nothing may overlap them
             if in_buf is None or in_buf is out_buf or in_buf.last != step:
                 continue
-            rule = required_overlap(op, x, in_place(op, x))
+            rule = overlap_rule(op, x) if overlap_rule else required_overlap(op, x, in_place(op, x))
             if rule is not None:
                 result.append(Overlap(out_buf, in_buf, op, step, x, rule[1], rule[0]))
     return result
@@ -749,17 +758,39 @@ def plan_memory(graph: Graph, scratch_sizes: dict | None = None, alignment: int 
 class MemoryProblem:
     """What the planner is given: the graph's buffers and lifetimes (from `graph` and the targets' scratch
     requests), the alignment, and the in-place permissions the targets declare. Plain data: the cascade
-    search asks it for plans with different groups."""
+    search asks it for plans with different groups. What does not depend on the groups (the graph's aliases
+    and activation tensors, each op's in-place geometry) is worked out once per problem, on first use."""
 
     graph: Graph
     scratch_sizes: dict
     alignment: int = 16
     in_place: object = None  # (op, input) -> rule name or None (Target.in_place of the op's target)
+    _facts: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _overlap_rule(self, op, x):
+        key = (op, x)
+        if key not in self._rules:
+            self._rules[key] = required_overlap(op, x, self.in_place(op, x))
+        return self._rules[key]
+
+    def _buffers(self, cascades) -> list:
+        if self._facts is None:
+            self._facts = _graph_facts(self.graph)
+        return build_buffers(self.graph, self.scratch_sizes, cascades, self._facts)
+
+    def _overlaps(self, buffers: list, cascades) -> list:
+        return find_overlaps(self.graph, buffers, cascades, self.in_place, self._overlap_rule)
+
+    def _buffers_and_overlaps(self, cascades) -> tuple:
+        buffers = self._buffers(cascades)
+        return buffers, self._overlaps(buffers, cascades)
 
     def plan(self, cascades=()) -> MemoryPlan:
         cascades = list(cascades)
-        buffers = build_buffers(self.graph, self.scratch_sizes, cascades)
-        overlaps = find_overlaps(self.graph, buffers, cascades, self.in_place)
+        return self._place(cascades, *self._buffers_and_overlaps(cascades))
+
+    def _place(self, cascades: list, buffers: list, overlaps: list) -> MemoryPlan:
         work = Work()
         arena, bound, strategy = search_placement(buffers, overlaps, self.alignment, work=work)
         offsets, scratch = {}, {}
@@ -776,19 +807,20 @@ class MemoryProblem:
 
     def step_bounds(self, cascades=()) -> dict:
         """{step: lower bound of the bytes live at that step} with these cascade groups (no placement)."""
-        buffers = [b for b in build_buffers(self.graph, self.scratch_sizes, cascades) if b.size]
+        buffers = [b for b in self._buffers(cascades) if b.size]
         if not buffers:
             return {}
-        first, bounds = step_lower_bounds(buffers, find_overlaps(self.graph, buffers, cascades, self.in_place))
+        first, bounds = step_lower_bounds(buffers, self._overlaps(buffers, cascades))
         return {first + k: v for k, v in enumerate(bounds)}
 
     def plan_below(self, cascades, below: int):
         """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
         search when the per-step lower bound already says no)."""
-        buffers = build_buffers(self.graph, self.scratch_sizes, cascades)
-        if lower_bound(buffers, find_overlaps(self.graph, buffers, cascades, self.in_place), self.alignment) >= below:
+        cascades = list(cascades)
+        buffers, overlaps = self._buffers_and_overlaps(cascades)
+        if lower_bound(buffers, overlaps, self.alignment) >= below:
             return None
-        plan = self.plan(cascades)
+        plan = self._place(cascades, buffers, overlaps)
         return plan if plan.arena_bytes < below else None
 
 

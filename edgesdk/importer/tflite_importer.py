@@ -13,10 +13,15 @@ import math
 from pathlib import Path
 
 import numpy as np
-import tflite
-from tflite.BuiltinOperator import BuiltinOperator
-from tflite.BuiltinOptions import BuiltinOptions
-from tflite.TensorType import TensorType
+
+from . import tflite_schema
+
+tflite_schema.install()  # before the first `import tflite`: load the schema's modules one by one
+
+from tflite.BuiltinOperator import BuiltinOperator  # noqa: E402
+from tflite.BuiltinOptions import BuiltinOptions  # noqa: E402
+from tflite.Model import Model  # noqa: E402
+from tflite.TensorType import TensorType  # noqa: E402
 
 from ..errors import ModelError, UnsupportedOpError
 from ..ir.graph import DTYPE_BYTES, Graph, Op, QuantParams, Tensor
@@ -83,7 +88,7 @@ class _Importer:
     def __init__(self, path: Path, buf: bytes):
         self.path = path
         self.buf = buf
-        self.model = tflite.Model.GetRootAsModel(buf, 0)
+        self.model = Model.GetRootAsModel(buf, 0)
         self.tensors: dict[int, Tensor] = {}
         self.intermediate_ids: set = set()
         self.warnings: list = []  # what the build prints and records in report.json (a file one reference refuses)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 
-import tflite
-from tflite.BuiltinOptions import BuiltinOptions
+from . import tflite_schema
 
-from ..ops.base import FLEXBUFFER_OPTIONS
+tflite_schema.install()
+
+from tflite.BuiltinOptions import BuiltinOptions  # noqa: E402
+
+from ..ops.base import FLEXBUFFER_OPTIONS  # noqa: E402
 
 OPTION_TABLES = {v: k for k, v in vars(BuiltinOptions).items() if not k.startswith("_")}
 _SKIP_PREFIX = "GetRootAs"
@@ -63,7 +66,7 @@ def read_options(op, expected: str | None = None) -> dict:
     table = op.BuiltinOptions()
     if table is None:
         return {}
-    cls = getattr(tflite, table_type, None)
+    cls = tflite_schema.table_class(table_type)
     if cls is None:
         return {}
     options = cls()

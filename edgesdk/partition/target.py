@@ -21,6 +21,10 @@ UNKNOWN_MODES = ("ref", "tflm")
 
 @lru_cache(maxsize=None)
 def _takes_modes(fn: Callable) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is not None and not hasattr(fn, "__wrapped__") and not hasattr(fn, "__signature__"):
+        # a plain function: its parameter names, without inspect.signature's cost (~0.2 ms each, per process)
+        return "modes" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     return "modes" in inspect.signature(fn).parameters
 
 

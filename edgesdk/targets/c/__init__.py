@@ -181,23 +181,24 @@ def layer_kernel_files(layer) -> tuple:
 
 
 def kernel_files_of_type(op_type: str) -> tuple:
-    from .emit import c_ops
+    from .emit import c_op_entry
 
-    entry = c_ops()[op_type]
+    entry = c_op_entry(op_type)
     return entry.headers, entry.sources
 
 
 def kernel_files(op) -> tuple:
     """(headers, sources) of the kernel library that op's calls need."""
-    from .emit import c_ops
+    from .emit import c_op_entry
 
-    from .ops.ort import HEADERS as ORT_HEADERS, SOURCES as ORT_SOURCES, uses_ort_kernel
-
-    entry = c_ops().get(op.type)
+    entry = c_op_entry(op.type)
     if entry is None or "relax_function" in op.attrs:
         return (), ()
-    if uses_ort_kernel(op):  # --rounding ort (edgesdk/targets/c/ops/ort.py)
-        return entry.headers + ORT_HEADERS, entry.sources + ORT_SOURCES
+    if "ort" in op.attrs:  # built for --rounding ort: maybe ONNX Runtime's kernel (edgesdk/targets/c/ops/ort.py)
+        from .ops.ort import HEADERS as ORT_HEADERS, SOURCES as ORT_SOURCES, uses_ort_kernel
+
+        if uses_ort_kernel(op):
+            return entry.headers + ORT_HEADERS, entry.sources + ORT_SOURCES
     return entry.headers, entry.sources
 
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from ...errors import UnsupportedOpError
 from .calls import C_TYPES, HostLayer, render_layer  # noqa: F401  (C_TYPES: the dtype -> C type table)
-from .emit import Emit, c_ops
+from .emit import Emit, c_op_entry
 
 
 def emit_layer(op, ctx) -> HostLayer:
     """The structured C code of one layer."""
-    entry = c_ops().get(op.type)
+    entry = c_op_entry(op.type)
     if "relax_function" in op.attrs:  # long-tail op imported through TVM: lowered by TVM (tvm_lowered.py)
         from .tvm_lowered import emit_tvm_lowered
 
@@ -44,5 +44,5 @@ def emit_op(op, ctx) -> str:
 
 def scratch_bytes(op, mode: str) -> int:
     """Arena scratch the op's kernel needs while it runs (0 for most)."""
-    entry = c_ops().get(op.type)
+    entry = c_op_entry(op.type)
     return entry.scratch(op, mode) if entry is not None and entry.scratch is not None else 0

@@ -81,9 +81,51 @@ def c_ops() -> dict:
     return _OPS
 
 
+# Which module of ops/ registers each op type, so that a build imports only the emitters it uses (all of them
+# and the op layer modules they read cost a fresh process ~50 ms of CPU). tests/test_op_index.py checks it
+# against the registrations; a type missing here is still found, by importing every module.
+_MODULE_TYPES = {
+    "activations": ("HARD_SWISH", "LOGISTIC", "RELU", "RELU6", "RELU_N1_TO_1", "TANH"), "add": ("ADD",),
+    "add_n": ("ADD_N",), "arg_min_max": ("ARG_MAX", "ARG_MIN"), "batch_matmul": ("BATCH_MATMUL",),
+    "binary": ("DIV", "FLOOR_DIV", "FLOOR_MOD", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"),
+    "broadcast_args": ("BROADCAST_ARGS",),
+    "comparisons": ("EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "NOT_EQUAL"),
+    "concatenation": ("CONCATENATION",), "control_flow": ("IF", "WHILE"), "conv_2d": ("CONV_2D",),
+    "cumsum": ("CUMSUM",), "depthwise_conv_2d": ("DEPTHWISE_CONV_2D",),
+    "detection_postprocess": ("DETECTION_POSTPROCESS",), "dynamic_update_slice": ("DYNAMIC_UPDATE_SLICE",),
+    "fill": ("FILL", "SHAPE"), "fully_connected": ("FULLY_CONNECTED",),
+    "gather": ("EMBEDDING_LOOKUP", "GATHER", "GATHER_ND"), "l2_normalization": ("L2_NORMALIZATION",),
+    "log_softmax": ("LOG_SOFTMAX",), "logical": ("LOGICAL_AND", "LOGICAL_NOT", "LOGICAL_OR"),
+    "lstm": ("UNIDIRECTIONAL_SEQUENCE_LSTM",), "mean": ("MEAN", "SUM"), "mul": ("MUL",), "pack": ("PACK",),
+    "pad": ("PAD", "PADV2"), "pool_2d": ("AVERAGE_POOL_2D", "L2_POOL_2D", "MAX_POOL_2D"), "prelu": ("PRELU",),
+    "quantize": ("DEQUANTIZE", "QUANTIZE"), "reduce": ("REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN"),
+    "reshape": ("RESHAPE",), "resize": ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"),
+    "select": ("SELECT", "SELECT_V2"),
+    "slicing": ("BATCH_TO_SPACE_ND", "BROADCAST_TO", "DEPTH_TO_SPACE", "MIRROR_PAD", "REVERSE_V2", "SLICE",
+                "SPACE_TO_DEPTH", "SPLIT", "SPLIT_V", "STRIDED_SLICE", "TRANSPOSE", "UNPACK"),
+    "softmax": ("SOFTMAX",), "space_to_batch": ("SPACE_TO_BATCH_ND",), "squeeze": ("EXPAND_DIMS", "SQUEEZE"),
+    "sub": ("SUB",), "svdf": ("SVDF",), "transpose_conv": ("TRANSPOSE_CONV",),
+    "unary": ("ABS", "CAST", "CEIL", "COS", "ELU", "EXP", "FLOOR", "LEAKY_RELU", "LOG", "NEG", "ROUND", "RSQRT", "SIN",
+              "SQRT", "SQUARE", "ZEROS_LIKE"),
+    "variables": ("ASSIGN_VARIABLE", "READ_VARIABLE"),
+}
+_MODULE_OF = {op_type: module for module, types in _MODULE_TYPES.items() for op_type in types}
+
+
+def c_op_entry(op_type: str) -> COp | None:
+    """The C target's entry for one op type (None: no emitter), importing only the module that registers it."""
+    if op_type not in _OPS and not _LOADED:
+        if op_type in _MODULE_OF:
+            importlib.import_module(f"{__package__}.ops.{_MODULE_OF[op_type]}")
+        if op_type not in _OPS:
+            _load_all()
+    return _OPS.get(op_type)
+
+
 def footprint_rule(kernel: str):
     """The footprint rule a kernel's emitter registered (functions TVM generated are proof.py's business)."""
-    _load_all()
+    if kernel not in _FOOTPRINTS:  # registered beside the emitter, or in a module of shared rules
+        _load_all()
     return _FOOTPRINTS.get(kernel)
 
 

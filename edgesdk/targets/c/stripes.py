@@ -82,9 +82,9 @@ class LayerCalls:
 
     def fallback(self) -> KernelCall:
         if self._fallback is None:
-            from .emit import Emit, c_ops
+            from .emit import Emit, c_op_entry
 
-            emit = c_ops()[self.op.type].emit  # ops/depthwise_conv_2d.py: emit_depthwise_conv2d
+            emit = c_op_entry(self.op.type).emit  # ops/depthwise_conv_2d.py: emit_depthwise_conv2d
             self._fallback = _one_call(emit(Emit(self.op, _ParamsAside(self._ctx)), sliding=False))
         return self._fallback
 

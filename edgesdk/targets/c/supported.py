@@ -7,6 +7,8 @@ the limits are those of TFLite's own int8 kernels (same quantization requirement
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ...partition.target import TargetSupport
 # The rules that follow from the ops' TFLite definitions live in the op layer (shared with other targets);
 # the C target's op modules read them as supported.<rule>.
@@ -21,24 +23,63 @@ from ...ops.rules import (  # noqa: F401
 
 def c_support() -> TargetSupport:
     """The C target's op table: each op module's constraints (edgesdk/targets/c/ops/), plus the long-tail ops
-    TVM lowers to C (tvm_lowered.py)."""
+    TVM lowers to C (tvm_lowered.py); an op type's entry is made when the table is first asked about it."""
     global _SUPPORT
     if _SUPPORT is None:
+        _SUPPORT = TargetSupport(name="c", generic=[rank_at_most_6], ops=_OpTable())
+    return _SUPPORT
+
+
+class _OpTable(Mapping):
+    """op type -> constraints, built per op type on first use: asking about one type imports only the op
+    module that registers it (emit.c_op_entry); iterating imports them all."""
+
+    def __init__(self):
+        self._rules = {}
+
+    def __getitem__(self, op_type: str) -> list:
+        if op_type not in self._rules:
+            rules = _rules_of(op_type)
+            if rules is None:
+                raise KeyError(op_type)
+            self._rules[op_type] = rules
+        return self._rules[op_type]
+
+    def __contains__(self, op_type) -> bool:
+        try:
+            self[op_type]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
         from .emit import c_ops
         from .tvm_lowered import LONG_TAIL_SUPPORT
 
-        ops = {op_type: entry.constraints for op_type, entry in sorted(c_ops().items())}
+        return iter(dict.fromkeys([*sorted(c_ops()), *LONG_TAIL_SUPPORT]))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _rules_of(op_type: str) -> list | None:
+    """The constraints of one op type on the C target, or None if it has none (no kernel, not lowered by TVM)."""
+    from .emit import c_op_entry
+    from .tvm_lowered import LONG_TAIL_SUPPORT
+
+    entry = c_op_entry(op_type)
+    rules = list(entry.constraints) if entry is not None else None
+    if rules is not None:
         from .ops.ort import CONSTRAINTS as ORT_RULES, KERNEL_TYPES as ORT_TYPES
 
-        for op_type in ORT_TYPES:  # --rounding ort: these ops run ONNX Runtime's kernels, not TFLite's
-            ops[op_type] = [*map(_unless_ort, ops[op_type]), *map(_only_ort, ORT_RULES)]
-        for op_type, tvm_rules in LONG_TAIL_SUPPORT.items():
-            # An op type with a kernel of its own (SUB, DIV, ...) still goes through TVM when it was imported
-            # through TVM: each set of rules applies to its own kind of op.
-            ops[op_type] = ([*map(_unless_tvm, ops[op_type]), *map(_only_tvm, tvm_rules)] if op_type in ops
-                            else tvm_rules)
-        _SUPPORT = TargetSupport(name="c", generic=[rank_at_most_6], ops=ops)
-    return _SUPPORT
+        if op_type in ORT_TYPES:  # --rounding ort: these ops run ONNX Runtime's kernels, not TFLite's
+            rules = [*map(_unless_ort, rules), *map(_only_ort, ORT_RULES)]
+    tvm_rules = LONG_TAIL_SUPPORT.get(op_type)
+    if tvm_rules is not None:
+        # An op type with a kernel of its own (SUB, DIV, ...) still goes through TVM when it was imported
+        # through TVM: each set of rules applies to its own kind of op.
+        rules = [*map(_unless_tvm, rules), *map(_only_tvm, tvm_rules)] if rules is not None else tvm_rules
+    return rules
 
 
 _SUPPORT = None

@@ -74,16 +74,17 @@ def stripe_cost(group, ctx) -> tuple:
     """(NPU cycles of the group in stripes, of its ops run whole) by the timing model, from a dry lowering in
     `ctx` (weights go to its throwaway blob, arena offsets read as 0). Commands and stripe costs are cached in
     the context: the search asks about many groups of the same ops."""
-    cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "cycles": {}, "memory": None})
+    cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "cycles": {}, "whole": {}, "memory": None})
     if cache["memory"] is None:
         cache["memory"] = timing.MemoryMap.for_board(ctx.board)
-    memory, commands, cycles = cache["memory"], cache["commands"], cache["cycles"]
+    memory, commands, cycles, whole_cycles = cache["memory"], cache["commands"], cache["cycles"], cache["whole"]
     for op in group.ops:
         if op not in commands:
             commands[op] = LOWERINGS[op.type](op, ctx)
+            whole_cycles[op] = sum(timing.command_cost(c, memory).cycles for c in commands[op])
     # Whole ops priced in their one-command form, not a folded convolution's (fold.py): a cascade keeps
     # the arena its stripes save, and the cheaper folded form would reject groups that pay for themselves.
-    whole = sum(timing.command_cost(c, memory).cycles for op in group.ops for c in commands[op])
+    whole = sum(whole_cycles[op] for op in group.ops)
     striped = 0
     for event in group.schedule().events:  # stripe commands of equal shape cost the same: lower one each
         if isinstance(event, Shift):

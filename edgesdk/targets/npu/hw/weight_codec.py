@@ -133,7 +133,7 @@ def code_lengths(freqs: np.ndarray, max_length: int = MAX_CODE_LENGTH) -> np.nda
 
     A single used symbol gets length 1 (code '0')."""
     lengths = np.zeros(len(freqs), np.int64)
-    used = [int(s) for s in np.flatnonzero(freqs)]
+    used = np.flatnonzero(freqs).tolist()
     if len(used) == 1:
         lengths[used[0]] = 1
     if len(used) <= 1:
@@ -183,7 +183,8 @@ def _package_merge(weights: np.ndarray, max_length: int) -> np.ndarray:
 
 def _huffman_lengths(freqs: np.ndarray, used: list) -> dict:
     """Unlimited Huffman code lengths (heap merge; ties broken by node number, so deterministic)."""
-    heap = [(int(freqs[s]), node) for node, s in enumerate(used)]
+    weight = np.asarray(freqs).tolist()  # Python ints: numpy scalars are slow to index and compare one by one
+    heap = [(weight[s], node) for node, s in enumerate(used)]
     parent = [0] * (2 * len(used) - 1)
     heapq.heapify(heap)
     node = len(used)
