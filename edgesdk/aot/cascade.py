@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from .memory_plan import MemoryProblem
-from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, stripe_heights
+from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, streamable_inputs, stripe_heights
 
 # A group may cost at most this fraction of extra cycles (NPU cycles, CPU instructions) over its ops run whole:
 # every stripe pays a fixed overhead (an NPU command, a kernel call) and may re-read its weights, which is nearly
@@ -27,13 +27,25 @@ class Striping:
     (cycles in stripes, cycles whole), each asked of the op's own target. Costs come from a dry codegen
     context (nothing it makes reaches the build)."""
 
-    def __init__(self, regions, options):
-        """`options`: the build's CodegenOptions (edgesdk/targets/api.py)."""
+    def __init__(self, regions, options, stream_inputs=()):
+        """`options`: the build's CodegenOptions (edgesdk/targets/api.py). `stream_inputs`: the graph inputs the
+        caller provides in rows (`edgesdk build --stream-input`): every group that alone reads one streams it."""
         from ..targets import get_target
         from .executor import dry_context
 
         self._target_of = {op: get_target(region.target) for region in regions for op in region.ops}
         self._ctx = dry_context("striping", options)
+        self.stream_inputs = tuple(stream_inputs)
+        self._users = None
+
+    def group(self, chain, height: int, first: int, graph) -> CascadeGroup:
+        """The cascade group of `chain` in stripes of `height` rows, streaming the inputs it alone reads."""
+        streamed = ()
+        if self.stream_inputs:
+            if self._users is None:
+                self._users = consumers(graph.ops)
+            streamed = streamable_inputs(chain, self.stream_inputs, self._users)
+        return CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed))
 
     def can_stripe(self, op) -> bool:
         target = self._target_of.get(op)
@@ -115,7 +127,7 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
             if len(kept) < len(chosen) and not replace:
                 continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
-                group = CascadeGroup(chain, height, first)
+                group = striping.group(chain, height, first, problem.graph)
                 cost = striping.cost(group)
                 if cost is None:
                     continue  # the target cannot run this group's row ranges (another height may do)
@@ -151,7 +163,7 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
     for first, chain in candidate_chains(problem.graph, regions, striping):
         best_of_chain = []
         for height in stripe_heights(chain):
-            group = CascadeGroup(chain, height, first)
+            group = striping.group(chain, height, first, problem.graph)
             cost = striping.cost(group)
             if cost is None or cost[0] > cost[1] * (1 + max_increase):
                 continue
@@ -175,6 +187,46 @@ def fit_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_incr
     fitted = problem.plan(groups)
     fitted = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True, replace=True)
     return fitted if fitted.arena_bytes < plan.arena_bytes else plan
+
+
+def streamable_graph_inputs(graph) -> list:
+    """The graph inputs `--stream-input` may stream: images (batch 1, NHWC, more than one row), not state."""
+    return [t for t in graph.inputs if len(t.shape) == 4 and nhwc(t.shape)[0] == 1 and nhwc(t.shape)[1] > 1
+            and not t.persistent]
+
+
+def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
+    """With `edgesdk build --stream-input`: a plan whose groups stream every input of `striping.stream_inputs`.
+    `plan` itself when they already do; else the smallest arena (then the fewest extra cycles) among `plan`
+    with one more group, within `max_increase`, that streams them (replacing the groups it overlaps), then
+    the greedy search from it. UsageError when no group of the layers that read an input can stream it."""
+    missing = set(striping.stream_inputs) - {x for g in plan.cascades for x in g.streamed}
+    if not missing:
+        return plan
+    best = None  # (arena, extra cycles, plan)
+    for first, chain in candidate_chains(problem.graph, regions, striping):
+        for height in stripe_heights(chain):
+            group = striping.group(chain, height, first, problem.graph)
+            if not missing <= set(group.streamed):
+                break  # the chain does not read them alone, at any height
+            cost = striping.cost(group)
+            if cost is None:
+                continue
+            if cost[0] > cost[1] * (1 + max_increase):
+                break
+            kept = [g for g in plan.cascades if not set(g.ops) & set(chain)]
+            trial = problem.plan(kept + [group])
+            if best is None or (trial.arena_bytes, cost[0] - cost[1]) < best[:2]:
+                best = (trial.arena_bytes, cost[0] - cost[1], trial)
+    if best is None:
+        names = ", ".join(f"'{t.name}'" for t in sorted(missing, key=lambda t: t.name))
+        raise UsageError(f"--stream-input: input {names} cannot be read in rows: the layers that read it are not a "
+                         "chain of layers their targets can run in row stripes (convolutions, depthwise "
+                         "convolutions, pooling, elementwise ADD/MUL) within +"
+                         f"{max_increase:.0%} cycles, or another layer reads it too. Build without --stream-input.")
+    searched = choose_cascades(problem, regions, best[2], striping, max_increase, placed=True, replace=True)
+    still = set(striping.stream_inputs) <= {x for g in searched.cascades for x in g.streamed}
+    return searched if still else best[2]
 
 
 def _min_max_peak(steps: int, whole: dict, ending: dict) -> int:
@@ -227,7 +279,7 @@ def forced_groups(graph, regions, specs, striping: Striping) -> list:
             raise UsageError(f"The tuning schedule's cascade group of ops {list(indices)} has stripe height {height} "
                              f"(the output has {out_height} rows) or shares an op with another group. Re-run "
                              "'edgesdk tune'.")
-        group = CascadeGroup(chain, int(height), first)
+        group = striping.group(chain, int(height), first, graph)
         if striping.cost(group) is None:
             raise UsageError(f"The tuning schedule runs ops {list(indices)} in stripes of {height} rows, which their "
                              "target cannot run. Re-run 'edgesdk tune'.")
@@ -255,9 +307,10 @@ def arena_reducing_groups(problem: MemoryProblem, regions, plan, striping: Strip
         if taken & set(chain) or not busiest & set(range(first, first + len(chain))):
             continue
         for height in stripe_heights(chain):
-            if striping.cost(CascadeGroup(chain, height, first)) is None:
+            group = striping.group(chain, height, first, problem.graph)
+            if striping.cost(group) is None:
                 continue  # its target cannot lower it
-            trial = problem.plan_below(chosen + [CascadeGroup(chain, height, first)], plan.arena_bytes)
+            trial = problem.plan_below(chosen + [group], plan.arena_bytes)
             if trial is not None:
                 found.append((trial.arena_bytes, first, chain, height))
     return sorted(found, key=lambda f: (f[0], f[1], len(f[2]), -f[3]))
@@ -268,7 +321,7 @@ def cascade_report(plan) -> list:
     result = []
     for g in getattr(plan, "cascades", None) or ():
         entry = g.describe()
-        for buf, t in zip(entry["buffers"], g.intermediates):
+        for buf, t in zip(entry["buffers"], g.buffered):
             buf["offset"] = plan.offsets.get(t)
         result.append(entry)
     return result

@@ -37,7 +37,8 @@ bytes of an input dying in the group when the group's schedule never reads a row
 overwriting it (rule "cascade-exact", recomputed from the schedule by `verify_plan`, which also recomputes
 each stripe buffer's size): the same bytes when the last op is elementwise over that input, else the output
 may start at or below the input's first byte (a strided or narrowing chain writes over input rows it has
-consumed).
+consumed). A graph input the group streams (`CascadeGroup.streamed`: the caller writes its rows during the
+group) is a stripe buffer too, live over the group's steps only.
 
 Placement. Buffers are placed one at a time at the lowest aligned offset that no already placed buffer
 forbids (each co-live buffer forbids an open interval of offsets, narrower for permitted overlaps). The
@@ -64,7 +65,7 @@ import numpy as np
 
 from ..ir.graph import ALIAS_OPS, DTYPE_BYTES, Graph
 from ..ops.window import WINDOW_OPS, window_geometry
-from ..ops.stripes import activation_inputs, build_schedule, row_bytes
+from ..ops.stripes import activation_inputs, row_bytes
 
 IN_PLACE_RULES = ("exact", "raster")  # what Target.in_place may answer (module docstring)
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
@@ -191,13 +192,13 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) 
         buf = groups[_alias_root(t, alias_of)]
         buf.first, buf.last, buf.kind = -1, end, "state"
     for g in cascades:
-        stripe = set(g.intermediates)
+        stripe = set(g.buffered)
         for op in g.ops:
             for t in op.inputs + op.outputs:
                 if t is not None and not t.is_const and t not in stripe:
                     buf = groups[_alias_root(t, alias_of)]
                     buf.first, buf.last = min(buf.first, g.first_step), max(buf.last, g.last_step)
-        for t in g.intermediates:
+        for t in g.buffered:  # a streamed input too: the caller writes its rows during the group only
             buf = groups[_alias_root(t, alias_of)]
             buf.size, buf.kind, buf.first, buf.last = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
     buffers = list(groups.values())
@@ -891,7 +892,7 @@ def _check_cascades(plan: MemoryPlan) -> None:
         if seen & set(g.ops):
             raise AssertionError("memory plan: two cascade groups share an op")
         seen |= set(g.ops)
-        rows = build_schedule(g.ops, g.stripe_height).rows
+        rows = g.schedule(recompute=True).rows
         for op in g.ops:
             for t in op.inputs + op.outputs:
                 if t is None or t.is_const:

@@ -8,7 +8,8 @@ Every window kernel below (ROW_KERNELS) takes its rows from `in_h`, `out_h` and 
 row at or past `in_h` as padding, so a stripe computes exactly what the whole layer computes for those rows (a
 pointwise convolution the emitter flattened to one long row gets `in_w` / `out_w` of the stripe's pixels); the
 elementwise kernels take the stripe's shape (no broadcasting) or element count. A Shift is one
-`edgesdk_reshape` call (a memmove: source and destination rows may overlap).
+`edgesdk_reshape` call (a memmove: source and destination rows may overlap), a Fetch one call of the caller's
+`edgesdk_default_read_input_rows` into the streamed input's stripe buffer.
 
 Only the int8 kernels stripe. The 3x3 sliding depthwise kernel always loads three input rows, so a stripe of
 it that reads fewer (one output row at a padded edge) runs the reference depthwise loops instead, with their
@@ -21,8 +22,8 @@ group makes: each stripe call pays the per-call instructions, each shift its byt
 from __future__ import annotations
 
 from ...ops.broadcast import MAX_DIMS
-from ...ops.stripes import Compute, Shift, nhwc, row_bytes
-from .calls import SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
+from ...ops.stripes import Compute, Fetch, Shift, nhwc, row_bytes
+from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
 
 ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired", "edgesdk_depthwise_conv2d_s8",
                "edgesdk_average_pool2d_s8", "edgesdk_max_pool2d_s8")
@@ -148,10 +149,17 @@ def _pointer(arg: Arena, tensor, first_row: int) -> Arena:
 def lower_group(group, ctx) -> HostLayer:
     """One HostLayer running the whole group: a call per stripe event, each naming the op it computes."""
     layers = {op: LayerCalls(op, ctx) for op in group.ops}
-    inter = set(group.intermediates)
+    inter = set(group.buffered)
     declared = {}  # (op, fields as text) -> Params: equal stripes share one struct
     layer = HostLayer(group.ops[0], ops=tuple(group.ops))
     for event in group.schedule().events:
+        if isinstance(event, Fetch):
+            t = event.tensor
+            slot = Arena(t, ctx.arena_offset(t), "uint8_t")
+            layer.calls.append(KernelCall(READ_INPUT_ROWS, (Int(group.input_number(t)), Int(event.start),
+                                                            Int(event.stop - event.start),
+                                                            _pointer(slot, t, event.buffer_row)), op=None))
+            continue
         if isinstance(event, Shift):
             t, n = event.tensor, event.stop - event.start
             slot = Arena(t, ctx.arena_offset(t), "uint8_t")
@@ -205,6 +213,9 @@ def stripe_cost(group, ctx, op_instructions, per_call: int) -> tuple | None:
     whole = sum(op_instructions(op) for op in group.ops)
     striped = 0.0
     for event in group.schedule().events:
+        if isinstance(event, Fetch):
+            striped += per_call  # the caller's copy of its rows is not the model's work
+            continue
         if isinstance(event, Shift):
             striped += per_call + INSTRUCTIONS_PER_MOVED_BYTE * (event.stop - event.start) * \
                 row_bytes(event.tensor)

@@ -27,3 +27,14 @@ def counted_footprint(call, op) -> list:
     if not isinstance(n.value, int) or n.value < 1:
         return ["the byte count is not a positive integer"]
     return [(x, n.value, "input"), (y, n.value, "output")]
+
+
+@footprint("edgesdk_default_read_input_rows")
+def input_rows_footprint(call, op) -> list:
+    """The caller writes `rows` rows of the streamed input into the stripe buffer `dst` points into."""
+    from ....ops.stripes import row_bytes
+
+    _number, _first, rows, dst = call.args
+    if not isinstance(rows.value, int) or rows.value < 1:
+        return ["the row count is not a positive integer"]
+    return [(dst, rows.value * row_bytes(dst.tensor), "input rows")]
