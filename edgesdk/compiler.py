@@ -22,6 +22,7 @@ from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
 from .ir.health import check_health
 from .ops.folding import FoldReport, fold_constants
+from .ops.stripes import absorb_input_conversions
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
 from .progress import VERBOSE, say
@@ -115,6 +116,8 @@ def partition_pass(s: BuildState) -> None:
     consecutive ops of one target form a region. Refuse a model that cannot fit from the graph alone."""
     if s.schedule is not None:
         s.schedule.check_graph(s.graph)
+    if s.options.stream_input:  # a streamed uint8 input is converted row by row as it is read
+        absorb_input_conversions(s.graph)
     s.regions = partition(s.graph, s.targets, forced=s.schedule.op_targets() if s.schedule is not None else None,
                           modes=(s.options.rounding,))  # constraints whose rule depends on the reference
     if s.check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
@@ -145,7 +148,8 @@ def stream_inputs_of(s: BuildState) -> list:
 def plan_pass(s: BuildState) -> None:
     """Place every buffer in the arena (in-place overlaps as each op's target allows); then, unless a schedule
     says which, add the cascade groups (row stripes) that shrink the arena within the cycle budget."""
-    s.memory_problem = MemoryProblem(s.graph, s.scratch, in_place=targets_in_place_rules(s.regions))
+    s.memory_problem = MemoryProblem(s.graph, s.scratch, in_place=targets_in_place_rules(s.regions),
+                                     striped_scratch=targets_striped_scratch(s.regions))
     streams = stream_inputs_of(s)
     striping = Striping(s.regions, s.codegen, streams)
     if s.schedule is not None:  # the schedule's cascade groups, as given: no search
@@ -224,6 +228,15 @@ def targets_in_place_rules(regions):
         return target.in_place(op, x) if target is not None else None
 
     return rule
+
+
+def targets_striped_scratch(regions):
+    """Whether an op's code in a cascade group still uses its scratch: its target answers
+    (Target.stripes_use_scratch)."""
+    from .targets import get_target
+
+    target_of = {op: get_target(region.target) for region in regions for op in region.ops}
+    return lambda op: op not in target_of or target_of[op].stripes_use_scratch(op)
 
 
 def sram_lower_bound(graph, regions=(), stream_input: bool = False) -> int:

@@ -8,6 +8,8 @@ stripe height is kept only when the arena shrinks and its cycles stay within a b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import UsageError
 from .memory_plan import MemoryProblem
 from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, streamable_inputs, stripe_heights
@@ -35,6 +37,8 @@ class Striping:
 
         self._target_of = {op: get_target(region.target) for region in regions for op in region.ops}
         self._ctx = dry_context("striping", options)
+        # op-by-op costs lower every layer once more: their weights must not count against the flash budget
+        self._whole_ctx = dry_context("op-by-op costs", replace(options, flash_limit=None))
         self.stream_inputs = tuple(stream_inputs)
         self._users = None
 
@@ -45,11 +49,31 @@ class Striping:
             if self._users is None:
                 self._users = consumers(graph.ops)
             streamed = streamable_inputs(chain, self.stream_inputs, self._users)
-        return CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed))
+        return CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed),
+                            tuple(graph.stream_sources.get(x, x) for x in streamed))
 
     def can_stripe(self, op) -> bool:
         target = self._target_of.get(op)
         return target is not None and target.can_stripe(op)
+
+    def fit_cost(self, group) -> tuple | None:
+        """(cycles in stripes, cycles of its ops as an op-by-op build runs them), or None (`cost`)."""
+        cost = self.cost(group)
+        if cost is None:
+            return None
+        actual = self._target_of[group.ops[0]].whole_cost(group.ops, self._whole_ctx)
+        return cost[0], cost[1] if actual is None else actual
+
+    def target_name(self, group) -> str:
+        return self._target_of[group.ops[0]].name
+
+    def target_name_of(self, op) -> str:
+        return self._target_of[op].name
+
+    def whole_cost(self, op) -> int | None:
+        """Cycles of one layer as an op-by-op build runs it, if its target says (Target.whole_cost)."""
+        target = self._target_of.get(op)
+        return None if target is None else target.whole_cost((op,), self._whole_ctx)
 
     def same_target(self, ops) -> bool:
         return len({id(self._target_of.get(op)) for op in ops}) == 1
@@ -146,46 +170,92 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
 
 
 def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
-    """The set of cascade groups with the lowest peak of per-step lower bounds, each group within
-    `max_increase` of its ops' cycles (instructions on the host) run whole; among those sets, the one with the
-    fewest extra cycles; or None when no group is within the budget. For a model that does not fit
-    op by op, where the greedy `choose_cascades` stops early: a group chosen for one busiest step can leave
-    another step's peak where only a group overlapping it could lower it.
+    """The set of cascade groups with the lowest peak of per-step lower bounds whose extra cycles stay within
+    `max_increase` of the model's (issue 13: the bound is on the model's NPU cycles and CPU instructions, not
+    on each group): each group's extra cycles count as a fraction of its target's cycles for the model's
+    layers it can stripe, run whole (`model_cycles`; the layers it cannot stripe would only lower the
+    fraction), summed over all groups of all targets. Among the sets with that peak, the one with the
+    fewest extra cycles; None when no group is within the budget. For a model that does not fit op by op,
+    where the greedy `choose_cascades` stops early: a group chosen for one busiest step can leave another
+    step's peak where only a group overlapping it could lower it.
 
     A dynamic program over the steps: a group changes the live bytes only at its own steps (its stripe
     buffers, and every tensor it touches live over all of its steps), so the peak of a set of disjoint groups
-    is the maximum of each group's own peak and the ungrouped steps' bounds."""
+    is the maximum of each group's own peak and the ungrouped steps' bounds; the fewest extra cycles under a
+    peak limit is a shortest path, and the lowest limit within the budget a bisection (a higher limit never
+    costs more)."""
     whole = problem.step_bounds()
     if not whole:
         return None
     steps = max(whole) + 1
-    ending = {}  # last step -> [(peak over the group's steps, extra cycles, group)]
+    totals = model_cycles(problem.graph, regions, striping)
+    ending = {}  # last step -> [(peak over the group's steps, extra cycles as a fraction, group)]
     for first, chain in candidate_chains(problem.graph, regions, striping):
-        best_of_chain = []
-        for height in stripe_heights(chain):
+        for height in stripe_heights(chain, finer=True):  # largest first: lower stripes cost more
             group = striping.group(chain, height, first, problem.graph)
-            cost = striping.cost(group)
-            if cost is None or cost[0] > cost[1] * (1 + max_increase):
+            cost = striping.fit_cost(group)
+            if cost is None:
                 continue
+            extra = (cost[0] - cost[1]) / max(totals.get(striping.target_name(group), 0), 1)
+            if extra > max_increase:
+                break
             bounds = problem.step_bounds([group])
             peak = max(bounds.get(s, 0) for s in range(first, group.last_step + 1))
-            best_of_chain.append((peak, cost[0] - cost[1], group))
-        ending.setdefault(first + len(chain) - 1, []).extend(best_of_chain)
+            ending.setdefault(group.last_step, []).append((peak, extra, group))
     if not ending:
         return None
-    lowest = _min_max_peak(steps, whole, ending)
-    return _cheapest_within(steps, whole, ending, lowest)
+    limits = sorted(set(whole.values()) | {peak for entries in ending.values() for peak, _, _ in entries})
+    low, high = 0, len(limits) - 1  # the highest limit takes no group at all: always within the budget
+    while low < high:
+        mid = (low + high) // 2
+        if _cheapest_within(steps, whole, ending, limits[mid])[0] <= max_increase:
+            high = mid
+        else:
+            low = mid + 1
+    return _cheapest_within(steps, whole, ending, limits[low])[1]
+
+
+def model_cycles(graph, regions, striping: Striping) -> dict:
+    """{target name: the model's cycles on it op by op}: what the fit search's budget is a fraction of. Each
+    layer by its target's `whole_cost`; a target without one counts only the layers it can stripe, by its
+    stripe cost model (a one-layer group in one stripe), which can only make the budget smaller."""
+    totals = {}
+    for step, op in enumerate(graph.ops):
+        actual = striping.whole_cost(op)
+        if actual is None:
+            if not striping.can_stripe(op) or len(op.outputs) != 1 or len(op.outputs[0].shape) != 4:
+                continue
+            cost = striping.cost(CascadeGroup((op,), nhwc(op.outputs[0].shape)[1], step))
+            if cost is None:
+                continue
+            actual = cost[1]
+        name = striping.target_name_of(op)
+        totals[name] = totals.get(name, 0) + actual
+    return totals
+
+
+def plan_increase(plan, striping: Striping, totals: dict) -> float:
+    """The extra cycles of a plan's groups, as fit_cascades counts them."""
+    extra = 0.0
+    for group in plan.cascades:
+        cost = striping.fit_cost(group)
+        extra += (cost[0] - cost[1]) / max(totals.get(striping.target_name(group), 0), 1) if cost else 0.0
+    return extra
 
 
 def fit_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
     """The smallest plan found for a model that does not fit with `plan`: the groups of `fit_cascades`, then
-    the greedy search from them with the same budget at the steps where the placement reaches the top (the
-    placement may stay above the per-step bounds the program minimizes). `plan` itself if none is smaller."""
+    the greedy search from them at the steps where the placement reaches the top (the placement may stay
+    above the per-step bounds the program minimizes), kept when the model's extra cycles stay within
+    `max_increase`. `plan` itself if none is smaller."""
     groups = fit_cascades(problem, regions, striping, max_increase)
     if not groups:
         return plan
     fitted = problem.plan(groups)
-    fitted = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True, replace=True)
+    greedy = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True, replace=True)
+    if greedy is not fitted and \
+            plan_increase(greedy, striping, model_cycles(problem.graph, regions, striping)) <= max_increase:
+        fitted = greedy
     return fitted if fitted.arena_bytes < plan.arena_bytes else plan
 
 
@@ -229,18 +299,9 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
     return searched if still else best[2]
 
 
-def _min_max_peak(steps: int, whole: dict, ending: dict) -> int:
-    """The lowest peak any set of disjoint groups reaches."""
-    peak = [0] * (steps + 1)  # peak[i]: the lowest peak over steps < i
-    for i in range(1, steps + 1):
-        peak[i] = max(peak[i - 1], whole.get(i - 1, 0))
-        for group_peak, _, group in ending.get(i - 1, ()):
-            peak[i] = min(peak[i], max(peak[group.first_step], group_peak))
-    return peak[steps]
-
-
-def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> list:
-    """The disjoint groups with the fewest extra cycles that keep every step's bound within `limit`."""
+def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> tuple:
+    """(extra cycles, the disjoint groups with the fewest extra cycles that keep every step's bound within
+    `limit`); infinite extra cycles when none do."""
     inf = float("inf")
     cost, choice = [0] + [inf] * steps, [None] * (steps + 1)
     for i in range(1, steps + 1):
@@ -249,6 +310,8 @@ def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> list:
         for group_peak, extra, group in ending.get(i - 1, ()):
             if group_peak <= limit and cost[group.first_step] + extra < cost[i]:
                 cost[i], choice[i] = cost[group.first_step] + extra, group
+    if cost[steps] == inf:
+        return inf, []
     groups, i = [], steps
     while i > 0:
         group = choice[i]
@@ -257,7 +320,7 @@ def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> list:
         else:
             groups.append(group)
             i = group.first_step
-    return groups[::-1]
+    return cost[steps], groups[::-1]
 
 
 def forced_groups(graph, regions, specs, striping: Striping) -> list:

@@ -279,11 +279,16 @@ def _mark_streamed(io: list, tensors: list, plan: MemoryPlan) -> None:
     """The inputs a cascade group streams have no slot: the caller gives their rows (IoTensor.streamed)."""
     from ..ops.stripes import row_bytes
 
-    streamed = {t for g in plan.cascades for t in g.streamed}
+    source = {t: (g.sources[k] if g.sources else t) for g in plan.cascades for k, t in enumerate(g.streamed)}
     offset = 0
     for entry, t in zip(io, tensors):
-        if t in streamed:
+        if t in source:
             entry.streamed, entry.arena_offset, entry.stream_offset, entry.row_bytes = True, None, offset, row_bytes(t)
+            s = source[t]  # as the caller gives it: a uint8 model edge keeps its name, type and zero point
+            entry.model_name, entry.dtype = s.name, s.dtype
+            if s.quant is not None:
+                entry.quant = {"scale": [float(v) for v in s.quant.scale],
+                               "zero_point": [int(z) for z in s.quant.zero_point]}
             offset += t.nbytes
 
 

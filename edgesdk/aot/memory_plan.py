@@ -166,9 +166,10 @@ def _alias_map(graph: Graph) -> dict:
     return alias_of
 
 
-def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) -> list:
+def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), striped_scratch=None) -> list:
     """Group aliased tensors and compute each group's live range [first, last] in op steps; a cascade
-    group's intermediates become stripe buffers and its other tensors live over the whole group."""
+    group's intermediates become stripe buffers and its other tensors live over the whole group.
+    `striped_scratch(op)`: False when the op's code in stripes takes no scratch (None: it keeps it)."""
     alias_of = _alias_map(graph)
     end = len(graph.ops)
     groups: dict = {}
@@ -202,8 +203,11 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=()) 
             buf = groups[_alias_root(t, alias_of)]
             buf.size, buf.kind, buf.first, buf.last = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
     buffers = list(groups.values())
+    grouped = {op for g in cascades for op in g.ops}
     for step, op in enumerate(graph.ops):
         size = (scratch_sizes or {}).get(op, 0)
+        if op in grouped and striped_scratch is not None and not striped_scratch(op):
+            size = 0
         if size:
             buffers.append(Buffer(f"scratch of op {op.index}", size, step, step, [op], kind="scratch"))
     return buffers
@@ -756,10 +760,11 @@ class MemoryProblem:
     scratch_sizes: dict
     alignment: int = 16
     in_place: object = None  # (op, input) -> rule name or None (Target.in_place of the op's target)
+    striped_scratch: object = None  # op -> does its code in stripes use its scratch (Target.stripes_use_scratch)
 
     def plan(self, cascades=()) -> MemoryPlan:
         cascades = list(cascades)
-        buffers = build_buffers(self.graph, self.scratch_sizes, cascades)
+        buffers = build_buffers(self.graph, self.scratch_sizes, cascades, self.striped_scratch)
         overlaps = find_overlaps(self.graph, buffers, cascades, self.in_place)
         work = Work()
         arena, bound, strategy = search_placement(buffers, overlaps, self.alignment, work=work)
@@ -777,7 +782,7 @@ class MemoryProblem:
 
     def step_bounds(self, cascades=()) -> dict:
         """{step: lower bound of the bytes live at that step} with these cascade groups (no placement)."""
-        buffers = [b for b in build_buffers(self.graph, self.scratch_sizes, cascades) if b.size]
+        buffers = [b for b in build_buffers(self.graph, self.scratch_sizes, cascades, self.striped_scratch) if b.size]
         if not buffers:
             return {}
         first, bounds = step_lower_bounds(buffers, find_overlaps(self.graph, buffers, cascades, self.in_place))
@@ -786,7 +791,7 @@ class MemoryProblem:
     def plan_below(self, cascades, below: int):
         """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
         search when the per-step lower bound already says no)."""
-        buffers = build_buffers(self.graph, self.scratch_sizes, cascades)
+        buffers = build_buffers(self.graph, self.scratch_sizes, cascades, self.striped_scratch)
         if lower_bound(buffers, find_overlaps(self.graph, buffers, cascades, self.in_place), self.alignment) >= below:
             return None
         plan = self.plan(cascades)

@@ -226,6 +226,7 @@ class CascadeGroup:
     first_step: int
     streamed: tuple = ()  # graph inputs read in rows from the caller (Fetch events), never whole
     input_numbers: tuple = ()  # each streamed input's number among the graph inputs (the caller's `input`)
+    sources: tuple = ()  # each streamed input as the caller gives it (uint8: the rows are converted as read)
     _schedule: Schedule | None = field(default=None, repr=False)
 
     @property
@@ -260,6 +261,11 @@ class CascadeGroup:
 
     def input_number(self, tensor) -> int:
         return self.input_numbers[self.streamed.index(tensor)]
+
+    def converts(self, tensor) -> bool:
+        """Does the streamed input arrive as uint8 (the model's edge), to be converted to int8 as it is read?"""
+        source = self.sources[self.streamed.index(tensor)] if self.sources else tensor
+        return source.dtype == "uint8" and tensor.dtype == "int8"
 
     def buffer_bytes(self, tensor) -> int:
         """Size of the stripe buffer of an intermediate or a streamed input."""
@@ -339,14 +345,17 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
     return True
 
 
-def stripe_heights(chain) -> list:
-    """Stripe heights worth trying, largest first: powers of two below the output height."""
+def stripe_heights(chain, finer: bool = False) -> list:
+    """Stripe heights worth trying, largest first: powers of two below the output height (`finer`: and three
+    times powers of two, for the fit search, where a height between two powers may be the one that fits)."""
     height = nhwc(chain[-1].outputs[0].shape)[1]
-    heights, h = [], 1
+    heights, h = set(), 1
     while h < height:
-        heights.append(h)
+        heights.add(h)
+        if finer and 3 * h < height:
+            heights.add(3 * h)
         h *= 2
-    return heights[::-1]
+    return sorted(heights, reverse=True)
 
 
 def streamable_inputs(chain, graph_inputs, users: dict) -> tuple:
@@ -357,6 +366,29 @@ def streamable_inputs(chain, graph_inputs, users: dict) -> tuple:
     read = dict.fromkeys(x for op in chain for x in activation_inputs(op))
     return tuple(x for x in read if x in graph_inputs and len(x.shape) == 4 and nhwc(x.shape)[0] == 1
                  and all(r in members for r in users.get(x, ())))
+
+
+def absorb_input_conversions(graph) -> None:
+    """For --stream-input: a uint8 image input reaches the model through the importer's edge QUANTIZE (q - 128,
+    same scale: the sign bit flipped). Streamed, that conversion runs on each row as it is read, so the edge
+    op goes, its int8 output becomes the graph input, and graph.stream_sources remembers the uint8 tensor the
+    caller gives."""
+    for k, x in enumerate(list(graph.inputs)):
+        readers = [op for op in graph.ops if x in op.inputs]
+        if len(readers) != 1 or x in graph.outputs:
+            continue
+        (q,) = readers
+        if q.type != "QUANTIZE" or q.attrs.get("edge") != "uint8 input" or len(q.outputs) != 1:
+            continue
+        y = q.outputs[0]
+        if y in graph.outputs or x.quant is None or y.quant is None or y.dtype != "int8" or \
+                list(x.quant.scale) != list(y.quant.scale) or \
+                [int(z) - 128 for z in x.quant.zero_point] != [int(z) for z in y.quant.zero_point]:
+            continue
+        graph.ops.remove(q)
+        graph.tensors.remove(x)
+        graph.inputs[k] = y
+        graph.stream_sources[y] = x
 
 
 def groups_by_op(cascades) -> dict:

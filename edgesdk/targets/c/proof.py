@@ -19,6 +19,7 @@ from numbers import Integral
 
 import numpy as np
 
+from ...ctext import UINT8_INPUT_READER
 from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Arena, Cast, Const, Null, Params, PointerList, consts_of, render_layer, render_params
 from .emit import footprint_rule
 from .tvm_lowered import tvm_lowered_footprint
@@ -100,7 +101,7 @@ def _check_group_calls(layer, proof) -> None:
     proof.count("cascade_groups")
     for call in layer.calls:
         op = getattr(call, "op", None)
-        if op is None and call.kernel not in (SHIFT_KERNEL, READ_INPUT_ROWS) or op is not None and op not in members:
+        if op is None and call.kernel not in (SHIFT_KERNEL, READ_INPUT_ROWS, UINT8_INPUT_READER) or op is not None and op not in members:
             proof.fail(f"{layer.op.location}: cascade call {call.kernel} computes no layer of its group")
         else:
             proof.count("stripe_calls")

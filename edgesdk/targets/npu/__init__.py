@@ -33,6 +33,17 @@ static int32_t run_npu_table(const uint8_t *table, uint32_t table_bytes)
 }"""
 
 
+def _read_rows_call(read, ctx) -> str:
+    """The CPU's call for a streamed input's rows between two command tables (stripes.ReadInputRows)."""
+    from ...ctext import UINT8_INPUT_READER, UINT8_INPUT_READER_TEXT
+
+    args = f"{read.input_number}u, {read.start}u, {read.rows}u, edgesdk_arena + {read.arena_offset}"
+    if not read.uint8:
+        return f"edgesdk_default_read_input_rows({args});\n"
+    ctx.define_function("stream.uint8_reader", UINT8_INPUT_READER_TEXT)
+    return f"{UINT8_INPUT_READER}({args}, {read.nbytes}u);\n"
+
+
 class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
@@ -83,6 +94,16 @@ class NpuTarget(Target):
 
         return stripe_cost(group, ctx)
 
+    def stripes_use_scratch(self, op) -> bool:
+        """Only a folded convolution takes scratch (fold.py); a stripe command is the one-command form."""
+        return False
+
+    def whole_cost(self, ops, ctx) -> int:
+        """The ops' commands as an op-by-op build lowers them (a folded convolution's, fold.py)."""
+        from .stripes import whole_cost
+
+        return whole_cost(ops, ctx)
+
     @property
     def support(self):
         from .supported import NPU_SUPPORT
@@ -111,8 +132,7 @@ class NpuTarget(Target):
             tables.append(table)
             part = f", part {k + 1} of {len(parts)}" if len(parts) > 1 else ""
             rows = "".join(f" after reading {r.note}" for r in reads)
-            calls = "".join(f"edgesdk_default_read_input_rows({r.input_number}u, {r.start}u, {r.rows}u, "
-                            f"edgesdk_arena + {r.arena_offset});\n" for r in reads)
+            calls = "".join(_read_rows_call(r, ctx) for r in reads)
             code.add(f"NPU region {index}{part}: layers {layers} ({len(commands)} commands){rows}",
                      calls + f"status = run_npu_table({table.symbol}, sizeof({table.symbol}));\n"
                      "if (status != 0) {\n    return status;\n}", commands=command_layers(table))

@@ -30,6 +30,8 @@ class ReadInputRows:
     start: int
     rows: int
     arena_offset: int
+    nbytes: int
+    uint8: bool  # the caller gives uint8: converted to int8 as read (ctext.UINT8_INPUT_READER)
     note: str = ""
 
 
@@ -65,8 +67,8 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
         if isinstance(event, Fetch):
             t, n = event.tensor, event.stop - event.start
             result.append(ReadInputRows(group.input_number(t), event.start, n,
-                                        ctx.arena_offset(t) + event.buffer_row * row_bytes(t),
-                                        note=f"input '{t.name}' rows {event.start}..{event.stop - 1}"))
+                                        ctx.arena_offset(t) + event.buffer_row * row_bytes(t), n * row_bytes(t),
+                                        group.converts(t), note=f"input '{t.name}' rows {event.start}..{event.stop - 1}"))
             continue
         if isinstance(event, Shift):
             t, n = event.tensor, event.stop - event.start
@@ -88,6 +90,22 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
             result.append(replace(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad,
                                   note=note))
     return result
+
+
+def whole_cost(ops, ctx) -> int:
+    """NPU cycles of `ops` lowered as outside a cascade (codegen.WHOLE_LOWERINGS: a convolution may fold a
+    kernel axis into its channels), by the timing model; cached in the context."""
+    from .codegen import WHOLE_LOWERINGS
+
+    cache = ctx.data("npu-whole-costs", dict)
+    memory = timing.MemoryMap.for_board(ctx.board)
+    total = 0
+    for op in ops:
+        if op not in cache:
+            commands = WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx)
+            cache[op] = sum(timing.command_cost(c, memory).cycles for c in commands)
+        total += cache[op]
+    return total
 
 
 def stripe_cost(group, ctx) -> tuple:
