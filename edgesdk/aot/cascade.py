@@ -152,7 +152,7 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                 continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = striping.group(chain, height, first, problem.graph)
-                cost = striping.cost(group)
+                cost = striping.fit_cost(group)  # against what the build runs without it (a folded conv)
                 if cost is None:
                     continue  # the target cannot run this group's row ranges (another height may do)
                 striped, whole = cost
@@ -279,7 +279,7 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
             group = striping.group(chain, height, first, problem.graph)
             if not missing <= set(group.streamed):
                 break  # the chain does not read them alone, at any height
-            cost = striping.cost(group)
+            cost = striping.fit_cost(group)
             if cost is None:
                 continue
             if cost[0] > cost[1] * (1 + max_increase):
