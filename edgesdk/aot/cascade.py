@@ -208,7 +208,8 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
     low, high = 0, len(limits) - 1  # the highest limit takes no group at all: always within the budget
     while low < high:
         mid = (low + high) // 2
-        if _cheapest_within(steps, whole, ending, limits[mid])[0] <= max_increase:
+        extra = _cheapest_within(steps, whole, ending, limits[mid])[0]
+        if extra != float("inf") and extra <= max_increase:
             high = mid
         else:
             low = mid + 1
