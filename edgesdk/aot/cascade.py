@@ -269,12 +269,14 @@ def streamable_graph_inputs(graph) -> list:
 def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
     """With `edgesdk build --stream-input`: a plan whose groups stream every input of `striping.stream_inputs`.
     `plan` itself when they already do; else the smallest arena (then the fewest extra cycles) among `plan`
-    with one more group, within `max_increase`, that streams them (replacing the groups it overlaps), then
+    with one more group, costing at most `max_increase` of the model's cycles (as in fit_cascades), that
+    streams them (replacing the groups it overlaps), then
     the greedy search from it. UsageError when no group of the layers that read an input can stream it."""
     missing = set(striping.stream_inputs) - {x for g in plan.cascades for x in g.streamed}
     if not missing:
         return plan
     best = None  # (arena, extra cycles, plan)
+    totals = model_cycles(problem.graph, regions, striping)
     for first, chain in candidate_chains(problem.graph, regions, striping):
         for height in stripe_heights(chain):
             group = striping.group(chain, height, first, problem.graph)
@@ -283,8 +285,8 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
             cost = striping.fit_cost(group)
             if cost is None:
                 continue
-            if cost[0] > cost[1] * (1 + max_increase):
-                break
+            if cost[0] - cost[1] > max_increase * max(totals.get(striping.target_name(group), 0), 1):
+                break  # more than the budget of the model's cycles (fit_cascades)
             kept = [g for g in plan.cascades if not set(g.ops) & set(chain)]
             trial = problem.plan(kept + [group])
             if best is None or (trial.arena_bytes, cost[0] - cost[1]) < best[:2]:
@@ -293,8 +295,9 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
         names = ", ".join(f"'{t.name}'" for t in sorted(missing, key=lambda t: t.name))
         raise UsageError(f"--stream-input: input {names} cannot be read in rows: the layers that read it are not a "
                          "chain of layers their targets can run in row stripes (convolutions, depthwise "
-                         "convolutions, pooling, elementwise ADD/MUL) within +"
-                         f"{max_increase:.0%} cycles, or another layer reads it too. Build without --stream-input.")
+                         "convolutions, pooling, elementwise ADD/MUL) costing at most "
+                         f"{max_increase:.0%} of the model's cycles more, or another layer reads it too. Build "
+                         "without --stream-input.")
     searched = choose_cascades(problem, regions, best[2], striping, max_increase, placed=True, replace=True)
     still = set(striping.stream_inputs) <= {x for g in searched.cascades for x in g.streamed}
     return searched if still else best[2]

@@ -39,7 +39,9 @@ static inline void edgesdk_harness_target_failure(int32_t status)
 /* Streamed inputs (edgesdk build --stream-input): the harness stands in for the camera. The emulator writes each
  * streamed input whole into this buffer (report.json io.inputs[k].stream_offset), outside the model's arena; a HIL
  * build reads the embedded bytes instead. The model asks for rows as it needs them. */
+#ifndef EDGESDK_HARNESS_EMBEDDED_INPUTS
 uint8_t edgesdk_harness_stream[EDGESDK_DEFAULT_STREAM_BYTES] __attribute__((section(".noinit"), aligned(16), used));
+#endif
 
 void edgesdk_default_read_input_rows(uint32_t input, uint32_t first_row, uint32_t rows, void *dst)
 {
