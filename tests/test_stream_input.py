@@ -121,6 +121,17 @@ def test_an_input_no_chain_can_stream_is_refused():
         cascade.streamed_plan(problem, regions, problem.plan(), striping)
 
 
+def test_stream_input_without_an_image_input_is_a_usage_error(tmp_path):
+    import subprocess
+    import sys
+
+    model = REPO / "tests" / "models" / "ops" / "add_rank1_odd_int8.tflite"
+    proc = subprocess.run([sys.executable, "-m", "edgesdk", "build", str(model), "--stream-input", "--no-firmware",
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == UsageError.exit_code and "Traceback" not in proc.stderr
+    assert "--stream-input streams image inputs" in proc.stderr and not (tmp_path / "out").exists()
+
+
 def test_a_uint8_input_streams_with_its_edge_conversion():
     """The importer's edge QUANTIZE (uint8 -> int8, q - 128) goes; its int8 output becomes the graph input,
     read through the converting reader; the caller still gives the model's uint8 input."""
