@@ -152,7 +152,7 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                 continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = striping.group(chain, height, first, problem.graph)
-                cost = striping.fit_cost(group)  # against what the build runs without it (a folded conv)
+                cost = striping.cost(group)
                 if cost is None:
                     continue  # the target cannot run this group's row ranges (another height may do)
                 striped, whole = cost
