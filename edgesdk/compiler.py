@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .aot.executor import build_executor, collect_scratch_sizes
@@ -22,11 +22,13 @@ from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
 from .ir.health import check_health
 from .ops.folding import FoldReport, fold_constants
+from .ops.stripes import absorb_input_conversions
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
 from .progress import VERBOSE, say
 from .targets import default_target_list, parse_target_list
-from .aot.cascade import Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups
+from .aot.cascade import (Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups,
+                          streamable_graph_inputs, streamed_plan)
 from .targets.api import CodegenOptions
 
 ROUNDING_MODES = ("ref", "tflm", "ort")  # ort: ONNX Runtime (edgesdk/importer/ort_plan.py)
@@ -42,6 +44,9 @@ class BuildOptions:
     compile_firmware: bool = True
     werror: bool = False  # treat compiler warnings as errors (the tests build this way)
     cascade: bool = True  # run layer chains in row stripes where that shrinks the arena (aot/cascade.py)
+    # The caller provides the image inputs in rows through edgesdk_default_read_input_rows() (docs/streaming-input.md):
+    # a cascade group reads them into a stripe buffer, so they never exist whole in the arena.
+    stream_input: bool = False
     # Per-layer choices to apply as given instead of the defaults (edgesdk/tune): an edgesdk.tune.Schedule, or
     # the path of an `edgesdk tune` log (checked against the model, board, targets and rounding). Either
     # replaces the cascade choice (`cascade` is then ignored); None: today's defaults.
@@ -111,10 +116,12 @@ def partition_pass(s: BuildState) -> None:
     consecutive ops of one target form a region. Refuse a model that cannot fit from the graph alone."""
     if s.schedule is not None:
         s.schedule.check_graph(s.graph)
+    if s.options.stream_input:  # a streamed uint8 input is converted row by row as it is read
+        absorb_input_conversions(s.graph)
     s.regions = partition(s.graph, s.targets, forced=s.schedule.op_targets() if s.schedule is not None else None,
                           modes=(s.options.rounding,))  # constraints whose rule depends on the reference
     if s.check_fit:  # from the graph alone, before any pass makes a weight layout (dry codegen, cascades)
-        check_sram_fits(sram_lower_bound(s.graph, s.regions), s.board, 0, at_least=True)
+        check_sram_fits(sram_lower_bound(s.graph, s.regions, s.options.stream_input), s.board, 0, at_least=True)
         check_flash_lower_bound(s.regions, s.board)
 
 
@@ -123,11 +130,32 @@ def scratch_pass(s: BuildState) -> None:
     s.scratch = collect_scratch_sizes(s.graph, s.regions, s.codegen)
 
 
+def stream_inputs_of(s: BuildState) -> list:
+    """The graph inputs the build streams (BuildOptions.stream_input); UsageError when it cannot stream any."""
+    if not s.options.stream_input:
+        return []
+    if not s.options.cascade and s.schedule is None:
+        raise UsageError("--stream-input reads the input in row stripes through a cascade group; it cannot be "
+                         "combined with --no-cascade.")
+    streams = streamable_graph_inputs(s.graph)
+    if not streams:
+        shapes = ", ".join(f"'{t.name}' {list(t.shape)}" for t in s.graph.inputs)
+        raise UsageError(f"--stream-input streams image inputs (shape [1, rows, columns, channels]), and this model "
+                         f"has none: {shapes}. Build without --stream-input.")
+    return streams
+
+
 def plan_pass(s: BuildState) -> None:
     """Place every buffer in the arena (in-place overlaps as each op's target allows); then, unless a schedule
     says which, add the cascade groups (row stripes) that shrink the arena within the cycle budget."""
     s.memory_problem = MemoryProblem(s.graph, s.scratch, in_place=targets_in_place_rules(s.regions))
-    striping = Striping(s.regions, s.codegen)
+    # Where the build must shrink to fit the board or streams its input, a layer in stripes also gives up the
+    # scratch its whole form asked for when its target's stripes take none (Target.stripes_use_scratch). The
+    # default search keeps it: it prices such a layer as its stripes run (a folded convolution unfolded), and
+    # the freed scratch would buy KWS 144 bytes for +83 % NPU cycles.
+    tight = replace(s.memory_problem, striped_scratch=targets_striped_scratch(s.regions))
+    streams = stream_inputs_of(s)
+    striping = Striping(s.regions, s.codegen, streams)
     if s.schedule is not None:  # the schedule's cascade groups, as given: no search
         s.plan = plan_with_groups(s.memory_problem, s.regions, s.schedule.cascade_specs(), striping)
     else:
@@ -139,7 +167,11 @@ def plan_pass(s: BuildState) -> None:
             # the host: 514,304 B by the default groups, 218,624 B by the fit search, +0.23 % instructions).
             # (The default groups only ever shrink the arena, so a model that fits op by op fits with them.)
             if not sram_fits(op_by_op.arena_bytes, s.board):
-                s.plan = fit_plan(s.memory_problem, s.regions, s.plan, striping)
+                s.memory_problem = tight
+                s.plan = fit_plan(tight, s.regions, s.plan, striping)
+    if streams:
+        s.memory_problem = tight
+        s.plan = streamed_plan(tight, s.regions, s.plan, striping)
     if s.check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
         check_sram_fits(s.plan.arena_bytes, s.board, 0 if s.options.compile_firmware else SRAM_RESERVE_BYTES)
 
@@ -204,13 +236,24 @@ def targets_in_place_rules(regions):
     return rule
 
 
-def sram_lower_bound(graph, regions=()) -> int:
-    """Arena bytes any plan needs, from the graph alone: every model input is in the arena before the first op
-    (all of them at once), every model output after the last one, and every tensor of a layer its target
-    cannot run in stripes is whole while it runs (only cascade groups keep tensors as stripes)."""
+def targets_striped_scratch(regions):
+    """Whether an op's code in a cascade group still uses its scratch: its target answers
+    (Target.stripes_use_scratch)."""
     from .targets import get_target
 
-    inputs = sum(t.nbytes for t in dict.fromkeys(graph.inputs) if not t.is_const)
+    target_of = {op: get_target(region.target) for region in regions for op in region.ops}
+    return lambda op: op not in target_of or target_of[op].stripes_use_scratch(op)
+
+
+def sram_lower_bound(graph, regions=(), stream_input: bool = False) -> int:
+    """Arena bytes any plan needs, from the graph alone: every model input is in the arena before the first op
+    (all of them at once; `stream_input`: but the images the caller streams), every model output after the
+    last one, and every tensor of a layer its target cannot run in stripes is whole while it runs (only
+    cascade groups keep tensors as stripes)."""
+    from .targets import get_target
+
+    streamed = set(streamable_graph_inputs(graph)) if stream_input else set()
+    inputs = sum(t.nbytes for t in dict.fromkeys(graph.inputs) if not t.is_const and t not in streamed)
     tensors = [t for t in graph.outputs if not t.is_const]
     tensors += [t for region in regions for op in region.ops if not get_target(region.target).can_stripe(op)
                 for t in op.inputs + op.outputs if t is not None and not t.is_const]
@@ -471,5 +514,6 @@ def _memory_pools(board: Board, plan, sections: dict) -> dict:
 
 
 def _io_json(t) -> dict:
+    streamed = {"streamed": True, "stream_offset": t.stream_offset, "row_bytes": t.row_bytes} if t.streamed else {}
     return {"name": t.model_name, "c_name": t.name, "dtype": t.dtype, "shape": list(t.shape), "bytes": t.nbytes,
-            "arena_offset": t.arena_offset, "quant": t.quant}
+            "arena_offset": t.arena_offset, "quant": t.quant, **streamed}

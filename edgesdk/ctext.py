@@ -11,6 +11,22 @@ VALUES_PER_LINE = {"int8_t": 16, "uint8_t": 16, "int16_t": 12, "int32_t": 8, "ui
                    "double": 4}
 
 
+# --stream-input, a uint8 model input: the caller's rows (model.h's edgesdk_default_read_input_rows) as the int8
+# the model computes on. Targets define it once per build (CodegenContext.define_function) and call it by name.
+UINT8_INPUT_READER = "edgesdk_read_input_rows_uint8"
+UINT8_INPUT_READER_TEXT = """\
+/* A streamed uint8 model input: the caller's rows, converted to the int8 the model computes on (q - 128, the
+   same scale: the sign bit flipped), as the model's edge conversion would have done to the whole input. */
+static void edgesdk_read_input_rows_uint8(uint32_t input, uint32_t first_row, uint32_t rows, uint8_t *dst,
+                                          uint32_t bytes)
+{
+    edgesdk_default_read_input_rows(input, first_row, rows, dst);
+    for (uint32_t i = 0; i < bytes; ++i) {
+        dst[i] ^= 0x80u;
+    }
+}"""
+
+
 def float_literal(value) -> str:
     """An exact float32 C literal: a hex float with an f suffix (-0.0 keeps its sign), GCC's constant builtins for
     infinities and NaNs (sign, quiet bit and payload kept; both the host and the RISC-V compiler are GCC)."""

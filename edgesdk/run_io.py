@@ -105,8 +105,24 @@ def check_report(report, report_path) -> None:
             if spec.get("bytes") != nbytes or not _is_int(spec.get("bytes")):
                 raise bad(f"{where}.bytes is {spec.get('bytes')!r}, but shape {shape} of {spec['dtype']} is {nbytes} bytes")
             offset = spec.get("arena_offset")
+            if kind == "inputs" and spec.get("streamed") is True:  # given in rows, no slot (--stream-input)
+                if offset is not None or not _is_int(spec.get("stream_offset")) or spec["stream_offset"] < 0:
+                    raise bad(f"{where} is streamed but has an arena slot or no stream_offset")
+                continue
             if not _is_int(offset) or offset < 0 or offset + nbytes > arena:
                 raise bad(f"{where}.arena_offset {offset!r} + {nbytes} bytes is not inside the arena of {arena} bytes")
+
+
+STREAM_SYMBOL = "edgesdk_harness_stream"  # the test harness's copy of the streamed inputs (firmware/main.c)
+
+
+def input_address(spec: dict, arena: int, stream_base) -> int:
+    """Where a run writes an input: its arena slot, or for a streamed input (--stream-input) its place in the
+    harness's stream buffer, from which the harness gives the model its rows. `stream_base()` -> the
+    buffer's address (asked only for a streamed input)."""
+    if spec.get("streamed"):
+        return stream_base() + spec["stream_offset"]
+    return arena + spec["arena_offset"]
 
 
 def used_targets(report: dict) -> set:

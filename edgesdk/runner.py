@@ -11,7 +11,8 @@ from .errors import EmulatorError, UsageError
 from .qemu import run_qemu_sequence
 # the run contract lives in run_io (QEMU and attached boards share it); InferenceResult and load_report stay
 # importable from here
-from .run_io import NUMPY_DTYPES, InferenceResult, coerce_input, load_report, used_targets  # noqa: F401
+from .run_io import (NUMPY_DTYPES, STREAM_SYMBOL, InferenceResult, coerce_input, input_address,  # noqa: F401
+                     load_report, used_targets)
 
 def check_firmware_arena(report: dict, elf) -> int:
     """The arena's address, after checking report.json's arena against the firmware's: the ELF's arena block
@@ -90,8 +91,13 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
         raise UsageError(f"{elf} is missing; rebuild with 'edgesdk build'.")
     board = build_board(build_dir, report)
     arena = check_firmware_arena(report, elf)
-    step_writes = [[(arena + s["arena_offset"], coerce_input(x, s, i).tobytes()) for i, (x, s) in enumerate(zip(inputs, specs))]
-                   for inputs in steps]
+    from .emulator.machine import elf_symbol
+
+    def stream_base():
+        return elf_symbol(elf, STREAM_SYMBOL)
+
+    step_writes = [[(input_address(s, arena, stream_base), coerce_input(x, s, i).tobytes())
+                    for i, (x, s) in enumerate(zip(inputs, specs))] for inputs in steps]
     out_specs = report["io"]["outputs"]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]
     if len(steps) == 1:  # the plain way: inputs in place before boot, outputs after exit

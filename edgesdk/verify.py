@@ -138,6 +138,10 @@ def _check_sizes(executor, proof: Proof) -> None:
         if len(blob.data) > MAX_OBJECT_BYTES:
             fail(f"blob {blob.name} of {len(blob.data)} bytes is too large for the 32-bit target")
     for io in list(executor.inputs) + list(executor.outputs):
+        if getattr(io, "streamed", False):  # no slot: its rows go to its stripe buffer (the plan's proof)
+            if not 0 < io.nbytes <= MAX_OBJECT_BYTES or io.arena_offset is not None:
+                fail(f"streamed model input '{io.model_name}' ({io.nbytes} bytes) has an arena slot or a bad size")
+            continue
         if not 0 < io.nbytes <= MAX_OBJECT_BYTES or io.arena_offset < 0 or io.arena_offset + io.nbytes > executor.arena_bytes:
             fail(f"model input/output '{io.model_name}' ({io.nbytes} bytes at arena offset {io.arena_offset}) "
                  f"is outside the arena of {executor.arena_bytes} bytes")

@@ -8,9 +8,11 @@ stripe height is kept only when the arena shrinks and its cycles stay within a b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import UsageError
 from .memory_plan import MemoryProblem
-from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, stripe_heights
+from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, streamable_inputs, stripe_heights
 
 # A group may cost at most this fraction of extra cycles (NPU cycles, CPU instructions) over its ops run whole:
 # every stripe pays a fixed overhead (an NPU command, a kernel call) and may re-read its weights, which is nearly
@@ -27,17 +29,51 @@ class Striping:
     (cycles in stripes, cycles whole), each asked of the op's own target. Costs come from a dry codegen
     context (nothing it makes reaches the build)."""
 
-    def __init__(self, regions, options):
-        """`options`: the build's CodegenOptions (edgesdk/targets/api.py)."""
+    def __init__(self, regions, options, stream_inputs=()):
+        """`options`: the build's CodegenOptions (edgesdk/targets/api.py). `stream_inputs`: the graph inputs the
+        caller provides in rows (`edgesdk build --stream-input`): every group that alone reads one streams it."""
         from ..targets import get_target
         from .executor import dry_context
 
         self._target_of = {op: get_target(region.target) for region in regions for op in region.ops}
         self._ctx = dry_context("striping", options)
+        # op-by-op costs lower every layer once more: their weights must not count against the flash budget
+        self._whole_ctx = dry_context("op-by-op costs", replace(options, flash_limit=None))
+        self.stream_inputs = tuple(stream_inputs)
+        self._users = None
+
+    def group(self, chain, height: int, first: int, graph) -> CascadeGroup:
+        """The cascade group of `chain` in stripes of `height` rows, streaming the inputs it alone reads."""
+        streamed = ()
+        if self.stream_inputs:
+            if self._users is None:
+                self._users = consumers(graph.ops)
+            streamed = streamable_inputs(chain, self.stream_inputs, self._users)
+        return CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed),
+                            tuple(graph.stream_sources.get(x, x) for x in streamed))
 
     def can_stripe(self, op) -> bool:
         target = self._target_of.get(op)
         return target is not None and target.can_stripe(op)
+
+    def fit_cost(self, group) -> tuple | None:
+        """(cycles in stripes, cycles of its ops as an op-by-op build runs them), or None (`cost`)."""
+        cost = self.cost(group)
+        if cost is None:
+            return None
+        actual = self._target_of[group.ops[0]].whole_cost(group.ops, self._whole_ctx)
+        return cost[0], cost[1] if actual is None else actual
+
+    def target_name(self, group) -> str:
+        return self._target_of[group.ops[0]].name
+
+    def target_name_of(self, op) -> str:
+        return self._target_of[op].name
+
+    def whole_cost(self, op) -> int | None:
+        """Cycles of one layer as an op-by-op build runs it, if its target says (Target.whole_cost)."""
+        target = self._target_of.get(op)
+        return None if target is None else target.whole_cost((op,), self._whole_ctx)
 
     def same_target(self, ops) -> bool:
         return len({id(self._target_of.get(op)) for op in ops}) == 1
@@ -115,7 +151,7 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
             if len(kept) < len(chosen) and not replace:
                 continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
-                group = CascadeGroup(chain, height, first)
+                group = striping.group(chain, height, first, problem.graph)
                 cost = striping.cost(group)
                 if cost is None:
                     continue  # the target cannot run this group's row ranges (another height may do)
@@ -134,61 +170,142 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
 
 
 def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
-    """The set of cascade groups with the lowest peak of per-step lower bounds, each group within
-    `max_increase` of its ops' cycles (instructions on the host) run whole; among those sets, the one with the
-    fewest extra cycles; or None when no group is within the budget. For a model that does not fit
-    op by op, where the greedy `choose_cascades` stops early: a group chosen for one busiest step can leave
-    another step's peak where only a group overlapping it could lower it.
+    """The set of cascade groups with the lowest peak of per-step lower bounds whose extra cycles stay within
+    `max_increase` of the model's (issue 13: the bound is on the model's NPU cycles and CPU instructions, not
+    on each group): each group's extra cycles count as a fraction of its target's cycles for the model's
+    layers it can stripe, run whole (`model_cycles`; the layers it cannot stripe would only lower the
+    fraction), summed over all groups of all targets. Among the sets with that peak, the one with the
+    fewest extra cycles; None when no group is within the budget. For a model that does not fit op by op,
+    where the greedy `choose_cascades` stops early: a group chosen for one busiest step can leave another
+    step's peak where only a group overlapping it could lower it.
 
     A dynamic program over the steps: a group changes the live bytes only at its own steps (its stripe
     buffers, and every tensor it touches live over all of its steps), so the peak of a set of disjoint groups
-    is the maximum of each group's own peak and the ungrouped steps' bounds."""
+    is the maximum of each group's own peak and the ungrouped steps' bounds; the fewest extra cycles under a
+    peak limit is a shortest path, and the lowest limit within the budget a bisection (a higher limit never
+    costs more)."""
     whole = problem.step_bounds()
     if not whole:
         return None
     steps = max(whole) + 1
-    ending = {}  # last step -> [(peak over the group's steps, extra cycles, group)]
+    totals = model_cycles(problem.graph, regions, striping)
+    ending = {}  # last step -> [(peak over the group's steps, extra cycles as a fraction, group)]
     for first, chain in candidate_chains(problem.graph, regions, striping):
-        best_of_chain = []
-        for height in stripe_heights(chain):
-            group = CascadeGroup(chain, height, first)
-            cost = striping.cost(group)
-            if cost is None or cost[0] > cost[1] * (1 + max_increase):
+        for height in stripe_heights(chain, finer=True):  # largest first: lower stripes cost more
+            group = striping.group(chain, height, first, problem.graph)
+            cost = striping.fit_cost(group)
+            if cost is None:
                 continue
+            extra = (cost[0] - cost[1]) / max(totals.get(striping.target_name(group), 0), 1)
+            if extra > max_increase:
+                break
             bounds = problem.step_bounds([group])
             peak = max(bounds.get(s, 0) for s in range(first, group.last_step + 1))
-            best_of_chain.append((peak, cost[0] - cost[1], group))
-        ending.setdefault(first + len(chain) - 1, []).extend(best_of_chain)
+            ending.setdefault(group.last_step, []).append((peak, extra, group))
     if not ending:
         return None
-    lowest = _min_max_peak(steps, whole, ending)
-    return _cheapest_within(steps, whole, ending, lowest)
+    limits = sorted(set(whole.values()) | {peak for entries in ending.values() for peak, _, _ in entries})
+    low, high = 0, len(limits) - 1  # the highest limit takes no group at all: always within the budget
+    while low < high:
+        mid = (low + high) // 2
+        extra = _cheapest_within(steps, whole, ending, limits[mid])[0]
+        if extra != float("inf") and extra <= max_increase:
+            high = mid
+        else:
+            low = mid + 1
+    return _cheapest_within(steps, whole, ending, limits[low])[1]
+
+
+def model_cycles(graph, regions, striping: Striping) -> dict:
+    """{target name: the model's cycles on it op by op}: what the fit search's budget is a fraction of. Each
+    layer by its target's `whole_cost`; a target without one counts only the layers it can stripe, by its
+    stripe cost model (a one-layer group in one stripe), which can only make the budget smaller."""
+    totals = {}
+    for step, op in enumerate(graph.ops):
+        actual = striping.whole_cost(op)
+        if actual is None:
+            if not striping.can_stripe(op) or len(op.outputs) != 1 or len(op.outputs[0].shape) != 4:
+                continue
+            cost = striping.cost(CascadeGroup((op,), nhwc(op.outputs[0].shape)[1], step))
+            if cost is None:
+                continue
+            actual = cost[1]
+        name = striping.target_name_of(op)
+        totals[name] = totals.get(name, 0) + actual
+    return totals
+
+
+def plan_increase(plan, striping: Striping, totals: dict) -> float:
+    """The extra cycles of a plan's groups, as fit_cascades counts them."""
+    extra = 0.0
+    for group in plan.cascades:
+        cost = striping.fit_cost(group)
+        extra += (cost[0] - cost[1]) / max(totals.get(striping.target_name(group), 0), 1) if cost else 0.0
+    return extra
 
 
 def fit_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
     """The smallest plan found for a model that does not fit with `plan`: the groups of `fit_cascades`, then
-    the greedy search from them with the same budget at the steps where the placement reaches the top (the
-    placement may stay above the per-step bounds the program minimizes). `plan` itself if none is smaller."""
+    the greedy search from them at the steps where the placement reaches the top (the placement may stay
+    above the per-step bounds the program minimizes), kept when the model's extra cycles stay within
+    `max_increase`. `plan` itself if none is smaller."""
     groups = fit_cascades(problem, regions, striping, max_increase)
     if not groups:
         return plan
     fitted = problem.plan(groups)
-    fitted = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True, replace=True)
+    greedy = choose_cascades(problem, regions, fitted, striping, max_increase, placed=True, replace=True)
+    if greedy is not fitted and \
+            plan_increase(greedy, striping, model_cycles(problem.graph, regions, striping)) <= max_increase:
+        fitted = greedy
     return fitted if fitted.arena_bytes < plan.arena_bytes else plan
 
 
-def _min_max_peak(steps: int, whole: dict, ending: dict) -> int:
-    """The lowest peak any set of disjoint groups reaches."""
-    peak = [0] * (steps + 1)  # peak[i]: the lowest peak over steps < i
-    for i in range(1, steps + 1):
-        peak[i] = max(peak[i - 1], whole.get(i - 1, 0))
-        for group_peak, _, group in ending.get(i - 1, ()):
-            peak[i] = min(peak[i], max(peak[group.first_step], group_peak))
-    return peak[steps]
+def streamable_graph_inputs(graph) -> list:
+    """The graph inputs `--stream-input` may stream: images (batch 1, NHWC, more than one row), not state."""
+    return [t for t in graph.inputs if len(t.shape) == 4 and nhwc(t.shape)[0] == 1 and nhwc(t.shape)[1] > 1
+            and not t.persistent]
 
 
-def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> list:
-    """The disjoint groups with the fewest extra cycles that keep every step's bound within `limit`."""
+def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
+    """With `edgesdk build --stream-input`: a plan whose groups stream every input of `striping.stream_inputs`.
+    `plan` itself when they already do; else the smallest arena (then the fewest extra cycles) among `plan`
+    with one more group, costing at most `max_increase` of the model's cycles (as in fit_cascades), that
+    streams them (replacing the groups it overlaps), then
+    the greedy search from it. UsageError when no group of the layers that read an input can stream it."""
+    missing = set(striping.stream_inputs) - {x for g in plan.cascades for x in g.streamed}
+    if not missing:
+        return plan
+    best = None  # (arena, extra cycles, plan)
+    totals = model_cycles(problem.graph, regions, striping)
+    for first, chain in candidate_chains(problem.graph, regions, striping):
+        for height in stripe_heights(chain):
+            group = striping.group(chain, height, first, problem.graph)
+            if not missing <= set(group.streamed):
+                break  # the chain does not read them alone, at any height
+            cost = striping.fit_cost(group)
+            if cost is None:
+                continue
+            if cost[0] - cost[1] > max_increase * max(totals.get(striping.target_name(group), 0), 1):
+                break  # more than the budget of the model's cycles (fit_cascades)
+            kept = [g for g in plan.cascades if not set(g.ops) & set(chain)]
+            trial = problem.plan(kept + [group])
+            if best is None or (trial.arena_bytes, cost[0] - cost[1]) < best[:2]:
+                best = (trial.arena_bytes, cost[0] - cost[1], trial)
+    if best is None:
+        names = ", ".join(f"'{t.name}'" for t in sorted(missing, key=lambda t: t.name))
+        raise UsageError(f"--stream-input: input {names} cannot be read in rows: the layers that read it are not a "
+                         "chain of layers their targets can run in row stripes (convolutions, depthwise "
+                         "convolutions, pooling, elementwise ADD/MUL) costing at most "
+                         f"{max_increase:.0%} of the model's cycles more, or another layer reads it too. Build "
+                         "without --stream-input.")
+    searched = choose_cascades(problem, regions, best[2], striping, max_increase, placed=True, replace=True)
+    still = set(striping.stream_inputs) <= {x for g in searched.cascades for x in g.streamed}
+    return searched if still else best[2]
+
+
+def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> tuple:
+    """(extra cycles, the disjoint groups with the fewest extra cycles that keep every step's bound within
+    `limit`); infinite extra cycles when none do."""
     inf = float("inf")
     cost, choice = [0] + [inf] * steps, [None] * (steps + 1)
     for i in range(1, steps + 1):
@@ -197,6 +314,8 @@ def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> list:
         for group_peak, extra, group in ending.get(i - 1, ()):
             if group_peak <= limit and cost[group.first_step] + extra < cost[i]:
                 cost[i], choice[i] = cost[group.first_step] + extra, group
+    if cost[steps] == inf:
+        return inf, []
     groups, i = [], steps
     while i > 0:
         group = choice[i]
@@ -205,7 +324,7 @@ def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> list:
         else:
             groups.append(group)
             i = group.first_step
-    return groups[::-1]
+    return cost[steps], groups[::-1]
 
 
 def forced_groups(graph, regions, specs, striping: Striping) -> list:
@@ -227,7 +346,7 @@ def forced_groups(graph, regions, specs, striping: Striping) -> list:
             raise UsageError(f"The tuning schedule's cascade group of ops {list(indices)} has stripe height {height} "
                              f"(the output has {out_height} rows) or shares an op with another group. Re-run "
                              "'edgesdk tune'.")
-        group = CascadeGroup(chain, int(height), first)
+        group = striping.group(chain, int(height), first, graph)
         if striping.cost(group) is None:
             raise UsageError(f"The tuning schedule runs ops {list(indices)} in stripes of {height} rows, which their "
                              "target cannot run. Re-run 'edgesdk tune'.")
@@ -255,9 +374,10 @@ def arena_reducing_groups(problem: MemoryProblem, regions, plan, striping: Strip
         if taken & set(chain) or not busiest & set(range(first, first + len(chain))):
             continue
         for height in stripe_heights(chain):
-            if striping.cost(CascadeGroup(chain, height, first)) is None:
+            group = striping.group(chain, height, first, problem.graph)
+            if striping.cost(group) is None:
                 continue  # its target cannot lower it
-            trial = problem.plan_below(chosen + [CascadeGroup(chain, height, first)], plan.arena_bytes)
+            trial = problem.plan_below(chosen + [group], plan.arena_bytes)
             if trial is not None:
                 found.append((trial.arena_bytes, first, chain, height))
     return sorted(found, key=lambda f: (f[0], f[1], len(f[2]), -f[3]))
@@ -268,7 +388,7 @@ def cascade_report(plan) -> list:
     result = []
     for g in getattr(plan, "cascades", None) or ():
         entry = g.describe()
-        for buf, t in zip(entry["buffers"], g.intermediates):
+        for buf, t in zip(entry["buffers"], g.buffered):
             buf["offset"] = plan.offsets.get(t)
         result.append(entry)
     return result

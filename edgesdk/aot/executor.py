@@ -80,8 +80,14 @@ class IoTensor:
     dtype: str
     shape: tuple
     nbytes: int
-    arena_offset: int
+    arena_offset: int | None  # None: a streamed input (never whole in the arena)
     quant: dict | None
+    # A streamed input (edgesdk build --stream-input): the caller gives its rows through
+    # edgesdk_default_read_input_rows(); `stream_offset` is where it starts among all streamed inputs' bytes
+    # (the test harness keeps them one after another), `row_bytes` the bytes of one row.
+    streamed: bool = False
+    stream_offset: int = 0
+    row_bytes: int = 0
 
 
 @dataclass
@@ -252,6 +258,7 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, options: Codeg
         model.region_estimates.append(target.estimate(region, board, model))
     nest_steps(model.steps)
     model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
+    _mark_streamed(model.inputs, graph.inputs, plan)
     model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]
     model.state = [_state_tensor(t, plan, ctx) for t in graph.state]
     return model
@@ -266,6 +273,23 @@ def nest_steps(steps: list) -> None:
         code = step.code.strip()
         step.depth = max(depth - code.startswith("}"), 0)
         depth = step.depth_after = step.depth + code.endswith("{")
+
+
+def _mark_streamed(io: list, tensors: list, plan: MemoryPlan) -> None:
+    """The inputs a cascade group streams have no slot: the caller gives their rows (IoTensor.streamed)."""
+    from ..ops.stripes import row_bytes
+
+    source = {t: (g.sources[k] if g.sources else t) for g in plan.cascades for k, t in enumerate(g.streamed)}
+    offset = 0
+    for entry, t in zip(io, tensors):
+        if t in source:
+            entry.streamed, entry.arena_offset, entry.stream_offset, entry.row_bytes = True, None, offset, row_bytes(t)
+            s = source[t]  # as the caller gives it: a uint8 model edge keeps its name, type and zero point
+            entry.model_name, entry.dtype = s.name, s.dtype
+            if s.quant is not None:
+                entry.quant = {"scale": [float(v) for v in s.quant.scale],
+                               "zero_point": [int(z) for z in s.quant.zero_point]}
+            offset += t.nbytes
 
 
 def _state_tensor(t: Tensor, plan: MemoryPlan, ctx: CodegenContext) -> StateTensor:

@@ -37,7 +37,8 @@ bytes of an input dying in the group when the group's schedule never reads a row
 overwriting it (rule "cascade-exact", recomputed from the schedule by `verify_plan`, which also recomputes
 each stripe buffer's size): the same bytes when the last op is elementwise over that input, else the output
 may start at or below the input's first byte (a strided or narrowing chain writes over input rows it has
-consumed).
+consumed). A graph input the group streams (`CascadeGroup.streamed`: the caller writes its rows during the
+group) is a stripe buffer too, live over the group's steps only.
 
 Placement. Buffers are placed one at a time at the lowest aligned offset that no already placed buffer
 forbids (each co-live buffer forbids an open interval of offsets, narrower for permitted overlaps). The
@@ -64,7 +65,7 @@ import numpy as np
 
 from ..ir.graph import ALIAS_OPS, DTYPE_BYTES, Graph
 from ..ops.window import WINDOW_OPS, window_geometry
-from ..ops.stripes import activation_inputs, build_schedule, row_bytes
+from ..ops.stripes import activation_inputs, row_bytes
 
 IN_PLACE_RULES = ("exact", "raster")  # what Target.in_place may answer (module docstring)
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
@@ -172,9 +173,11 @@ def _graph_facts(graph: Graph) -> tuple:
     return _alias_map(graph), tensors, [t for t in tensors if t.persistent]
 
 
-def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), facts: tuple | None = None) -> list:
+def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), striped_scratch=None,
+                  facts: tuple | None = None) -> list:
     """Group aliased tensors and compute each group's live range [first, last] in op steps; a cascade
     group's intermediates become stripe buffers and its other tensors live over the whole group.
+    `striped_scratch(op)`: False when the op's code in stripes takes no scratch (None: it keeps it).
     `facts`: the graph's (alias map, activation tensors, state), when the caller has them already."""
     alias_of, tensors, state = facts or _graph_facts(graph)
     end = len(graph.ops)
@@ -199,18 +202,21 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), 
         buf = groups[_alias_root(t, alias_of)]
         buf.first, buf.last, buf.kind = -1, end, "state"
     for g in cascades:
-        stripe = set(g.intermediates)
+        stripe = set(g.buffered)
         for op in g.ops:
             for t in op.inputs + op.outputs:
                 if t is not None and not t.is_const and t not in stripe:
                     buf = groups[_alias_root(t, alias_of)]
                     buf.first, buf.last = min(buf.first, g.first_step), max(buf.last, g.last_step)
-        for t in g.intermediates:
+        for t in g.buffered:  # a streamed input too: the caller writes its rows during the group only
             buf = groups[_alias_root(t, alias_of)]
             buf.size, buf.kind, buf.first, buf.last = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
     buffers = list(groups.values())
+    grouped = {op for g in cascades for op in g.ops}
     for step, op in enumerate(graph.ops):
         size = (scratch_sizes or {}).get(op, 0)
+        if op in grouped and striped_scratch is not None and not striped_scratch(op):
+            size = 0
         if size:
             buffers.append(Buffer(f"scratch of op {op.index}", size, step, step, [op], kind="scratch"))
     return buffers
@@ -765,6 +771,7 @@ class MemoryProblem:
     scratch_sizes: dict
     alignment: int = 16
     in_place: object = None  # (op, input) -> rule name or None (Target.in_place of the op's target)
+    striped_scratch: object = None  # op -> does its code in stripes use its scratch (Target.stripes_use_scratch)
     _facts: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -777,7 +784,7 @@ class MemoryProblem:
     def _buffers(self, cascades) -> list:
         if self._facts is None:
             self._facts = _graph_facts(self.graph)
-        return build_buffers(self.graph, self.scratch_sizes, cascades, self._facts)
+        return build_buffers(self.graph, self.scratch_sizes, cascades, self.striped_scratch, self._facts)
 
     def _overlaps(self, buffers: list, cascades) -> list:
         return find_overlaps(self.graph, buffers, cascades, self.in_place, self._overlap_rule)
@@ -923,7 +930,7 @@ def _check_cascades(plan: MemoryPlan) -> None:
         if seen & set(g.ops):
             raise AssertionError("memory plan: two cascade groups share an op")
         seen |= set(g.ops)
-        rows = build_schedule(g.ops, g.stripe_height).rows
+        rows = g.schedule(recompute=True).rows
         for op in g.ops:
             for t in op.inputs + op.outputs:
                 if t is None or t.is_const:

@@ -149,7 +149,8 @@ def write_export(build_dir: Path, report: dict, dest: Path, board: Board | None 
         externals=library.get("externals", []), arena_bytes=metadata["memory"]["arena"]["bytes"],
         guard_bytes=metadata["memory"]["arena"]["guard_bytes"], arena_align=metadata["memory"]["arena"]["alignment"],
         constants_bytes=metadata["memory"]["constants"]["bytes"], stack_bytes=metadata["memory"]["stack"]["bytes"],
-        constants_what=_constants_what(used), peripherals=peripherals).encode()
+        constants_what=_constants_what(used), peripherals=peripherals,
+        streamed_inputs=[t for t in report["io"]["inputs"] if t.get("streamed")]).encode()
     _write_tree(folder, {name: files[name] for name in ("metadata.json", "README.md")})
     tar = dest / f"{lib}.tar"
     tar.write_bytes(_tar_bytes(lib, files))
@@ -295,7 +296,8 @@ def _tensor(t: dict) -> dict:
     quant = t.get("quant")
     return {"name": t["name"], "c_name": t["c_name"], "dtype": t["dtype"], "c_type": C_TYPES.get(t["dtype"]),
             "shape": t["shape"], "bytes": t["bytes"], "arena_offset": t["arena_offset"],
-            "quantization": {"scale": quant["scale"], "zero_point": quant["zero_point"]} if quant else None}
+            "quantization": {"scale": quant["scale"], "zero_point": quant["zero_point"]} if quant else None,
+            **({"streamed": True, "row_bytes": t["row_bytes"]} if t.get("streamed") else {})}
 
 
 def _sha256(data: bytes) -> str:

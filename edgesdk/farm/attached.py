@@ -55,7 +55,7 @@ def run_on_attached_board(build_dir, inputs: list, timeout_s: float = 120.0):
     from ..emulator import elf_symbol
     from ..flash import FlashSettings
     from ..gdbremote import GdbRemote, GdbRemoteError
-    from ..run_io import InferenceResult, NUMPY_DTYPES, coerce_input, load_report
+    from ..run_io import InferenceResult, NUMPY_DTYPES, STREAM_SYMBOL, coerce_input, input_address, load_report
 
     import numpy as np
 
@@ -72,7 +72,7 @@ def run_on_attached_board(build_dir, inputs: list, timeout_s: float = 120.0):
                          f"{server_env_name(board.name)}=HOST:PORT on the node the board is attached to.")
     symbols = {name: elf_symbol(elf, name) for name in ("edgesdk_arena", MARK_SYMBOL, EXIT_SYMBOL)}
     arena = symbols["edgesdk_arena"]
-    writes = [(arena + s["arena_offset"], coerce_input(x, s, k).tobytes())
+    writes = [(input_address(s, arena, lambda: elf_symbol(elf, STREAM_SYMBOL)), coerce_input(x, s, k).tobytes())
               for k, (x, s) in enumerate(zip(inputs, report["io"]["inputs"]))]
     out_specs = report["io"]["outputs"]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]

@@ -33,6 +33,29 @@ static inline void edgesdk_harness_target_failure(int32_t status)
 #include "edgesdk_harness_io.h"
 #endif
 
+#ifdef EDGESDK_DEFAULT_STREAM_BYTES
+#include <string.h>
+
+/* Streamed inputs (edgesdk build --stream-input): the harness stands in for the camera. The emulator writes each
+ * streamed input whole into this buffer (report.json io.inputs[k].stream_offset), outside the model's arena; a HIL
+ * build reads the embedded bytes instead. The model asks for rows as it needs them. */
+#ifndef EDGESDK_HARNESS_EMBEDDED_INPUTS
+uint8_t edgesdk_harness_stream[EDGESDK_DEFAULT_STREAM_BYTES] __attribute__((section(".noinit"), aligned(16), used));
+#endif
+
+void edgesdk_default_read_input_rows(uint32_t input, uint32_t first_row, uint32_t rows, void *dst)
+{
+    static const uint32_t row_bytes[] = EDGESDK_DEFAULT_INPUT_ROW_BYTES;
+#ifdef EDGESDK_HARNESS_EMBEDDED_INPUTS
+    const uint8_t *source = edgesdk_harness_inputs[input].data;
+#else
+    static const uint32_t offsets[] = EDGESDK_DEFAULT_INPUT_STREAM_OFFSETS;
+    const uint8_t *source = &edgesdk_harness_stream[offsets[input]];
+#endif
+    memcpy(dst, source + first_row * row_bytes[input], rows * row_bytes[input]);
+}
+#endif
+
 #ifndef EDGESDK_MODEL_NAME
 #define EDGESDK_MODEL_NAME "default"
 #endif

@@ -165,7 +165,9 @@ def write_harness_sources(gen: Path, report: dict, inputs: list) -> None:
         lines += ["    " + ", ".join(f"0x{b:02x}" for b in data[i:i + 16]) + "," for i in range(0, len(data), 16)]
         lines += ["};", ""]
     lines.append("const struct edgesdk_harness_tensor edgesdk_harness_inputs[] = {")
-    lines += [f"    {{{s['arena_offset']}u, {s['bytes']}u, input_{k}}}," for k, s in enumerate(report["io"]["inputs"])]
+    # a streamed input (--stream-input) has no slot: the harness reads its rows from the embedded bytes
+    lines += [f"    {{{s['arena_offset'] or 0}u, {0 if s.get('streamed') else s['bytes']}u, input_{k}}},"
+              for k, s in enumerate(report["io"]["inputs"])]
     lines += ["};", f"const uint32_t edgesdk_harness_num_inputs = {len(inputs)}u;", ""]
     lines.append("const struct edgesdk_harness_tensor edgesdk_harness_outputs[] = {")
     lines += [f"    {{{s['arena_offset']}u, {s['bytes']}u, 0}}," for s in report["io"]["outputs"]]

@@ -111,6 +111,9 @@ class Graph:
     description: str = ""
     warnings: list = field(default_factory=list)  # about the file (printed by the build, in report.json)
     source_path: object = None  # the ONNX file an imported graph came from (--rounding ort reads it again)
+    # --stream-input: an int8 graph input whose edge conversion runs on each row the caller gives -> the uint8
+    # tensor the caller gives (edgesdk/ops/stripes.py, absorb_input_conversions)
+    stream_sources: dict = field(default_factory=dict)
 
     def producers(self) -> dict:
         return {t: op for op in self.ops for t in op.outputs}

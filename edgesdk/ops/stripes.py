@@ -25,6 +25,11 @@ the unstriped layer. Every tap of every output row therefore reads the same inpu
 padding, as the unstriped layer: a target whose layer arithmetic does not depend on where a row range
 starts gets a bit-identical result.
 
+Streamed inputs. A graph input that only the group reads may be *streamed*: it lives in a stripe buffer like
+an intermediate, and a `Fetch` event asks the caller for its next rows (each row once, top to bottom, as a
+camera delivers lines) just before the first op that reads them; the rows its windows read again (the halo)
+stay in the buffer and move up with a `Shift`, so the caller never supplies a row twice.
+
 In-place. The group's output may start at the first byte of a group input that dies in the group when the
 schedule never reads a byte of that input after a stripe has written it as output, and an op reading that
 input while writing the output is elementwise over it (`exact_overlap_allowed`, recomputed by
@@ -98,9 +103,20 @@ class Shift:
 
 
 @dataclass(frozen=True)
+class Fetch:
+    """The caller writes rows [start, stop) of streamed graph input `tensor` into its stripe buffer from buffer
+    row `buffer_row` (edgesdk_default_read_input_rows)."""
+
+    tensor: object
+    start: int
+    stop: int
+    buffer_row: int
+
+
+@dataclass(frozen=True)
 class Schedule:
-    events: tuple  # Compute and Shift, in execution order
-    rows: dict  # intermediate tensor -> rows its stripe buffer holds
+    events: tuple  # Compute, Shift and Fetch, in execution order
+    rows: dict  # intermediate or streamed input -> rows its stripe buffer holds
     stripes: int
 
 
@@ -118,12 +134,13 @@ def intermediates(ops) -> list:
     return [op.outputs[0] for op in ops[:-1]]
 
 
-def build_schedule(ops, stripe_height: int, capacity: dict | None = None) -> Schedule:
-    """The events of a group, stripe by stripe. `capacity` (intermediate -> rows) defaults to the
-    smallest that works: the widest window any consumer reads at once."""
+def build_schedule(ops, stripe_height: int, capacity: dict | None = None, streamed=()) -> Schedule:
+    """The events of a group, stripe by stripe. `capacity` (buffered tensor -> rows) defaults to the
+    smallest that works: the widest window any consumer reads at once. `streamed`: group inputs that live in
+    stripe buffers filled by Fetch events (module docstring)."""
     ops = tuple(ops)
     last = ops[-1]
-    inter = intermediates(ops)
+    inter = intermediates(ops) + [t for t in streamed if t not in intermediates(ops)]
     height = nhwc(last.outputs[0].shape)[1]
     if capacity is None:
         widest = {t: 0 for t in inter}
@@ -134,8 +151,24 @@ def build_schedule(ops, stripe_height: int, capacity: dict | None = None) -> Sch
     return Schedule(tuple(events), dict(capacity), stripes)
 
 
+def _make_room(y, stop, needs, produced, base, capacity, events) -> None:
+    """Before rows up to `stop` of buffered tensor y are written: if they would pass the buffer's end, move the
+    rows still needed to its top (a Shift) and move its base up."""
+    if capacity is None or stop <= base[y] + capacity[y]:
+        return
+    keep_from = needs[y][0]  # rows below this are never read again
+    if stop - keep_from > capacity[y]:
+        raise ValueError(f"cascade: a stripe buffer of {capacity[y]} rows cannot hold rows "
+                         f"{keep_from}..{stop - 1} of '{y.name}'")
+    if keep_from < produced[y] and events is not None:
+        events.append(Shift(y, keep_from, produced[y], keep_from - base[y]))
+    base[y] = keep_from
+
+
 def _simulate(ops, stripe_height, height, inter, capacity, widest, events=None) -> int:
     inputs = {op: activation_inputs(op) for op in ops}
+    outputs = {op.outputs[0] for op in ops}
+    fetched = [t for t in inter if t not in outputs]  # streamed inputs: filled by Fetch events
     produced = {t: 0 for t in inter}
     base = {t: 0 for t in inter}
     stripes = 0
@@ -160,19 +193,21 @@ def _simulate(ops, stripe_height, height, inter, capacity, widest, events=None) 
         if widest is not None:
             for x, (n0, n1) in needs.items():
                 widest[x] = max(widest[x], n1 - n0)
+        for x in fetched:  # the caller's new rows, before any op reads them
+            start, stop = produced[x], needs.get(x, (0, 0))[1]
+            if start >= stop:
+                continue
+            _make_room(x, stop, needs, produced, base, capacity, events)
+            if events is not None:
+                events.append(Fetch(x, start, stop, start - base[x]))
+            produced[x] = stop
         for op in ops:  # in execution order
             start, stop = ranges[op]
             if start >= stop:
                 continue
             y = op.outputs[0]
-            if y in inter and capacity is not None and stop > base[y] + capacity[y]:
-                keep_from = needs[y][0]  # rows below this are never read again
-                if stop - keep_from > capacity[y]:
-                    raise ValueError(f"cascade: a stripe buffer of {capacity[y]} rows cannot hold rows "
-                                     f"{keep_from}..{stop - 1} of '{y.name}'")
-                if keep_from < produced[y] and events is not None:
-                    events.append(Shift(y, keep_from, produced[y], keep_from - base[y]))
-                base[y] = keep_from
+            if y in inter:
+                _make_room(y, stop, needs, produced, base, capacity, events)
             if events is not None:
                 events.append(Compute(op, start, stop, reads[op], dict(base)))
             if y in inter:
@@ -189,6 +224,9 @@ class CascadeGroup:
     ops: tuple
     stripe_height: int
     first_step: int
+    streamed: tuple = ()  # graph inputs read in rows from the caller (Fetch events), never whole
+    input_numbers: tuple = ()  # each streamed input's number among the graph inputs (the caller's `input`)
+    sources: tuple = ()  # each streamed input as the caller gives it (uint8: the rows are converted as read)
     _schedule: Schedule | None = field(default=None, repr=False)
 
     @property
@@ -203,34 +241,52 @@ class CascadeGroup:
     def intermediates(self) -> list:
         return intermediates(self.ops)
 
+    @property
+    def buffered(self) -> list:
+        """The tensors that live in stripe buffers: the intermediates and the streamed inputs."""
+        return self.intermediates + list(self.streamed)
+
     def external_inputs(self) -> list:
-        inter = set(self.intermediates)
+        """Group inputs that are whole tensors (streamed inputs are not)."""
+        inter = set(self.buffered)
         return list(dict.fromkeys(x for op in self.ops for x in activation_inputs(op) if x not in inter))
 
-    def schedule(self) -> Schedule:
+    def schedule(self, recompute: bool = False) -> Schedule:
+        """The group's events (cached); `recompute` derives them afresh (for the plan's proof)."""
+        if recompute:
+            return build_schedule(self.ops, self.stripe_height, streamed=self.streamed)
         if self._schedule is None:
-            self._schedule = build_schedule(self.ops, self.stripe_height)
+            self._schedule = build_schedule(self.ops, self.stripe_height, streamed=self.streamed)
         return self._schedule
 
+    def input_number(self, tensor) -> int:
+        return self.input_numbers[self.streamed.index(tensor)]
+
+    def converts(self, tensor) -> bool:
+        """Does the streamed input arrive as uint8 (the model's edge), to be converted to int8 as it is read?"""
+        source = self.sources[self.streamed.index(tensor)] if self.sources else tensor
+        return source.dtype == "uint8" and tensor.dtype == "int8"
+
     def buffer_bytes(self, tensor) -> int:
-        """Size of the stripe buffer of an intermediate."""
+        """Size of the stripe buffer of an intermediate or a streamed input."""
         return self.schedule().rows[tensor] * row_bytes(tensor)
 
     def exact_overlap_allowed(self, x, recompute: bool = False) -> bool:
         """May the group's output take exactly the bytes of its input x (x dying in the group)? `recompute`
         derives the schedule afresh instead of using the cached one (for the plan's proof)."""
-        sched = build_schedule(self.ops, self.stripe_height) if recompute else self.schedule()
-        return exact_overlap_allowed(self.ops, sched, x)
+        return exact_overlap_allowed(self.ops, self.schedule(recompute), x)
 
     def describe(self) -> dict:
         sched = self.schedule()
         computes = sum(isinstance(e, Compute) for e in sched.events)
         shifts = sum(isinstance(e, Shift) for e in sched.events)
+        fetches = sum(isinstance(e, Fetch) for e in sched.events)
         return {"ops": [op.index for op in self.ops], "types": [op.type for op in self.ops],
                 "steps": [self.first_step, self.last_step], "stripe_height": self.stripe_height,
                 "stripes": sched.stripes, "commands": computes + shifts, "shifts": shifts,
+                "input_fetches": fetches, "streamed_inputs": [t.name for t in self.streamed],
                 "buffers": [{"tensor": t.name, "rows": sched.rows[t], "bytes": self.buffer_bytes(t),
-                             "whole_tensor_bytes": t.nbytes} for t in self.intermediates]}
+                             "whole_tensor_bytes": t.nbytes} for t in self.buffered]}
 
 
 def exact_overlap_allowed(ops, sched: Schedule, x) -> bool:
@@ -289,14 +345,50 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
     return True
 
 
-def stripe_heights(chain) -> list:
-    """Stripe heights worth trying, largest first: powers of two below the output height."""
+def stripe_heights(chain, finer: bool = False) -> list:
+    """Stripe heights worth trying, largest first: powers of two below the output height (`finer`: and three
+    times powers of two, for the fit search, where a height between two powers may be the one that fits)."""
     height = nhwc(chain[-1].outputs[0].shape)[1]
-    heights, h = [], 1
+    heights, h = set(), 1
     while h < height:
-        heights.append(h)
+        heights.add(h)
+        if finer and 3 * h < height:
+            heights.add(3 * h)
         h *= 2
-    return heights[::-1]
+    return sorted(heights, reverse=True)
+
+
+def streamable_inputs(chain, graph_inputs, users: dict) -> tuple:
+    """The graph inputs (of `graph_inputs`, those the build may stream) that `chain` reads and nothing else
+    does: the ones a group of these ops can read in rows from the caller. A window op reads them through its
+    first input only (chain_ok), an elementwise op through either."""
+    members = set(chain)
+    read = dict.fromkeys(x for op in chain for x in activation_inputs(op))
+    return tuple(x for x in read if x in graph_inputs and len(x.shape) == 4 and nhwc(x.shape)[0] == 1
+                 and all(r in members for r in users.get(x, ())))
+
+
+def absorb_input_conversions(graph) -> None:
+    """For --stream-input: a uint8 image input reaches the model through the importer's edge QUANTIZE (q - 128,
+    same scale: the sign bit flipped). Streamed, that conversion runs on each row as it is read, so the edge
+    op goes, its int8 output becomes the graph input, and graph.stream_sources remembers the uint8 tensor the
+    caller gives."""
+    for k, x in enumerate(list(graph.inputs)):
+        readers = [op for op in graph.ops if x in op.inputs]
+        if len(readers) != 1 or x in graph.outputs:
+            continue
+        (q,) = readers
+        if q.type != "QUANTIZE" or q.attrs.get("edge") != "uint8 input" or len(q.outputs) != 1:
+            continue
+        y = q.outputs[0]
+        if y in graph.outputs or x.quant is None or y.quant is None or y.dtype != "int8" or \
+                list(x.quant.scale) != list(y.quant.scale) or \
+                [int(z) - 128 for z in x.quant.zero_point] != [int(z) for z in y.quant.zero_point]:
+            continue
+        graph.ops.remove(q)
+        graph.tensors.remove(x)
+        graph.inputs[k] = y
+        graph.stream_sources[y] = x
 
 
 def groups_by_op(cascades) -> dict:

@@ -352,6 +352,17 @@ class Target:
         when can_stripe answers True for some op."""
         raise NotImplementedError(f"target '{self.name}' can stripe ops but has no stripe_cost")
 
+    def stripes_use_scratch(self, op) -> bool:
+        """Does `op`'s code in a cascade group use the scratch scratch_bytes asked for? The planner leaves it
+        out of the arena when not. True (keep it) by default."""
+        return True
+
+    def whole_cost(self, ops, ctx) -> int | None:
+        """Cycles of `ops` run whole as an op-by-op build runs them, where that differs from stripe_cost's
+        `whole` (which prices each op in the form its stripes take): the fit search's budget is over the
+        model's op-by-op cycles (edgesdk/aot/cascade.py, fit_cascades). None: stripe_cost's figure."""
+        return None
+
     # The extra cost (a fraction of its ops' cost run whole) a cascade group of this target may take in a
     # default build of a model that fits the board op by op (edgesdk/aot/cascade.py); None: the core's
     # MAX_CYCLE_INCREASE. A model that does not fit gets groups up to FIT_MAX_INCREASE on every target.

@@ -18,6 +18,9 @@ from ...ctext import float_literal
 
 # The kernel a cascade group's row shifts call (edgesdk/targets/c/stripes.py): a memmove (edgesdk_reshape.c).
 SHIFT_KERNEL = "edgesdk_reshape"
+# The caller's function a group that streams a graph input calls for its next rows (model.h,
+# docs/streaming-input.md): (input number, first row, rows, destination in the input's stripe buffer).
+READ_INPUT_ROWS = "edgesdk_default_read_input_rows"
 
 # bool tensors are one byte holding 0 or 1 (TFLite's layout): uint8_t in C, so no header needs stdbool.h.
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",

@@ -19,7 +19,8 @@ from numbers import Integral
 
 import numpy as np
 
-from .calls import SHIFT_KERNEL, Arena, Cast, Const, Null, Params, PointerList, consts_of, render_layer, render_params
+from ...ctext import UINT8_INPUT_READER
+from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Arena, Cast, Const, Null, Params, PointerList, consts_of, render_layer, render_params
 from .emit import footprint_rule
 from .tvm_lowered import tvm_lowered_footprint
 
@@ -93,14 +94,14 @@ def verify_host_layers(compiled, layers: list, proof) -> None:
 
 def _check_group_calls(layer, proof) -> None:
     """A cascade group's block (edgesdk/targets/c/stripes.py): each call computes one of the group's layers
-    with that layer's kernel, or moves rows of a stripe buffer; the footprint rules then prove every byte of
-    every stripe inside a buffer live over the group (the plan keeps the group's tensors live over all of
-    its steps)."""
+    with that layer's kernel, moves rows of a stripe buffer or asks the caller for a streamed input's rows; the
+    footprint rules then prove every byte of every stripe inside a buffer live over the group (the plan keeps
+    the group's tensors live over all of its steps)."""
     members = set(layer.ops)
     proof.count("cascade_groups")
     for call in layer.calls:
         op = getattr(call, "op", None)
-        if op is None and call.kernel != SHIFT_KERNEL or op is not None and op not in members:
+        if op is None and call.kernel not in (SHIFT_KERNEL, READ_INPUT_ROWS, UINT8_INPUT_READER) or op is not None and op not in members:
             proof.fail(f"{layer.op.location}: cascade call {call.kernel} computes no layer of its group")
         else:
             proof.count("stripe_calls")

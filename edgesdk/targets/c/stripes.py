@@ -8,7 +8,8 @@ Every window kernel below (ROW_KERNELS) takes its rows from `in_h`, `out_h` and 
 row at or past `in_h` as padding, so a stripe computes exactly what the whole layer computes for those rows (a
 pointwise convolution the emitter flattened to one long row gets `in_w` / `out_w` of the stripe's pixels); the
 elementwise kernels take the stripe's shape (no broadcasting) or element count. A Shift is one
-`edgesdk_reshape` call (a memmove: source and destination rows may overlap).
+`edgesdk_reshape` call (a memmove: source and destination rows may overlap), a Fetch one call of the caller's
+`edgesdk_default_read_input_rows` into the streamed input's stripe buffer.
 
 Only the int8 kernels stripe. The 3x3 sliding depthwise kernel always loads three input rows, so a stripe of
 it that reads fewer (one output row at a padded edge) runs the reference depthwise loops instead, with their
@@ -21,8 +22,9 @@ group makes: each stripe call pays the per-call instructions, each shift its byt
 from __future__ import annotations
 
 from ...ops.broadcast import MAX_DIMS
-from ...ops.stripes import Compute, Shift, nhwc, row_bytes
-from .calls import SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
+from ...ops.stripes import Compute, Fetch, Shift, nhwc, row_bytes
+from ...ctext import UINT8_INPUT_READER, UINT8_INPUT_READER_TEXT
+from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
 
 ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired", "edgesdk_depthwise_conv2d_s8",
                "edgesdk_average_pool2d_s8", "edgesdk_max_pool2d_s8")
@@ -32,6 +34,7 @@ SIZED_KERNELS = ("edgesdk_hard_swish_s8",)  # params.size elements, one input
 STRIPE_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL", "HARD_SWISH")
 SLIDING_ROWS = 3  # input rows the sliding depthwise kernel loads for every output row
 REFERENCE_FACTOR = 4  # the reference depthwise loops against the sliding kernel, per MAC (generously)
+INSTRUCTIONS_PER_CONVERTED_BYTE = 5  # the uint8 reader's byte loop (load, xor, store, count, branch)
 INSTRUCTIONS_PER_MOVED_BYTE = 1  # a shift's memmove, generously (word copies move 4 bytes in ~3 instructions)
 
 
@@ -148,10 +151,13 @@ def _pointer(arg: Arena, tensor, first_row: int) -> Arena:
 def lower_group(group, ctx) -> HostLayer:
     """One HostLayer running the whole group: a call per stripe event, each naming the op it computes."""
     layers = {op: LayerCalls(op, ctx) for op in group.ops}
-    inter = set(group.intermediates)
+    inter = set(group.buffered)
     declared = {}  # (op, fields as text) -> Params: equal stripes share one struct
     layer = HostLayer(group.ops[0], ops=tuple(group.ops))
     for event in group.schedule().events:
+        if isinstance(event, Fetch):
+            layer.calls.append(_fetch_call(group, event, ctx))
+            continue
         if isinstance(event, Shift):
             t, n = event.tensor, event.stop - event.start
             slot = Arena(t, ctx.arena_offset(t), "uint8_t")
@@ -190,6 +196,17 @@ def lower_group(group, ctx) -> HostLayer:
     return layer
 
 
+def _fetch_call(group, event, ctx) -> KernelCall:
+    """The caller's rows into the streamed input's stripe buffer; a uint8 input through the converting reader."""
+    t, rows = event.tensor, event.stop - event.start
+    slot = Arena(t, ctx.arena_offset(t), "uint8_t")
+    args = (Int(group.input_number(t)), Int(event.start), Int(rows), _pointer(slot, t, event.buffer_row))
+    if not group.converts(t):
+        return KernelCall(READ_INPUT_ROWS, args, op=None)
+    ctx.define_function("stream.uint8_reader", UINT8_INPUT_READER_TEXT)
+    return KernelCall(UINT8_INPUT_READER, args + (Int(rows * row_bytes(t)),), op=None)
+
+
 # -- cost --------------------------------------------------------------------------------------------------
 def stripe_cost(group, ctx, op_instructions, per_call: int) -> tuple | None:
     """(instructions of the group in stripes, of its ops run whole) by the C target's cost model, or None
@@ -205,6 +222,10 @@ def stripe_cost(group, ctx, op_instructions, per_call: int) -> tuple | None:
     whole = sum(op_instructions(op) for op in group.ops)
     striped = 0.0
     for event in group.schedule().events:
+        if isinstance(event, Fetch):  # the caller's copy is not the model's work; a uint8 input's conversion is
+            converted = (event.stop - event.start) * row_bytes(event.tensor) if group.converts(event.tensor) else 0
+            striped += per_call + INSTRUCTIONS_PER_CONVERTED_BYTE * converted
+            continue
         if isinstance(event, Shift):
             striped += per_call + INSTRUCTIONS_PER_MOVED_BYTE * (event.stop - event.start) * \
                 row_bytes(event.tensor)

@@ -32,6 +32,17 @@ static int32_t run_npu_table(const uint8_t *table, uint32_t table_bytes)
 }"""
 
 
+def _read_rows_call(read, ctx) -> str:
+    """The CPU's call for a streamed input's rows between two command tables (stripes.ReadInputRows)."""
+    from ...ctext import UINT8_INPUT_READER, UINT8_INPUT_READER_TEXT
+
+    args = f"{read.input_number}u, {read.start}u, {read.rows}u, edgesdk_arena + {read.arena_offset}"
+    if not read.uint8:
+        return f"edgesdk_default_read_input_rows({args});\n"
+    ctx.define_function("stream.uint8_reader", UINT8_INPUT_READER_TEXT)
+    return f"{UINT8_INPUT_READER}({args}, {read.nbytes}u);\n"
+
+
 class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
@@ -83,6 +94,16 @@ class NpuTarget(Target):
 
         return stripe_cost(group, ctx)
 
+    def stripes_use_scratch(self, op) -> bool:
+        """Only a folded convolution takes scratch (fold.py); a stripe command is the one-command form."""
+        return False
+
+    def whole_cost(self, ops, ctx) -> int:
+        """The ops' commands as an op-by-op build lowers them (a folded convolution's, fold.py)."""
+        from .stripes import whole_cost
+
+        return whole_cost(ops, ctx)
+
     @property
     def support(self):
         from .supported import NPU_SUPPORT
@@ -91,25 +112,31 @@ class NpuTarget(Target):
     def generate(self, region, ctx) -> RegionCode:
         from ...importer.names import sanitize_name
         from .hw import cmdtable, timing
-        from .region import lower_ops
+        from .region import lower_ops, split_tables
         from .tables import WEIGHTS_BLOB, NpuTable, command_layers
 
         ctx.blob(WEIGHTS_BLOB)  # region 0 of every table exists even when no layer has weights
-        commands = lower_ops(region.ops, ctx)
         tables = ctx.data(self.name, list)
         index = len(tables)
-        table = NpuTable(f"edgesdk_npu_table_{index}", cmdtable.encode(commands), commands,
-                         [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)], region.ops,
-                         timing.table_cycles(commands, timing.MemoryMap.for_board(ctx.board)))
-        tables.append(table)
         ctx.include("npu_driver.h")
         ctx.include("model_npu.h")
         ctx.define_function("npu.run_table", RUN_TABLE_HELPER)
         layers = ", ".join(str(op.index) for op in region.ops)
-        return RegionCode().add(
-            f"NPU region {index}: layers {layers} ({len(commands)} commands)",
-            f"status = run_npu_table({table.symbol}, sizeof({table.symbol}));\n"
-            "if (status != 0) {\n    return status;\n}", commands=command_layers(table))
+        memory = timing.MemoryMap.for_board(ctx.board)
+        code = RegionCode()
+        parts = split_tables(lower_ops(region.ops, ctx))  # one part unless a group streams an input
+        for k, (reads, commands) in enumerate(parts):
+            table = NpuTable(f"edgesdk_npu_table_{len(tables)}", cmdtable.encode(commands), commands,
+                             [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)],
+                             region.ops, timing.table_cycles(commands, memory))
+            tables.append(table)
+            part = f", part {k + 1} of {len(parts)}" if len(parts) > 1 else ""
+            rows = "".join(f" after reading {r.note}" for r in reads)
+            calls = "".join(_read_rows_call(r, ctx) for r in reads)
+            code.add(f"NPU region {index}{part}: layers {layers} ({len(commands)} commands){rows}",
+                     calls + f"status = run_npu_table({table.symbol}, sizeof({table.symbol}));\n"
+                     "if (status != 0) {\n    return status;\n}", commands=command_layers(table))
+        return code
 
     def render_sources(self, model, env, common: dict) -> dict:
         """model_npu.c/.h: the command tables, one commented chunk per command (templates/ beside this code)."""
@@ -165,10 +192,11 @@ class NpuTarget(Target):
         codegen."""
         from .tables import tables_of
 
-        table = next((t for t in (tables_of(model) if model else []) if t.ops == region.ops), None)
-        if table is None:
+        parts = [t for t in (tables_of(model) if model else []) if t.ops == region.ops]  # several: streamed input
+        if not parts:
             return None
-        return RegionEstimate(table.cycles, int(self.peripheral_of(board).props.get("clock_hz", 0)), "npu")
+        return RegionEstimate(sum(t.cycles for t in parts), int(self.peripheral_of(board).props.get("clock_hz", 0)),
+                              "npu")
 
     def estimate_layers(self, region, board, model=None) -> list:
         """Per layer, the timing model's figures of the commands made for it (tables.command_layers): cycles,
@@ -180,15 +208,17 @@ class NpuTarget(Target):
         from .hw import timing
         from .tables import command_layers, tables_of
 
-        table = next((t for t in (tables_of(model) if model else []) if t.ops == region.ops), None)
-        if table is None:
+        parts = [t for t in (tables_of(model) if model else []) if t.ops == region.ops]  # several: streamed input
+        if not parts:
             return [LayerEstimate(op.index, None) for op in region.ops]
         memory = timing.MemoryMap.for_board(board)
-        costs = timing.table_cost(table.commands, memory).commands
         per_layer = {op.index: [] for op in region.ops}
-        for layer, cost in zip(command_layers(table), costs):
-            per_layer.setdefault(layer, []).append(cost)
-        losses = {entry["index"]: entry["losses"] for entry in table_layers(table, memory)}
+        losses = {}
+        for table in parts:
+            costs = timing.table_cost(table.commands, memory).commands
+            for layer, cost in zip(command_layers(table), costs):
+                per_layer.setdefault(layer, []).append(cost)
+            losses.update({entry["index"]: entry["losses"] for entry in table_layers(table, memory)})
         return [LayerEstimate(index, sum(c.cycles for c in costs), sum(c.lower_bound_cycles for c in costs),
                               activation_read_bytes=sum(c.sram_read_bytes for c in costs),
                               activation_write_bytes=sum(c.write_bytes for c in costs),

@@ -3,6 +3,7 @@
 `lower_ops(ops, ctx)` checks each op against the NPU's constraints (supported.NPU_SUPPORT) in the build's
 reference, lowers it with its codegen lowering (codegen.WHOLE_LOWERINGS, else codegen.LOWERINGS), or its cascade group in stripes
 (stripes.lower_group), and returns the commands in op order, ending with `End`. The context is codegen's.
+A group that streams a graph input puts `stripes.ReadInputRows` markers among them (`split_tables`).
 """
 
 from __future__ import annotations
@@ -33,3 +34,21 @@ def lower_ops(ops, ctx) -> list:
             commands.extend(lower_group(groups[op], ctx, lambda member: LOWERINGS[member.type](member, ctx)))
     commands.append(C.End(note="end of NPU region"))
     return commands
+
+
+def split_tables(commands: list) -> list:
+    """A region's commands split at its ReadInputRows markers: [(markers, commands of one table)], each table
+    ending with END; the CPU runs its markers' reads before its table."""
+    from .stripes import ReadInputRows
+
+    parts, markers, current = [], [], []
+    for command in commands:
+        if isinstance(command, ReadInputRows):
+            if current:
+                parts.append((markers, current + [C.End(note="end of NPU region part: the CPU reads input rows")]))
+                markers, current = [], []
+            markers.append(command)
+        else:
+            current.append(command)
+    parts.append((markers, current))
+    return parts

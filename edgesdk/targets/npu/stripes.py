@@ -2,21 +2,37 @@
 
 A stripe command is the op's ordinary command over whole tensors with row-range descriptors and the stripe's
 leading padding: the NPU's tensor descriptors take any offset and strides, so a row range is an offset and a
-shape, and a Shift is one DMA_COPY. Which ops the NPU runs in stripes (`STRIPE_LOWERINGS`) and what a group
+shape, and a Shift is one DMA_COPY. A Fetch (a streamed graph input's next rows) is no command: the region's
+command table ends there (`ReadInputRows`), the CPU calls the caller's edgesdk_default_read_input_rows() into
+the input's stripe buffer, and the next table goes on (NpuTarget.generate). Which ops the NPU runs in stripes (`STRIPE_LOWERINGS`) and what a group
 costs by the timing model (docs/npu-datasheet.md section 6) are answered here for the cascade search.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from ...ops.stripes import ELEMENTWISE_OPS, Compute, Schedule, Shift, nhwc, row_bytes
+from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Schedule, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
 from .codegen import LOWERINGS
 from .hw import cmdtable as C
 from .hw import timing
 
 ARENA_REGION = 1  # activation arena in SRAM (codegen.ARENA_REGION)
+
+
+@dataclass(frozen=True)
+class ReadInputRows:
+    """Not a command: the CPU asks the caller for rows [start, start + rows) of graph input `input_number`
+    into the arena at `arena_offset` (a streamed input's stripe buffer) between two command tables."""
+
+    input_number: int
+    start: int
+    rows: int
+    arena_offset: int
+    nbytes: int
+    uint8: bool  # the caller gives uint8: converted to int8 as read (ctext.UINT8_INPUT_READER)
+    note: str = ""
 
 
 def can_stripe(op) -> bool:
@@ -38,7 +54,7 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
         if len(commands) != 1:
             raise AssertionError(f"cascade: {op.location} lowers to {len(commands)} commands, not one")
         whole[op] = commands[0]
-    inter = set(group.intermediates)
+    inter = set(group.buffered)
 
     def rows_desc(tensor, start, stop, bases):
         _, _, w, c = nhwc(tensor.shape)
@@ -48,6 +64,12 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
 
     result = []
     for event in schedule.events:
+        if isinstance(event, Fetch):
+            t, n = event.tensor, event.stop - event.start
+            result.append(ReadInputRows(group.input_number(t), event.start, n,
+                                        ctx.arena_offset(t) + event.buffer_row * row_bytes(t), n * row_bytes(t),
+                                        group.converts(t), note=f"input '{t.name}' rows {event.start}..{event.stop - 1}"))
+            continue
         if isinstance(event, Shift):
             t, n = event.tensor, event.stop - event.start
             src = rows_desc(t, event.source_row, event.source_row + n, {t: 0})
@@ -70,6 +92,22 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
     return result
 
 
+def whole_cost(ops, ctx) -> int:
+    """NPU cycles of `ops` lowered as outside a cascade (codegen.WHOLE_LOWERINGS: a convolution may fold a
+    kernel axis into its channels), by the timing model; cached in the context."""
+    from .codegen import WHOLE_LOWERINGS
+
+    cache = ctx.data("npu-whole-costs", dict)
+    memory = timing.MemoryMap.for_board(ctx.board)
+    total = 0
+    for op in ops:
+        if op not in cache:
+            commands = WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx)
+            cache[op] = sum(timing.command_cost(c, memory).cycles for c in commands)
+        total += cache[op]
+    return total
+
+
 def stripe_cost(group, ctx) -> tuple:
     """(NPU cycles of the group in stripes, of its ops run whole) by the timing model, from a dry lowering in
     `ctx` (weights go to its throwaway blob, arena offsets read as 0). Commands and stripe costs are cached in
@@ -86,7 +124,13 @@ def stripe_cost(group, ctx) -> tuple:
     # the arena its stripes save, and the cheaper folded form would reject groups that pay for themselves.
     whole = sum(whole_cycles[op] for op in group.ops)
     striped = 0
+    end = None
     for event in group.schedule().events:  # stripe commands of equal shape cost the same: lower one each
+        if isinstance(event, Fetch):  # the table ends and a new one starts: its END command
+            if end is None:
+                end = timing.command_cost(C.End(), memory).cycles
+            striped += end
+            continue
         if isinstance(event, Shift):
             key = (event.tensor, event.stop - event.start)
         else:

@@ -27,3 +27,18 @@ def counted_footprint(call, op) -> list:
     if not isinstance(n.value, int) or n.value < 1:
         return ["the byte count is not a positive integer"]
     return [(x, n.value, "input"), (y, n.value, "output")]
+
+
+@footprint("edgesdk_default_read_input_rows", "edgesdk_read_input_rows_uint8")
+def input_rows_footprint(call, op) -> list:
+    """The caller writes `rows` rows of the streamed input into the stripe buffer `dst` points into (the uint8
+    reader then converts exactly those bytes in place)."""
+    from ....ops.stripes import row_bytes
+
+    rows, dst = call.args[2], call.args[3]
+    if not isinstance(rows.value, int) or rows.value < 1:
+        return ["the row count is not a positive integer"]
+    nbytes = rows.value * row_bytes(dst.tensor)
+    if len(call.args) == 5 and call.args[4].value != nbytes:
+        return [f"the uint8 reader converts {call.args[4].value} bytes, not the {nbytes} bytes of its rows"]
+    return [(dst, nbytes, "input rows")]
