@@ -289,7 +289,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
     from .passdump import print_dump
-    from .report.html import draw_build_figures, write_build_report
+    from .report.html import write_build_report
     from .verify import verify_build
 
     model_path = Path(model_path)
@@ -315,18 +315,11 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         shutil.copyfile(compiled.board.path, stage / BUILD_BOARD_FILE)
         firmware_s, sections = 0.0, {}
         report = make_report(model_path, compiled, options, sections, {})
-        from concurrent.futures import ThreadPoolExecutor  # here: the compile step (compile_model) needs no threads
-
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            # The report's figures that need no firmware sizes are drawn while CMake runs: the build mostly
-            # waits on its compilers, and drawing takes as long as a warm firmware build.
-            early_figures = pool.submit(draw_build_figures, report)
-            if options.compile_firmware:
-                t1 = time.perf_counter()
-                say("cross-compiling the firmware (CMake)")
-                sections = _build_firmware(src, stage, compiled.board, options.werror)
-                firmware_s = time.perf_counter() - t1
-            figures = early_figures.result()
+        if options.compile_firmware:
+            t1 = time.perf_counter()
+            say("cross-compiling the firmware (CMake)")
+            sections = _build_firmware(src, stage, compiled.board, options.werror)
+            firmware_s = time.perf_counter() - t1
         report["memory"].update(firmware_memory_fields(compiled, sections))
         report["timing"] = {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)}
         report["verified"] = safety
@@ -338,7 +331,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
             result = write_export(stage, report, stage / "export", board=compiled.board)
             report["export"] = result.summary(stage)
         say("writing report.json and report.html")
-        write_build_report(stage, report, figures)  # report.json, report.html, memory_timeline.png (edgesdk/report)
+        write_build_report(stage, report)  # report.json, report.html, memory_timeline.svg (edgesdk/report)
     return report
 
 

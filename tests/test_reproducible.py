@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow,  # five firmware builds, two of them concurrent
 REPRODUCIBLE = ("firmware.elf", "firmware.bin", "firmware.hex")
 
 
-def tree_digest(directory: Path, skip=("report.json", "firmware.map", "memory_timeline.png")) -> dict:
+def tree_digest(directory: Path, skip=("report.json", "firmware.map", "memory_timeline.svg")) -> dict:
     """path -> sha256 of every file under `directory` (build-specific files skipped)."""
     return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(directory.rglob("*")) if p.is_file() and p.name not in skip}
