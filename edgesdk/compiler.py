@@ -348,12 +348,12 @@ def build_from_relax(mod, out_dir, options: BuildOptions, name: str = "model") -
 
 
 def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
-    from .firmware_build.build import build_firmware, section_sizes
+    from .firmware_build.build import build_firmware_reusing, section_sizes
 
-    # CMake works inside the stage, so a killed build leaves nothing elsewhere (the next build removes the stage).
+    # CMake works in a tree kept for the next build (firmware_build/build_tree.py), else inside the stage.
     build_dir = stage / ".cmake-build"
-    elf = build_firmware(src, stage, board, werror=werror, build_dir=build_dir)
-    shutil.rmtree(build_dir)
+    elf = build_firmware_reusing(src, stage, board, werror=werror, fallback_dir=build_dir)
+    shutil.rmtree(build_dir, ignore_errors=True)
     sizes = section_sizes(elf)
     flash_used = sizes.get("flash_bytes", 0)
     if flash_used > board.image_flash_bytes:

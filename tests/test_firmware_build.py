@@ -221,6 +221,7 @@ def test_a_second_build_reuses_every_object_and_gives_the_same_firmware(tmp_path
     from edgesdk.compiler import BuildOptions, build
 
     monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("EDGESDK_NO_BUILD_CACHE", "1")  # a fresh CMake directory per build: ccache alone
 
     def stats() -> dict:
         env = {**os.environ, "CCACHE_DIR": str(tmp_path / "cache" / "ccache")}
@@ -249,3 +250,79 @@ def test_output_and_build_directories_may_contain_commas_and_spaces(workspace, b
     elf = build_firmware(workspace.gen, out, board, werror=True, build_dir=workspace.root / "cmake npu,c")
     assert elf == out / "firmware.elf" and elf.is_file()
     assert (out / "firmware.map").read_text().strip()
+
+
+@pytest.fixture
+def cmake_calls(tmp_path, monkeypatch) -> list:
+    """The CMake steps the firmware builds of a test run ("configuration" or "build"), with a cache of their own."""
+    from edgesdk.firmware_build import build as build_module
+
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+    calls, run = [], build_module._run
+
+    def counting(cmd, what, board, env=None):
+        calls.append(what)
+        return run(cmd, what, board, env)
+
+    monkeypatch.setattr(build_module, "_run", counting)
+    return calls
+
+
+@pytest.mark.slow
+def test_an_unchanged_project_is_not_reconfigured(tmp_path, board, cmake_calls):
+    """edgesdk build keeps its configured CMake tree (firmware_build/build_tree.py): CMake configures once per
+    board and flags, and again only when the set of generated files changes; the firmware is the one a fresh
+    build directory gives."""
+    from edgesdk.firmware_build.build import build_firmware_reusing
+
+    def build(name: str, edit=None, extra: str | None = None) -> bytes:
+        gen = make_gen_dir(tmp_path / name / "src", board)  # a new path each time, as each build's stage
+        if edit:
+            (gen / "model.c").write_text(edit((gen / "model.c").read_text()))
+        if extra:
+            (gen / "extra.c").write_text(extra)
+        cmake_calls.clear()
+        return build_firmware_reusing(gen, tmp_path / name, board, werror=True,
+                                      fallback_dir=tmp_path / name / "cmake").read_bytes()
+
+    first = build("first")
+    assert cmake_calls == ["configuration", "build"]
+    assert build("again") == first and cmake_calls == ["build"]  # same sources elsewhere: no configure
+    edited = build("edited", lambda text: text.replace("increments_table[2] = {0, 1}", "increments_table[2] = {0, 2}"))
+    assert edited != first and cmake_calls == ["build"]  # a changed file: rebuilt, not reconfigured
+    with pytest.raises(MemoryFitError):  # the linker's verdict leaves the tree sound: kept
+        build("huge", lambda text: text.replace("edgesdk_arena[32]", f"edgesdk_arena[{board.sram.size}]"))
+    assert build("after") == first and cmake_calls == ["build"]
+    build("more files", extra="int edgesdk_test_extra_function(void) { return 1; }\n")
+    assert cmake_calls == ["configuration", "build"]  # CMakeLists globs the sources: a new file reconfigures
+    assert build("back") == first and cmake_calls == ["configuration", "build"]
+
+    plain = build_firmware(make_gen_dir(tmp_path / "plain" / "src", board), tmp_path / "plain", board, werror=True)
+    assert plain.read_bytes() == first
+
+
+@pytest.mark.slow
+def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_calls, monkeypatch):
+    from edgesdk.firmware_build import build_tree
+    from edgesdk.firmware_build.build import build_firmware_reusing
+
+    gen = make_gen_dir(tmp_path / "src", board)
+    first = build_firmware_reusing(gen, tmp_path / "a", board).read_bytes()
+    (tree,) = [p for p in build_tree.cache_root().iterdir() if p.is_dir()]
+    build_tree.invalidate(tree)  # as a build killed during CMake leaves it
+    cmake_calls.clear()
+    assert build_firmware_reusing(gen, tmp_path / "b", board).read_bytes() == first
+    assert cmake_calls == ["configuration", "build"] and build_tree.configured_files(tree)
+
+    key = tree.name.rsplit("-", 1)[0]
+    with build_tree.reusable_tree(key) as one, build_tree.reusable_tree(key) as two:  # two builds at work
+        assert {one.name, two.name} == {f"{key}-0", f"{key}-1"}
+        cmake_calls.clear()
+        fallback = tmp_path / "c" / "cmake"
+        assert build_firmware_reusing(gen, tmp_path / "c", board, fallback_dir=fallback).read_bytes() == first
+        assert cmake_calls == ["configuration", "build"] and (fallback / "CMakeCache.txt").is_file()
+
+    monkeypatch.setenv("EDGESDK_NO_BUILD_CACHE", "1")
+    cmake_calls.clear()
+    build_firmware_reusing(gen, tmp_path / "d", board, fallback_dir=tmp_path / "d" / "cmake")
+    assert cmake_calls == ["configuration", "build"] and (tmp_path / "d" / "cmake" / "CMakeCache.txt").is_file()

@@ -16,8 +16,9 @@ from elftools.elf.elffile import ELFFile
 
 from ..board import Board
 from .. import child_process
-from ..errors import EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
+from ..errors import EdgesdkError, EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
 from ..resources import package_path
+from . import build_tree
 
 # The CMake project: CMakeLists.txt and the test harness (main.c, startup code), shipped in the package.
 CMAKE_PROJECT_DIR = package_path("firmware")
@@ -123,20 +124,69 @@ def build_firmware(gen_dir, out_dir, board: Board, werror: bool = False, build_d
     CMake works in build_dir (default out_dir/build); firmware.elf/.bin/.hex/.map are copied to out_dir.
     werror=True turns compiler warnings into errors. Returns the path of out_dir/firmware.elf.
     """
+    gen_dir, out_dir = _checked_dirs(gen_dir, out_dir, board)
+    build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    _configure(gen_dir, build_dir, board, werror)
+    _build(gen_dir, build_dir, board)
+    return _copy_artifacts(build_dir, out_dir)
+
+
+def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False, fallback_dir=None) -> Path:
+    """build_firmware() in a CMake tree kept between builds (build_tree.py): CMake configures once per board
+    and flags, and again only when the set of generated files changes; the firmware is the same. When the
+    reuse is off (EDGESDK_NO_BUILD_CACHE=1) or every tree is busy, builds in `fallback_dir` as before."""
+    gen_dir, out_dir = _checked_dirs(gen_dir, out_dir, board)
+    if os.environ.get("EDGESDK_NO_BUILD_CACHE"):
+        return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
+    key = build_tree.tree_key([*generator(), CMAKE_PROJECT_DIR, board.path.resolve(), werror,
+                               *compiler_cache(gen_dir, out_dir)[0]],
+                              shutil.which(board.toolchain["prefix"] + "gcc"), board.path)
+    with build_tree.reusable_tree(key) as tree:
+        if tree is None:
+            return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
+        configured = build_tree.configured_files(tree)
+        build_tree.invalidate(tree)  # trusted again only once this build succeeds
+        if configured is None:  # new, or left half-way by a killed or failed build
+            shutil.rmtree(tree, ignore_errors=True)
+        sources, build_dir = tree / build_tree.SOURCES, tree / build_tree.CMAKE_DIR
+        files = build_tree.sync_sources(gen_dir, sources)
+        if files != configured or not build_dir.is_dir():
+            build_dir.mkdir(parents=True, exist_ok=True)
+            _configure(sources, build_dir, board, werror)
+        try:
+            _build(sources, build_dir, board)
+        except EdgesdkError:  # the compiler's or linker's verdict (the tree itself is sound): keep it
+            build_tree.mark_configured(tree, files)
+            raise
+        elf = _copy_artifacts(build_dir, out_dir)
+        build_tree.mark_configured(tree, files)
+        return elf
+
+
+def _checked_dirs(gen_dir, out_dir, board: Board) -> tuple:
     gen_dir, out_dir = Path(gen_dir).resolve(), Path(out_dir).resolve()
     for required in ("model.h", "board.h", "link.ld"):
         if not (gen_dir / required).is_file():
             raise UsageError(f"{gen_dir / required} is missing: {gen_dir} is not a generated sources directory "
                              "(run 'edgesdk build' to create it).")
     check_toolchain(board)
-    build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
-    for directory in (out_dir, build_dir):
-        directory.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return gen_dir, out_dir
+
+
+def _configure(gen_dir: Path, build_dir: Path, board: Board, werror: bool) -> None:
     launcher, env = compiler_cache(gen_dir, build_dir)
     _run(["cmake", *generator(), "-S", CMAKE_PROJECT_DIR, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
           f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}", *launcher],
          "configuration", board, env)
-    _run(["cmake", "--build", build_dir, "--parallel"], "build", board, env)
+
+
+def _build(gen_dir: Path, build_dir: Path, board: Board) -> None:
+    _run(["cmake", "--build", build_dir, "--parallel"], "build", board, compiler_cache(gen_dir, build_dir)[1])
+
+
+def _copy_artifacts(build_dir: Path, out_dir: Path) -> Path:
     for name in ARTIFACTS:
         shutil.copy2(build_dir / name, out_dir / name)
     return out_dir / "firmware.elf"
