@@ -326,3 +326,37 @@ def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_call
     cmake_calls.clear()
     build_firmware_reusing(gen, tmp_path / "d", board, fallback_dir=tmp_path / "d" / "cmake")
     assert cmake_calls == ["configuration", "build"] and (tmp_path / "d" / "cmake" / "CMakeCache.txt").is_file()
+
+
+def test_compiled_templates_are_kept_between_builds(tmp_path, board, monkeypatch):
+    """Jinja's compiled templates are cached ($EDGESDK_CACHE/jinja): a second render compiles no template and
+    writes the same text; an edited template is compiled again."""
+    import jinja2
+
+    from edgesdk.resources import template_bytecode_cache
+
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+    compiles = []
+    compile_template = jinja2.Environment.compile
+
+    def counting(self, source, *args, **kwargs):
+        compiles.append(source)
+        return compile_template(self, source, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    render_board_files(board, tmp_path / "a")
+    assert compiles and any((tmp_path / "cache" / "jinja").iterdir())
+    compiles.clear()
+    render_board_files(board, tmp_path / "b")
+    assert compiles == []
+    for name in ("board.h", "link.ld"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "t.j2").write_text("one {{ x }}")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), bytecode_cache=template_bytecode_cache())
+    assert env.get_template("t.j2").render(x=1) == "one 1"
+    (templates / "t.j2").write_text("two {{ x }}")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), bytecode_cache=template_bytecode_cache())
+    assert env.get_template("t.j2").render(x=1) == "two 1"
