@@ -360,3 +360,28 @@ def test_compiled_templates_are_kept_between_builds(tmp_path, board, monkeypatch
     (templates / "t.j2").write_text("two {{ x }}")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), bytecode_cache=template_bytecode_cache())
     assert env.get_template("t.j2").render(x=1) == "two 1"
+
+
+def test_section_sizes_read_as_pyelftools_reads_them(firmware, tmp_path):
+    """section_sizes() reads the ELF tables with struct (pyelftools' import costs more than a warm link): the
+    same figures as pyelftools, on the firmware (ELF32) and on this machine's Python (ELF64); a file that is
+    not ELF is a clear error."""
+    import sys
+
+    from edgesdk.firmware_build.build import SECTION_GROUPS
+
+    for elf in (firmware, Path(sys.executable).resolve()):
+        expected = dict.fromkeys(SECTION_GROUPS, 0)
+        with open(elf, "rb") as f:
+            image = ELFFile(f)
+            for section in image.iter_sections():
+                for group, prefixes in SECTION_GROUPS.items():
+                    if section["sh_flags"] & 0x2 and any(section.name == p or section.name.startswith(p + ".")
+                                                         for p in prefixes):
+                        expected[group] += section["sh_size"]
+            expected["flash_bytes"] = sum(s["p_filesz"] for s in image.iter_segments() if s["p_type"] == "PT_LOAD")
+        assert section_sizes(elf) == expected and flash_bytes(elf) == expected["flash_bytes"]
+    assert section_sizes(firmware)["text"] > 0
+    (tmp_path / "not.elf").write_bytes(b"MZ" + bytes(100))
+    with pytest.raises(ToolchainError, match="not an ELF"):
+        section_sizes(tmp_path / "not.elf")
