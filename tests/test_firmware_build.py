@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -293,9 +294,12 @@ def test_an_unchanged_project_is_not_reconfigured(tmp_path, board, cmake_calls):
     with pytest.raises(MemoryFitError):  # the linker's verdict leaves the tree sound: kept
         build("huge", lambda text: text.replace("edgesdk_arena[32]", f"edgesdk_arena[{board.sram.size}]"))
     assert build("after") == first and cmake_calls == ["build"]
-    build("more files", extra="int edgesdk_test_extra_function(void) { return 1; }\n")
-    assert cmake_calls == ["configuration", "build"]  # CMakeLists globs the sources: a new file reconfigures
-    assert build("back") == first and cmake_calls == ["configuration", "build"]
+    extra = "int edgesdk_test_extra_function(void) { return 1; }\n"
+    more = build("more files", extra=extra)
+    assert cmake_calls == ["configuration", "build"]  # CMakeLists globs the sources: new files, another tree
+    # Two models' file sets alternating (different kernels): each finds the tree configured for its files.
+    assert build("back") == first and cmake_calls == ["build"]
+    assert build("more again", extra=extra) == more and cmake_calls == ["build"]
 
     plain = build_firmware(make_gen_dir(tmp_path / "plain" / "src", board), tmp_path / "plain", board, werror=True)
     assert plain.read_bytes() == first
@@ -315,8 +319,9 @@ def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_call
     assert cmake_calls == ["configuration", "build"] and build_tree.configured_files(tree)
 
     key = tree.name.rsplit("-", 1)[0]
-    with build_tree.reusable_tree(key) as one, build_tree.reusable_tree(key) as two:  # two builds at work
-        assert {one.name, two.name} == {f"{key}-0", f"{key}-1"}
+    with contextlib.ExitStack() as others:  # as many builds at work as there are trees
+        held = [others.enter_context(build_tree.reusable_tree(key)) for _ in range(build_tree.SLOTS)]
+        assert sorted(t.name for t in held) == [f"{key}-{slot}" for slot in range(build_tree.SLOTS)]
         cmake_calls.clear()
         fallback = tmp_path / "c" / "cmake"
         assert build_firmware_reusing(gen, tmp_path / "c", board, fallback_dir=fallback).read_bytes() == first

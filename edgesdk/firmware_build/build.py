@@ -141,7 +141,7 @@ def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False,
     key = build_tree.tree_key([*generator(), CMAKE_PROJECT_DIR, board.path.resolve(), werror,
                                *compiler_cache(gen_dir, out_dir)[0]],
                               shutil.which(board.toolchain["prefix"] + "gcc"), board.path)
-    with build_tree.reusable_tree(key) as tree:
+    with build_tree.reusable_tree(key, build_tree.file_list(gen_dir)) as tree:
         if tree is None:
             return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
         configured = build_tree.configured_files(tree)

@@ -9,7 +9,7 @@ A build copies its sources in, rewriting only the files whose content changed (N
 those), runs CMake's configure step only when the set of files changed (CMakeLists globs them), and builds.
 The firmware is byte for byte what a fresh build directory gives: no path of the tree reaches it.
 
-Safety: a tree is used by one build at a time (an exclusive lock; a build that finds both slots busy uses a
+Safety: a tree is used by one build at a time (an exclusive lock; a build that finds every slot busy uses a
 fresh directory in its stage, as before), and it is trusted only while its stamp exists: the stamp is removed
 before any change and written back after a successful build, so a build killed half-way leaves a tree that
 the next build wipes and configures afresh. EDGESDK_NO_BUILD_CACHE=1 turns the reuse off.
@@ -25,7 +25,7 @@ import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
-SLOTS = 2  # trees per key: two builds at once (pytest -n 2, two terminals) both reuse one
+SLOTS = 4  # trees per key: builds at once (pytest -n 2, two terminals) and models alternating reuse one
 STAMP = "edgesdk-configured.json"
 SOURCES, CMAKE_DIR = "src", ".cmake-build"
 
@@ -48,19 +48,20 @@ def tree_key(configure_args: list, compiler: str | None, board_json: Path) -> st
 
 
 @contextmanager
-def reusable_tree(key: str):
+def reusable_tree(key: str, files: list | None = None):
     """Yield a locked tree directory for `key` (SOURCES and CMAKE_DIR inside), or None when every slot is
-    busy or the cache cannot be written."""
+    busy or the cache cannot be written. A free tree already configured for `files` (the same kernels and
+    drivers) comes first: it needs no configure step; then an unused one, then the least recently used."""
     root = cache_root()
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError:
         yield None
         return
-    for slot in range(SLOTS):
-        tree = root / f"{key}-{slot}"
+    trees = sorted((root / f"{key}-{slot}" for slot in range(SLOTS)), key=lambda tree: _preference(tree, files))
+    for tree in trees:
         try:
-            lock = open(root / f"{key}-{slot}.lock", "a")
+            lock = open(tree.with_name(tree.name + ".lock"), "a")
         except OSError:
             yield None
             return
@@ -74,6 +75,18 @@ def reusable_tree(key: str):
         finally:
             lock.close()  # releases the lock
     yield None
+
+
+def _preference(tree: Path, files: list | None) -> tuple:
+    """Sort key of a tree for a build of `files` (read unlocked: a hint only, the build reads it again)."""
+    configured = configured_files(tree)
+    try:
+        used = (tree / STAMP).stat().st_mtime_ns
+    except OSError:
+        configured = None  # in use by another build right now, or never configured
+    if configured is None:
+        return (1, 0)
+    return (0 if configured == files else 2, used)
 
 
 def file_list(directory: Path) -> list:
