@@ -327,6 +327,14 @@ def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_call
         assert build_firmware_reusing(gen, tmp_path / "c", board, fallback_dir=fallback).read_bytes() == first
         assert cmake_calls == ["configuration", "build"] and (fallback / "CMakeCache.txt").is_file()
 
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(build_tree, "sync_sources", full_disk)  # the cache's disk full: built as without it
+    cmake_calls.clear()
+    assert build_firmware_reusing(gen, tmp_path / "e", board, fallback_dir=tmp_path / "e" / "cmake").read_bytes() == first
+    assert cmake_calls == ["configuration", "build"] and (tmp_path / "e" / "cmake" / "CMakeCache.txt").is_file()
+
     monkeypatch.setenv("EDGESDK_NO_BUILD_CACHE", "1")
     cmake_calls.clear()
     build_firmware_reusing(gen, tmp_path / "d", board, fallback_dir=tmp_path / "d" / "cmake")

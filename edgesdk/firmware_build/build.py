@@ -149,7 +149,10 @@ def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False,
         if configured is None:  # new, or left half-way by a killed or failed build
             shutil.rmtree(tree, ignore_errors=True)
         sources, build_dir = tree / build_tree.SOURCES, tree / build_tree.CMAKE_DIR
-        files = build_tree.sync_sources(gen_dir, sources)
+        try:
+            files = build_tree.sync_sources(gen_dir, sources)
+        except OSError:  # the cache's disk is full or read-only: build as without it
+            return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
         if files != configured or not build_dir.is_dir():
             build_dir.mkdir(parents=True, exist_ok=True)
             _configure(sources, build_dir, board, werror)
