@@ -180,9 +180,9 @@ def measure(name: str, model_path: Path, work_dir: Path, results_dir: Path, prof
                             "flash_bytes": cpu_report["memory"]["flash_bytes"],
                             "text_bytes": cpu_report["memory"]["sections"].get("text", 0),
                             "timing": cpu_report["timing"]}
-    timeline = results_dir / f"{name}_memory_timeline.png"
-    shutil.copyfile(npu_dir / memory["timeline_png"], timeline)
-    figures["timeline_png"] = str(timeline)
+    timeline = results_dir / f"{name}_memory_timeline.svg"
+    shutil.copyfile(npu_dir / memory["timeline_svg"], timeline)
+    figures["timeline_svg"] = str(timeline)
 
     inputs = random_inputs(npu_report, INPUT_SEED)
     npu_run, npu_wall = _timed_run(npu_dir, inputs)

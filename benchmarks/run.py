@@ -11,7 +11,7 @@ the model with Vela (PyPI `ethos-u-vela`, `pip install -e .[bench]`) for its SRA
 Then it measures issue 13's figures (benchmarks/issue13.py): `edgesdk build` wall time per model (warm and
 cold compiler cache), and the two models of ../shared/models/large/ op by op and cascaded on both target
 lists (skip them with --no-large), and prints issue 13's goals with whether each is met.
-Writes results.txt (the printed tables), results.json (every figure) and <model>_memory_timeline.png
+Writes results.txt (the printed tables), results.json (every figure) and <model>_memory_timeline.svg
 into --out. docs/performance.md explains each figure.
 """
 
@@ -255,7 +255,7 @@ def main(argv=None) -> int:
                      f"{figures['build_wall']['warm_s']:.2f} / {figures['build_wall']['cold_s']:.2f}", "", "",
                      f"<= {issue13.BUILD_WALL_WARM_GOAL_S} / {issue13.BUILD_WALL_COLD_GOAL_S}", ""))
         block = f"\n{goals.TITLES[name]} ({path.name})\n" + _table(rows) + \
-            f"\nmemory timeline: {figures['timeline_png']}"
+            f"\nmemory timeline: {figures['timeline_svg']}"
         print(block, flush=True)
         text.append(block)
         results[name] = {"edgesdk": figures, "tflite_micro": tflm, "vela": vela,

@@ -332,7 +332,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
     from .passdump import print_dump
-    from .report.html import draw_build_figures, write_build_report
+    from .report.html import write_build_report
     from .verify import verify_build
 
     model_path = Path(model_path)
@@ -358,18 +358,11 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         shutil.copyfile(compiled.board.path, stage / BUILD_BOARD_FILE)
         firmware_s, sections = 0.0, {}
         report = make_report(model_path, compiled, options, sections, {})
-        from concurrent.futures import ThreadPoolExecutor  # here: the compile step (compile_model) needs no threads
-
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            # The report's figures that need no firmware sizes are drawn while CMake runs: the build mostly
-            # waits on its compilers, and drawing takes as long as a warm firmware build.
-            early_figures = pool.submit(draw_build_figures, report)
-            if options.compile_firmware:
-                t1 = time.perf_counter()
-                say("cross-compiling the firmware (CMake)")
-                sections = _build_firmware(src, stage, compiled.board, options.werror)
-                firmware_s = time.perf_counter() - t1
-            figures = early_figures.result()
+        if options.compile_firmware:
+            t1 = time.perf_counter()
+            say("cross-compiling the firmware (CMake)")
+            sections = _build_firmware(src, stage, compiled.board, options.werror)
+            firmware_s = time.perf_counter() - t1
         report["memory"].update(firmware_memory_fields(compiled, sections))
         report["timing"] = {"compile_s": round(compile_s, 3), "firmware_build_s": round(firmware_s, 3)}
         report["verified"] = safety
@@ -381,7 +374,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
             result = write_export(stage, report, stage / "export", board=compiled.board)
             report["export"] = result.summary(stage)
         say("writing report.json and report.html")
-        write_build_report(stage, report, figures)  # report.json, report.html, memory_timeline.png (edgesdk/report)
+        write_build_report(stage, report)  # report.json, report.html, memory_timeline.svg (edgesdk/report)
     return report
 
 
@@ -398,12 +391,12 @@ def build_from_relax(mod, out_dir, options: BuildOptions, name: str = "model") -
 
 
 def _build_firmware(src: Path, stage: Path, board: Board, werror: bool) -> dict:
-    from .firmware_build.build import build_firmware, section_sizes
+    from .firmware_build.build import build_firmware_reusing, section_sizes
 
-    # CMake works inside the stage, so a killed build leaves nothing elsewhere (the next build removes the stage).
+    # CMake works in a tree kept for the next build (firmware_build/build_tree.py), else inside the stage.
     build_dir = stage / ".cmake-build"
-    elf = build_firmware(src, stage, board, werror=werror, build_dir=build_dir)
-    shutil.rmtree(build_dir)
+    elf = build_firmware_reusing(src, stage, board, werror=werror, fallback_dir=build_dir)
+    shutil.rmtree(build_dir, ignore_errors=True)
     sizes = section_sizes(elf)
     flash_used = sizes.get("flash_bytes", 0)
     if flash_used > board.image_flash_bytes:

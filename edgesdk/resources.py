@@ -13,6 +13,7 @@ message instead of failing inside CMake or Robot.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -35,3 +36,32 @@ def package_dir() -> Path:
 def package_path(*parts: str) -> Path:
     """A file or folder shipped in the edgesdk package, e.g. package_path("boards", "riscv-npu")."""
     return package_dir().joinpath(*parts)
+
+
+def template_bytecode_cache():
+    """Jinja's compiled templates kept between runs in $EDGESDK_CACHE/jinja (default ~/.cache/edgesdk): a build
+    renders a dozen templates and compiling them costs more than rendering. Jinja checks each entry against
+    its template's source, so an edited template is compiled again; the rendered text is the same either way.
+    None when the cache folder cannot be made; a failed write only loses the cache entry."""
+    import jinja2
+
+    directory = Path(os.environ.get("EDGESDK_CACHE") or Path.home() / ".cache" / "edgesdk") / "jinja"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+
+    class QuietCache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # noqa: BLE001 - any unreadable or truncated entry: compile the template
+                bucket.reset()
+
+        def dump_bytecode(self, bucket) -> None:
+            try:
+                super().dump_bytecode(bucket)
+            except OSError:  # a full or read-only disk: the build does not need the cache
+                pass
+
+    return QuietCache(str(directory))

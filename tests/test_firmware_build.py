@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -221,6 +222,7 @@ def test_a_second_build_reuses_every_object_and_gives_the_same_firmware(tmp_path
     from edgesdk.compiler import BuildOptions, build
 
     monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("EDGESDK_NO_BUILD_CACHE", "1")  # a fresh CMake directory per build: ccache alone
 
     def stats() -> dict:
         env = {**os.environ, "CCACHE_DIR": str(tmp_path / "cache" / "ccache")}
@@ -249,3 +251,150 @@ def test_output_and_build_directories_may_contain_commas_and_spaces(workspace, b
     elf = build_firmware(workspace.gen, out, board, werror=True, build_dir=workspace.root / "cmake npu,c")
     assert elf == out / "firmware.elf" and elf.is_file()
     assert (out / "firmware.map").read_text().strip()
+
+
+@pytest.fixture
+def cmake_calls(tmp_path, monkeypatch) -> list:
+    """The CMake steps the firmware builds of a test run ("configuration" or "build"), with a cache of their own."""
+    from edgesdk.firmware_build import build as build_module
+
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+    calls, run = [], build_module._run
+
+    def counting(cmd, what, board, env=None):
+        calls.append(what)
+        return run(cmd, what, board, env)
+
+    monkeypatch.setattr(build_module, "_run", counting)
+    return calls
+
+
+@pytest.mark.slow
+def test_an_unchanged_project_is_not_reconfigured(tmp_path, board, cmake_calls):
+    """edgesdk build keeps its configured CMake tree (firmware_build/build_tree.py): CMake configures once per
+    board and flags, and again only when the set of generated files changes; the firmware is the one a fresh
+    build directory gives."""
+    from edgesdk.firmware_build.build import build_firmware_reusing
+
+    def build(name: str, edit=None, extra: str | None = None) -> bytes:
+        gen = make_gen_dir(tmp_path / name / "src", board)  # a new path each time, as each build's stage
+        if edit:
+            (gen / "model.c").write_text(edit((gen / "model.c").read_text()))
+        if extra:
+            (gen / "extra.c").write_text(extra)
+        cmake_calls.clear()
+        return build_firmware_reusing(gen, tmp_path / name, board, werror=True,
+                                      fallback_dir=tmp_path / name / "cmake").read_bytes()
+
+    first = build("first")
+    assert cmake_calls == ["configuration", "build"]
+    assert build("again") == first and cmake_calls == ["build"]  # same sources elsewhere: no configure
+    edited = build("edited", lambda text: text.replace("increments_table[2] = {0, 1}", "increments_table[2] = {0, 2}"))
+    assert edited != first and cmake_calls == ["build"]  # a changed file: rebuilt, not reconfigured
+    with pytest.raises(MemoryFitError):  # the linker's verdict leaves the tree sound: kept
+        build("huge", lambda text: text.replace("edgesdk_arena[32]", f"edgesdk_arena[{board.sram.size}]"))
+    assert build("after") == first and cmake_calls == ["build"]
+    extra = "int edgesdk_test_extra_function(void) { return 1; }\n"
+    more = build("more files", extra=extra)
+    assert cmake_calls == ["configuration", "build"]  # CMakeLists globs the sources: new files, another tree
+    # Two models' file sets alternating (different kernels): each finds the tree configured for its files.
+    assert build("back") == first and cmake_calls == ["build"]
+    assert build("more again", extra=extra) == more and cmake_calls == ["build"]
+
+    plain = build_firmware(make_gen_dir(tmp_path / "plain" / "src", board), tmp_path / "plain", board, werror=True)
+    assert plain.read_bytes() == first
+
+
+@pytest.mark.slow
+def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_calls, monkeypatch):
+    from edgesdk.firmware_build import build_tree
+    from edgesdk.firmware_build.build import build_firmware_reusing
+
+    gen = make_gen_dir(tmp_path / "src", board)
+    first = build_firmware_reusing(gen, tmp_path / "a", board).read_bytes()
+    (tree,) = [p for p in build_tree.cache_root().iterdir() if p.is_dir()]
+    build_tree.invalidate(tree)  # as a build killed during CMake leaves it
+    cmake_calls.clear()
+    assert build_firmware_reusing(gen, tmp_path / "b", board).read_bytes() == first
+    assert cmake_calls == ["configuration", "build"] and build_tree.configured_files(tree)
+
+    key = tree.name.rsplit("-", 1)[0]
+    with contextlib.ExitStack() as others:  # as many builds at work as there are trees
+        held = [others.enter_context(build_tree.reusable_tree(key)) for _ in range(build_tree.SLOTS)]
+        assert sorted(t.name for t in held) == [f"{key}-{slot}" for slot in range(build_tree.SLOTS)]
+        cmake_calls.clear()
+        fallback = tmp_path / "c" / "cmake"
+        assert build_firmware_reusing(gen, tmp_path / "c", board, fallback_dir=fallback).read_bytes() == first
+        assert cmake_calls == ["configuration", "build"] and (fallback / "CMakeCache.txt").is_file()
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(build_tree, "sync_sources", full_disk)  # the cache's disk full: built as without it
+    cmake_calls.clear()
+    assert build_firmware_reusing(gen, tmp_path / "e", board, fallback_dir=tmp_path / "e" / "cmake").read_bytes() == first
+    assert cmake_calls == ["configuration", "build"] and (tmp_path / "e" / "cmake" / "CMakeCache.txt").is_file()
+
+    monkeypatch.setenv("EDGESDK_NO_BUILD_CACHE", "1")
+    cmake_calls.clear()
+    build_firmware_reusing(gen, tmp_path / "d", board, fallback_dir=tmp_path / "d" / "cmake")
+    assert cmake_calls == ["configuration", "build"] and (tmp_path / "d" / "cmake" / "CMakeCache.txt").is_file()
+
+
+def test_compiled_templates_are_kept_between_builds(tmp_path, board, monkeypatch):
+    """Jinja's compiled templates are cached ($EDGESDK_CACHE/jinja): a second render compiles no template and
+    writes the same text; an edited template is compiled again."""
+    import jinja2
+
+    from edgesdk.resources import template_bytecode_cache
+
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+    compiles = []
+    compile_template = jinja2.Environment.compile
+
+    def counting(self, source, *args, **kwargs):
+        compiles.append(source)
+        return compile_template(self, source, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    render_board_files(board, tmp_path / "a")
+    assert compiles and any((tmp_path / "cache" / "jinja").iterdir())
+    compiles.clear()
+    render_board_files(board, tmp_path / "b")
+    assert compiles == []
+    for name in ("board.h", "link.ld"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "t.j2").write_text("one {{ x }}")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), bytecode_cache=template_bytecode_cache())
+    assert env.get_template("t.j2").render(x=1) == "one 1"
+    (templates / "t.j2").write_text("two {{ x }}")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), bytecode_cache=template_bytecode_cache())
+    assert env.get_template("t.j2").render(x=1) == "two 1"
+
+
+def test_section_sizes_read_as_pyelftools_reads_them(firmware, tmp_path):
+    """section_sizes() reads the ELF tables with struct (pyelftools' import costs more than a warm link): the
+    same figures as pyelftools, on the firmware (ELF32) and on this machine's Python (ELF64); a file that is
+    not ELF is a clear error."""
+    import sys
+
+    from edgesdk.firmware_build.build import SECTION_GROUPS
+
+    for elf in (firmware, Path(sys.executable).resolve()):
+        expected = dict.fromkeys(SECTION_GROUPS, 0)
+        with open(elf, "rb") as f:
+            image = ELFFile(f)
+            for section in image.iter_sections():
+                for group, prefixes in SECTION_GROUPS.items():
+                    if section["sh_flags"] & 0x2 and any(section.name == p or section.name.startswith(p + ".")
+                                                         for p in prefixes):
+                        expected[group] += section["sh_size"]
+            expected["flash_bytes"] = sum(s["p_filesz"] for s in image.iter_segments() if s["p_type"] == "PT_LOAD")
+        assert section_sizes(elf) == expected and flash_bytes(elf) == expected["flash_bytes"]
+    assert section_sizes(firmware)["text"] > 0
+    (tmp_path / "not.elf").write_bytes(b"MZ" + bytes(100))
+    with pytest.raises(ToolchainError, match="not an ELF"):
+        section_sizes(tmp_path / "not.elf")

@@ -188,37 +188,51 @@ def _processes_mentioning(text: str) -> list:
 
 
 @needs_toolchain
-def test_sigkill_takes_the_tools_with_it_and_the_next_build_cleans_up(tmp_path):
+@pytest.mark.parametrize("kept_tree", [False, True], ids=["cmake-in-stage", "kept-cmake-tree"])
+def test_sigkill_takes_the_tools_with_it_and_the_next_build_cleans_up(tmp_path, kept_tree):
     """A stand-in `cmake` first on PATH starts a long-running grandchild (as cmake starts make and gcc) with the
-    stage path on its command line; SIGKILL on edgesdk must end both, and the next build removes the stage."""
+    build's CMake paths on its command line (the stage's, or the CMake tree kept between builds,
+    firmware_build/build_tree.py); SIGKILL on edgesdk must end both, the next build removes the stage, and
+    the kept tree is no longer trusted (the next firmware build wipes and configures it afresh)."""
+    from edgesdk.firmware_build import build_tree
+
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "cmake"
     fake.write_text(f'#!/bin/sh\n"{sys.executable}" -c "import time; time.sleep(600)" "$@" &\nwait\n')
     fake.chmod(0o755)
-    out = tmp_path / "out"
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO), "EDGESDK_CACHE": str(cache)}
+    if not kept_tree:
+        env["EDGESDK_NO_BUILD_CACHE"] = "1"
     build = subprocess.Popen([sys.executable, "-m", "edgesdk", "build", str(model_path("hello_world")), "-o",
                               str(out)], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    stage = None
+
+    def cmake_dirs() -> list:
+        return [p for p in tmp_path.glob(".out.staging-*")] if not kept_tree else \
+            [p for p in cache.glob("cmake/*") if p.is_dir()]
+
+    watched = None
     for _ in range(6000):  # until the stand-in runs inside the stage (polls, not a timing assertion)
-        found = [p for p in tmp_path.glob(".out.staging-*") if len(_processes_mentioning(str(p))) >= 2]
+        found = [p for p in cmake_dirs() if len(_processes_mentioning(str(p))) >= 2]
         if found:
-            stage = found[0]
+            watched = found[0]
             break
         assert build.poll() is None, "the build ended before the stand-in cmake started"
         time.sleep(0.05)
-    assert stage is not None
+    assert watched is not None
     os.kill(build.pid, signal.SIGKILL)
     build.wait()
     for _ in range(600):
-        if not _processes_mentioning(str(stage)):
+        if not _processes_mentioning(str(watched)):
             break
         time.sleep(0.05)
-    assert _processes_mentioning(str(stage)) == []
-    assert stage.is_dir()  # a SIGKILLed process cleans nothing itself ...
+    assert _processes_mentioning(str(watched)) == []
+    assert list(tmp_path.glob(".out.staging-*"))  # a SIGKILLed process cleans nothing itself ...
     assert edgesdk("build", model_path("hello_world"), "--no-firmware", "-o", out).returncode == 0
     assert list(tmp_path.glob(".out.staging-*")) == []  # ... the next build does
+    if kept_tree:
+        assert build_tree.configured_files(watched) is None
 
 
 # -- environment failures ------------------------------------------------------------------------------

@@ -55,10 +55,12 @@ def test_extras_match_their_use():
     assert reference == {"ai-edge-litert", "tflite-micro"}
     assert _names(EXTRAS["hil"]) == reference | {"robotframework"}
     assert _names(EXTRAS["farm"]) == {"ray"}
-    assert _names(EXTRAS["test"]) == reference | {"robotframework", "pytest", "pytest-xdist", "ray", "import-linter"}
+    assert _names(EXTRAS["test"]) == reference | {"robotframework", "pytest", "pytest-xdist", "ray", "import-linter",
+                                                  "matplotlib"}  # matplotlib: reads report.html's screenshots
     assert reference <= _names(EXTRAS["bench"])
     base = _names(PYPROJECT["project"]["dependencies"])
-    assert not base & (reference | {"robotframework", "apache-tvm", "onnx", "onnxruntime", "pytest", "ray"})
+    assert not base & (reference | {"robotframework", "apache-tvm", "onnx", "onnxruntime", "pytest", "ray",
+                                    "matplotlib"})  # the report's figures are hand-written SVG
 
 
 def test_robot_framework_range_takes_renode_pin_and_7():

@@ -238,7 +238,7 @@ def test_run_profile_adds_up_to_the_inference_exactly(kws_npu, tmp_path):
     dsp = [step for step in profile["steps"] if step["target"] == "dsp"]  # the SOFTMAX
     assert dsp and sum(step["peripherals"]["dsp0"]["cycles"] for step in dsp) == result["peripherals"]["dsp0"]["cycles"]
     assert json.loads((tmp_path / "b" / "profile.json").read_text())["steps"] == profile["steps"]
-    assert (tmp_path / "b" / "report.html").read_text().count("data:image/png;base64,") >= 3
+    assert (tmp_path / "b" / "report.html").read_text().count("<svg") >= 3
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow,  # five firmware builds, two of them concurrent
 REPRODUCIBLE = ("firmware.elf", "firmware.bin", "firmware.hex")
 
 
-def tree_digest(directory: Path, skip=("report.json", "firmware.map", "memory_timeline.png")) -> dict:
+def tree_digest(directory: Path, skip=("report.json", "firmware.map", "memory_timeline.svg")) -> dict:
     """path -> sha256 of every file under `directory` (build-specific files skipped)."""
     return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(directory.rglob("*")) if p.is_file() and p.name not in skip}
@@ -128,7 +128,9 @@ def test_interrupted_build_leaves_previous_output_intact(first_build, tmp_path, 
     shutil.copytree(first_build, out)
     before = tree_digest(out, skip=())
     # A different model, so a completed build would change OUT.
-    proc = cli_build(out, model=model_path("hello_world"), start_new_session=True)
+    # An empty cache: CMake configures and compiles (a build that reuses a configured tree may end too soon).
+    proc = cli_build(out, model=model_path("hello_world"), start_new_session=True,
+                     env={**os.environ, "EDGESDK_CACHE": str(tmp_path / "empty-cache")})
     wait_for_firmware_build(out, proc)
     os.kill(proc.pid, sig)  # the build process only (its own CMake children see the pipe close / get killed)
     _stdout, stderr = proc.communicate(timeout=120)

@@ -181,7 +181,7 @@ def test_the_sram_search_is_deterministic_and_beats_the_default_arena():
 
 # -- tuned firmware -----------------------------------------------------------------------------------------
 def _tree_digest(directory: Path) -> dict:
-    skip = ("report.json", "firmware.map", "memory_timeline.png")
+    skip = ("report.json", "firmware.map", "memory_timeline.svg")
     return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(directory.rglob("*")) if p.is_file() and p.name not in skip}
 

@@ -12,6 +12,7 @@ import numpy as np
 from .. import __version__
 from ..ctext import c_value_lines, comment_text
 from ..importer.names import sanitize_name
+from ..resources import template_bytecode_cache
 from .executor import C_TYPES, ExecutorModel
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -21,7 +22,8 @@ ARENA_GUARD_BYTES_PER_SIDE = 16
 
 def environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
+                              bytecode_cache=template_bytecode_cache())
 
 
 def _with_safe_text(model: ExecutorModel) -> ExecutorModel:

@@ -14,6 +14,7 @@ import jinja2
 from ..ctext import comment_text
 from ..board import SEMIHOSTING, Board, console_uart, exit_method
 from ..errors import UsageError
+from ..resources import template_bytecode_cache
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -78,7 +79,8 @@ def _exit(board: Board) -> dict:
 
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                              bytecode_cache=template_bytecode_cache())
 
 
 def render_board_files(board: Board, out_dir) -> None:

@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
-from elftools.elf.elffile import ELFFile
-
 from ..board import Board
 from .. import child_process
-from ..errors import EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
+from ..errors import EdgesdkError, EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
 from ..resources import package_path
+from . import build_tree
 
 # The CMake project: CMakeLists.txt and the test harness (main.c, startup code), shipped in the package.
 CMAKE_PROJECT_DIR = package_path("firmware")
@@ -123,20 +123,72 @@ def build_firmware(gen_dir, out_dir, board: Board, werror: bool = False, build_d
     CMake works in build_dir (default out_dir/build); firmware.elf/.bin/.hex/.map are copied to out_dir.
     werror=True turns compiler warnings into errors. Returns the path of out_dir/firmware.elf.
     """
+    gen_dir, out_dir = _checked_dirs(gen_dir, out_dir, board)
+    build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    _configure(gen_dir, build_dir, board, werror)
+    _build(gen_dir, build_dir, board)
+    return _copy_artifacts(build_dir, out_dir)
+
+
+def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False, fallback_dir=None) -> Path:
+    """build_firmware() in a CMake tree kept between builds (build_tree.py): CMake configures once per board
+    and flags, and again only when the set of generated files changes; the firmware is the same. When the
+    reuse is off (EDGESDK_NO_BUILD_CACHE=1) or every tree is busy, builds in `fallback_dir` as before."""
+    gen_dir, out_dir = _checked_dirs(gen_dir, out_dir, board)
+    if os.environ.get("EDGESDK_NO_BUILD_CACHE"):
+        return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
+    key = build_tree.tree_key([*generator(), CMAKE_PROJECT_DIR, board.path.resolve(), werror,
+                               *compiler_cache(gen_dir, out_dir)[0]],
+                              shutil.which(board.toolchain["prefix"] + "gcc"), board.path)
+    with build_tree.reusable_tree(key, build_tree.file_list(gen_dir)) as tree:
+        if tree is None:
+            return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
+        configured = build_tree.configured_files(tree)
+        build_tree.invalidate(tree)  # trusted again only once this build succeeds
+        if configured is None:  # new, or left half-way by a killed or failed build
+            shutil.rmtree(tree, ignore_errors=True)
+        sources, build_dir = tree / build_tree.SOURCES, tree / build_tree.CMAKE_DIR
+        try:
+            files = build_tree.sync_sources(gen_dir, sources)
+        except OSError:  # the cache's disk is full or read-only: build as without it
+            return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
+        if files != configured or not build_dir.is_dir():
+            build_dir.mkdir(parents=True, exist_ok=True)
+            _configure(sources, build_dir, board, werror)
+        try:
+            _build(sources, build_dir, board)
+        except EdgesdkError:  # the compiler's or linker's verdict (the tree itself is sound): keep it
+            build_tree.mark_configured(tree, files)
+            raise
+        elf = _copy_artifacts(build_dir, out_dir)
+        build_tree.mark_configured(tree, files)
+        return elf
+
+
+def _checked_dirs(gen_dir, out_dir, board: Board) -> tuple:
     gen_dir, out_dir = Path(gen_dir).resolve(), Path(out_dir).resolve()
     for required in ("model.h", "board.h", "link.ld"):
         if not (gen_dir / required).is_file():
             raise UsageError(f"{gen_dir / required} is missing: {gen_dir} is not a generated sources directory "
                              "(run 'edgesdk build' to create it).")
     check_toolchain(board)
-    build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
-    for directory in (out_dir, build_dir):
-        directory.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return gen_dir, out_dir
+
+
+def _configure(gen_dir: Path, build_dir: Path, board: Board, werror: bool) -> None:
     launcher, env = compiler_cache(gen_dir, build_dir)
     _run(["cmake", *generator(), "-S", CMAKE_PROJECT_DIR, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
           f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}", *launcher],
          "configuration", board, env)
-    _run(["cmake", "--build", build_dir, "--parallel"], "build", board, env)
+
+
+def _build(gen_dir: Path, build_dir: Path, board: Board) -> None:
+    _run(["cmake", "--build", build_dir, "--parallel"], "build", board, compiler_cache(gen_dir, build_dir)[1])
+
+
+def _copy_artifacts(build_dir: Path, out_dir: Path) -> Path:
     for name in ARTIFACTS:
         shutil.copy2(build_dir / name, out_dir / name)
     return out_dir / "firmware.elf"
@@ -158,18 +210,62 @@ def section_sizes(elf) -> dict:
     """Bytes per kind of section: text, rodata, data, bss, noinit (the arena), stack, plus flash_bytes
     (the whole flash image, see flash_bytes())."""
     sizes = dict.fromkeys(SECTION_GROUPS, 0)
-    with Path(elf).open("rb") as f:
-        for section in ELFFile(f).iter_sections():
-            if not section["sh_flags"] & 0x2:  # SHF_ALLOC: skip debug info, symbols, ...
-                continue
-            for group, prefixes in SECTION_GROUPS.items():
-                if any(section.name == p or section.name.startswith(p + ".") for p in prefixes):
-                    sizes[group] += section["sh_size"]
-    sizes["flash_bytes"] = flash_bytes(elf)
+    image = _ElfImage(Path(elf).read_bytes())
+    for name, flags, size in image.sections():
+        if not flags & 0x2:  # SHF_ALLOC: skip debug info, symbols, ...
+            continue
+        for group, prefixes in SECTION_GROUPS.items():
+            if any(name == p or name.startswith(p + ".") for p in prefixes):
+                sizes[group] += size
+    sizes["flash_bytes"] = image.loaded_bytes()
     return sizes
 
 
 def flash_bytes(elf) -> int:
     """Bytes the image occupies in flash: all loadable contents (code, constants, .data initializers)."""
-    with Path(elf).open("rb") as f:
-        return sum(seg["p_filesz"] for seg in ELFFile(f).iter_segments() if seg["p_type"] == "PT_LOAD")
+    return _ElfImage(Path(elf).read_bytes()).loaded_bytes()
+
+
+class _ElfImage:
+    """The two tables of an ELF file the sizes need (section headers, program headers), read with struct: a
+    build reads them once, and pyelftools' import alone costs more than the firmware's link."""
+
+    PT_LOAD = 1
+
+    def __init__(self, data: bytes):
+        if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+            raise ToolchainError("The linker's output is not an ELF file.")
+        self.data, self.wide = data, data[4] == 2
+        self.order = "<" if data[5] == 1 else ">"
+        header = "HHIQQQIHHHHHH" if self.wide else "HHIIIIIHHHHHH"
+        (_, _, _, _, self.phoff, self.shoff, _, _, self.phentsize, self.phnum, self.shentsize, self.shnum,
+         self.shstrndx) = struct.unpack_from(self.order + header, data, 16)
+
+    def _section(self, index: int) -> tuple:
+        """(name offset, flags, offset, size) of section `index`."""
+        fields = "IIQQQQ" if self.wide else "IIIIII"
+        name, _, flags, _, offset, size = struct.unpack_from(self.order + fields, self.data,
+                                                             self.shoff + index * self.shentsize)
+        return name, flags, offset, size
+
+    def sections(self) -> list:
+        """(name, flags, size) of every section."""
+        names_offset = self._section(self.shstrndx)[2]
+        out = []
+        for index in range(self.shnum):
+            name, flags, _, size = self._section(index)
+            start = names_offset + name
+            out.append((self.data[start:self.data.index(b"\0", start)].decode(), flags, size))
+        return out
+
+    def loaded_bytes(self) -> int:
+        """Bytes of file contents in the loadable segments (PT_LOAD p_filesz)."""
+        total = 0
+        for index in range(self.phnum):
+            start = self.phoff + index * self.phentsize
+            if self.wide:
+                kind, _, _, _, _, filesz = struct.unpack_from(self.order + "IIQQQQ", self.data, start)
+            else:
+                kind, _, _, _, filesz = struct.unpack_from(self.order + "IIIII", self.data, start)
+            total += filesz if kind == self.PT_LOAD else 0
+        return total

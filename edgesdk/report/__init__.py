@@ -5,6 +5,6 @@ report and the CLI's tables.
   instructions), the lower bound and its share of the estimated latency (Target.estimate_layers);
 * `profile` - `edgesdk run --profile`: instructions and accelerator cycles measured per layer on the emulator;
 * `tables` - the text tables `edgesdk build --verbose` and `edgesdk run --profile` print;
-* `plots` / `html` - OUT/report.html, one self-contained page (matplotlib figures inline), and the
-  memory_timeline.png beside it.
+* `plots` / `html` - OUT/report.html, one self-contained page (SVG figures inline), and the
+  memory_timeline.svg beside it.
 """

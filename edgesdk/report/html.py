@@ -1,11 +1,10 @@
-"""OUT/report.html: one self-contained page (inline CSS, figures as PNG data URIs, no script, nothing
+"""OUT/report.html: one self-contained page (inline CSS, figures as inline SVG, no script, nothing
 fetched) with the partition and its reasons, the per-layer figures and bars, the memory timeline, the
 memory pools and the flash contents. `edgesdk run --profile` writes the same page with the measured
 figures beside the estimates (D/report.html)."""
 
 from __future__ import annotations
 
-import base64
 import json
 from html import escape
 from pathlib import Path
@@ -15,7 +14,7 @@ from ..output_dir import write_file_atomically
 from . import plots
 from .layers import layer_totals
 
-TIMELINE_PNG = "memory_timeline.png"
+TIMELINE_SVG = "memory_timeline.svg"
 NUMERIC, WRAP = ' class="n"', ' class="w"'
 REPORT_HTML = "report.html"
 
@@ -28,7 +27,7 @@ th, td { border: 1px solid #d8d8d8; padding: 3px 8px; text-align: left; vertical
 td.w { overflow-wrap: anywhere; }
 th { background: #f2f4f7; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total td { font-weight: bold; background: #fafafa; }
-img { max-width: 100%; border: 1px solid #e3e3e3; }
+figure { margin: 0.8em 0; } svg.chart { max-width: 100%; height: auto; border: 1px solid #e3e3e3; }
 .facts { display: flex; flex-wrap: wrap; gap: 10px; margin: 1em 0; }
 .fact { background: #f5f7fa; border: 1px solid #e0e4ea; border-radius: 6px; padding: 8px 12px; }
 .fact b { display: block; font-size: 1.25em; } .note { color: #555; font-size: 0.9em; }
@@ -36,39 +35,32 @@ code { background: #f3f3f3; padding: 0 3px; } .name { word-break: break-all; max
 """
 
 
-def draw_build_figures(report: dict) -> dict:
-    """The build page's figures that need nothing from the linked firmware: the memory timeline and the
-    per-layer bars (PNG bytes). The build draws them while the firmware compiles."""
-    return {"timeline": timeline_png(report), "layers": _layer_bars(report, None)}
-
-
-def write_build_report(out_dir: Path, report: dict, figures: dict | None = None) -> None:
-    """report.json, report.html and memory_timeline.png of a build, into `out_dir` (its staging directory).
-    `figures`: draw_build_figures(report), when already drawn."""
-    figures = figures or draw_build_figures(report)
-    (out_dir / TIMELINE_PNG).write_bytes(figures["timeline"])
-    report["memory"]["timeline_png"] = TIMELINE_PNG
+def write_build_report(out_dir: Path, report: dict) -> None:
+    """report.json, report.html and memory_timeline.svg of a build, into `out_dir` (its staging directory)."""
+    timeline = timeline_svg(report)
+    (out_dir / TIMELINE_SVG).write_text(timeline)
+    report["memory"]["timeline_svg"] = TIMELINE_SVG
     report["report_html"] = REPORT_HTML
-    (out_dir / REPORT_HTML).write_text(render_html(report, figures["timeline"], layer_bars=figures["layers"]))
+    (out_dir / REPORT_HTML).write_text(render_html(report, timeline))
     (out_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
 
 
 def write_profile_report(path: Path, report: dict, profile: dict) -> None:
     """The build's page with a run's measured profile: written atomically (edgesdk run's output folder)."""
-    write_file_atomically(path, render_html(report, timeline_png(report), profile).encode())
+    write_file_atomically(path, render_html(report, timeline_svg(report), profile).encode())
 
 
-def timeline_png(report: dict) -> bytes:
+def timeline_svg(report: dict) -> str:
     memory = report["memory"]
     in_place = len(memory.get("in_place", []))
     title = (f"{Path(report['model']).name}: arena {memory['arena_bytes']:,} B, lower bound "
              f"{memory.get('lower_bound_bytes', 0):,} B; {in_place} op(s) in place; placement "
              f"{memory.get('placement') or '-'}")
-    return plots.memory_timeline_png(memory["buffers"], memory["arena_bytes"], memory.get("lower_bound_bytes", 0),
+    return plots.memory_timeline_svg(memory["buffers"], memory["arena_bytes"], memory.get("lower_bound_bytes", 0),
                                      title)
 
 
-def render_html(report: dict, timeline: bytes, profile: dict | None = None, layer_bars: bytes | None = None) -> str:
+def render_html(report: dict, timeline: str, profile: dict | None = None) -> str:
     model = Path(report["model"]).name
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>edgesdk report: "
              f"{escape(model)}</title><style>{STYLE}</style></head><body>",
@@ -80,7 +72,7 @@ def render_html(report: dict, timeline: bytes, profile: dict | None = None, laye
              _facts(report, profile)]
     parts += _warnings(report)
     parts += _partition(report)
-    parts += _layers(report, profile, layer_bars)
+    parts += _layers(report, profile)
     parts += _memory(report, timeline)
     parts += _pools_and_flash(report)
     parts.append("</body></html>\n")
@@ -89,9 +81,9 @@ def render_html(report: dict, timeline: bytes, profile: dict | None = None, laye
 
 # -- pieces --------------------------------------------------------------------------------------------------
 
-def _image(png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f"<p><img alt=\"{escape(alt)}\" src=\"data:image/png;base64,{data}\"></p>"
+def _figure(svg: str) -> str:
+    """An SVG figure of plots.py, inline (its text is escaped there)."""
+    return f"<figure>{svg}</figure>"
 
 
 def _table(header: list, rows: list, numeric: set = frozenset(), css: list | None = None,
@@ -172,12 +164,12 @@ def _measured_layers(profile: dict | None) -> dict | None:
             for row in profile["layers"]} if profile else None
 
 
-def _layer_bars(report: dict, profile: dict | None) -> bytes | None:
+def _layer_bars(report: dict, profile: dict | None) -> str | None:
     layers = report.get("layers", [])
-    return plots.layer_bars_png(layers, _measured_layers(profile)) if layers else None
+    return plots.layer_bars_svg(layers, _measured_layers(profile)) if layers else None
 
 
-def _layers(report: dict, profile: dict | None, bars: bytes | None = None) -> list:
+def _layers(report: dict, profile: dict | None) -> list:
     layers = report.get("layers", [])
     if not layers:
         return []
@@ -215,7 +207,7 @@ def _layers(report: dict, profile: dict | None, bars: bytes | None = None) -> li
              "lower bound / estimate); share = part of the estimated latency at the board's clocks. Bytes: "
              "activations read and written, weights (constants) read.</p>",
              _table(header, rows, numeric, css=[""] * (len(rows) - 1) + ["total"]),
-             _image(bars or _layer_bars(report, profile), "per-layer cycles and instructions")]
+             _figure(_layer_bars(report, profile))]
     if profile is not None:
         parts += _profile_blocks(profile)
     return parts
@@ -238,7 +230,7 @@ def _profile_blocks(profile: dict) -> list:
                    set(range(3, 4 + len(peripherals))), css=[""] * (len(rows) - 1) + ["total"])]
 
 
-def _memory(report: dict, timeline: bytes) -> list:
+def _memory(report: dict, timeline: str) -> list:
     memory = report["memory"]
     peak, bound = memory["arena_bytes"], memory.get("lower_bound_bytes", 0)
     ratio = f" ({peak / bound:.3f} x)" if bound else ""
@@ -249,7 +241,7 @@ def _memory(report: dict, timeline: bytes) -> list:
              f"these buffers can use less); placement <code>{escape(str(memory.get('placement')))}</code>, "
              f"{len(memory.get('in_place', []))} op(s) in place, {len(memory.get('cascades', []))} cascade group(s)."
              "</p>",
-             _image(timeline, "memory timeline"),
+             _figure(timeline),
              "<h3>Buffers</h3><p class=\"note\">The numbers in the timeline; steps are op positions.</p>",
              _table(["#", "tensor", "kind", "offset", "bytes", "first step", "last step"], buffers, {0, 3, 4, 5, 6},
                     wrap={1})]
@@ -282,13 +274,13 @@ def _pools_and_flash(report: dict) -> list:
     flash = _flash_contents(report)
     out = ["<h2 id=\"pools\">Memory pools</h2>",
            _table(["pool", "base", "size", "part", "bytes"], pool_rows, {2, 4}),
-           _image(plots.stacked_bars_png(bars, "memory pools (share of each pool)", share=True), "memory pools")]
+           _figure(plots.stacked_bars_svg(bars, "memory pools (share of each pool)", share=True))]
     out += ["<h2 id=\"flash\">Flash contents</h2>",
             "<p class=\"note\">" + ("From the linked firmware's sections." if sections else
                                     "No firmware was linked (--no-firmware): the constants only.") + "</p>",
             _table(["part", "bytes"], flash, {1})]
     if flash:
-        out.append(_image(plots.stacked_bars_png([("flash", flash)], "flash contents (bytes)"), "flash contents"))
+        out.append(_figure(plots.stacked_bars_svg([("flash", flash)], "flash contents (bytes)")))
     return out
 
 

@@ -295,8 +295,11 @@ def render_template(directory, name: str, **context) -> str:
     trimmed blocks): a target keeps its templates beside its code."""
     import jinja2
 
+    from ..resources import template_bytecode_cache
+
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(directory)), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
+                             bytecode_cache=template_bytecode_cache())
     return env.get_template(name).render(**context)
 
 
