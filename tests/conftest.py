@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,3 +46,37 @@ def models_dir() -> Path:
 
 def model_path(name: str) -> Path:
     return MODELS_DIR / {**SHARED_MODELS, **LARGE_MODELS}[name]
+
+
+@contextmanager
+def _locked(lock_file: Path):
+    with lock_file.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def session_builds(tmp_path_factory):
+    """get(key, make) -> a directory that make(directory) filled once per test session, for every pytest-xdist
+    worker: the first test to ask builds it (under a file lock), the others, on any worker, reuse it. For
+    firmware several tests check without changing it (a test that writes into it must copy it first)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's directory, above each worker's own
+    root = root / "session-builds"
+    root.mkdir(exist_ok=True)
+
+    def get(key: str, make) -> Path:
+        out, done = root / key, root / f"{key}.done"
+        with _locked(root / f"{key}.lock"):
+            if not done.exists():
+                shutil.rmtree(out, ignore_errors=True)  # a build that failed in another test
+                out.mkdir()
+                make(out)
+                done.touch()
+        return out
+
+    return get
