@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
+from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,3 +47,81 @@ def models_dir() -> Path:
 
 def model_path(name: str) -> Path:
     return MODELS_DIR / {**SHARED_MODELS, **LARGE_MODELS}[name]
+
+
+@contextmanager
+def _locked(lock_file: Path):
+    with lock_file.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def session_builds(tmp_path_factory):
+    """get(key, make) -> a directory that make(directory) filled once per test session, for every pytest-xdist
+    worker: the first test to ask builds it (under a file lock), the others, on any worker, reuse it. For
+    firmware several tests check without changing it (a test that writes into it must copy it first)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's directory, above each worker's own
+    root = root / "session-builds"
+    root.mkdir(exist_ok=True)
+
+    def get(key: str, make) -> Path:
+        out, done = root / key, root / f"{key}.done"
+        with _locked(root / f"{key}.lock"):
+            if not done.exists():
+                shutil.rmtree(out, ignore_errors=True)  # a build that failed in another test
+                out.mkdir()
+                make(out)
+                done.touch()
+        return out
+
+    return get
+
+
+# ---- The order tests run in ------------------------------------------------------------------------------
+# Seconds one slow test of a file takes on average (setup + call + teardown, `-m slow -n 2 --durations=0` on 2
+# loaded cores, 2026-11-25), for files whose slow tests are far from the default. Only the order in which
+# pytest-xdist hands tests out depends on these figures, never a result: a stale figure costs balance, not
+# correctness.
+SLOW_TEST_SECONDS = {
+    "test_op_corpus.py": 16.6, "test_ops_end_to_end.py": 6.6, "test_ops_reduce.py": 24.8, "test_hifive1.py": 3.1,
+    "test_ops_conv.py": 15.1, "test_end_to_end.py": 4.9, "test_hil.py": 16.8, "test_install.py": 51.0,
+    "test_farm.py": 46.1, "test_control_flow.py": 15.1, "test_ops_recurrent.py": 7.9, "test_ort_rounding.py": 11.3,
+    "test_ops_shape.py": 29.0, "test_reports.py": 18.5, "test_export.py": 20.9, "test_target_plugins.py": 24.6,
+    "test_dsp_end_to_end.py": 3.1, "test_cascade_host.py": 19.9, "test_ops_elementwise.py": 16.9,
+    "test_reproducible.py": 5.1, "test_report_html.py": 26.9, "test_tune.py": 24.5, "test_ops_detection.py": 12.0,
+    "test_npu_ops.py": 9.9, "test_tvm_end_to_end.py": 5.7, "test_cascade.py": 6.7, "test_reference_refusals.py": 11.4,
+    "test_ops_unary.py": 3.1,
+}
+DEFAULT_SLOW_TEST_SECONDS = 10.0
+FAST_TEST_SECONDS = 0.1
+# Seconds of the longest non-slow tests of a file, summed (the 30 longest of a `-m "not slow" -n 2` run on 2
+# loaded cores, 2026-11-25): added once when the file's non-slow tests run.
+FAST_TESTS_EXTRA_SECONDS = {
+    "test_target_plugins.py": 291, "test_fuzz.py": 136, "test_reference_refusals.py": 131, "test_ort_rounding.py": 113,
+    "test_c_codegen.py": 112, "test_reports.py": 107, "test_hil.py": 55, "test_ops_unary.py": 49,
+    "test_hifive1.py": 40, "test_memory_plan.py": 33, "test_farm.py": 32, "test_run_checks.py": 29,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files with the most work first, each file's tests in their own order. pytest-xdist hands tests out in
+    this order, so the long end-to-end files start at once and both workers end on short unit tests together,
+    instead of one idling while the other runs a late firmware build. A file stays in one piece, so its
+    module-scoped fixtures (a firmware several tests check) are still set up once per worker."""
+    work = defaultdict(float)
+    fast_files = set()
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            work[item.path] += SLOW_TEST_SECONDS.get(item.path.name, DEFAULT_SLOW_TEST_SECONDS)
+        else:
+            work[item.path] += FAST_TEST_SECONDS
+            fast_files.add(item.path)
+    for path in fast_files:
+        work[path] += FAST_TESTS_EXTRA_SECONDS.get(path.name, 0)
+    items.sort(key=lambda item: -work[item.path])  # stable: ties and each file's tests keep pytest's order

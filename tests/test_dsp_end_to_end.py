@@ -26,15 +26,14 @@ CASES = [("kws", "dsp,c"), ("kws", "npu,dsp,c"), ("vww", "dsp,c"), ("vww", "npu,
 
 
 @pytest.fixture(scope="session")
-def dsp_built(tmp_path_factory):
-    cache = {}
+def dsp_built(session_builds):
+    """(model name, targets) -> build directory, built once per session (any worker); tests copy it to change it."""
 
     def get(name: str, targets: str):
-        if (name, targets) not in cache:
-            out = tmp_path_factory.mktemp(f"dsp-{name}") / "build"
-            build(model_path(name), out, BuildOptions(target=targets, werror=True))
-            cache[(name, targets)] = out
-        return cache[(name, targets)]
+        def make(out):
+            build(model_path(name), out / "build", BuildOptions(target=targets, werror=True))
+
+        return session_builds(f"dsp-{name}-{targets.replace(',', '_')}", make) / "build"
 
     return get
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 import re
 import shutil
 import socket
@@ -136,6 +137,18 @@ def test_wall_clock_timeout(firmware, board, arena):
 def test_unknown_symbol(firmware):
     with pytest.raises(EmulatorError, match="no_such_symbol"):
         elf_symbol(firmware, "no_such_symbol")
+
+
+def test_the_elf_is_parsed_once_per_file_version(firmware, tmp_path):
+    elf = tmp_path / "firmware.elf"
+    shutil.copy(firmware, elf)
+    first = machine_module._read_elf(elf)
+    assert machine_module._read_elf(elf) is first  # a run's several symbol look-ups parse the file once
+    rebuilt = bytearray(elf.read_bytes())
+    rebuilt[24:28] = struct.pack("<I", first.entry + 4)  # e_entry of the ELF32 header
+    (tmp_path / "rebuilt.elf").write_bytes(rebuilt)
+    os.replace(tmp_path / "rebuilt.elf", elf)  # as a build replaces its output
+    assert machine_module._read_elf(elf).entry == first.entry + 4
 
 
 # ---- NPU ----------------------------------------------------------------------------------------------

@@ -21,19 +21,17 @@ RANDOM_SEEDS = (0, 1, 2)
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory):
-    """(model name, target key) -> build directory, built on first use (-Werror: generated C has no warnings)."""
-    cache = {}
+def built(session_builds):
+    """(model name, target key) -> build directory, built on first use by any worker (-Werror: generated C has
+    no warnings)."""
 
     def get(name: str, target_key: str):
-        key = (name, target_key)
-        if key not in cache:
-            out = tmp_path_factory.mktemp(f"{name}-{target_key}")
+        def make(out):
             code = cli_main(["build", str(model_path(name)), "--board", "riscv-npu", "--target", TARGETS[target_key],
                              "-o", str(out / "build"), "--werror"])
             assert code == 0, f"build of {name} for {TARGETS[target_key]} failed"
-            cache[key] = out / "build"
-        return cache[key]
+
+        return session_builds(f"end_to_end-{name}-{target_key}", make) / "build"
 
     return get
 

@@ -212,7 +212,19 @@ class _Elf:
 
 
 def _read_elf(elf_path) -> _Elf:
+    """The parsed ELF, read once per file version: a run looks symbols up several times (the harness's marks,
+    its step count, the arena) and parsing the symbol table of a model's firmware takes tens of milliseconds.
+    The file's inode, size and modification time name the version (a rebuild writes a new file)."""
     path = Path(elf_path)
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise UsageError(f"Firmware {path} not found; build it first ('edgesdk build').") from None
+    return _parse_elf(path, (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns))
+
+
+@lru_cache(maxsize=8)
+def _parse_elf(path: Path, version: tuple) -> _Elf:  # noqa: ARG001 - `version` keys the cache
     try:
         with path.open("rb") as f:
             elf = ELFFile(f)
