@@ -43,19 +43,56 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ray_processes() -> set:
-    """pids of Ray's daemons and workers on this machine (raylet, gcs_server, ray:: workers)."""
-    found = set()
+def _cmdlines() -> dict:
+    """{pid: command line} of every process on this machine."""
+    found = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "/ray/core/src/ray/" in cmdline or cmdline.startswith("ray::") or "ray/_private/workers/" in cmdline:
-            found.add(int(entry.name))
+        if entry.name.isdigit():
+            try:
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
     return found
+
+
+def _ray_processes(under: int | None = None) -> set:
+    """pids of Ray's daemons and workers on this machine (raylet, gcs_server, ray:: workers); with `under`, only
+    the descendants of that process. Another test may run a Ray instance of its own at the same time (the other
+    pytest-xdist worker), so a check about one instance looks at that instance's processes only."""
+    found = {pid for pid, cmdline in _cmdlines().items()
+             if "/ray/core/src/ray/" in cmdline or cmdline.startswith("ray::") or "ray/_private/workers/" in cmdline}
+    return found if under is None else found & _descendants(under)
+
+
+def _descendants(root: int) -> set:
+    """`root` and every process below it (by parent pid)."""
+    children: dict = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat[stat.rindex(")") + 2:].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def _ray_head_processes() -> set:
+    """Every process of a `ray start --head` node on this machine (the ray_head fixture's, in any worker)."""
+    heads = [pid for pid, cmdline in _cmdlines().items() if " start --head" in cmdline]
+    return set().union(*(_descendants(pid) for pid in heads)) if heads else set()
+
+
+def _head_pid(address: str) -> int:
+    port = address.rsplit(":", 1)[1]
+    (pid,) = [pid for pid, cmdline in _cmdlines().items() if " start --head" in cmdline and f"--port={port} " in cmdline]
+    return pid
 
 
 def _alive(pid: int) -> bool:
@@ -196,7 +233,6 @@ def ray_head(hifive1_gdb_server):
     port = _free_port()
     temp_dir = tempfile.mkdtemp(prefix="edgesdk-ray-")  # short: Ray's socket paths live under it
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
-    before = _ray_processes()
     head = subprocess.Popen([ray_cli, "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
                              "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
                              "--resources", json.dumps({"board:hifive1-revb": 1})],
@@ -213,7 +249,8 @@ def ray_head(hifive1_gdb_server):
         assert head.poll() is None, head.stderr.read()
         yield f"127.0.0.1:{port}", env
     finally:
-        started = _ray_processes() - before
+        started = _ray_processes(under=head.pid)
+        assert started, "no Ray process found below the head: the check below would check nothing"
         head.send_signal(signal.SIGTERM)  # `ray start --block` stops the node's processes when it ends
         try:
             head.wait(timeout=60)
@@ -241,10 +278,11 @@ def test_regress_on_a_two_cpu_cluster_equals_the_serial_run(ray_head, tmp_path):
             "--seeds", "0,1"]
     serial = edgesdk("regress", *args, "-o", tmp_path / "serial", env=env)
     assert serial.returncode == 8, serial.stderr  # the dsp rows fail: the DSP runs none of these ops
-    before = _ray_processes()
+    head = _head_pid(address)
+    before = _ray_processes(under=head)
     farmed = edgesdk("regress", *args, "--cluster", address, "-o", tmp_path / "farmed", env=env)
     assert farmed.returncode == 8, farmed.stderr
-    assert _ray_processes() <= before  # the driver's connection ended with the command
+    assert _ray_processes(under=head) <= before  # the driver's connection ended with the command
     a, b = _summary(tmp_path / "serial"), _summary(tmp_path / "farmed")
     assert deterministic_rows(a) == deterministic_rows(b)
     assert a["workers"] == "serial, in this process" and b["workers"] == f"Ray cluster {address}"
@@ -307,7 +345,8 @@ def test_tune_on_two_local_workers_equals_the_serial_run(tmp_path):
     farmed = edgesdk("tune", *args, "--workers", "2", "-o", tmp_path / "farmed.json")
     assert farmed.returncode == 0, farmed.stderr
     assert "measuring 3 candidates on 2 local Ray worker processes" in farmed.stderr
-    assert not [p for p in _ray_processes() - before if _alive(p)], "the local Ray instance outlived the command"
+    left = _ray_processes() - before - _ray_head_processes()  # not the ray_head fixture's, should it run meanwhile
+    assert not [p for p in left if _alive(p)], "the local Ray instance outlived the command"
 
     def without_timing(path):
         log = json.loads(path.read_text())
