@@ -332,7 +332,7 @@ class _SliceBuilder:
             data = qdq.const_array(expr)
             if data.dtype == np.float32:  # exact values: passed as a const array, not a C literal
                 tensor = imp._new_tensor(f"const{len(imp.tensors)}", data.shape, "float32", None, None, data)
-                return self._param(id(expr), tensor)
+                return self._param(expr, tensor)  # the node itself: a Python wrapper's id() is reused once it is freed
             return expr
         if hasattr(expr, "op") and hasattr(expr, "args"):
             compute = _is_compute(expr, imp)
