@@ -223,11 +223,16 @@ def _requested_schedule(model_path, options: BuildOptions, board: Board, targets
     return schedule_from_log(options.tuning_log, model_path, board.name, targets, options.rounding)
 
 
-def targets_in_place_rules(regions):
-    """The memory planner's in-place permissions: each op's own target answers (Target.in_place)."""
+def _target_of_ops(regions) -> dict:
+    """{op: the Target object of the region it runs in}."""
     from .targets import get_target
 
-    target_of = {op: get_target(region.target) for region in regions for op in region.ops}
+    return {op: get_target(region.target) for region in regions for op in region.ops}
+
+
+def targets_in_place_rules(regions):
+    """The memory planner's in-place permissions: each op's own target answers (Target.in_place)."""
+    target_of = _target_of_ops(regions)
 
     def rule(op, x):
         target = target_of.get(op)
@@ -239,9 +244,7 @@ def targets_in_place_rules(regions):
 def targets_striped_scratch(regions):
     """Whether an op's code in a cascade group still uses its scratch: its target answers
     (Target.stripes_use_scratch)."""
-    from .targets import get_target
-
-    target_of = {op: get_target(region.target) for region in regions for op in region.ops}
+    target_of = _target_of_ops(regions)
     return lambda op: op not in target_of or target_of[op].stripes_use_scratch(op)
 
 
