@@ -196,7 +196,7 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
             cost = striping.fit_cost(group)
             if cost is None:
                 continue
-            extra = (cost[0] - cost[1]) / max(totals.get(striping.target_name(group), 0), 1)
+            extra = _share_of_model(cost[0] - cost[1], group, striping, totals)
             if extra > max_increase:
                 break
             bounds = problem.step_bounds([group])
@@ -235,12 +235,18 @@ def model_cycles(graph, regions, striping: Striping) -> dict:
     return totals
 
 
+def _share_of_model(extra_cycles, group, striping: Striping, totals: dict) -> float:
+    """A group's extra cycles as a fraction of its target's cycles for the whole model (model_cycles): what the
+    fit budget bounds."""
+    return extra_cycles / max(totals.get(striping.target_name(group), 0), 1)
+
+
 def plan_increase(plan, striping: Striping, totals: dict) -> float:
     """The extra cycles of a plan's groups, as fit_cascades counts them."""
     extra = 0.0
     for group in plan.cascades:
         cost = striping.fit_cost(group)
-        extra += (cost[0] - cost[1]) / max(totals.get(striping.target_name(group), 0), 1) if cost else 0.0
+        extra += _share_of_model(cost[0] - cost[1], group, striping, totals) if cost else 0.0
     return extra
 
 
@@ -285,7 +291,7 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
             cost = striping.fit_cost(group)
             if cost is None:
                 continue
-            if cost[0] - cost[1] > max_increase * max(totals.get(striping.target_name(group), 0), 1):
+            if _share_of_model(cost[0] - cost[1], group, striping, totals) > max_increase:
                 break  # more than the budget of the model's cycles (fit_cascades)
             kept = [g for g in plan.cascades if not set(g.ops) & set(chain)]
             trial = problem.plan(kept + [group])
