@@ -24,11 +24,11 @@ import tempfile
 from pathlib import Path
 
 from .errors import ToolchainError
+from .resources import cache_path
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("EDGESDK_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "edgesdk")
-    path = Path(root) / "hostlib"
+    path = cache_path("hostlib")
     path.mkdir(parents=True, exist_ok=True)
     return path
 

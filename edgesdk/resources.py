@@ -38,6 +38,11 @@ def package_path(*parts: str) -> Path:
     return package_dir().joinpath(*parts)
 
 
+def cache_path(*parts: str) -> Path:
+    """edgesdk's cache folder ($EDGESDK_CACHE, default ~/.cache/edgesdk), or a path inside it."""
+    return Path(os.environ.get("EDGESDK_CACHE") or Path.home() / ".cache" / "edgesdk").joinpath(*parts)
+
+
 def template_bytecode_cache():
     """Jinja's compiled templates kept between runs in $EDGESDK_CACHE/jinja (default ~/.cache/edgesdk): a build
     renders a dozen templates and compiling them costs more than rendering. Jinja checks each entry against
@@ -45,7 +50,7 @@ def template_bytecode_cache():
     None when the cache folder cannot be made; a failed write only loses the cache entry."""
     import jinja2
 
-    directory = Path(os.environ.get("EDGESDK_CACHE") or Path.home() / ".cache" / "edgesdk") / "jinja"
+    directory = cache_path("jinja")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..board import Board
 from .. import child_process
 from ..errors import EdgesdkError, EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
-from ..resources import package_path
+from ..resources import cache_path, package_path
 from . import build_tree
 
 # The CMake project: CMakeLists.txt and the test harness (main.c, startup code), shipped in the package.
@@ -67,7 +67,7 @@ def compiler_cache(gen_dir: Path, build_dir: Path) -> tuple:
     ccache = shutil.which("ccache")
     if ccache is None or os.environ.get("EDGESDK_NO_CCACHE"):
         return [], None
-    cache = Path(os.environ.get("EDGESDK_CACHE") or Path.home() / ".cache" / "edgesdk") / "ccache"
+    cache = cache_path("ccache")
     base = Path(os.path.commonpath([gen_dir, build_dir]))
     env = {**os.environ, "CCACHE_DIR": os.environ.get("CCACHE_DIR", str(cache)), "CCACHE_BASEDIR": str(base),
            "CCACHE_NOHASHDIR": "1", "CCACHE_COMPILERCHECK": "content"}

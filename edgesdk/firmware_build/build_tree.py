@@ -20,10 +20,10 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
-import shutil
 from contextlib import contextmanager
 from pathlib import Path
+
+from ..resources import cache_path
 
 SLOTS = 4  # trees per key: builds at once (pytest -n 2, two terminals) and models alternating reuse one
 STAMP = "edgesdk-configured.json"
@@ -31,7 +31,7 @@ SOURCES, CMAKE_DIR = "src", ".cmake-build"
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("EDGESDK_CACHE") or Path.home() / ".cache" / "edgesdk") / "cmake"
+    return cache_path("cmake")
 
 
 def tree_key(configure_args: list, compiler: str | None, board_json: Path) -> str:
