@@ -64,6 +64,16 @@ def _ray_processes(under: int | None = None) -> set:
     return found if under is None else found & _descendants(under)
 
 
+def _workers_running_tasks(under: int) -> set:
+    """pids of the Ray workers below the head `under` that still run a task (a worker names itself
+    `ray::<task>` while it runs one). Not the node's agents, which may still be starting when a test looks, nor
+    `ray::IDLE`: Ray keeps idle workers for the next job, up to the node's CPUs."""
+    names = _cmdlines()
+    return {pid for pid in _ray_processes(under=under)
+            if names.get(pid, "").startswith("ray::") and not names.get(pid, "").startswith("ray::IDLE")
+            and not names.get(pid, "").split()[0].endswith("Agent")}
+
+
 def _descendants(root: int) -> set:
     """`root` and every process below it (by parent pid)."""
     children: dict = {}
@@ -279,10 +289,12 @@ def test_regress_on_a_two_cpu_cluster_equals_the_serial_run(ray_head, tmp_path):
     serial = edgesdk("regress", *args, "-o", tmp_path / "serial", env=env)
     assert serial.returncode == 8, serial.stderr  # the dsp rows fail: the DSP runs none of these ops
     head = _head_pid(address)
-    before = _ray_processes(under=head)
     farmed = edgesdk("regress", *args, "--cluster", address, "-o", tmp_path / "farmed", env=env)
     assert farmed.returncode == 8, farmed.stderr
-    assert _ray_processes(under=head) <= before  # the driver's connection ended with the command
+    deadline = time.monotonic() + 30  # the raylet ends a finished job's workers when it sees the driver gone
+    while _workers_running_tasks(under=head) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _workers_running_tasks(under=head)  # the command left no task running on the cluster
     a, b = _summary(tmp_path / "serial"), _summary(tmp_path / "farmed")
     assert deterministic_rows(a) == deterministic_rows(b)
     assert a["workers"] == "serial, in this process" and b["workers"] == f"Ray cluster {address}"
