@@ -483,6 +483,25 @@ def test_example_layer_switch_goes_through_a_schedule(lut, tmp_path):
     assert [e.cycles for e in compiled.executor.region_estimates if e and e.unit == "lut0"] == [144, 288 + 64, 19]
 
 
+def test_tune_searches_the_example_switch(lut, tmp_path):
+    """`edgesdk tune` knows no switch by name: the LUT-1's own dma_table is a coordinate of the search, and
+    flipping it is a candidate whose predicted LUT-1 cycles are 64 higher."""
+    from edgesdk.tune.search import Evaluator, Search
+
+    model = tmp_path / "activations.tflite"
+    model.write_bytes(activation_chain_model())
+    evaluator = Evaluator(model, "riscv-npu-lut", ["lut", "npu", "c"], "ref")
+    default = evaluator.evaluate(None)
+    search = Search(evaluator, "latency", seed=0, seconds=60)
+    coordinates = search.coordinates(default.schedule, search._accepting_targets(default))
+    assert ("switch", 3, "dma_table") in coordinates
+    assert {c[2] for c in coordinates if c[0] == "switch"} <= {"dma_table", "compress_weights", "fc_paired"}
+    flipped, = search._alternatives(default.schedule, ("switch", 3, "dma_table"), {})
+    assert flipped.layer(3).to_json()["switches"] == {"lut": {"dma_table": True}}
+    candidate = evaluator.evaluate(flipped)
+    assert candidate.figures.cycles["lut0"] == default.figures.cycles["lut0"] + 64
+
+
 def test_example_report_and_summary(lut, tmp_path):
     compiled = _compile(tmp_path, activation_chain_model())
     section = lut.report(compiled.executor)

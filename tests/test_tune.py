@@ -31,7 +31,7 @@ def kws_default():
 
 
 def _npu_conv_layers(schedule: Schedule) -> list:
-    return [layer for layer in schedule.layers if layer.compress_weights is not None]
+    return [layer for layer in schedule.layers if layer.switch("compress_weights") is not None]
 
 
 def _compressed_layer(compiled) -> int:
@@ -49,8 +49,11 @@ def test_default_schedule_describes_the_default_build(kws_default):
     assert [(layer.index, layer.type, layer.target) for layer in schedule.layers] == \
         [(op.index, op.type, target) for op, target in target_of(kws_default.regions).items()]
     assert schedule.cascades == ()  # KWS: the default keeps every layer whole (the 5 % cycle budget)
-    assert all(layer.compress_weights for layer in _npu_conv_layers(schedule))
-    assert all(layer.fc_paired is None for layer in schedule.layers)  # no FULLY_CONNECTED on the host
+    assert all(layer.switch("compress_weights") for layer in _npu_conv_layers(schedule))
+    assert all(layer.switch("fc_paired") is None for layer in schedule.layers)  # no FULLY_CONNECTED on the host
+    # Each layer's switches are its target's declared ones, with their defaults, stored under the target's name.
+    conv = _npu_conv_layers(schedule)[0]
+    assert conv.to_json()["switches"] == {"npu": {"compress_weights": True}}
 
 
 def test_schedule_json_round_trip(kws_default):
@@ -69,6 +72,32 @@ def test_schedule_json_round_trip(kws_default):
     with pytest.raises(UsageError, match="malformed"):
         Schedule.from_json({"layers": [{"index": 0, "type": "CONV_2D", "target": "npu", "compress_weights": 1}],
                             "cascades": []})
+    with pytest.raises(UsageError, match="malformed"):
+        Schedule.from_json({"layers": [{"index": 0, "type": "CONV_2D", "target": "npu",
+                                        "switches": {"npu": {"compress_weights": "no"}}}], "cascades": []})
+    with pytest.raises(UsageError, match="malformed"):
+        Schedule.from_json({"layers": [{"index": 0, "type": "CONV_2D", "target": "npu", "switches": [1]}],
+                            "cascades": []})
+
+
+def test_the_first_formats_flat_switches_are_read_as_the_layers_own_targets(kws_default):
+    """Version 1 logs wrote a layer's switches as keys of the layer entry; they still apply, to its target."""
+    edited = schedule_of(kws_default).with_layer(_compressed_layer(kws_default), compress_weights=False)
+    old = edited.to_json()
+    for layer in old["layers"]:
+        layer.update(layer.pop("switches").get(layer["target"], {}))
+    assert any("compress_weights" in layer for layer in old["layers"])
+    assert Schedule.from_json(old) == edited
+
+
+def test_switches_are_kept_per_target(kws_default):
+    default = schedule_of(kws_default)
+    conv = _npu_conv_layers(default)[0].index
+    moved = default.with_layer(conv, compress_weights=False).with_layer(conv, target="c")
+    layer = moved.layer(conv)
+    assert layer.switch("compress_weights") is None  # the C target's table has no such switch
+    assert layer.switches_of("npu") == {"compress_weights": False}  # kept for the NPU, applied only there
+    assert Schedule.from_json(moved.to_json()) == moved
 
 
 def test_applying_the_default_schedule_reproduces_the_default_build(kws_default):
@@ -132,6 +161,11 @@ def test_a_log_for_another_model_board_or_target_list_is_refused(kws_default, tm
     other_board = _write_log(tmp_path / "board.json", kws_default, KWS, board="another-board")
     with pytest.raises(UsageError, match="board 'another-board'.*'riscv-npu'"):
         compile_model(KWS, BuildOptions(tuning_log=str(other_board)))
+    first = schedule_of(kws_default).to_json()  # a version 1 log: the switches flat in each layer entry
+    for layer in first["layers"]:
+        layer.update(layer.pop("switches").get(layer["target"], {}))
+    v1 = _write_log(tmp_path / "v1.json", kws_default, KWS, format_version=1, schedule=first)
+    assert output_fingerprint(compile_model(KWS, BuildOptions(tuning_log=str(v1)))) == output_fingerprint(kws_default)
     old = _write_log(tmp_path / "old.json", kws_default, KWS, format_version=LOG_VERSION + 1)
     with pytest.raises(UsageError, match="format version"):
         compile_model(KWS, BuildOptions(tuning_log=str(old)))
@@ -158,7 +192,7 @@ def test_moving_an_op_changes_the_estimate_and_the_search_moves_it_back(tmp_path
     evaluator = Evaluator(model, "riscv-npu", ["npu", "c"], "ref")
     default = evaluator.evaluate(None)
     assert [layer.target for layer in default.schedule.layers] == ["npu"]
-    on_cpu = evaluator.evaluate(default.schedule.with_layer(0, target="c", compress_weights=None))
+    on_cpu = evaluator.evaluate(default.schedule.with_layer(0, target="c"))
     assert [layer.target for layer in on_cpu.schedule.layers] == ["c"]
     assert set(default.figures.cycles) == {"npu"} and set(on_cpu.figures.cycles) == {"cpu"}
     # 16 x 8 x 9 MACs per pixel: 128 MACs per NPU cycle at 500 MHz against ~3.5 instructions per MAC at 200 MHz.

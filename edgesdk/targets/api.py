@@ -77,8 +77,8 @@ class CodegenOptions:
     flash_limit: int | None = None
 
     def layer_choice(self, op, name: str, default: bool) -> bool:
-        """The schedule's per-layer switch `name` (e.g. "compress_weights", "fc_paired") for `op`, else
-        `default`: a default build always gets `default`."""
+        """The schedule's per-layer switch `name` (one the op's target declares in Target.layer_switches) for
+        `op`, else `default`: a default build always gets `default`."""
         if self.schedule is None or not op.file_operator:  # ops inlined from WHILE / IF subgraphs keep the defaults
             return default
         value = self.schedule.switch(op.index, name)
@@ -339,8 +339,9 @@ class Target:
 
     def layer_switches(self, op) -> dict:
         """The per-layer code choices a tuning schedule may switch for `op` on this target, {name: default}
-        (e.g. {"compress_weights": True}); codegen reads them with ctx.layer_choice(op, name, default). Empty
-        by default: nothing to tune."""
+        (e.g. {"dense_weights": False}); codegen reads them with ctx.layer_choice(op, name, default), `edgesdk
+        tune` flips each one, and a schedule stores them under this target's name. Empty by default: nothing
+        to tune."""
         return {}
 
     def can_stripe(self, op) -> bool:

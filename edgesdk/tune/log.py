@@ -25,7 +25,9 @@ from ..output_dir import write_file_atomically
 from .schedule import Schedule
 
 LOG_FORMAT = "edgesdk-tuning-log"
-LOG_VERSION = 1
+LOG_VERSION = 2
+# Versions this edgesdk reads: 1 stored a layer's switches as keys of the layer entry (Schedule.from_json reads both).
+READABLE_VERSIONS = (1, 2)
 
 
 def file_sha256(path) -> str:
@@ -48,9 +50,9 @@ def read_tuning_log(path) -> dict:
     if not isinstance(log, dict) or log.get("format") != LOG_FORMAT:
         raise UsageError(f"{path} is not an edgesdk tuning log (no \"format\": \"{LOG_FORMAT}\"). Give the file "
                          "written by 'edgesdk tune -o LOG.json'.")
-    if log.get("format_version") != LOG_VERSION:
+    if log.get("format_version") not in READABLE_VERSIONS:
         raise UsageError(f"Tuning log {path} has format version {log.get('format_version')}; this edgesdk reads "
-                         f"version {LOG_VERSION}. Re-run 'edgesdk tune' with this edgesdk.")
+                         f"versions {', '.join(map(str, READABLE_VERSIONS))}. Re-run 'edgesdk tune' with this edgesdk.")
     return log
 
 

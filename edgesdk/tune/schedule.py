@@ -1,16 +1,17 @@
 """A schedule: every per-layer choice a build makes, written down so that a build can apply it as given.
 
-    layers     one entry per model operator (operator index, type): the target it runs on; for an NPU
-               CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED whether its weights may be compressed
-               (`compress_weights`, edgesdk/targets/npu/hw/weight_codec.py); for a host FULLY_CONNECTED whether it
-               uses the paired-lane weight layout (`fc_paired`, edgesdk/targets/c/ops/fully_connected.py);
-               any other switch a target offers (Target.layer_switches, e.g. a plugin's) by its own name
-    cascades   the NPU cascade groups (operator indices, stripe height in output rows of the last op),
+    layers     one entry per model operator (operator index, type): the target it runs on, and per target
+               the switches set for the layer, {target: {switch: value}}: the code choices a target
+               declares for the op with their defaults (Target.layer_switches, e.g. whether the weights of
+               an accelerator layer may be compressed), which its codegen reads with ctx.layer_choice. A
+               build applies the switches of the layer's own target.
+    cascades   the cascade groups (operator indices, stripe height in output rows of the last op),
                edgesdk/ops/stripes.py; an empty list runs every layer whole
 
 `schedule_of(compiled)` reads the schedule a compiled build actually used (the defaults for a default
 build); `BuildOptions.schedule` applies one (edgesdk/compiler.py). The JSON form is the "schedule" object
-of a tuning log (docs/performance.md, "Tuning").
+of a tuning log (docs/performance.md, "Tuning"); the first format's layers held their target's switches as
+keys of their own ({"index": 3, ..., "some_switch": true}), which from_json still reads.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from functools import cached_property
 
 from ..errors import UsageError
 
-SWITCHES = ("compress_weights", "fc_paired")
+_FIELDS = ("index", "type", "target")
 
 
 @dataclass(frozen=True)
@@ -29,36 +30,46 @@ class LayerChoice:
     index: int  # operator index in the model
     type: str
     target: str
-    compress_weights: bool | None = None  # NPU conv/depthwise/FC only (None: not applicable)
-    fc_paired: bool | None = None  # host FULLY_CONNECTED only
-    # Switches other targets offer (Target.layer_switches: a plugin's own names), sorted (name, value) pairs.
-    others: tuple = ()
+    # {target: {switch: value}} as sorted pairs, ((target, ((name, value), ...)), ...): hashable and canonical.
+    switches: tuple = ()
+
+    def switches_of(self, target: str) -> dict:
+        """{switch: value} set for `target` on this layer."""
+        return dict(dict(self.switches).get(target, ()))
 
     def switch(self, name: str) -> bool | None:
-        return getattr(self, name) if name in SWITCHES else dict(self.others).get(name)
+        """The layer's own target's switch `name`, None when the schedule leaves it to the default."""
+        return self.switches_of(self.target).get(name)
 
     def switch_names(self) -> list:
-        """The switches this layer sets (built-in names first)."""
-        return [n for n in SWITCHES if getattr(self, n) is not None] + [n for n, _ in self.others]
+        """The switches this layer sets for its own target."""
+        return list(self.switches_of(self.target))
 
     def changed(self, **changes) -> "LayerChoice":
-        """This layer with `changes` applied: fields, or switches by name (None drops a switch)."""
-        others = dict(self.others)
-        for name in [n for n in changes if n not in _FIELDS]:
-            value = changes.pop(name)
+        """This layer with `changes` applied: index, type, target, or switches of the (new) target by name
+        (None drops a switch). Moving the layer to another target keeps the table's other entries."""
+        fields = {name: changes.pop(name) for name in _FIELDS if name in changes}
+        layer = replace(self, **fields)
+        if not changes:
+            return layer
+        own = layer.switches_of(layer.target)
+        for name, value in changes.items():
             if value is None:
-                others.pop(name, None)
+                own.pop(name, None)
             else:
-                others[name] = value
-        return replace(self, others=tuple(sorted(others.items())), **changes)
+                own[name] = value
+        return layer.with_switches(layer.target, own)
+
+    def with_switches(self, target: str, switches: dict) -> "LayerChoice":
+        """This layer with `target`'s switches replaced by `switches` (empty: none set)."""
+        table = {t: dict(s) for t, s in self.switches if t != target}
+        if switches:
+            table[target] = dict(switches)
+        return replace(self, switches=tuple(sorted((t, tuple(sorted(s.items()))) for t, s in table.items())))
 
     def to_json(self) -> dict:
-        entry = {"index": self.index, "type": self.type, "target": self.target}
-        entry.update({name: self.switch(name) for name in self.switch_names()})
-        return entry
-
-
-_FIELDS = ("index", "type", "target") + SWITCHES
+        return {"index": self.index, "type": self.type, "target": self.target,
+                "switches": {target: dict(values) for target, values in self.switches}}
 
 
 @dataclass(frozen=True)
@@ -158,12 +169,20 @@ class Schedule:
 
 
 def _layer_from_json(entry: dict) -> LayerChoice:
-    switches = {}
-    for name in [n for n in entry if n not in ("index", "type", "target")]:  # every other key is a switch
-        if not isinstance(entry[name], bool):
-            raise ValueError(f"'{name}' of op {entry.get('index')} must be true or false")
-        switches[name] = entry[name]
-    return LayerChoice(int(entry["index"]), str(entry["type"]), str(entry["target"])).changed(**switches)
+    layer = LayerChoice(int(entry["index"]), str(entry["type"]), str(entry["target"]))
+    table = entry.get("switches", {})
+    if not isinstance(table, dict) or not all(isinstance(s, dict) for s in table.values()):
+        raise ValueError(f"'switches' of op {entry['index']} must map each target to its {{switch: value}}")
+    # The first format: every key besides index, type and target was a switch of the layer's own target.
+    flat = {name: value for name, value in entry.items() if name not in _FIELDS + ("switches",)}
+    if flat:
+        table = {**table, layer.target: {**table.get(layer.target, {}), **flat}}
+    for target, switches in table.items():
+        for name, value in switches.items():
+            if not isinstance(value, bool):
+                raise ValueError(f"'{name}' of op {entry['index']} ({target}) must be true or false")
+        layer = layer.with_switches(str(target), switches)
+    return layer
 
 
 def schedule_of(compiled) -> Schedule:
@@ -179,7 +198,7 @@ def schedule_of(compiled) -> Schedule:
             continue  # inserted by the importer, or inlined control flow: always placed by the default rules
         offered = get_target(targets[op]).layer_switches(op)  # {name: default} the op's target lets a schedule set
         switches = {name: _switch(compiled, op, name, default) for name, default in offered.items()}
-        layers.append(LayerChoice(op.index, op.type, targets[op]).changed(**switches))
+        layers.append(LayerChoice(op.index, op.type, targets[op]).with_switches(targets[op], switches))
     cascades = tuple(CascadeChoice(tuple(op.index for op in g.ops), g.stripe_height)
                      for g in getattr(compiled.plan, "cascades", None) or ())
     return Schedule(tuple(layers), cascades)

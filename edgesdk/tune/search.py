@@ -14,7 +14,7 @@ The search is coordinate descent from the default build's schedule. The coordina
                       that lowers the arena (cascade.arena_reducing_groups, at any cycle cost; only tried for
                       the sram objective or while the arena does not fit the board), repeated while it helps
     target of op i    each other target of the list whose constraints accept the op (groups holding it go)
-    switch of op i    weight compression of an NPU layer, paired-lane layout of a host FULLY_CONNECTED
+    switch of op i    each switch the op's target declares for it (Target.layer_switches), flipped
 Each pass takes the cascades first, then the other coordinates in an order shuffled by the seed; at each
 coordinate the best alternative replaces the current schedule if it ranks strictly better. Passes repeat
 until one changes nothing or the time budget runs out. Same model, options and seed: same evaluations in
@@ -138,9 +138,13 @@ class Evaluator:
 
 def output_fingerprint(compiled) -> str:
     """sha256 of what the build would generate: the run function's code, declarations, constant data, blobs,
-    the targets' generated data (their tables, graphs: items with a `data` attribute), and the arena size."""
+    the targets' generated data (their tables, graphs: items with a `data` attribute), the arena size, and
+    each region's estimate: a target's own records the core cannot read (a plugin's job list, say) show there
+    when a switch changes them, so such a candidate is not taken for one that changes nothing."""
     ex = compiled.executor
     h = hashlib.sha256(f"arena {compiled.plan.arena_bytes}".encode())
+    for estimate in ex.region_estimates:
+        h.update(repr(None if estimate is None else (estimate.unit, estimate.cycles)).encode())
     for text in [step.code for step in ex.steps] + ex.declarations + ex.functions:
         h.update(text.encode() + b"\0")
     for const in ex.consts:
@@ -187,9 +191,7 @@ class Search:
                 self.passes += 1
                 before = current
                 current = self._descend_cascades(current)
-                coordinates = [("target", i) for i in sorted(accepting) if len(accepting[i]) > 1]
-                coordinates += [("switch", layer.index, name) for layer in current.schedule.layers
-                                for name in layer.switch_names()]
+                coordinates = self.coordinates(current.schedule, accepting)
                 self.rng.shuffle(coordinates)
                 for coordinate in coordinates:
                     current = self._best_of(current, self._alternatives(current.schedule, coordinate, accepting))
@@ -203,6 +205,13 @@ class Search:
         return current
 
     # -- coordinates ------------------------------------------------------------------------------------------
+    @staticmethod
+    def coordinates(schedule: Schedule, accepting: dict) -> list:
+        """("target", op index) where more than one target accepts the op, and ("switch", op index, name) for
+        every switch the op's target declares (a schedule from schedule_of holds exactly those)."""
+        return ([("target", i) for i in sorted(accepting) if len(accepting[i]) > 1]
+                + [("switch", layer.index, name) for layer in schedule.layers for name in layer.switch_names()])
+
     def _best_of(self, current: Candidate, schedules) -> Candidate:
         best = current
         for schedule in schedules:
@@ -222,7 +231,7 @@ class Search:
             if layer is None:
                 return []
             keep = [c for c in schedule.cascades if index not in c.ops]  # a group's ops stay on the target that cascades them
-            return [schedule.with_layer(index, target=t, **{n: None for n in layer.switch_names()}).with_cascades(keep)
+            return [schedule.with_layer(index, target=t).with_cascades(keep)  # t's own switches: its defaults
                     for t in accepting[index] if t != layer.target]
         _, index, name = coordinate
         value = schedule.switch(index, name)
