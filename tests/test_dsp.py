@@ -339,7 +339,7 @@ def test_estimate_before_and_after_codegen(kws_dsp):
     target, board = get_target("dsp"), kws_dsp.board
     for region, graph in zip([r for r in kws_dsp.regions if r.target == "dsp"], kws_dsp.executor.target_data["dsp"]):
         after = target.estimate(region, board, kws_dsp.executor)
-        assert after.cycles == graph.cycles and after.unit == "dsp" and after.clock_hz == 400_000_000
+        assert after.cycles == graph.cycles and after.unit == "dsp0" and after.clock_hz == 400_000_000
         before = target.estimate(region, board, None)
         copies = sum(op.type == "RESHAPE" for op in region.ops)  # aliased in the plan: no node afterwards
         assert after.cycles <= before.cycles <= after.cycles + copies * (R.NODE_OVERHEAD_CYCLES + 1000)

@@ -194,7 +194,7 @@ def test_moving_an_op_changes_the_estimate_and_the_search_moves_it_back(tmp_path
     assert [layer.target for layer in default.schedule.layers] == ["npu"]
     on_cpu = evaluator.evaluate(default.schedule.with_layer(0, target="c"))
     assert [layer.target for layer in on_cpu.schedule.layers] == ["c"]
-    assert set(default.figures.cycles) == {"npu"} and set(on_cpu.figures.cycles) == {"cpu"}
+    assert set(default.figures.cycles) == {"npu0"} and set(on_cpu.figures.cycles) == {"cpu"}  # RegionEstimate.unit: the instance
     # 16 x 8 x 9 MACs per pixel: 128 MACs per NPU cycle at 500 MHz against ~3.5 instructions per MAC at 200 MHz.
     assert on_cpu.figures.latency_us > 20 * default.figures.latency_us
     back = Search(evaluator, "latency", seed=0, seconds=60).run(on_cpu)
@@ -245,5 +245,5 @@ def test_tuned_kws_is_smaller_bit_exact_reproducible_and_measures_as_logged(tmp_
     assert main(["run", str(outs[1]), "--random-input", "0", "--check", "--json"]) == 0
     run = json.loads(capsys.readouterr().out)
     assert run["reference"]["bit_exact"]
-    assert run["peripheral_cycles"]["npu0"] == chosen["measured"]["cycles"]["npu"]
+    assert run["peripheral_cycles"]["npu0"] == chosen["measured"]["cycles"]["npu0"]
     assert run["inference_instructions"] == chosen["measured"]["cycles"]["cpu"]

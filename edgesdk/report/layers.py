@@ -8,8 +8,7 @@ count at its unit's clock (board.json clock_hz); when a unit has no clock, of th
 from __future__ import annotations
 
 from ..ir.cost import op_bytes_moved, op_macs
-
-CPU_UNIT = "cpu"  # RegionEstimate.unit of the host core: its counts are instructions
+from ..targets.api import CPU_UNIT
 
 
 def layer_figures(graph, regions: list, executor, board) -> list:

@@ -110,13 +110,16 @@ class RegionCode:
         return self
 
 
+CPU_UNIT = "cpu"  # RegionEstimate.unit of the host core: its counts are instructions
+
+
 @dataclass(frozen=True)
 class RegionEstimate:
     """A cost model's answer for one region: cycles of the unit that runs it, at its clock."""
 
     cycles: int
     clock_hz: int
-    unit: str  # "cpu", "npu0", ... (what the cycles count)
+    unit: str  # "cpu" (CPU_UNIT: the host core's instructions) or the peripheral instance counted: "npu0", ...
 
     @property
     def microseconds(self) -> float:
@@ -414,6 +417,17 @@ class Target:
         """Cost model: cycles to run the region (None: no estimate). `model` is the ExecutorModel once the
         region's code is generated (a target may read what it generated), None when asked beforehand."""
         return None
+
+    def cycles_on(self, board, cycles: int) -> RegionEstimate:
+        """`cycles` of the unit this target runs on, for `estimate` to return: the board peripheral it drives,
+        named by its instance ("npu0") at its clock_hz, or the host core ("cpu", cpu.clock_hz) for a target
+        that drives none."""
+        if not self.peripheral_types:
+            return RegionEstimate(cycles, int(board.cpu.get("clock_hz", 0)), CPU_UNIT)
+        peripheral = self.peripheral_of(board)
+        if peripheral is None:  # check_board refuses such a build; an estimate asked anyway has no clock
+            return RegionEstimate(cycles, 0, self.name)
+        return RegionEstimate(cycles, int(peripheral.props.get("clock_hz", 0)), peripheral.name)
 
     def estimate_layers(self, region, board, model=None) -> list:
         """Cost model per layer: one LayerEstimate per op of the region, in op order, in the unit of

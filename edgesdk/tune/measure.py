@@ -17,14 +17,16 @@ import numpy as np
 
 
 def unit_clocks(board, targets: list) -> dict:
-    """unit -> (clock in Hz, board peripheral or None) for the host core and each target's peripheral."""
+    """unit -> (clock in Hz, board peripheral or None) for the host core ("cpu") and each target's peripheral
+    (by its instance name, "npu0": RegionEstimate.unit, so measured and predicted cycles share their keys)."""
     from ..targets import get_target
+    from ..targets.api import CPU_UNIT
 
-    clocks = {"cpu": (int(board.cpu.get("clock_hz", 0)), None)}
+    clocks = {CPU_UNIT: (int(board.cpu.get("clock_hz", 0)), None)}
     for name in targets:
         peripheral = get_target(name).peripheral_of(board)
         if peripheral is not None:
-            clocks[name] = (int(peripheral.props.get("clock_hz", 0)), peripheral)
+            clocks[peripheral.name] = (int(peripheral.props.get("clock_hz", 0)), peripheral)
     return clocks
 
 
@@ -77,7 +79,7 @@ def measure_output(out: Path, report: dict, seed: int = 0) -> dict:
         bit_exact = all(np.array_equal(e.reshape(-1).view(np.uint8), y.reshape(-1).view(np.uint8))
                         for e, y in zip(expected, result.outputs))
     board = build_board(out, report)
-    cycles = {"cpu": int(result.inference_instructions or 0)}
+    cycles = {"cpu": int(result.inference_instructions or 0)}  # CPU_UNIT
     latency = 0.0
     for unit, (clock, peripheral) in unit_clocks(board, report["targets"]).items():
         if peripheral is not None:

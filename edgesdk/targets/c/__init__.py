@@ -135,7 +135,7 @@ class CTarget(Target):
 
     def estimate(self, region, board, model=None) -> RegionEstimate:
         instructions = sum(op_instructions(op) for op in region.ops)
-        return RegionEstimate(instructions, int(board.cpu.get("clock_hz", 0)), "cpu")
+        return self.cycles_on(board, instructions)
 
     def estimate_layers(self, region, board, model=None) -> list:
         """Instructions per layer (the cost model above) and the lower bound: MACs / 2 multiplies plus one

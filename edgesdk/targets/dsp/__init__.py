@@ -118,8 +118,7 @@ class DspTarget(Target):
         else:
             from .codegen import build_region
             cycles = _blob_cycles(build_region(region.ops, _EstimateContext()))
-        periph = self.peripheral_of(board)
-        return RegionEstimate(cycles, int(periph.props.get("clock_hz", 0)) if periph else 0, "dsp")
+        return self.cycles_on(board, cycles)
 
     def estimate_layers(self, region, board, model=None) -> list:
         """Per layer, the cycles of its node (none for an aliased reshape) and the lower bound: its lane

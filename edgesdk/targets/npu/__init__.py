@@ -195,8 +195,7 @@ class NpuTarget(Target):
         parts = [t for t in (tables_of(model) if model else []) if t.ops == region.ops]  # several: streamed input
         if not parts:
             return None
-        return RegionEstimate(sum(t.cycles for t in parts), int(self.peripheral_of(board).props.get("clock_hz", 0)),
-                              "npu")
+        return self.cycles_on(board, sum(t.cycles for t in parts))
 
     def estimate_layers(self, region, board, model=None) -> list:
         """Per layer, the timing model's figures of the commands made for it (tables.command_layers): cycles,

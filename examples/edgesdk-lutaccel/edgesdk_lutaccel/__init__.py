@@ -170,8 +170,7 @@ class LutTarget(Target):
         timing = self._timing(board)
         cycles = (sum(j.cycles for j in jobs) if jobs
                   else sum(run_cycles(op.inputs[0].num_elements, timing) for op in region.ops))
-        peripheral = self.peripheral_of(board)
-        return RegionEstimate(cycles, int(peripheral.props.get("clock_hz", 0)) if peripheral else 0, "lut0")
+        return self.cycles_on(board, cycles)
 
     def verify(self, compiled, proof) -> None:
         from .proof import verify_jobs
