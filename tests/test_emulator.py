@@ -151,6 +151,33 @@ def test_the_elf_is_parsed_once_per_file_version(firmware, tmp_path):
     assert machine_module._read_elf(elf).entry == first.entry + 4
 
 
+
+def test_the_elf_reader_reads_what_pyelftools_reads(firmware, tmp_path):
+    """edgesdk/elf.py (struct, shared with the firmware build's size reader) gives the emulator the entry, the
+    loadable segments and the defined symbols pyelftools gives; other machines and non-ELF files are errors."""
+    import sys
+
+    from elftools.elf.elffile import ELFFile
+
+    with open(firmware, "rb") as f:
+        elf = ELFFile(f)
+        segments = tuple((s["p_paddr"], s.data()) for s in elf.iter_segments()
+                         if s["p_type"] == "PT_LOAD" and s["p_filesz"] > 0)
+        symbols = [s for s in elf.get_section_by_name(".symtab").iter_symbols()
+                   if s.name and s["st_shndx"] != "SHN_UNDEF"]
+        entry = elf["e_entry"]
+    parsed = machine_module._parse_elf.__wrapped__(firmware, None)
+    assert (parsed.entry, parsed.segments) == (entry, segments) and len(segments) >= 2
+    assert parsed.symbols == {s.name: s["st_value"] for s in reversed(symbols)}  # the first of a name wins
+    assert parsed.functions == tuple(sorted((s["st_value"], s["st_size"], s.name) for s in symbols
+                                            if s["st_info"]["type"] == "STT_FUNC"))
+    with pytest.raises(EmulatorError, match="not an RV32 ELF file"):
+        machine_module._parse_elf.__wrapped__(Path(sys.executable).resolve(), None)
+    for name, data in (("empty.elf", b""), ("cut.elf", firmware.read_bytes()[:60])):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(EmulatorError, match="not a valid ELF file"):
+            machine_module._parse_elf.__wrapped__(tmp_path / name, None)
+
 # ---- NPU ----------------------------------------------------------------------------------------------
 
 def test_npu_registers_and_bus_through_the_cpu(firmware, board, arena, npu_stub):

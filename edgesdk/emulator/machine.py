@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 import unicorn
 from unicorn import riscv_const as rv
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
 
 from ..board import PACKAGE_DIR, Board, load_board
+from ..elf import EM_RISCV, STT_FUNC, ElfFile, ElfFormatError
 from ..errors import EmulatorError, UsageError
 from ..hostcc import load_shared_library
 from ..renode.platform import emulator_board
@@ -226,25 +225,21 @@ def _read_elf(elf_path) -> _Elf:
 @lru_cache(maxsize=8)
 def _parse_elf(path: Path, version: tuple) -> _Elf:  # noqa: ARG001 - `version` keys the cache
     try:
-        with path.open("rb") as f:
-            elf = ELFFile(f)
-            if elf["e_machine"] != "EM_RISCV" or elf.elfclass != 32:
-                raise EmulatorError(f"{path} is not an RV32 ELF file (machine {elf['e_machine']}, "
-                                    f"{elf.elfclass}-bit); build it for the board with 'edgesdk build'.")
-            segments = tuple((seg["p_paddr"], seg.data()) for seg in elf.iter_segments()
-                             if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0)
-            symbols, functions, sizes = {}, [], {}
-            symtab = elf.get_section_by_name(".symtab")
-            for sym in symtab.iter_symbols() if symtab else ():
-                if sym.name and sym["st_shndx"] != "SHN_UNDEF":
-                    symbols.setdefault(sym.name, sym["st_value"])
-                    sizes.setdefault(sym.name, sym["st_size"])
-                    if sym["st_info"]["type"] == "STT_FUNC":
-                        functions.append((sym["st_value"], sym["st_size"], sym.name))
-            return _Elf(elf["e_entry"], segments, symbols, tuple(sorted(functions)), sizes)
+        elf = ElfFile.read(path)
+        if elf.machine != EM_RISCV or elf.bits != 32:
+            raise EmulatorError(f"{path} is not an RV32 ELF file (machine {elf.machine}, {elf.bits}-bit); build "
+                                "it for the board with 'edgesdk build'.")
+        symbols, functions, sizes = {}, [], {}
+        for sym in elf.symbols():
+            if sym.shndx != 0:  # SHN_UNDEF: not defined here
+                symbols.setdefault(sym.name, sym.value)
+                sizes.setdefault(sym.name, sym.size)
+                if sym.type == STT_FUNC:
+                    functions.append((sym.value, sym.size, sym.name))
+        return _Elf(elf.entry, tuple(elf.loaded_segments()), symbols, tuple(sorted(functions)), sizes)
     except FileNotFoundError:
         raise UsageError(f"Firmware {path} not found; build it first ('edgesdk build').") from None
-    except ELFError as exc:
+    except ElfFormatError as exc:
         raise EmulatorError(f"{path} is not a valid ELF file ({exc}); rebuild the firmware.") from None
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import struct
 import subprocess
 from pathlib import Path
 
 from ..board import Board
+from ..elf import SHF_ALLOC, ElfFile, ElfFormatError
 from .. import child_process
 from ..errors import EdgesdkError, EnvironmentFailure, MemoryFitError, ToolchainError, UsageError
 from ..resources import cache_path, package_path
@@ -210,62 +210,24 @@ def section_sizes(elf) -> dict:
     """Bytes per kind of section: text, rodata, data, bss, noinit (the arena), stack, plus flash_bytes
     (the whole flash image, see flash_bytes())."""
     sizes = dict.fromkeys(SECTION_GROUPS, 0)
-    image = _ElfImage(Path(elf).read_bytes())
-    for name, flags, size in image.sections():
-        if not flags & 0x2:  # SHF_ALLOC: skip debug info, symbols, ...
+    image = _read(elf)
+    for section in image.sections():
+        if not section.flags & SHF_ALLOC:  # skip debug info, symbols, ...
             continue
         for group, prefixes in SECTION_GROUPS.items():
-            if any(name == p or name.startswith(p + ".") for p in prefixes):
-                sizes[group] += size
+            if any(section.name == p or section.name.startswith(p + ".") for p in prefixes):
+                sizes[group] += section.size
     sizes["flash_bytes"] = image.loaded_bytes()
     return sizes
 
 
 def flash_bytes(elf) -> int:
     """Bytes the image occupies in flash: all loadable contents (code, constants, .data initializers)."""
-    return _ElfImage(Path(elf).read_bytes()).loaded_bytes()
+    return _read(elf).loaded_bytes()
 
 
-class _ElfImage:
-    """The two tables of an ELF file the sizes need (section headers, program headers), read with struct: a
-    build reads them once, and pyelftools' import alone costs more than the firmware's link."""
-
-    PT_LOAD = 1
-
-    def __init__(self, data: bytes):
-        if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
-            raise ToolchainError("The linker's output is not an ELF file.")
-        self.data, self.wide = data, data[4] == 2
-        self.order = "<" if data[5] == 1 else ">"
-        header = "HHIQQQIHHHHHH" if self.wide else "HHIIIIIHHHHHH"
-        (_, _, _, _, self.phoff, self.shoff, _, _, self.phentsize, self.phnum, self.shentsize, self.shnum,
-         self.shstrndx) = struct.unpack_from(self.order + header, data, 16)
-
-    def _section(self, index: int) -> tuple:
-        """(name offset, flags, offset, size) of section `index`."""
-        fields = "IIQQQQ" if self.wide else "IIIIII"
-        name, _, flags, _, offset, size = struct.unpack_from(self.order + fields, self.data,
-                                                             self.shoff + index * self.shentsize)
-        return name, flags, offset, size
-
-    def sections(self) -> list:
-        """(name, flags, size) of every section."""
-        names_offset = self._section(self.shstrndx)[2]
-        out = []
-        for index in range(self.shnum):
-            name, flags, _, size = self._section(index)
-            start = names_offset + name
-            out.append((self.data[start:self.data.index(b"\0", start)].decode(), flags, size))
-        return out
-
-    def loaded_bytes(self) -> int:
-        """Bytes of file contents in the loadable segments (PT_LOAD p_filesz)."""
-        total = 0
-        for index in range(self.phnum):
-            start = self.phoff + index * self.phentsize
-            if self.wide:
-                kind, _, _, _, _, filesz = struct.unpack_from(self.order + "IIQQQQ", self.data, start)
-            else:
-                kind, _, _, _, filesz = struct.unpack_from(self.order + "IIIII", self.data, start)
-            total += filesz if kind == self.PT_LOAD else 0
-        return total
+def _read(elf) -> ElfFile:
+    try:
+        return ElfFile.read(elf)
+    except ElfFormatError as exc:
+        raise ToolchainError(f"The linker's output {elf} is not an ELF file edgesdk can read ({exc}).") from None
