@@ -270,11 +270,15 @@ def cmake_calls(tmp_path, monkeypatch) -> list:
 
 
 @pytest.mark.slow
-def test_an_unchanged_project_is_not_reconfigured(tmp_path, board, cmake_calls):
+def test_an_unchanged_project_is_not_reconfigured(tmp_path, board, cmake_calls, monkeypatch):
     """edgesdk build keeps its configured CMake tree (firmware_build/build_tree.py): CMake configures once per
     board and flags, and again only when the set of generated files changes; the firmware is the one a fresh
-    build directory gives."""
+    build directory gives. A build asks for the compiler cache once."""
+    from edgesdk.firmware_build import build as build_module
     from edgesdk.firmware_build.build import build_firmware_reusing
+
+    asked, compiler_cache = [], build_module.compiler_cache
+    monkeypatch.setattr(build_module, "compiler_cache", lambda: asked.append(1) or compiler_cache())
 
     def build(name: str, edit=None, extra: str | None = None) -> bytes:
         gen = make_gen_dir(tmp_path / name / "src", board)  # a new path each time, as each build's stage
@@ -283,8 +287,10 @@ def test_an_unchanged_project_is_not_reconfigured(tmp_path, board, cmake_calls):
         if extra:
             (gen / "extra.c").write_text(extra)
         cmake_calls.clear()
-        return build_firmware_reusing(gen, tmp_path / name, board, werror=True,
-                                      fallback_dir=tmp_path / name / "cmake").read_bytes()
+        asked.clear()
+        elf = build_firmware_reusing(gen, tmp_path / name, board, werror=True, fallback_dir=tmp_path / name / "cmake")
+        assert len(asked) == 1
+        return elf.read_bytes()
 
     first = build("first")
     assert cmake_calls == ["configuration", "build"]

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..board import Board
@@ -57,21 +58,32 @@ def _compiler_errors(output: str) -> str:
 ENVIRONMENT_FAILURES = ("No space left on device", "Read-only file system", "Disk quota exceeded")
 
 
-def compiler_cache(gen_dir: Path, build_dir: Path) -> tuple:
-    """(CMake arguments, environment) that route compiles through ccache when it is installed: identical kernel
-    sources with identical flags are compiled once per machine and reused by every later build, whatever its
-    output directory. Paths under the build's own directory are rewritten relative to the CMake directory
-    (CCACHE_BASEDIR), which sits at the same place in every stage, and CMake's own dependency scan replaces
-    the compiler's depfiles, whose target names carry absolute paths. EDGESDK_NO_CCACHE=1 turns it off; the
-    firmware is the same either way."""
+@dataclass(frozen=True)
+class CompilerCache:
+    """How CMake routes compiles through ccache (compiler_cache()); no arguments and no environment when off."""
+
+    cmake_args: tuple = ()
+    environment: dict | None = None  # without CCACHE_BASEDIR, which depends on the directories: env()
+
+    def env(self, gen_dir: Path, build_dir: Path) -> dict | None:
+        """The compiles' environment: paths under the build's own directories are rewritten relative to the
+        CMake directory (CCACHE_BASEDIR), which sits at the same place in every stage."""
+        if self.environment is None:
+            return None
+        return {**self.environment, "CCACHE_BASEDIR": os.path.commonpath([gen_dir, build_dir])}
+
+
+def compiler_cache() -> CompilerCache:
+    """ccache when it is installed: identical kernel sources with identical flags are compiled once per machine
+    and reused by every later build, whatever its output directory; CMake's own dependency scan replaces the
+    compiler's depfiles, whose target names carry absolute paths. EDGESDK_NO_CCACHE=1 turns it off; the
+    firmware is the same either way. Asked once per build."""
     ccache = shutil.which("ccache")
     if ccache is None or os.environ.get("EDGESDK_NO_CCACHE"):
-        return [], None
-    cache = cache_path("ccache")
-    base = Path(os.path.commonpath([gen_dir, build_dir]))
-    env = {**os.environ, "CCACHE_DIR": os.environ.get("CCACHE_DIR", str(cache)), "CCACHE_BASEDIR": str(base),
+        return CompilerCache()
+    env = {**os.environ, "CCACHE_DIR": os.environ.get("CCACHE_DIR", str(cache_path("ccache"))),
            "CCACHE_NOHASHDIR": "1", "CCACHE_COMPILERCHECK": "content"}
-    return [f"-DCMAKE_C_COMPILER_LAUNCHER={ccache}", "-DCMAKE_DEPENDS_USE_COMPILER=OFF"], env
+    return CompilerCache((f"-DCMAKE_C_COMPILER_LAUNCHER={ccache}", "-DCMAKE_DEPENDS_USE_COMPILER=OFF"), env)
 
 
 def generator() -> list:
@@ -126,8 +138,9 @@ def build_firmware(gen_dir, out_dir, board: Board, werror: bool = False, build_d
     gen_dir, out_dir = _checked_dirs(gen_dir, out_dir, board)
     build_dir = Path(build_dir).resolve() if build_dir else out_dir / "build"
     build_dir.mkdir(parents=True, exist_ok=True)
-    _configure(gen_dir, build_dir, board, werror)
-    _build(gen_dir, build_dir, board)
+    cache = compiler_cache()
+    _configure(gen_dir, build_dir, board, werror, cache)
+    _build(gen_dir, build_dir, board, cache)
     return _copy_artifacts(build_dir, out_dir)
 
 
@@ -138,8 +151,8 @@ def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False,
     gen_dir, out_dir = _checked_dirs(gen_dir, out_dir, board)
     if os.environ.get("EDGESDK_NO_BUILD_CACHE"):
         return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
-    key = build_tree.tree_key([*generator(), CMAKE_PROJECT_DIR, board.path.resolve(), werror,
-                               *compiler_cache(gen_dir, out_dir)[0]],
+    cache = compiler_cache()
+    key = build_tree.tree_key([*generator(), CMAKE_PROJECT_DIR, board.path.resolve(), werror, *cache.cmake_args],
                               shutil.which(board.toolchain["prefix"] + "gcc"), board.path)
     with build_tree.reusable_tree(key, build_tree.file_list(gen_dir)) as tree:
         if tree is None:
@@ -155,9 +168,9 @@ def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False,
             return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
         if files != configured or not build_dir.is_dir():
             build_dir.mkdir(parents=True, exist_ok=True)
-            _configure(sources, build_dir, board, werror)
+            _configure(sources, build_dir, board, werror, cache)
         try:
-            _build(sources, build_dir, board)
+            _build(sources, build_dir, board, cache)
         except EdgesdkError:  # the compiler's or linker's verdict (the tree itself is sound): keep it
             build_tree.mark_configured(tree, files)
             raise
@@ -177,15 +190,14 @@ def _checked_dirs(gen_dir, out_dir, board: Board) -> tuple:
     return gen_dir, out_dir
 
 
-def _configure(gen_dir: Path, build_dir: Path, board: Board, werror: bool) -> None:
-    launcher, env = compiler_cache(gen_dir, build_dir)
+def _configure(gen_dir: Path, build_dir: Path, board: Board, werror: bool, cache: CompilerCache) -> None:
     _run(["cmake", *generator(), "-S", CMAKE_PROJECT_DIR, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
-          f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}", *launcher],
-         "configuration", board, env)
+          f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}",
+          *cache.cmake_args], "configuration", board, cache.env(gen_dir, build_dir))
 
 
-def _build(gen_dir: Path, build_dir: Path, board: Board) -> None:
-    _run(["cmake", "--build", build_dir, "--parallel"], "build", board, compiler_cache(gen_dir, build_dir)[1])
+def _build(gen_dir: Path, build_dir: Path, board: Board, cache: CompilerCache) -> None:
+    _run(["cmake", "--build", build_dir, "--parallel"], "build", board, cache.env(gen_dir, build_dir))
 
 
 def _copy_artifacts(build_dir: Path, out_dir: Path) -> Path:
