@@ -73,6 +73,8 @@ class Compiled:
     folding: object = None  # the edgesdk.ops.folding.FoldReport of the constant folding pass
     memory_problem: object = None  # the aot.memory_plan.MemoryProblem the plan solves (the tuner asks it again)
     codegen_options: object = None  # the targets.api.CodegenOptions every codegen context of the build saw
+    # --stream-input: {"streamed", "arena_bytes_streamed", "arena_bytes_whole"} (compare_streaming); None without
+    input_streaming: dict | None = None
 
 
 @dataclass
@@ -93,6 +95,7 @@ class BuildState:
     memory_problem: MemoryProblem | None = None
     plan: object = None
     executor: object = None
+    input_streaming: dict | None = None  # Compiled.input_streaming
 
 
 def import_pass(s: BuildState) -> None:
@@ -202,14 +205,49 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     targets = parse_target_list(options.target or default_target_list(board), board)
     schedule = _requested_schedule(model_path, options, board, targets)
     codegen = CodegenOptions(options.rounding, board, schedule, board.image_flash_bytes if check_fit else None)
+    # --stream-input without a schedule also plans the input whole, from a graph of its own (the streamed one
+    # loses the input's edge conversion), and keeps the smaller arena (compare_streaming).
+    whole = None
+    if options.stream_input and schedule is None:
+        import copy
+
+        whole = BuildState(model_path, replace(options, stream_input=False), False, board, targets, schedule, codegen,
+                           copy.deepcopy(graph) if graph is not None else None)
     state = BuildState(model_path, options, check_fit, board, targets, schedule, codegen, graph)
-    for name, run in PASSES:
+    _run_passes(state, PASSES[:-1], dump)
+    if whole is not None:
+        state = compare_streaming(state, whole)
+    _run_passes(state, PASSES[-1:], dump)
+    return Compiled(board, targets, state.graph, state.regions, state.plan, state.executor, schedule, state.folding,
+                    state.memory_problem, codegen, state.input_streaming)
+
+
+def _run_passes(state: BuildState, passes, dump) -> None:
+    for name, run in passes:
         run(state)
         check_health(name, state.graph, state.regions)
-        if name in options.dump_after and dump is not None:
+        if name in state.options.dump_after and dump is not None:
             dump(name, state)
-    return Compiled(board, targets, state.graph, state.regions, state.plan, state.executor, schedule, state.folding,
-                    state.memory_problem, codegen)
+
+
+def compare_streaming(streamed: BuildState, whole: BuildState) -> BuildState:
+    """Of a --stream-input build (planned), the state to generate: the streamed one unless the same build with the
+    input whole (`whole`, not yet run) gives a strictly smaller arena (a small input can cost less whole than the
+    stripe group that streams it); its `input_streaming` says which and both arenas. The whole plan is not
+    made when the inputs alone, which it holds whole in the arena, take at least the streamed arena (a large
+    image: arena_bytes_whole null). A whole plan smaller than the streamed arena, which passed the board's
+    checks, fits too; the flash check runs at codegen."""
+    inputs = sum(t.nbytes for t in streamable_graph_inputs(streamed.graph))
+    if inputs >= streamed.plan.arena_bytes:
+        streamed.input_streaming = {"streamed": True, "arena_bytes_streamed": streamed.plan.arena_bytes,
+                                    "arena_bytes_whole": None}
+        return streamed
+    _run_passes(whole, PASSES[:-1], None)
+    chosen = streamed if streamed.plan.arena_bytes <= whole.plan.arena_bytes else whole
+    chosen.check_fit = streamed.check_fit
+    chosen.input_streaming = {"streamed": chosen is streamed, "arena_bytes_streamed": streamed.plan.arena_bytes,
+                              "arena_bytes_whole": whole.plan.arena_bytes}
+    return chosen
 
 
 def _requested_schedule(model_path, options: BuildOptions, board: Board, targets: list):
@@ -463,9 +501,20 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "outputs": [_io_json(t) for t in ex.outputs],
         },
         "timing": timing,
-        "warnings": list(getattr(c.graph, "warnings", [])),
+        "warnings": list(getattr(c.graph, "warnings", [])) + _streaming_warnings(c),
+        **({"stream_input": c.input_streaming} if c.input_streaming is not None else {}),
         **({"tuning": _tuning_json(c)} if c.schedule is not None else {}),
     }
+
+
+def _streaming_warnings(c: Compiled) -> list:
+    s = c.input_streaming
+    if s is None or s["streamed"]:
+        return []
+    return [f"--stream-input: the input stays whole, in its arena slot: streaming it would take a "
+            f"{s['arena_bytes_streamed']:,} B arena, whole it takes {s['arena_bytes_whole']:,} B. The model reads "
+            "the input from its slot (model.h defines no EDGESDK_DEFAULT_INPUT_<k>_STREAMED and declares no "
+            "edgesdk_default_read_input_rows)."]
 
 
 def firmware_memory_fields(c: Compiled, sections: dict) -> dict:

@@ -199,7 +199,10 @@ def _model_bytes_file(data: bytes):
     from pathlib import Path
 
     path = Path(tempfile.gettempdir()) / f"edgesdk_cascade_{hashlib.sha256(data).hexdigest()[:16]}.tflite"
-    path.write_bytes(data)
+    if not path.is_file() or path.read_bytes() != data:  # another xdist worker may be reading it: replace, never truncate
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False) as f:
+            f.write(data)
+        Path(f.name).replace(path)
     return path
 
 

@@ -165,18 +165,56 @@ def test_fit_search_spends_at_most_its_budget_over_the_model():
     assert peaks == sorted(peaks, reverse=True) and peaks[-1] < peaks[0]
 
 
+# -- streaming never makes the plan worse ------------------------------------------------------------------------
+def test_a_small_input_that_costs_more_streamed_stays_whole(tmp_path, capsys):
+    """ResNet-8's 32x32x3 input: the group that streams it needs a 26,112 B arena on the host, the default build
+    25,600 B. --stream-input then builds exactly the default build and says why."""
+    import json
+
+    from edgesdk.cli import main
+    from edgesdk.compiler import BuildOptions, compile_model
+    from edgesdk.tune.search import output_fingerprint
+
+    default = compile_model(model_path("ic"), BuildOptions(target="c", compile_firmware=False))
+    asked = compile_model(model_path("ic"), BuildOptions(target="c", compile_firmware=False, stream_input=True))
+    assert asked.input_streaming == {"streamed": False, "arena_bytes_streamed": 26112, "arena_bytes_whole": 25600}
+    assert asked.plan.arena_bytes == default.plan.arena_bytes == 25600
+    assert output_fingerprint(asked) == output_fingerprint(default)
+    assert not any(t.streamed for t in asked.executor.inputs)
+
+    out = tmp_path / "out"
+    assert main(["build", str(model_path("ic")), "--target", "c", "--stream-input", "--no-firmware", "-q",
+                 "-o", str(out)]) == 0
+    assert "--stream-input: the input stays whole" in capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert report["stream_input"]["streamed"] is False and "arena_offset" in report["io"]["inputs"][0]
+    assert "edgesdk_default_read_input_rows" not in (out / "src" / "model.h").read_text()
+
+
+def test_a_streamed_input_that_lowers_the_arena_streams():
+    """VWW's 96x96x3 input is larger than the whole streamed arena on the host: no whole plan is made."""
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    asked = compile_model(model_path("vww"), BuildOptions(target="c", compile_firmware=False, stream_input=True))
+    assert asked.input_streaming == {"streamed": True, "arena_bytes_streamed": asked.plan.arena_bytes,
+                                     "arena_bytes_whole": None}
+    assert asked.plan.arena_bytes < 96 * 96 * 3 and all(t.streamed for t in asked.executor.inputs)
+
+
 # -- end to end on the emulator -----------------------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("targets", ["c", "npu,c"])
 def test_streamed_input_is_bit_exact_on_the_emulator(tmp_path, targets):
-    """ResNet-8 (converter-made; its first layer a convolution) built with --stream-input on the host and with
-    the NPU: the harness gives the rows from the input `edgesdk run` wrote, the outputs equal LiteRT's."""
+    """VWW (MobileNet-style; its first layer a convolution) built with --stream-input on the host and with
+    the NPU: the harness gives the rows from the input `edgesdk run` wrote, the outputs equal LiteRT's. (ResNet-8's
+    small input stays whole: test_a_small_input_that_costs_more_streamed_stays_whole.)"""
     from edgesdk.compiler import BuildOptions, build
     from edgesdk.runner import random_inputs, run_inference
 
-    report = build(model_path("ic"), tmp_path / "m", BuildOptions(target=targets, werror=True, stream_input=True))
+    report = build(model_path("vww"), tmp_path / "m", BuildOptions(target=targets, werror=True, stream_input=True))
+    assert report["stream_input"]["streamed"]
     (spec,) = report["io"]["inputs"]
-    assert spec["streamed"] and spec["arena_offset"] is None and spec["row_bytes"] == 32 * 3
+    assert spec["streamed"] and spec["arena_offset"] is None and spec["row_bytes"] == 96 * 3
     (group,) = [g for g in report["memory"]["cascades"] if g["streamed_inputs"]]
     assert group["ops"][0] == 0 and group["input_fetches"] >= 2
     header = (tmp_path / "m" / "src" / "model.h").read_text()
@@ -184,5 +222,5 @@ def test_streamed_input_is_bit_exact_on_the_emulator(tmp_path, targets):
     inputs = random_inputs(report, 11)
     result = run_inference(tmp_path / "m", inputs)
     assert result.exit_code == 0, result.uart
-    (want,) = run_reference(model_path("ic"), inputs, "ref")
+    (want,) = run_reference(model_path("vww"), inputs, "ref")
     assert np.array_equal(result.outputs[0], want)
