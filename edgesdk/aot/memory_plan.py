@@ -411,29 +411,40 @@ def _subtract(a: int, b: int, ranges) -> list:
     return pieces
 
 
+def _leaves(count: int) -> int:
+    """Leaves of a segment tree over `count` positions: the first power of two at least `count`."""
+    leaves = 1
+    while leaves < count:
+        leaves *= 2
+    return leaves
+
+
+def _canonical_nodes(lo: int, hi: int) -> list:
+    """The canonical nodes of a segment tree (node v's children 2v, 2v + 1) that together cover the leaves
+    [lo, hi), given as node numbers (leaf position + the number of leaves)."""
+    nodes = []
+    while lo < hi:
+        if lo & 1:
+            nodes.append(lo)
+            lo += 1
+        if hi & 1:
+            hi -= 1
+            nodes.append(hi)
+        lo, hi = lo >> 1, hi >> 1
+    return nodes
+
+
 class _StepTree:
     """The node structure of a segment tree over the steps [first_step, last_step] (shared by every index
     of one placement problem): for a step window, the nodes an insertion updates and a query reads."""
 
     def __init__(self, first_step: int, last_step: int):
         self.base = first_step
-        self.leaves = 1
-        while self.leaves < last_step - first_step + 1:
-            self.leaves *= 2
+        self.leaves = _leaves(last_step - first_step + 1)
         self._insert, self._query = {}, {}
 
     def _canonical(self, first: int, last: int) -> list:
-        lo, hi = first - self.base + self.leaves, last - self.base + 1 + self.leaves
-        nodes = []
-        while lo < hi:
-            if lo & 1:
-                nodes.append(lo)
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                nodes.append(hi)
-            lo, hi = lo >> 1, hi >> 1
-        return nodes
+        return _canonical_nodes(first - self.base + self.leaves, last - self.base + 1 + self.leaves)
 
     def _above(self, canonical: list) -> list:
         """The proper ancestors of the canonical nodes, each once."""
@@ -842,22 +853,11 @@ def co_live_overlaps(buffers: list, work: Work | None = None) -> list:
         return []
     coords = sorted({x for it in items for x in (it[2], it[3])})
     position = {c: k for k, c in enumerate(coords)}
-    leaves = 1
-    while leaves < len(coords):
-        leaves *= 2
+    leaves = _leaves(len(coords))
     stored, count = {}, [0] * (2 * leaves)
 
     def canonical(a: int, b: int) -> list:
-        lo, hi, nodes = position[a] + leaves, position[b] + leaves, []
-        while lo < hi:
-            if lo & 1:
-                nodes.append(lo)
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                nodes.append(hi)
-            lo, hi = lo >> 1, hi >> 1
-        return nodes
+        return _canonical_nodes(position[a] + leaves, position[b] + leaves)
 
     def update(k: int, a: int, b: int, add: bool) -> None:
         for v in canonical(a, b):

@@ -81,16 +81,12 @@ namespace Edgesdk.RenodeCheck
                     bus.WriteBytes(File.ReadAllBytes(words[2]), Number(words[1]), onlyMemory: true);
                     break;
                 case "write":
-                    npu.WriteDoubleWord((long)Number(words[1]), (uint)Number(words[2]));
+                case "dsp-write":
+                    Registers(words[0], npu, dsp).WriteDoubleWord((long)Number(words[1]), (uint)Number(words[2]));
                     break;
                 case "read":
-                    Console.WriteLine("0x{0:X8}", npu.ReadDoubleWord((long)Number(words[1])));
-                    break;
-                case "dsp-write":
-                    dsp.WriteDoubleWord((long)Number(words[1]), (uint)Number(words[2]));
-                    break;
                 case "dsp-read":
-                    Console.WriteLine("0x{0:X8}", dsp.ReadDoubleWord((long)Number(words[1])));
+                    Console.WriteLine("0x{0:X8}", Registers(words[0], npu, dsp).ReadDoubleWord((long)Number(words[1])));
                     break;
                 case "read-original":
                     Console.WriteLine("0x{0:X8}", ((Npu1)originals[0]).ReadDoubleWord((long)Number(words[1])));
@@ -156,6 +152,12 @@ namespace Edgesdk.RenodeCheck
                 original.Dispose();
             }
             return 0;
+        }
+
+        // The peripheral a register command addresses: "dsp-..." the DSP, the others the NPU.
+        private static IDoubleWordPeripheral Registers(string command, Npu1 npu, Dsp1 dsp)
+        {
+            return command.StartsWith("dsp-", StringComparison.Ordinal) ? (IDoubleWordPeripheral)dsp : npu;
         }
 
         private static ulong Number(string text)

@@ -9,6 +9,12 @@ from ..emit import Emit, c_op, footprint
 @c_op("RESHAPE", constraints=[rules.reshape_same_size],
       headers=("edgesdk_reshape.h",), sources=("edgesdk_reshape.c",))
 def emit_reshape(e: Emit):
+    return alias_or_copy(e)
+
+
+def alias_or_copy(e: Emit):
+    """An op whose output holds its input's bytes unchanged (RESHAPE, EXPAND_DIMS, SQUEEZE): no code when the
+    memory plan gives both one slot, else a byte copy."""
     x, y = e.op.inputs[0], e.op.outputs[0]
     src, dst = e.tensor(x), e.arena(y)
     if not x.is_const and src.offset == dst.offset:
