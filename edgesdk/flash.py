@@ -77,11 +77,9 @@ class FlashResult:
 
 def elf_load_segments(elf_path) -> list:
     """[(load address, bytes)] of the ELF's loadable segments with file contents (what a flasher writes)."""
-    from elftools.elf.elffile import ELFFile
+    from .elf import ElfFile
 
-    with Path(elf_path).open("rb") as f:
-        return [(seg["p_paddr"], seg.data()) for seg in ELFFile(f).iter_segments()
-                if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0]
+    return ElfFile.read(elf_path).loaded_segments()
 
 
 def read_intel_hex(path) -> list:

@@ -108,7 +108,7 @@ def run_on_attached_board(build_dir, inputs: list, timeout_s: float = 120.0):
 def _drive(gdb, board, elf: Path, symbols: dict, writes: list, reads: list) -> dict:
     from ..flash import FlashSettings, elf_load_segments
 
-    from elftools.elf.elffile import ELFFile
+    from ..elf import ElfFile
 
     minstret = gdb.register_number("minstret")  # reads the target description (QEMU writes registers only after)
     for command in FlashSettings.of(board).gdb_before_load:
@@ -120,9 +120,7 @@ def _drive(gdb, board, elf: Path, symbols: dict, writes: list, reads: list) -> d
         if gdb.read_memory(address, len(data)) != data:
             raise EmulatorError(f"Loading the firmware into board {board.name} failed: the {len(data)} bytes at "
                                 f"{address:#x} read back differently.")
-    with elf.open("rb") as f:
-        entry = ELFFile(f).header["e_entry"]
-    gdb.write_register(PC_REGISTER, entry)
+    gdb.write_register(PC_REGISTER, ElfFile.read(elf).entry)
     for address, data in writes:
         gdb.write_memory(address, data)
     return _run_to_exit(gdb, minstret, symbols, reads)

@@ -216,8 +216,9 @@ def _model_name(gen: Path) -> str:
 
 
 def _symbols(elf_path: Path) -> dict:
-    from elftools.elf.elffile import ELFFile
+    from ..elf import ElfFile
 
-    with elf_path.open("rb") as f:
-        symtab = ELFFile(f).get_section_by_name(".symtab")
-        return {s.name: s["st_value"] for s in symtab.iter_symbols() if s.name} if symtab else {}
+    symbols = {}
+    for symbol in ElfFile.read(elf_path).symbols():
+        symbols[symbol.name] = symbol.value  # the last of a name, as a dict of the table gave
+    return symbols

@@ -17,7 +17,6 @@ and to the layer when the block runs one layer.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from ..errors import UsageError
 
@@ -28,11 +27,11 @@ BEFORE, AFTER = "before", "after"  # the executor's instructions outside the mar
 def step_marks(elf_path) -> dict:
     """{address: [block indices marked there, in order]} from the ELF's .edgesdk_steps section (pairs of
     little-endian 32-bit words: address, block index); {} when the firmware has none."""
-    from elftools.elf.elffile import ELFFile
+    from ..elf import ElfFile
 
-    with Path(elf_path).open("rb") as f:
-        section = ELFFile(f).get_section_by_name(STEPS_SECTION)
-        data = section.data() if section is not None else b""
+    elf = ElfFile.read(elf_path)
+    section = elf.section(STEPS_SECTION)
+    data = elf.section_data(section) if section is not None else b""
     marks: dict = {}
     for k in range(0, len(data) - len(data) % 8, 8):
         address, block = int.from_bytes(data[k:k + 4], "little"), int.from_bytes(data[k + 4:k + 8], "little")
