@@ -9,7 +9,6 @@ stripe height is kept only when the arena shrinks and its cycles stay within a b
 from __future__ import annotations
 
 from dataclasses import replace
-from weakref import WeakKeyDictionary
 
 from ..errors import UsageError
 from .memory_plan import MemoryProblem
@@ -42,7 +41,6 @@ class Striping:
 
         self._target_of = {op: get_target(region.target) for region in regions for op in region.ops}
         self._region_of = {op: k for k, region in enumerate(regions) for op in region.ops}
-        self._parts = WeakKeyDictionary()  # group -> {target name: its part}
         self._ctx = dry_context("striping", options)
         # op-by-op costs lower every layer once more: their weights must not count against the flash budget
         self._whole_ctx = dry_context("op-by-op costs", replace(options, flash_limit=None))
@@ -76,9 +74,7 @@ class Striping:
 
     def parts(self, group) -> dict:
         """{target name: the part of the group that target runs} (the group itself for one target)."""
-        if group not in self._parts:
-            self._parts[group] = group_parts(group, self.target_name_of)
-        return self._parts[group]
+        return group_parts(group, self.target_name_of)
 
     def fit_cost(self, group) -> dict | None:
         """{target name: (cycles in stripes, cycles of its ops as an op-by-op build runs them)}, or None

@@ -30,6 +30,10 @@ an intermediate, and a `Fetch` event asks the caller for its next rows (each row
 camera delivers lines) just before the first op that reads them; the rows its windows read again (the halo)
 stay in the buffer and move up with a `Shift`, so the caller never supplies a row twice.
 
+Across targets. A group's ops may run on different targets (an NPU convolution feeding a host layer): the
+schedule is the same, cut into runs of consecutive events of one target (`group_runs`; a Shift or a Fetch goes
+with the Compute after it), each target pricing and lowering its own events (`GroupPart`, `group_parts`).
+
 In-place. The group's output may start at the first byte of a group input that dies in the group when the
 schedule never reads a byte of that input after a stripe has written it as output, and an op reading that
 input while writing the output is elementwise over it (`exact_overlap_allowed`, recomputed by
@@ -365,9 +369,10 @@ def group_runs(group, key_of) -> list:
         runs.append(current)
     result = []
     for run in runs:
-        ops = [op for op in group.ops if op in {o for _, o in run}]
-        evs = tuple(e for e, _ in run)
-        result.append(StripeRun(key_of(run[0][1]), evs, GroupPart(group, ops, evs)))
+        members = {op for _, op in run}
+        events = tuple(event for event, _ in run)
+        part = GroupPart(group, [op for op in group.ops if op in members], events)
+        result.append(StripeRun(key_of(run[0][1]), events, part))
     return result
 
 

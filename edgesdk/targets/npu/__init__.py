@@ -154,7 +154,7 @@ class NpuTarget(Target):
         from .region import lower_stripe_run, split_tables
 
         tables = ctx.data(self.name, list)
-        label = f"NPU stripes {len(tables)} (cascade group with host layers)"
+        label = f"NPU stripes {len(tables)} (a cascade group with another target's layers)"
         return _run_tables(split_tables(lower_stripe_run(part, ctx)), list(part.ops), label, ctx, RegionCode())
 
     def render_sources(self, model, env, common: dict) -> dict:
