@@ -169,6 +169,26 @@ def test_proof_refuses_a_host_run_that_leaves_its_rows():
         verify_build(compiled)
 
 
+def test_proof_refuses_an_npu_run_that_writes_past_its_stripe_buffer():
+    """An NPU run's stripe command whose output rows straddle two stripe buffers (the last rows of one, the
+    first of the next): no one buffer live over its layers holds them."""
+    from dataclasses import replace
+
+    from edgesdk.targets.npu.hw import cmdtable
+    from edgesdk.verify import VerificationError, verify_build
+
+    _, compiled = _compiled([((0, 1, 2, 3), 2)])
+    table = compiled.executor.target_data["npu"][1]  # ops 0, 2, 3 between two host runs
+    commands = cmdtable.decode(table.data)
+    out = commands[0].output
+    first, second = sorted((b for b in compiled.plan.buffers if b.kind == "stripe"), key=lambda b: b.offset)[:2]
+    assert first.offset + first.size == second.offset
+    moved = replace(out, offset=second.offset - out.strides[1])
+    table.data = cmdtable.encode([replace(commands[0], output=moved)] + commands[1:])
+    with pytest.raises(VerificationError, match="not inside one buffer live during the table"):
+        verify_build(compiled)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("groups", [[((0, 1, 2, 3), 1)], [((0, 1, 2, 3), 3)], [((0, 1), 2)], [((1, 2, 3), 2)]],
                          ids=["npu-host-npu-1", "npu-host-npu-3", "npu-to-host-ends", "host-to-npu"])
