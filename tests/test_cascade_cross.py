@@ -205,6 +205,7 @@ def test_groups_across_targets_are_bit_exact_on_the_emulator(tmp_path, groups):
         [CascadeChoice(ops, h) for ops, h in groups])
     report = build(path, tmp_path / "m", BuildOptions(target="npu,c", werror=True, schedule=sched))
     assert [g["ops"] for g in report["memory"]["cascades"]] == [list(ops) for ops, _ in groups]
+    assert {"npu", "c"} <= set(report["memory"]["cascades"][0]["targets"])
     for seed in (0, 1):
         inputs = random_inputs(report, seed)
         result = run_inference(tmp_path / "m", inputs)

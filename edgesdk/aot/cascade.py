@@ -432,11 +432,15 @@ def arena_reducing_groups(problem: MemoryProblem, regions, plan, striping: Strip
     return sorted(found, key=lambda f: (f[0], f[1], len(f[2]), -f[3]))
 
 
-def cascade_report(plan) -> list:
-    """report.json memory.cascades: each group's ops, stripe height and stripe buffers (offsets included)."""
+def cascade_report(plan, regions=()) -> list:
+    """report.json memory.cascades: each group's ops, the target of each (from `regions`), stripe height and
+    stripe buffers (offsets included)."""
+    target_of = {op: region.target for region in regions for op in region.ops}
     result = []
     for g in getattr(plan, "cascades", None) or ():
         entry = g.describe()
+        if target_of:
+            entry["targets"] = [target_of.get(op) for op in g.ops]
         for buf, t in zip(entry["buffers"], g.buffered):
             buf["offset"] = plan.offsets.get(t)
         result.append(entry)
