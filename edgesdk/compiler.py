@@ -484,7 +484,7 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
                          "last_step": b.last, "kind": b.kind} for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))],
             "lower_bound_bytes": plan.lower_bound,
             "placement": plan.strategy,
-            "cascades": cascade_report(plan),
+            "cascades": cascade_report(plan, c.regions),
             "in_place": [{"op": o.op.index, "type": o.op.type, "rule": o.rule, "distance": o.distance,
                           "output": o.output.name, "input": o.input.name} for o in plan.in_place()],
         },

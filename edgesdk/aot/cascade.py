@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from ..errors import UsageError
 from .memory_plan import MemoryProblem
-from ..ops.stripes import CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, nhwc, streamable_inputs, stripe_heights
+from ..ops.stripes import (CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, group_parts, nhwc, streamable_inputs,
+                           stripe_heights)
 
 # A group may cost at most this fraction of extra cycles (NPU cycles, CPU instructions) over its ops run whole:
 # every stripe pays a fixed overhead (an NPU command, a kernel call) and may re-read its weights, which is nearly
@@ -25,9 +26,12 @@ FIT_MAX_INCREASE = 0.15
 
 
 class Striping:
-    """What the targets of a partition offer for striping: `can_stripe(op)` and `cost(group)` ->
-    (cycles in stripes, cycles whole), each asked of the op's own target. Costs come from a dry codegen
-    context (nothing it makes reaches the build)."""
+    """What the targets of a partition offer for striping: `can_stripe(op)` and `costs(group)` -> {target name:
+    (cycles in stripes, cycles whole)}, each asked of the op's own target. A group may cross targets (an NPU
+    convolution feeding a host layer) when every target in it says `stripes_with_other_targets`: each
+    target then prices its own part of the group's events (ops.stripes.group_parts) in its own cycles, and
+    each part is held to its own target's budget. Costs come from a dry codegen context (nothing it makes
+    reaches the build)."""
 
     def __init__(self, regions, options, stream_inputs=()):
         """`options`: the build's CodegenOptions (edgesdk/targets/api.py). `stream_inputs`: the graph inputs the
@@ -36,6 +40,7 @@ class Striping:
         from .executor import dry_context
 
         self._target_of = {op: get_target(region.target) for region in regions for op in region.ops}
+        self._region_of = {op: k for k, region in enumerate(regions) for op in region.ops}
         self._ctx = dry_context("striping", options)
         # op-by-op costs lower every layer once more: their weights must not count against the flash budget
         self._whole_ctx = dry_context("op-by-op costs", replace(options, flash_limit=None))
@@ -56,16 +61,32 @@ class Striping:
         target = self._target_of.get(op)
         return target is not None and target.can_stripe(op)
 
-    def fit_cost(self, group) -> tuple | None:
-        """(cycles in stripes, cycles of its ops as an op-by-op build runs them), or None (`cost`)."""
-        cost = self.cost(group)
-        if cost is None:
-            return None
-        actual = self._target_of[group.ops[0]].whole_cost(group.ops, self._whole_ctx)
-        return cost[0], cost[1] if actual is None else actual
+    def can_join(self, chain) -> bool:
+        """May these consecutive ops form one group as far as their targets go? Ops of one region; or, where
+        the target changes, two targets that both run their stripes between another target's."""
+        for a, b in zip(chain, chain[1:]):
+            if self._region_of[a] == self._region_of[b]:
+                continue
+            ta, tb = self._target_of[a], self._target_of[b]
+            if ta is tb or not (ta.stripes_with_other_targets and tb.stripes_with_other_targets):
+                return False
+        return True
 
-    def target_name(self, group) -> str:
-        return self._target_of[group.ops[0]].name
+    def parts(self, group) -> dict:
+        """{target name: the part of the group that target runs} (the group itself for one target)."""
+        return group_parts(group, self.target_name_of)
+
+    def fit_cost(self, group) -> dict | None:
+        """{target name: (cycles in stripes, cycles of its ops as an op-by-op build runs them)}, or None
+        (`costs`)."""
+        costs = self.costs(group)
+        if costs is None:
+            return None
+        result = {}
+        for name, part in self.parts(group).items():
+            actual = self._target_of[part.ops[0]].whole_cost(part.ops, self._whole_ctx)
+            result[name] = (costs[name][0], costs[name][1] if actual is None else actual)
+        return result
 
     def target_name_of(self, op) -> str:
         return self._target_of[op].name
@@ -78,38 +99,60 @@ class Striping:
     def same_target(self, ops) -> bool:
         return len({id(self._target_of.get(op)) for op in ops}) == 1
 
-    def default_increase(self, group) -> float:
-        """The extra cost a group may take in a default build: its target's, else MAX_CYCLE_INCREASE."""
-        own = self._target_of[group.ops[0]].default_stripe_increase
+    def default_increase(self, name: str) -> float:
+        """The extra cost a target's part of a group may take in a default build: the target's, else
+        MAX_CYCLE_INCREASE."""
+        from ..targets import get_target
+
+        own = get_target(name).default_stripe_increase
         return MAX_CYCLE_INCREASE if own is None else own
 
+    def costs(self, group) -> dict | None:
+        """{target name: (cycles of its part in stripes, of its ops whole)}, or None when a target cannot
+        lower its part."""
+        result = {}
+        for name, part in self.parts(group).items():
+            cost = self._target_of[part.ops[0]].stripe_cost(part, self._ctx)
+            if cost is None:
+                return None
+            result[name] = cost
+        return result
+
     def cost(self, group) -> tuple | None:
-        """(cycles in stripes, cycles whole), or None when the target cannot lower this group."""
-        return self._target_of[group.ops[0]].stripe_cost(group, self._ctx)
+        """(cycles in stripes, cycles whole) summed over the group's targets, or None (`costs`). For a group
+        of one target its own cycles; the sum of a mixed group's NPU cycles and CPU instructions only orders
+        groups, no budget is applied to it (`within`)."""
+        costs = self.costs(group)
+        if costs is None:
+            return None
+        return sum(c[0] for c in costs.values()), sum(c[1] for c in costs.values())
+
+    def within(self, costs: dict, max_increase: float | None) -> bool:
+        """Does every target's part stay within its budget (`max_increase`; None: each target's default)?"""
+        return all(striped <= whole * (1 + (self.default_increase(name) if max_increase is None else max_increase))
+                   for name, (striped, whole) in costs.items())
 
 
 def candidate_chains(graph, regions, striping: Striping) -> list:
-    """Every run of consecutive ops of one region that its target can run in stripes and that may form a
-    cascade group, with its first step, as (first_step, ops); shortest first."""
-    step_of = {op: i for i, op in enumerate(graph.ops)}
+    """Every run of consecutive ops that their targets can run in stripes and that may form a cascade group
+    (of one region, or across targets that allow it: Striping.can_join), with its first step, as
+    (first_step, ops); shortest first. `regions`: the partition `striping` was made for."""
     users = consumers(graph.ops)
+    ops = list(graph.ops)  # in steps
     result = []
-    for region in regions:
-        ops = list(region.ops)
-        for i in range(len(ops)):
-            for j in range(i + 2, min(i + MAX_CHAIN_OPS, len(ops)) + 1):
-                chain = tuple(ops[i:j])
-                steps = [step_of[op] for op in chain]
-                if steps != list(range(steps[0], steps[0] + len(chain))):
-                    break
-                if not striping.can_stripe(chain[-1]):
-                    break  # longer chains contain this op too
-                if nhwc(chain[-1].outputs[0].shape)[1] < 2:
-                    continue  # one output row: nothing to stripe
-                if not all(op.file_operator for op in chain):
-                    break  # inlined WHILE / IF subgraphs are not cascaded (schedules name groups by operator index)
-                if all(striping.can_stripe(op) for op in chain) and chain_ok(chain, graph, users):
-                    result.append((steps[0], chain))
+    for i in range(len(ops)):
+        if not striping.can_stripe(ops[i]):
+            continue
+        for j in range(i + 2, min(i + MAX_CHAIN_OPS, len(ops)) + 1):
+            chain = tuple(ops[i:j])
+            if not striping.can_stripe(chain[-1]) or not striping.can_join(chain[-2:]):
+                break  # longer chains contain this op too
+            if not all(op.file_operator for op in chain):
+                break  # inlined WHILE / IF subgraphs are not cascaded (schedules name groups by operator index)
+            if nhwc(chain[-1].outputs[0].shape)[1] < 2:
+                continue  # one output row: nothing to stripe
+            if chain_ok(chain, graph, users):
+                result.append((i, chain))
     return sorted(result, key=lambda c: (len(c[1]), c[0]))
 
 
@@ -152,17 +195,16 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                 continue
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = striping.group(chain, height, first, problem.graph)
-                cost = striping.cost(group)
-                if cost is None:
-                    continue  # the target cannot run this group's row ranges (another height may do)
-                striped, whole = cost
-                budget = striping.default_increase(group) if max_cycle_increase is None else max_cycle_increase
-                if striped > whole * (1 + budget):
+                costs = striping.costs(group)
+                if costs is None:
+                    continue  # a target cannot run this group's row ranges (another height may do)
+                if not striping.within(costs, max_cycle_increase):
                     break
+                extra = sum(striped - whole for striped, whole in costs.values())
                 below = round_best[0] + 1 if round_best else best.arena_bytes
                 plan = problem.plan_below(kept + [group], below)
-                if plan is not None and (round_best is None or (plan.arena_bytes, striped - whole) < round_best[:2]):
-                    round_best = (plan.arena_bytes, striped - whole, plan)
+                if plan is not None and (round_best is None or (plan.arena_bytes, extra) < round_best[:2]):
+                    round_best = (plan.arena_bytes, extra, plan)
         if round_best is None:
             return best
         best = round_best[2]
@@ -196,7 +238,7 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
             cost = striping.fit_cost(group)
             if cost is None:
                 continue
-            extra = _share_of_model(cost[0] - cost[1], group, striping, totals)
+            extra = _share_of_model(cost, totals)
             if extra > max_increase:
                 break
             bounds = problem.step_bounds([group])
@@ -235,10 +277,10 @@ def model_cycles(graph, regions, striping: Striping) -> dict:
     return totals
 
 
-def _share_of_model(extra_cycles, group, striping: Striping, totals: dict) -> float:
-    """A group's extra cycles as a fraction of its target's cycles for the whole model (model_cycles): what the
-    fit budget bounds."""
-    return extra_cycles / max(totals.get(striping.target_name(group), 0), 1)
+def _share_of_model(costs: dict, totals: dict) -> float:
+    """A group's extra cycles as a fraction of its target's cycles for the whole model (model_cycles), summed
+    over its targets (Striping.fit_cost): what the fit budget bounds."""
+    return sum((striped - whole) / max(totals.get(name, 0), 1) for name, (striped, whole) in costs.items())
 
 
 def plan_increase(plan, striping: Striping, totals: dict) -> float:
@@ -246,7 +288,7 @@ def plan_increase(plan, striping: Striping, totals: dict) -> float:
     extra = 0.0
     for group in plan.cascades:
         cost = striping.fit_cost(group)
-        extra += _share_of_model(cost[0] - cost[1], group, striping, totals) if cost else 0.0
+        extra += _share_of_model(cost, totals) if cost else 0.0
     return extra
 
 
@@ -291,12 +333,13 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
             cost = striping.fit_cost(group)
             if cost is None:
                 continue
-            if _share_of_model(cost[0] - cost[1], group, striping, totals) > max_increase:
+            if _share_of_model(cost, totals) > max_increase:
                 break  # more than the budget of the model's cycles (fit_cascades)
             kept = [g for g in plan.cascades if not set(g.ops) & set(chain)]
             trial = problem.plan(kept + [group])
-            if best is None or (trial.arena_bytes, cost[0] - cost[1]) < best[:2]:
-                best = (trial.arena_bytes, cost[0] - cost[1], trial)
+            extra = sum(striped - whole for striped, whole in cost.values())
+            if best is None or (trial.arena_bytes, extra) < best[:2]:
+                best = (trial.arena_bytes, extra, trial)
     if best is None:
         names = ", ".join(f"'{t.name}'" for t in sorted(missing, key=lambda t: t.name))
         raise UsageError(f"--stream-input: input {names} cannot be read in rows: the layers that read it are not a "
@@ -389,11 +432,15 @@ def arena_reducing_groups(problem: MemoryProblem, regions, plan, striping: Strip
     return sorted(found, key=lambda f: (f[0], f[1], len(f[2]), -f[3]))
 
 
-def cascade_report(plan) -> list:
-    """report.json memory.cascades: each group's ops, stripe height and stripe buffers (offsets included)."""
+def cascade_report(plan, regions=()) -> list:
+    """report.json memory.cascades: each group's ops, the target of each (from `regions`), stripe height and
+    stripe buffers (offsets included)."""
+    target_of = {op: region.target for region in regions for op in region.ops}
     result = []
     for g in getattr(plan, "cascades", None) or ():
         entry = g.describe()
+        if target_of:
+            entry["targets"] = [target_of.get(op) for op in g.ops]
         for buf, t in zip(entry["buffers"], g.buffered):
             buf["offset"] = plan.offsets.get(t)
         result.append(entry)

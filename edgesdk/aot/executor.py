@@ -16,6 +16,8 @@ import numpy as np
 from ..importer.names import UniqueIdentifiers, c_identifier, sanitize_name
 from ..ir.graph import Graph, Tensor
 from ..ir.rounding import requant_rounding
+from ..ops.stripes import group_runs
+from ..partition.partitioner import Region
 from ..targets.api import CodegenOptions
 from .memory_plan import MemoryPlan
 
@@ -247,21 +249,60 @@ def build_executor(graph: Graph, regions: list, plan: MemoryPlan, options: Codeg
     board = options.board
     model = ExecutorModel(c_identifier(graph.name, "model"), plan.arena_bytes)
     ctx = CodegenContext(model, plan, UniqueIdentifiers(), options)
+    target_of = {op: region.target for region in regions for op in region.ops}
     for region in regions:
-        target = get_target(region.target)
-        code = target.generate(region, ctx)
-        for k, (comment, text) in enumerate(code.blocks):
-            layers = code.block_layers[k] if k < len(code.block_layers) else None
-            commands = code.block_commands[k] if k < len(code.block_commands) else None
-            model.steps.append(Step(comment, text, region.target,
-                                    [op.index for op in region.ops] if layers is None else layers, commands))
-        model.region_estimates.append(target.estimate(region, board, model))
+        for unit in region_units(region, crossing_groups(plan.cascades, target_of)):
+            if isinstance(unit, Region):
+                _add_code(model, get_target(unit.target).generate(unit, ctx), unit.target, unit.ops)
+                continue
+            for run in group_runs(unit, target_of.get):  # a group that crosses targets: each run by its own
+                _add_code(model, get_target(run.key).generate_stripes(run.part, ctx), run.key, run.part.ops)
+    # each region's estimate once all its code exists (a group crossing targets makes its later regions' code)
+    model.region_estimates = [get_target(region.target).estimate(region, board, model) for region in regions]
     nest_steps(model.steps)
     model.inputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.inputs]
     _mark_streamed(model.inputs, graph.inputs, plan)
     model.outputs = [_io_tensor(t, plan, ctx.symbols) for t in graph.outputs]
     model.state = [_state_tensor(t, plan, ctx) for t in graph.state]
     return model
+
+
+def _add_code(model: ExecutorModel, code, target: str, ops) -> None:
+    """The blocks one target generated for `ops`, as steps of the run function."""
+    for k, (comment, text) in enumerate(code.blocks):
+        layers = code.block_layers[k] if k < len(code.block_layers) else None
+        commands = code.block_commands[k] if k < len(code.block_commands) else None
+        model.steps.append(Step(comment, text, target, [op.index for op in ops] if layers is None else layers,
+                                commands))
+
+
+def crossing_groups(cascades, target_of: dict) -> dict:
+    """op -> its cascade group, for the groups whose ops run on more than one target."""
+    return {op: g for g in cascades or () if len({target_of[op] for op in g.ops}) > 1 for op in g.ops}
+
+
+def region_units(region, crossing: dict) -> list:
+    """A region's code in order: Regions of its ops (the region itself when no group that crosses targets
+    touches it) and, at its first op, each group that crosses targets (its code runs all its ops, this
+    region's and the next regions')."""
+    from dataclasses import replace
+
+    if not any(op in crossing for op in region.ops):
+        return [region]
+    units, pending = [], []
+    for op in region.ops:
+        group = crossing.get(op)
+        if group is None:
+            pending.append(op)
+            continue
+        if pending:
+            units.append(replace(region, ops=pending))
+            pending = []
+        if op is group.ops[0]:
+            units.append(group)
+    if pending:
+        units.append(replace(region, ops=pending))
+    return units
 
 
 def nest_steps(steps: list) -> None:

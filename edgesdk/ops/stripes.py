@@ -30,6 +30,10 @@ an intermediate, and a `Fetch` event asks the caller for its next rows (each row
 camera delivers lines) just before the first op that reads them; the rows its windows read again (the halo)
 stay in the buffer and move up with a `Shift`, so the caller never supplies a row twice.
 
+Across targets. A group's ops may run on different targets (an NPU convolution feeding a host layer): the
+schedule is the same, cut into runs of consecutive events of one target (`group_runs`; a Shift or a Fetch goes
+with the Compute after it), each target pricing and lowering its own events (`GroupPart`, `group_parts`).
+
 In-place. The group's output may start at the first byte of a group input that dies in the group when the
 schedule never reads a byte of that input after a stripe has written it as output, and an op reading that
 input while writing the output is elementwise over it (`exact_overlap_allowed`, recomputed by
@@ -287,6 +291,89 @@ class CascadeGroup:
                 "input_fetches": fetches, "streamed_inputs": [t.name for t in self.streamed],
                 "buffers": [{"tensor": t.name, "rows": sched.rows[t], "bytes": self.buffer_bytes(t),
                              "whole_tensor_bytes": t.nbytes} for t in self.buffered]}
+
+
+# -- groups that cross targets ---------------------------------------------------------------------------
+def event_ops(events) -> list:
+    """The op whose target runs each event: a Compute its own op; a Shift or a Fetch the op of the next
+    Compute (a shift moves a stripe buffer's rows just before its producer writes past its end, a fetch comes
+    before the ops of its stripe), which every stripe has after them (its last op)."""
+    owners, pending = [], 0
+    for event in events:
+        if isinstance(event, Compute):
+            owners.extend([event.op] * (pending + 1))
+            pending = 0
+        else:
+            pending += 1
+    if pending:
+        raise ValueError("cascade: a stripe ends with a shift or a fetch and no layer after it")
+    return owners
+
+
+class GroupPart:
+    """Some of a cascade group's events, all run by one target: to that target's lowering and cost model it
+    looks like a group (`ops`: the group's ops it runs; `schedule()`: its events only; every other attribute,
+    the stripe buffers included, is the group's). `runs`: how many separate runs of consecutive events it
+    makes of the group's schedule (each one block of the run function, the other targets' runs between)."""
+
+    def __init__(self, group, ops, events, runs: int = 1):
+        whole = group.schedule()
+        self.group = group
+        self.ops = tuple(ops)
+        self.runs = runs
+        self._schedule = Schedule(tuple(events), whole.rows, whole.stripes)
+
+    def schedule(self, recompute: bool = False) -> Schedule:
+        return self._schedule
+
+    def __getattr__(self, name):
+        return getattr(self.group, name)
+
+
+def group_parts(group, key_of) -> dict:
+    """{key: GroupPart} of a group whose ops `key_of(op)` (their targets) tells apart: each key's events, with
+    the number of runs they make; one key: {key: the group itself}."""
+    keys = [key_of(op) for op in group.ops]
+    if len(set(keys)) == 1:
+        return {keys[0]: group}
+    events, runs = {}, {}
+    for run in group_runs(group, key_of):
+        events.setdefault(run.key, []).extend(run.events)
+        runs[run.key] = runs.get(run.key, 0) + 1
+    return {key: GroupPart(group, [op for op in group.ops if key_of(op) == key], events[key], runs[key])
+            for key in dict.fromkeys(keys)}
+
+
+@dataclass(frozen=True)
+class StripeRun:
+    """Consecutive events of a group's schedule that one target runs (`key`), as a GroupPart (`part`)."""
+
+    key: object
+    events: tuple
+    part: object
+
+
+def group_runs(group, key_of) -> list:
+    """The group's schedule cut into runs of consecutive events of one key (target), in execution order."""
+    events = group.schedule().events
+    owners = event_ops(events)
+    runs, current, key = [], [], None
+    for event, op in zip(events, owners):
+        k = key_of(op)
+        if current and k != key:
+            runs.append(current)
+            current = []
+        current.append((event, op))
+        key = k
+    if current:
+        runs.append(current)
+    result = []
+    for run in runs:
+        members = {op for _, op in run}
+        events = tuple(event for event, _ in run)
+        part = GroupPart(group, [op for op in group.ops if op in members], events)
+        result.append(StripeRun(key_of(run[0][1]), events, part))
+    return result
 
 
 def exact_overlap_allowed(ops, sched: Schedule, x) -> bool:

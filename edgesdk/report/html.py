@@ -250,9 +250,10 @@ def _memory(report: dict, timeline: str) -> list:
         parts += ["<h3>In place</h3>",
                   _table(["op", "type", "rule", "distance", "input", "output"], rows, {0, 3}, wrap={4, 5})]
     if memory.get("cascades"):
-        rows = [(", ".join(map(str, g.get("ops", []))), g.get("stripe_height"), json.dumps(g.get("buffers", [])))
-                for g in memory["cascades"]]
-        parts += ["<h3>Cascades</h3>", _table(["ops", "stripe height", "stripe buffers"], rows, {1}, wrap={2})]
+        rows = [(", ".join(map(str, g.get("ops", []))), ", ".join(dict.fromkeys(g.get("targets") or [])),
+                 g.get("stripe_height"), json.dumps(g.get("buffers", []))) for g in memory["cascades"]]
+        parts += ["<h3>Cascades</h3>", _table(["ops", "targets", "stripe height", "stripe buffers"], rows, {2},
+                                             wrap={3})]
     return parts
 
 

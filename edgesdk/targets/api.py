@@ -17,6 +17,7 @@ target provides, and which step of the flow uses it:
     can_stripe /       cascade search (aot/cascade.py)  ops it can run in row stripes, and what a group of them
     stripe_cost /                                       costs in stripes and whole (its cycles), and how much
     default_stripe_increase                             more it may cost in a default build
+    generate_stripes   executor (aot/executor.py)       one run of a group that crosses targets
     generate           AOT executor                     code for one region: C statements in the run
                                                         function, plus constants / command tables /
                                                         serialized graphs through the context
@@ -374,6 +375,17 @@ class Target:
     # default build of a model that fits the board op by op (edgesdk/aot/cascade.py); None: the core's
     # MAX_CYCLE_INCREASE. A model that does not fit gets groups up to FIT_MAX_INCREASE on every target.
     default_stripe_increase: float | None = None
+
+    # May a cascade group join this target's ops with other targets' (an NPU convolution feeding a host
+    # layer, edgesdk/aot/cascade.py)? Such a target lowers each run of its stripe events with generate_stripes.
+    stripes_with_other_targets: bool = False
+
+    def generate_stripes(self, part, ctx) -> RegionCode:
+        """Code for one run of consecutive stripe events of a cascade group that crosses targets (a GroupPart,
+        edgesdk/ops/stripes.py: its ops, its events, the group's stripe buffers), which the run function runs
+        between the other targets' runs: its work is done when the code's blocks return. Needed when
+        stripes_with_other_targets is True. A layer's constants are made once per build, not once per run."""
+        raise NotImplementedError(f"target '{self.name}' cannot run a cascade group with other targets")
 
     def host_library(self, ops, mode: str):
         """`ops` compiled on the host as this target's code computes them in rounding `mode`, for another target

@@ -105,6 +105,28 @@ class CTarget(Target):
                      [member.index for member in layer.layers])
         return code
 
+    stripes_with_other_targets = True
+
+    def generate_stripes(self, part, ctx) -> RegionCode:
+        """One run of a group that crosses targets: a kernel call per stripe event (stripes.lower_group)."""
+        from ...ctext import describe_op
+        from .calls import render_layer
+        from .ops.conv_2d import COMPACT_LAYERS, compact_conv_layers
+        from .stripes import lower_group
+
+        layers = ctx.data(self.name, list)  # the structured calls, for this target's proof (verify)
+        ctx.include("edgesdk_arith.h")
+        decided = ctx.data(COMPACT_LAYERS + ".decided", set)  # each layer once, at its first run
+        fresh = [op for op in part.ops if op not in decided]
+        ctx.data(COMPACT_LAYERS, set).update(compact_conv_layers(fresh, ctx))
+        decided.update(fresh)
+        layer = lower_group(part, ctx)
+        layers.append(layer)
+        for header in layer_kernel_files(layer)[0]:
+            ctx.include(header)
+        comment = "; ".join(describe_op(member) for member in layer.layers)
+        return RegionCode().add(f"{comment} ({layer.note})", render_layer(layer), [op.index for op in part.ops])
+
     def render_sources(self, model, env, common: dict) -> dict:
         """The long-tail ops' TVM-generated C (model_tvm.c/.h), if the build has any."""
         from .tvm_lowered import tvm_sources

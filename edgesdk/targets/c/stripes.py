@@ -100,6 +100,16 @@ class LayerCalls:
         return self.whole
 
 
+def _layer_calls(ops, ctx) -> dict:
+    """{op: LayerCalls} of the context, each made once (its constant arrays too): the search asks about many
+    groups of the same ops, and a group that crosses targets lowers each run of its host stripes apart."""
+    cache = ctx.data("c-stripe-calls", dict)
+    for op in ops:
+        if op not in cache:
+            cache[op] = LayerCalls(op, ctx)
+    return cache
+
+
 def _rows_read(op, event) -> int:
     start, stop, _ = event.reads[op.inputs[0]]
     return stop - start
@@ -150,9 +160,11 @@ def _pointer(arg: Arena, tensor, first_row: int) -> Arena:
 # -- lowering ----------------------------------------------------------------------------------------------
 def lower_group(group, ctx) -> HostLayer:
     """One HostLayer running the whole group: a call per stripe event, each naming the op it computes."""
-    layers = {op: LayerCalls(op, ctx) for op in group.ops}
+    layers = _layer_calls(group.ops, ctx)
     inter = set(group.buffered)
-    declared = {}  # (op, fields as text) -> Params: equal stripes share one struct
+    # (op, fields as text) -> Params: equal stripes share one struct (across the runs of a group that crosses
+    # targets too, each lowered on its own)
+    declared = ctx.data("c-stripe-params", dict)
     layer = HostLayer(group.ops[0], ops=tuple(group.ops))
     for event in group.schedule().events:
         if isinstance(event, Fetch):
@@ -193,6 +205,9 @@ def lower_group(group, ctx) -> HostLayer:
         layer.calls.append(KernelCall(call.kernel, tuple(args), op=op))
     layer.note = (f"cascade of {len(group.ops)} layers in {group.schedule().stripes} stripes of "
                   f"{group.stripe_height} rows")
+    if getattr(group, "group", None) is not None:  # one run of a group that crosses targets
+        layer.note = (f"stripes of a cascade group of layers {', '.join(str(op.index) for op in group.group.ops)} "
+                      f"with another target, in stripes of {group.stripe_height} rows")
     return layer
 
 
@@ -215,10 +230,7 @@ def stripe_cost(group, ctx, op_instructions, per_call: int) -> tuple | None:
     that. `op_instructions(op)` is the cost model of a layer run whole, `per_call` its instructions per call.
     The layers' calls are cached in the context (the search asks about many groups of the same ops)."""
 
-    cache = ctx.data("c-stripe-calls", dict)
-    for op in group.ops:
-        if op not in cache:
-            cache[op] = LayerCalls(op, ctx)
+    cache = _layer_calls(group.ops, ctx)
     whole = sum(op_instructions(op) for op in group.ops)
     striped = 0.0
     for event in group.schedule().events:

@@ -43,6 +43,34 @@ def _read_rows_call(read, ctx) -> str:
     return f"{UINT8_INPUT_READER}({args}, {read.nbytes}u);\n"
 
 
+def _run_tables(parts: list, ops: list, label: str, ctx, code: RegionCode) -> RegionCode:
+    """Blocks that run `parts` (region.split_tables: [(input reads, commands of one table)]) one table after
+    another, each table made from its commands for layers `ops`."""
+    from ...importer.names import sanitize_name
+    from .hw import cmdtable, timing
+    from .tables import WEIGHTS_BLOB, NpuTable, command_layers
+
+    ctx.blob(WEIGHTS_BLOB)  # region 0 of every table exists even when no layer has weights
+    ctx.include("npu_driver.h")
+    ctx.include("model_npu.h")
+    ctx.define_function("npu.run_table", RUN_TABLE_HELPER)
+    tables = ctx.data(NpuTarget.name, list)
+    layers = ", ".join(str(op.index) for op in ops)
+    memory = timing.MemoryMap.for_board(ctx.board)
+    for k, (reads, commands) in enumerate(parts):
+        table = NpuTable(f"edgesdk_npu_table_{len(tables)}", cmdtable.encode(commands), commands,
+                         [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)],
+                         ops, timing.table_cycles(commands, memory))
+        tables.append(table)
+        part = f", part {k + 1} of {len(parts)}" if len(parts) > 1 else ""
+        rows = "".join(f" after reading {r.note}" for r in reads)
+        calls = "".join(_read_rows_call(r, ctx) for r in reads)
+        code.add(f"{label}{part}: layers {layers} ({len(commands)} commands){rows}",
+                 calls + f"status = run_npu_table({table.symbol}, sizeof({table.symbol}));\n"
+                 "if (status != 0) {\n    return status;\n}", commands=command_layers(table))
+    return code
+
+
 class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
@@ -110,33 +138,24 @@ class NpuTarget(Target):
         return NPU_SUPPORT
 
     def generate(self, region, ctx) -> RegionCode:
-        from ...importer.names import sanitize_name
-        from .hw import cmdtable, timing
         from .region import lower_ops, split_tables
-        from .tables import WEIGHTS_BLOB, NpuTable, command_layers
 
-        ctx.blob(WEIGHTS_BLOB)  # region 0 of every table exists even when no layer has weights
         tables = ctx.data(self.name, list)
         index = len(tables)
-        ctx.include("npu_driver.h")
-        ctx.include("model_npu.h")
-        ctx.define_function("npu.run_table", RUN_TABLE_HELPER)
-        layers = ", ".join(str(op.index) for op in region.ops)
-        memory = timing.MemoryMap.for_board(ctx.board)
         code = RegionCode()
         parts = split_tables(lower_ops(region.ops, ctx))  # one part unless a group streams an input
-        for k, (reads, commands) in enumerate(parts):
-            table = NpuTable(f"edgesdk_npu_table_{len(tables)}", cmdtable.encode(commands), commands,
-                             [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)],
-                             region.ops, timing.table_cycles(commands, memory))
-            tables.append(table)
-            part = f", part {k + 1} of {len(parts)}" if len(parts) > 1 else ""
-            rows = "".join(f" after reading {r.note}" for r in reads)
-            calls = "".join(_read_rows_call(r, ctx) for r in reads)
-            code.add(f"NPU region {index}{part}: layers {layers} ({len(commands)} commands){rows}",
-                     calls + f"status = run_npu_table({table.symbol}, sizeof({table.symbol}));\n"
-                     "if (status != 0) {\n    return status;\n}", commands=command_layers(table))
-        return code
+        return _run_tables(parts, list(region.ops), f"NPU region {index}", ctx, code)
+
+    stripes_with_other_targets = True
+
+    def generate_stripes(self, part, ctx) -> RegionCode:
+        """One run of a group that crosses targets: its stripe commands as a table (or several, split at a
+        streamed input's reads), kicked and waited for before the CPU's layers after it."""
+        from .region import lower_stripe_run, split_tables
+
+        tables = ctx.data(self.name, list)
+        label = f"NPU stripes {len(tables)} (a cascade group with another target's layers)"
+        return _run_tables(split_tables(lower_stripe_run(part, ctx)), list(part.ops), label, ctx, RegionCode())
 
     def render_sources(self, model, env, common: dict) -> dict:
         """model_npu.c/.h: the command tables, one commented chunk per command (templates/ beside this code)."""
@@ -192,7 +211,8 @@ class NpuTarget(Target):
         codegen."""
         from .tables import tables_of
 
-        parts = [t for t in (tables_of(model) if model else []) if t.ops == region.ops]  # several: streamed input
+        ops = set(region.ops)  # several tables: a streamed input, or a group's runs between host layers
+        parts = [t for t in (tables_of(model) if model else []) if t.ops and set(t.ops) <= ops]
         if not parts:
             return None
         return self.cycles_on(board, sum(t.cycles for t in parts))

@@ -36,6 +36,22 @@ def lower_ops(ops, ctx) -> list:
     return commands
 
 
+def lower_stripe_run(part, ctx) -> list:
+    """Commands for one run of a cascade group that crosses targets (ops.stripes.GroupPart), ending with `End`:
+    the CPU runs the other targets' layers after it. Each op's whole command (its weights placed in the blob)
+    is made once per build and shared by every run of its stripes."""
+    whole = ctx.data("npu-cross-target-commands", dict)
+    for op in part.ops:
+        if op not in whole:
+            ok, reason = NPU_SUPPORT.check(op, (ctx.rounding_mode,))
+            if not ok:
+                raise UnsupportedOpError(f"{op.location} cannot run on the NPU: {reason}. Assign it to the 'c' "
+                                         "target.")
+            whole[op] = LOWERINGS[op.type](op, ctx)
+    commands = lower_group(part, ctx, lambda member: whole[member])
+    return commands + [C.End(note="end of NPU stripes: the CPU goes on with the group")]
+
+
 def split_tables(commands: list) -> list:
     """A region's commands split at its ReadInputRows markers: [(markers, commands of one table)], each table
     ending with END; the CPU runs its markers' reads before its table."""

@@ -141,4 +141,7 @@ def stripe_cost(group, ctx) -> tuple:
             (command,) = _stripe_commands(group, Schedule((event,), {}, 1), ctx, lambda op: commands[op])
             cycles[key] = timing.command_cost(command, memory).cycles
         striped += cycles[key]
+    runs = getattr(group, "runs", 0)  # a group crossing targets: each run of NPU stripes is a table of its own
+    if runs:
+        striped += runs * timing.command_cost(C.End(), memory).cycles
     return striped, whole
