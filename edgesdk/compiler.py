@@ -25,6 +25,7 @@ from .ops.folding import FoldReport, fold_constants
 from .ops.stripes import absorb_input_conversions
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
+from .partition.target import remembered_answers
 from .progress import VERBOSE, say
 from .targets import default_target_list, parse_target_list
 from .aot.cascade import (Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups,
@@ -203,11 +204,12 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
     schedule = _requested_schedule(model_path, options, board, targets)
     codegen = CodegenOptions(options.rounding, board, schedule, board.image_flash_bytes if check_fit else None)
     state = BuildState(model_path, options, check_fit, board, targets, schedule, codegen, graph)
-    for name, run in PASSES:
-        run(state)
-        check_health(name, state.graph, state.regions)
-        if name in options.dump_after and dump is not None:
-            dump(name, state)
+    with remembered_answers():  # the partitioner's answers, again for the codegen (partition/target.py)
+        for name, run in PASSES:
+            run(state)
+            check_health(name, state.graph, state.regions)
+            if name in options.dump_after and dump is not None:
+                dump(name, state)
     return Compiled(board, targets, state.graph, state.regions, state.plan, state.executor, schedule, state.folding,
                     state.memory_problem, codegen)
 
