@@ -93,8 +93,9 @@ def test_real_weights_round_trip_and_ratio(name, min_ratio):
 
 @pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad"])
 def test_size_bound_skips_only_streams_that_cannot_be_smaller(name, monkeypatch):
-    """compress_if_smaller builds no code when the symbol counts rule a smaller stream out; its answer is the
-    one the full plan gives, and the bound is below every stream's exact size."""
+    """compress_if_smaller builds no code when the symbol counts (or, before tokenising, the byte counts) rule a
+    smaller stream out; its answer is the one the full plan gives, and both bounds are below every stream's
+    exact size."""
     built = []
     code_lengths = W.code_lengths
     monkeypatch.setattr(W, "code_lengths", lambda *a, **k: built.append(1) or code_lengths(*a, **k))
@@ -113,7 +114,7 @@ def test_size_bound_skips_only_streams_that_cannot_be_smaller(name, monkeypatch)
         for _, sym, _, bits in W._lane_batches(raw, run_value):
             counts += np.bincount(sym, minlength=len(counts))
             extra += int(bits.sum())
-        assert W._size_lower_bound(counts, extra) <= full["size"]
+        assert W._literal_lower_bound(raw, run_value) <= W._size_lower_bound(counts, extra) <= full["size"]
     assert skipped >= {"kws": 11, "vww": 19, "ic": 8, "ad": 2}[name]  # most small layers: no code built
 
 

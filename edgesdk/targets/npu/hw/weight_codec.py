@@ -251,6 +251,8 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
     if n > R.MAX_OPERAND_BYTES:
         raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
     run_value = most_frequent_byte(raw) if run_value is None and n else (run_value or 0)
+    if smaller_than is not None and n and _literal_lower_bound(raw, run_value) >= smaller_than:
+        return None  # not even worth tokenising
     symbols = LITERAL_SYMBOLS + RUN_SYMBOLS
     counts, extra_bits = np.zeros((LANES, symbols), np.int64), np.zeros(LANES, np.int64)
     batches = []
@@ -273,6 +275,22 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
 
 
 BATCH_BYTES = 1 << 20  # decoded bytes tokenised at once: every MLPerf Tiny tensor is one batch
+
+
+def _literal_lower_bound(raw: np.ndarray, run_value: int) -> float:
+    """A weaker _size_lower_bound from the byte counts alone, before tokenising: every byte other than
+    run_value is a literal (only run_value bytes form runs), so those literals' symbols are in the code table
+    and their codes cost at least their entropy (Kraft's inequality holds on any subset of the symbols)."""
+    counts = np.bincount(raw, minlength=256)
+    counts[run_value] = 0
+    values = np.flatnonzero(counts)
+    if not len(values):
+        return 0.0
+    symbols = _SYMBOL_OF_DIFFERENCE[(values - run_value) % 256]
+    table_bytes = -(-(int(symbols.max()) + 1 + RUN_SYMBOLS) // 2)
+    total = counts[values].astype(np.float64)
+    code_bits = float(np.sum(total * np.log2(total.sum() / total)))
+    return (HEADER_BYTES + table_bytes + code_bits / 8) * (1 - 1e-9)
 
 
 def _size_lower_bound(counts: np.ndarray, extra_bits: int) -> float:
