@@ -41,6 +41,7 @@ def main(argv=None) -> int:
                 if path.name == "report.json":  # wall times differ run to run; everything else must not
                     report = json.loads(data)
                     report.pop("timing", None)
+                    report.pop("board_file", None)  # the board.json of the tree that runs (its path names the tree)
                     data = json.dumps(report, sort_keys=True).encode()
                 print(hashlib.sha256(data).hexdigest()[:16], path.relative_to(out))
     return 0

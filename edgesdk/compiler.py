@@ -25,6 +25,7 @@ from .ops.folding import FoldReport, fold_constants
 from .ops.stripes import absorb_input_conversions
 from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
+from .partition.target import remembered_answers
 from .progress import VERBOSE, say
 from .targets import default_target_list, parse_target_list
 from .aot.cascade import (Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups,
@@ -214,10 +215,11 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
         whole = BuildState(model_path, replace(options, stream_input=False), False, board, targets, schedule, codegen,
                            copy.deepcopy(graph) if graph is not None else None)
     state = BuildState(model_path, options, check_fit, board, targets, schedule, codegen, graph)
-    _run_passes(state, PASSES[:-1], dump)
-    if whole is not None:
-        state = compare_streaming(state, whole)
-    _run_passes(state, PASSES[-1:], dump)
+    with remembered_answers():  # the partitioner's answers, again for the codegen (partition/target.py)
+        _run_passes(state, PASSES[:-1], dump)
+        if whole is not None:
+            state = compare_streaming(state, whole)
+        _run_passes(state, PASSES[-1:], dump)
     return Compiled(board, targets, state.graph, state.regions, state.plan, state.executor, schedule, state.folding,
                     state.memory_problem, codegen, state.input_streaming)
 

@@ -96,3 +96,38 @@ def test_unsupported_op_named_with_location(tmp_path):
     text = str(err.value)
     assert "operator #0 (EMBEDDING_LOOKUP_SPARSE, output" in text and "operator #1 (ATAN2, output" in text
     assert "2 of 2 operator(s)" in text and "edgesdk inspect --list-ops" in text
+
+
+@pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad"])
+def test_tensor_fields_read_as_the_tflite_package_reads_them(name):
+    """The importer reads each tensor's fields through one vtable lookup per table (tflite_importer._Table);
+    the `tflite` package's generated accessors must give the same values, types and defaults."""
+    from tflite.Model import Model
+
+    from edgesdk.importer import tflite_importer as T
+
+    buf = model_path(name).read_bytes()
+    model = Model.GetRootAsModel(buf, 0)
+    sg = model.Subgraphs(0)
+    for i in range(sg.TensorsLength()):
+        t = sg.Tensors(i)
+        fast = T._Table(buf, t._tab.Pos)
+        start, length = fast.vector(T.TENSOR_NAME)
+        assert buf[start:start + length] == (t.Name() or b"")
+        assert fast.scalar(T.TENSOR_TYPE, T._I8) == t.Type()
+        assert fast.scalar(T.TENSOR_BUFFER, T._U32) == t.Buffer()
+        assert bool(fast.scalar(T.TENSOR_IS_VARIABLE, T._U8)) == t.IsVariable()
+        assert fast.array(T.TENSOR_SHAPE, np.int32).tolist() == (t.ShapeAsNumpy().tolist() if t.ShapeLength() else [])
+        q, quant = fast.table(T.TENSOR_QUANTIZATION), t.Quantization()
+        assert (q is None) == (quant is None)
+        if quant is not None and quant.ScaleLength():
+            scale, zero_point = q.array(T.QUANT_SCALE, T.SCALE_TYPE), q.array(T.QUANT_ZERO_POINT, T.ZERO_POINT_TYPE)
+            assert scale.dtype.str == quant.ScaleAsNumpy().dtype.str and scale.tolist() == quant.ScaleAsNumpy().tolist()
+            assert zero_point.tolist() == (quant.ZeroPointAsNumpy().tolist() if quant.ZeroPointLength() else [])
+            assert q.scalar(T.QUANT_DIMENSION, T._I32) == quant.QuantizedDimension()
+        buffer = model.Buffers(t.Buffer())
+        fast_buffer = T._Table(buf, buffer._tab.Pos)
+        assert fast_buffer.scalar(T.BUFFER_OFFSET, T._U64) == buffer.Offset()
+        assert fast_buffer.vector(T.BUFFER_DATA)[1] == buffer.DataLength()
+        if buffer.DataLength():
+            assert fast_buffer.array(T.BUFFER_DATA, np.uint8).tobytes() == buffer.DataAsNumpy().tobytes()

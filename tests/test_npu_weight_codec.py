@@ -91,6 +91,33 @@ def test_real_weights_round_trip_and_ratio(name, min_ratio):
     assert raw / compressed >= min_ratio, f"{name}: {raw} -> {compressed} bytes"
 
 
+@pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad"])
+def test_size_bound_skips_only_streams_that_cannot_be_smaller(name, monkeypatch):
+    """compress_if_smaller builds no code when the symbol counts (or, before tokenising, the byte counts) rule a
+    smaller stream out; its answer is the one the full plan gives, and both bounds are below every stream's
+    exact size."""
+    built = []
+    code_lengths = W.code_lengths
+    monkeypatch.setattr(W, "code_lengths", lambda *a, **k: built.append(1) or code_lengths(*a, **k))
+    rng = np.random.default_rng(1)
+    tensors = real_weights(name) + [sample(rng, kind, n) for kind in ("uniform", "laplace", "sparse") for n in (300, 5000)]
+    skipped = 0
+    for data in tensors:
+        before = len(built)
+        answer = W._compress_if_smaller(data)
+        skipped += len(built) == before
+        full = W._plan(data, None)
+        assert answer == (W._emit(full) if full["size"] < len(data) else None)
+        raw, run_value = full["raw"], full["run_value"]
+        counts = np.zeros(W.LITERAL_SYMBOLS + W.RUN_SYMBOLS, np.int64)
+        extra = 0
+        for _, sym, _, bits in W._lane_batches(raw, run_value):
+            counts += np.bincount(sym, minlength=len(counts))
+            extra += int(bits.sum())
+        assert W._literal_lower_bound(raw, run_value) <= W._size_lower_bound(counts, extra) <= full["size"]
+    assert skipped >= {"kws": 11, "vww": 19, "ic": 8, "ad": 2}[name]  # most small layers: no code built
+
+
 def test_incompressible_data_stays_raw():
     assert W.compress_if_smaller(sample(np.random.default_rng(0), "uniform", 4096)) is None
     assert W.compress_if_smaller(bytes(80)) is None  # not even the header fits

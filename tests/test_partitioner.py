@@ -63,3 +63,25 @@ def test_op_no_target_supports_is_named_with_location():
     text = str(err.value)
     assert "operator #0 (CONV_2D" in text and "small_kernel" in text
     assert "operator #1 (MEAN" in text and "2 operator(s)" in text
+
+
+def test_remembered_answers_ask_each_constraint_once_per_op_within_a_build():
+    asked = []
+
+    def counted(op):
+        """Counts its calls."""
+        asked.append(op)
+        return op.attrs.get("k", 1) <= 3, ""
+
+    accel = TargetSupport("accel", {"CONV_2D": [counted]})
+    g = _graph([("CONV_2D", {"k": 3}), ("CONV_2D", {"k": 5})])
+    from edgesdk.partition.target import remembered_answers
+
+    with remembered_answers():
+        first = [accel.check(op, ("ref",)) for op in g.ops]
+        again = [accel.check(op, ("ref",)) for op in g.ops]  # what a target's codegen asks before lowering
+        assert accel.check(g.ops[0], ("tflm",)) == first[0]  # another rounding mode is another question
+    assert first == again and first[0] == (True, "") and not first[1][0]
+    assert len(asked) == 3
+    g.ops[1].attrs["k"] = 1  # outside a build nothing is remembered: a changed op gets a new answer
+    assert accel.check(g.ops[1]) == (True, "") and len(asked) == 4

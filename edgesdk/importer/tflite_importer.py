@@ -10,6 +10,7 @@ the compiler does not know become one UnsupportedOpError listing each of them.
 from __future__ import annotations
 
 import math
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -84,11 +85,62 @@ def import_tflite(path) -> Graph:
     return graph
 
 
+_I8, _U8, _I32, _U32, _U64, _U16 = (struct.Struct(f) for f in ("<b", "<B", "<i", "<I", "<Q", "<H"))
+
+
+class _Table:
+    """One flatbuffer table, its vtable read once: the fields a model has for every tensor (Tensor,
+    QuantizationParameters, Buffer) read by field number, in the schema's order, with the `tflite` package's
+    defaults. Its generated accessors look the vtable up again for every field (~80 lookups per tensor)."""
+
+    __slots__ = ("buf", "pos", "fields")
+
+    def __init__(self, buf: bytes, pos: int):
+        vtable = pos - _I32.unpack_from(buf, pos)[0]
+        count = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
+        self.buf, self.pos = buf, pos
+        self.fields = struct.unpack_from(f"<{count}H", buf, vtable + 4) if count > 0 else ()
+
+    def at(self, field: int) -> int:
+        """The position of a field's value, 0 when the table does not have it."""
+        return self.pos + self.fields[field] if field < len(self.fields) and self.fields[field] else 0
+
+    def scalar(self, field: int, kind: struct.Struct, default=0):
+        at = self.at(field)
+        return kind.unpack_from(self.buf, at)[0] if at else default
+
+    def vector(self, field: int) -> tuple:
+        """(position of the first element, element count) of a vector field; (0, 0) when absent."""
+        at = self.at(field)
+        if not at:
+            return 0, 0
+        start = at + _U32.unpack_from(self.buf, at)[0]
+        return start + 4, _U32.unpack_from(self.buf, start)[0]
+
+    def array(self, field: int, dtype) -> np.ndarray:
+        """A vector field as a numpy array (a view of the file)."""
+        start, length = self.vector(field)
+        return np.frombuffer(self.buf, dtype, length, start)
+
+    def table(self, field: int) -> "_Table | None":
+        at = self.at(field)
+        return _Table(self.buf, at + _U32.unpack_from(self.buf, at)[0]) if at else None
+
+
+# Field numbers (tflite/schema.fbs).
+TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_QUANTIZATION, TENSOR_IS_VARIABLE = range(6)
+QUANT_SCALE, QUANT_ZERO_POINT, QUANT_DIMENSION = 2, 3, 6
+# The element types of those vectors as the `tflite` package gives them (little endian, marked so).
+SCALE_TYPE, ZERO_POINT_TYPE = np.dtype("float32").newbyteorder("<"), np.dtype("int64").newbyteorder("<")
+BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = range(3)
+
+
 class _Importer:
     def __init__(self, path: Path, buf: bytes):
         self.path = path
         self.buf = buf
         self.model = Model.GetRootAsModel(buf, 0)
+        self.buffer_count = self.model.BuffersLength()
         self.tensors: dict[int, Tensor] = {}
         self.intermediate_ids: set = set()
         self.warnings: list = []  # what the build prints and records in report.json (a file one reference refuses)
@@ -158,41 +210,44 @@ class _Importer:
         return self.tensors[index]
 
     def read_tensor(self, sg, index: int) -> Tensor:
-        t = sg.Tensors(index)
-        name = sanitize_name((t.Name() or b"").decode("utf-8", "replace")) or f"tensor_{index}"
-        ttype = t.Type()
+        t = _Table(self.buf, sg.Tensors(index)._tab.Pos)
+        start, length = t.vector(TENSOR_NAME)
+        name = sanitize_name(self.buf[start:start + length].decode("utf-8", "replace")) or f"tensor_{index}"
+        ttype = t.scalar(TENSOR_TYPE, _I8)
         if ttype not in TENSOR_TYPES:
             dtype = f"type{ttype}"
         else:
             dtype = TENSOR_TYPES[ttype]
-        shape = tuple(int(d) for d in (t.ShapeAsNumpy() if t.ShapeLength() else []))
+        start, length = t.vector(TENSOR_SHAPE)
+        shape = struct.unpack_from(f"<{length}i", self.buf, start) if length else ()
         if len(shape) > MAX_RANK or any(d < 0 for d in shape):
             raise self.fail(f"tensor {index} '{name}' has an invalid shape {list(shape)} (dynamic or negative dimensions are not supported)")
         count = math.prod(shape)  # Python integers: a product of int32 dimensions must not wrap around
         if count > MAX_TENSOR_ELEMENTS:
             raise self.fail(f"tensor {index} '{name}' has {count} elements, beyond any microcontroller")
-        tensor = Tensor(index, name, shape, dtype, self.read_quant(t, index, name, shape))
+        tensor = Tensor(index, name, shape, dtype, self.read_quant(t, ttype, index, name, shape))
         tensor.data = self.read_buffer(t, index, name, dtype, shape, count)
         # TFLite variable tensors (an LSTM's activation and cell state) keep their value between inferences.
-        tensor.persistent = bool(t.IsVariable()) and tensor.data is None
+        tensor.persistent = bool(t.scalar(TENSOR_IS_VARIABLE, _U8)) and tensor.data is None
         # Empty constants (a scalar's shape) are fine, and so are the quantization-only "intermediate" tensors
         # the converter attaches to recurrent ops (they hold scales, never data).
         if tensor.data is None and count == 0 and index not in self.intermediate_ids:
             raise self.fail(f"tensor {index} '{name}' has a zero dimension {list(shape)}; empty activations are not supported")
         return tensor
 
-    def read_quant(self, t, index: int, name: str, shape: tuple) -> QuantParams | None:
-        q = t.Quantization()
-        if q is None or q.ScaleLength() == 0:
+    def read_quant(self, t: _Table, ttype: int, index: int, name: str, shape: tuple) -> QuantParams | None:
+        q = t.table(TENSOR_QUANTIZATION)
+        if q is None or q.vector(QUANT_SCALE)[1] == 0:
             return None
-        scale = np.array(q.ScaleAsNumpy(), dtype=np.float32).reshape(-1)
-        zp = np.array(q.ZeroPointAsNumpy(), dtype=np.int64).reshape(-1) if q.ZeroPointLength() else np.zeros(scale.size, np.int64)
+        scale = np.array(q.array(QUANT_SCALE, SCALE_TYPE), dtype=np.float32).reshape(-1)
+        zp = (np.array(q.array(QUANT_ZERO_POINT, ZERO_POINT_TYPE), dtype=np.int64).reshape(-1) if q.vector(QUANT_ZERO_POINT)[1]
+              else np.zeros(scale.size, np.int64))
         if zp.size == 1 and scale.size > 1:
             zp = np.repeat(zp, scale.size)
-        axis = int(q.QuantizedDimension())
+        axis = int(q.scalar(QUANT_DIMENSION, _I32))
         if zp.size != scale.size:
             raise self.fail(f"tensor {index} '{name}' has {scale.size} scales but {zp.size} zero points")
-        low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(t.Type(), ""), (-(1 << 31), (1 << 31) - 1))
+        low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(ttype, ""), (-(1 << 31), (1 << 31) - 1))
         if zp.size and (int(zp.min()) < low or int(zp.max()) > high):
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
         if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
@@ -210,22 +265,24 @@ class _Importer:
             self.axis_beyond_rank[index] = problem
         return QuantParams(scale, zp, axis)
 
-    def read_buffer(self, t, index: int, name: str, dtype: str, shape: tuple, count: int) -> np.ndarray | None:
-        b = t.Buffer()
+    def read_buffer(self, t: _Table, index: int, name: str, dtype: str, shape: tuple, count: int) -> np.ndarray | None:
+        b = t.scalar(TENSOR_BUFFER, _U32)
         if b == 0:
             return None
-        if b >= self.model.BuffersLength():
-            raise self.fail(f"tensor {index} '{name}' refers to buffer {b}, but the model has {self.model.BuffersLength()} buffers")
-        buffer = self.model.Buffers(b)
-        if buffer.Offset() > 1:  # large models keep data after the flatbuffer
-            start, size = int(buffer.Offset()), int(buffer.Size())
+        if b >= self.buffer_count:
+            raise self.fail(f"tensor {index} '{name}' refers to buffer {b}, but the model has {self.buffer_count} buffers")
+        buffer = _Table(self.buf, self.model.Buffers(b)._tab.Pos)
+        offset = buffer.scalar(BUFFER_OFFSET, _U64)
+        if offset > 1:  # large models keep data after the flatbuffer
+            start, size = int(offset), int(buffer.scalar(BUFFER_SIZE, _U64))
             if start + size > len(self.buf):
                 raise self.fail(f"tensor {index} '{name}' data lies outside the file (truncated?)")
             raw = memoryview(self.buf)[start:start + size]  # views, not copies: the one copy is made below
-        elif buffer.DataLength() == 0:
-            return None
         else:
-            raw = memoryview(buffer.DataAsNumpy())
+            start, size = buffer.vector(BUFFER_DATA)
+            if size == 0:
+                return None
+            raw = memoryview(self.buf)[start:start + size]
         if dtype not in NUMPY_TYPES:
             raise self.fail(f"tensor {index} '{name}' is constant data of an unsupported type")
         expected = count * np.dtype(NUMPY_TYPES[dtype]).itemsize

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import quant
-from . import ort
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
@@ -124,6 +123,7 @@ class Add(OpDef):
 
     def prepare(self, op, mode: str):
         if str(mode) == "ort":  # QLinearAdd, or float Add between DequantizeLinear and QuantizeLinear
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.binary_data(op)
         if op.outputs[0].dtype == "int32" and str(mode) == "tflm":
             return plain_data(op, "NONE")  # TFLite Micro's int32 ADD ignores the fused activation

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ort
 from .base import OpDef, Operands, fused_activation, normalized_axis, op_error
 from . import register
 
@@ -42,6 +41,7 @@ class Concatenation(OpDef):
 
     def prepare(self, op, mode: str):
         if str(mode) == "ort" and op.outputs[0].quant is not None:  # QLinearConcat: requantization tables
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.concat_data(op)
         return None
 

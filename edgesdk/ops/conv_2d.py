@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
-from . import ort
 from .conv_data import ConvData  # noqa: F401  (other modules import it from here)
 from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, input_of, op_error, rounding_of
@@ -99,5 +98,6 @@ class Conv2D(OpDef):
         if op.outputs[0].dtype == "float32":
             return float_layer_data(op)
         if str(mode) == "ort":  # ONNX Runtime's QLinearConv: float32 requantization (edgesdk/ops/ort.py)
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.conv_data(op)
         return conv_like_data(op, mode, conv_effective_scales(op))

@@ -5,7 +5,6 @@ Build-time data as CONV_2D (edgesdk/ops/conv_2d.py)."""
 from __future__ import annotations
 
 from ..ir.rounding import conv_effective_scales
-from . import ort
 from .base import OpDef, Operands, fused_activation, op_error
 from . import register
 from .conv_2d import ConvData, FloatLayerData, conv_like_data, float_layer_data, require_bias, require_constant_weights
@@ -42,5 +41,6 @@ class DepthwiseConv2D(OpDef):
         if op.outputs[0].dtype == "float32":
             return float_layer_data(op)
         if str(mode) == "ort":  # ONNX Runtime's QLinearConv (depthwise: group = channels)
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.conv_data(op)
         return conv_like_data(op, mode, conv_effective_scales(op))

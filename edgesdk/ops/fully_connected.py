@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from ..errors import UnsupportedOpError
 from ..ir.rounding import fully_connected_effective_scales
-from . import ort
 from .base import OpDef, Operands, fused_activation, op_error, rounding_of
 from . import register
 from .conv_2d import ConvData, FloatLayerData, conv_like_data, float_layer_data, require_bias, require_constant_weights
@@ -41,5 +40,6 @@ class FullyConnected(OpDef):
         if op.outputs[0].dtype == "float32":
             return float_layer_data(op)
         if str(mode) == "ort":  # ONNX Runtime's QGemm / QLinearMatMul: float32 requantization
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.conv_data(op)
         return conv_like_data(op, mode, fully_connected_effective_scales(op, rounding_of(op, mode)))

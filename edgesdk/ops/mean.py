@@ -13,7 +13,6 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..ir import quant
-from . import ort
 from .base import OpDef, Operands, input_of, op_error, rounding_of
 from . import register
 
@@ -132,6 +131,7 @@ class Mean(Reduction):
             return data
         m, s = mean_multiplier(x, y, max(data.count, 1))
         if str(mode) == "ort":  # QLinearGlobalAveragePool: sum - zp * count, float32 requantization
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return self.reduce_data(op, multiplier=m, shift=s, input_zero_point=int(x.quant.zero_point[0]),
                                     output_zero_point=int(y.quant.zero_point[0]), rounding=rounding_of(op, mode),
                                     scale=ort.global_average_scale(op, max(data.count, 1)))

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from ..ir import quant
 from ..ir.rounding import mul_effective_scale
-from . import ort
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
@@ -44,6 +43,7 @@ class Mul(OpDef):
 
     def prepare(self, op, mode: str):
         if str(mode) == "ort":  # QLinearMul, or float Mul between DequantizeLinear and QuantizeLinear
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.binary_data(op)
         a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
         if y.dtype in ("float32", "int32"):

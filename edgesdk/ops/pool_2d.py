@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ort
 from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, op_error
 from . import register
@@ -47,6 +46,7 @@ class Pool2D(OpDef):
         if op.outputs[0].quant is None:
             return None
         if str(mode) == "ort" and op.type == "AVERAGE_POOL_2D":  # QLinearAveragePool
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.average_pool_data(op)
         act_min, act_max = activation_range(op)
         return PoolData(act_min, act_max, bool(op.uint8_semantics) and op.type == "AVERAGE_POOL_2D")

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import quant
-from . import ort
 from .base import OpDef, Operands, require_same_elements, rounding_of
 from . import register
 
@@ -43,6 +42,7 @@ class Quantize(OpDef):
         if y.quant is None or (x.dtype != "float32" and x.quant is None):
             return None
         if str(mode) == "ort" and y.dtype == "int8" and x.dtype in ("float32", "int8"):
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             # QuantizeLinear of a float input; DequantizeLinear -> QuantizeLinear of an int8 one (a table)
             return ort.quantize_data(op) if x.dtype == "float32" else ort.table_data(op)
         rounding = rounding_of(op, mode)

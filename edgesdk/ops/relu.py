@@ -12,7 +12,6 @@ import numpy as np
 
 from ..ir import quant
 from ..ir.rounding import relu_effective_scale
-from . import ort
 from .base import OpDef, Operands, dtype_range, require_same_elements, rounding_of
 from . import register
 
@@ -54,6 +53,7 @@ class Relu(OpDef):
         if x.quant is None or y.quant is None or x.dtype not in ("int8", "int16"):
             return None
         if str(mode) == "ort" and x.dtype == y.dtype == "int8":  # float Relu/Clip between DQ and Q: a table
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.table_data(op)
         qmin, qmax = dtype_range(y.dtype)
         rounding = rounding_of(op, mode)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ir import quant
 from ..ir.rounding import ROUNDING_LUT
-from . import fixedpoint, ort
+from . import fixedpoint
 from .base import OpDef, Operands, require_same_elements, rounding_of
 from . import register
 from .softmax import input_radius
@@ -115,6 +115,7 @@ class Sigmoid(OpDef):
         if x.quant is None or y.quant is None:
             return None
         if str(mode) == "ort" and op.type == "LOGISTIC":  # QLinearSigmoid's table
+            from . import ort  # here: only --rounding ort loads the ONNX Runtime arithmetic
             return ort.table_data(op)
         rounding = rounding_of(op, mode)
         if x.dtype == "int16":

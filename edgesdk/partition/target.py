@@ -11,12 +11,29 @@ references when none is known yet (`edgesdk inspect`).
 from __future__ import annotations
 
 import inspect
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
 # The rounding modes a constraint must hold for when the build's own is not known (edgesdk inspect).
 UNKNOWN_MODES = ("ref", "tflm")
+
+# Inside remembered_answers(): (id of the TargetSupport, op, modes) -> (the TargetSupport, its answer).
+_ANSWERS: ContextVar = ContextVar("edgesdk_target_support_answers", default=None)
+
+
+@contextmanager
+def remembered_answers():
+    """While it is open, each target's answer for an op (TargetSupport.failure) is worked out once: for one
+    build, whose passes never change an op (the partitioner asks, then a target's codegen asks again before it
+    lowers the op; the NPU's last rule lowers and checks the op's commands, which is not cheap)."""
+    token = _ANSWERS.set({})
+    try:
+        yield
+    finally:
+        _ANSWERS.reset(token)
 
 
 @lru_cache(maxsize=None)
@@ -72,6 +89,15 @@ class TargetSupport:
     def failure(self, op, modes: tuple = UNKNOWN_MODES) -> "Failure | None":
         """Why `op` cannot run on this target (the first constraint that fails) in a build for rounding `modes`,
         or None when it can."""
+        answers = _ANSWERS.get()
+        if answers is None:
+            return self._failure(op, modes)
+        key = (id(self), op, tuple(modes))
+        if key not in answers:
+            answers[key] = (self, self._failure(op, modes))  # (self kept alive: its id stays unique)
+        return answers[key][1]
+
+    def _failure(self, op, modes: tuple) -> "Failure | None":
         if op.type not in self.ops:
             return Failure(self.name, "", f"{self.name} has no {op.type} operation", "")
         for fn in [*self.generic, *self.ops[op.type]]:

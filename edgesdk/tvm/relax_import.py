@@ -23,19 +23,10 @@ import numpy as np
 from ..errors import ModelError, UnsupportedOpError
 from ..importer.names import sanitize_name
 from ..ir.graph import Graph, Op, Tensor
-from . import qdq
+from . import LONG_TAIL_TYPES, qdq
 from .qdq import NotConvertible, dtype_of, is_call, is_const, op_name, shape_of
 
 IR_DTYPES = ("int8", "float32", "int32")
-# Relax op -> the TFLite builtin name its long-tail IR op gets (edgesdk has no hand-written kernel for these).
-LONG_TAIL_TYPES = {
-    "relax.permute_dims": "TRANSPOSE", "relax.subtract": "SUB", "relax.divide": "DIV",
-    "relax.maximum": "MAXIMUM", "relax.minimum": "MINIMUM", "relax.power": "POW",
-    "relax.abs": "ABS", "relax.negative": "NEG", "relax.exp": "EXP", "relax.log": "LOG", "relax.sqrt": "SQRT",
-    "relax.rsqrt": "RSQRT", "relax.square": "SQUARE", "relax.sin": "SIN", "relax.cos": "COS",
-    "relax.floor": "FLOOR", "relax.ceil": "CEIL", "relax.nn.gelu": "GELU", "relax.erf": "ERF",
-    "relax.nn.leakyrelu": "LEAKY_RELU", "relax.nn.silu": "SILU", "relax.round": "ROUND", "relax.sign": "SIGN",
-}
 # Ops whose operands are read in place: they are part of a constant tree, or the quantization boundary.
 _NOT_COMPUTE = ("relax.dequantize", "relax.quantize")
 

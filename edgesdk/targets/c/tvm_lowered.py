@@ -14,7 +14,7 @@ import importlib.util
 import math
 
 from ...importer.names import c_identifier
-from ...tvm.relax_import import LONG_TAIL_TYPES
+from ...tvm import LONG_TAIL_TYPES
 from .calls import C_TYPE_BYTES, Cast, Const
 
 C_TYPES = {"int8": "int8_t", "int32": "int32_t", "float32": "float"}

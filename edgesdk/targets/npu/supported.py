@@ -472,6 +472,8 @@ def constraint_placement_expressible(op):
 # -- --rounding ort -----------------------------------------------------------------------------------------------
 def constraint_no_float_requantization(op):
     """With --rounding ort, the op only moves int8 data of one quantization (ONNX Runtime requantizes in float32, rounding half to even; the NPU's requantization is fixed point)"""
+    if "ort" not in op.attrs:  # not planned for --rounding ort (ir/ort.py's execution(op) is None): no import
+        return True, f"ONNX Runtime computes it as {op.type}"
     from ...ir.ort import execution, requantizes
 
     run = execution(op)

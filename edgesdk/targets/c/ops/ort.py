@@ -11,10 +11,10 @@ DEQUANTIZE compute exactly what ONNX Runtime computes with their usual ones. emi
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
-from ....ops import ort as ort_data
 from ..calls import PointerList
 from ..emit import Emit, footprint
 from ..proof import positive, require
@@ -30,6 +30,8 @@ KERNEL_TYPES = ("ADD", "MUL", "AVERAGE_POOL_2D", "CONCATENATION", "LOGISTIC", "R
 def uses_ort_kernel(op) -> bool:
     if "ort" not in op.attrs or "relax_function" in op.attrs:
         return False
+    from ....ops import ort as ort_data  # here: the C target's rules import this module in every build
+
     return op.type in KERNEL_TYPES or (op.type in ort_data.FLOAT_LAYER_TYPES and not op.attrs["ort"].fused)
 
 
@@ -46,7 +48,7 @@ CONSTRAINTS = [int8_per_tensor]
 
 def emit_ort_layer(e: Emit):
     """The layer of an op whose ort data has a kernel here, else None (the op's usual emitter runs)."""
-    emitter = EMITTERS.get(type(e.data))
+    emitter = _emitters().get(type(e.data))
     return emitter(e) if emitter is not None else None
 
 
@@ -162,15 +164,20 @@ def emit_float_conv(e: Emit):
     return e.layer
 
 
-FC_ORDERS = {ort_data.SUM_FMA_CHAIN: ("EDGESDK_ORT_SUM_FMA_CHAIN", "fused multiply-add chain (SGEMM)"),
-             ort_data.SUM_M1: ("EDGESDK_ORT_SUM_M1", "runs of four products (SGEMM M=1 kernel)"),
-             ort_data.SUM_M1_TRANSPOSED: ("EDGESDK_ORT_SUM_M1_TRANSPOSED",
-                                          "eight lanes and a reduction tree (SGEMM M=1 transposed-B kernel)")}
+@cache
+def _fc_orders() -> dict:
+    """MLAS summation order (the op layer's ort data) -> (its edgesdk_ort.h macro, how it sums)."""
+    from ....ops import ort as ort_data
+
+    return {ort_data.SUM_FMA_CHAIN: ("EDGESDK_ORT_SUM_FMA_CHAIN", "fused multiply-add chain (SGEMM)"),
+            ort_data.SUM_M1: ("EDGESDK_ORT_SUM_M1", "runs of four products (SGEMM M=1 kernel)"),
+            ort_data.SUM_M1_TRANSPOSED: ("EDGESDK_ORT_SUM_M1_TRANSPOSED",
+                                         "eight lanes and a reduction tree (SGEMM M=1 transposed-B kernel)")}
 
 
 def emit_float_fc(e: Emit):
     d, x, y = e.data, e.op.inputs[0], e.op.outputs[0]
-    macro, order = FC_ORDERS[d.order]
+    macro, order = _fc_orders()[d.order]
     fields = {"rows": x.shape[0], "depth": x.shape[1], "units": y.shape[-1], "order": e.macro(macro),
               "bias_first": int(d.bias_first), "dequantized": e.float32s("dequantized", d.dequantized),
               "weights": e.float32s("weights", d.weights), "bias": e.float32s("bias", d.bias),
@@ -183,7 +190,14 @@ def emit_float_fc(e: Emit):
     return e.layer
 
 
-EMITTERS = {ort_data.OrtFloatConvData: emit_float_conv, ort_data.OrtFloatFullyConnectedData: emit_float_fc, ort_data.OrtAddData: emit_add, ort_data.OrtMulData: emit_mul,
+@cache
+def _emitters() -> dict:
+    """The op layer's ort data type -> its layer's emitter (built on first use: only --rounding ort loads the
+    op layer's ONNX Runtime arithmetic, edgesdk/ops/ort.py)."""
+    from ....ops import ort as ort_data
+
+    return {ort_data.OrtFloatConvData: emit_float_conv, ort_data.OrtFloatFullyConnectedData: emit_float_fc,
+            ort_data.OrtAddData: emit_add, ort_data.OrtMulData: emit_mul,
             ort_data.OrtFloatBinaryData: emit_float_binary, ort_data.OrtAveragePoolData: emit_average_pool,
             ort_data.OrtTableData: emit_table, ort_data.OrtQuantizeData: emit_quantize,
             ort_data.OrtConcatData: emit_concatenation}

@@ -241,15 +241,18 @@ def encode(data, run_value: int | None = None) -> bytes:
     return _emit(plan)
 
 
-def _plan(data, run_value: int | None) -> dict:
+def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict | None:
     """Pass 1, a batch of whole lanes at a time (so the encoder's working memory is bounded by a batch, not
     the tensor): the symbol counts of each lane and its extra bits; from them the code and the exact size of
-    every lane."""
+    every lane. None when `smaller_than` is given and the counts prove the stream cannot be smaller than that
+    (_size_lower_bound): the code is not built."""
     raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
     n = len(raw)
     if n > R.MAX_OPERAND_BYTES:
         raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
     run_value = most_frequent_byte(raw) if run_value is None and n else (run_value or 0)
+    if smaller_than is not None and n and _literal_lower_bound(raw, run_value) >= smaller_than:
+        return None  # not even worth tokenising
     symbols = LITERAL_SYMBOLS + RUN_SYMBOLS
     counts, extra_bits = np.zeros((LANES, symbols), np.int64), np.zeros(LANES, np.int64)
     batches = []
@@ -259,6 +262,8 @@ def _plan(data, run_value: int | None) -> dict:
             batches.append(batch)
         counts += np.bincount(lane * symbols + sym, minlength=LANES * symbols).reshape(LANES, symbols)
         extra_bits += np.bincount(lane, weights=bits, minlength=LANES).astype(np.int64)
+    if smaller_than is not None and _size_lower_bound(counts.sum(axis=0), int(extra_bits.sum())) >= smaller_than:
+        return None
     lengths = code_lengths(counts.sum(axis=0))
     literals = np.flatnonzero(lengths[:LITERAL_SYMBOLS])
     literal_count = int(literals[-1]) + 1 if len(literals) else 0
@@ -270,6 +275,37 @@ def _plan(data, run_value: int | None) -> dict:
 
 
 BATCH_BYTES = 1 << 20  # decoded bytes tokenised at once: every MLPerf Tiny tensor is one batch
+
+
+def _literal_lower_bound(raw: np.ndarray, run_value: int) -> float:
+    """A weaker _size_lower_bound from the byte counts alone, before tokenising: every byte other than
+    run_value is a literal (only run_value bytes form runs), so those literals' symbols are in the code table
+    and their codes cost at least their entropy (Kraft's inequality holds on any subset of the symbols)."""
+    counts = np.bincount(raw, minlength=256)
+    counts[run_value] = 0
+    values = np.flatnonzero(counts)
+    if not len(values):
+        return 0.0
+    symbols = _SYMBOL_OF_DIFFERENCE[(values - run_value) % 256]
+    table_bytes = -(-(int(symbols.max()) + 1 + RUN_SYMBOLS) // 2)
+    total = counts[values].astype(np.float64)
+    code_bits = float(np.sum(total * np.log2(total.sum() / total)))
+    return (HEADER_BYTES + table_bytes + code_bits / 8) * (1 - 1e-9)
+
+
+def _size_lower_bound(counts: np.ndarray, extra_bits: int) -> float:
+    """Bytes below which no stream of these symbol counts can be: the header, the code table (its length
+    follows from which literals occur: every used symbol gets a code, no unused one does) and the codes at
+    the counts' entropy (Shannon: the counts times any code lengths that satisfy Kraft's inequality, length
+    limited or not, are at least that) plus the extra bits, without the lanes' padding. Slightly lowered, so
+    that float rounding can only weaken it."""
+    used = np.flatnonzero(counts)
+    literals = used[used < LITERAL_SYMBOLS]
+    literal_count = int(literals[-1]) + 1 if len(literals) else 0
+    table_bytes = -(-(literal_count + RUN_SYMBOLS) // 2)
+    total = counts[used].astype(np.float64)
+    code_bits = float(np.sum(total * np.log2(total.sum() / total))) if len(used) else 0.0
+    return (HEADER_BYTES + table_bytes + (code_bits + extra_bits) / 8) * (1 - 1e-9)
 
 
 def _lane_batches(raw: np.ndarray, run_value: int):
@@ -344,8 +380,10 @@ _STREAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def _compress_if_smaller(data: bytes) -> bytes | None:
     if len(data) <= HEADER_BYTES + RUN_SYMBOLS // 2:  # the header alone is as large
         return None
-    plan = _plan(data, None)  # the exact size first: the bits are packed only if the stream is smaller
-    return _emit(plan) if plan["size"] < len(data) else None
+    # The exact size first (and not even that when the symbol counts alone rule a smaller stream out, as for
+    # most small tensors, whose code table alone takes ~140 bytes): the bits are packed only if it is smaller.
+    plan = _plan(data, None, smaller_than=len(data))
+    return _emit(plan) if plan is not None and plan["size"] < len(data) else None
 
 
 def stream_table_bytes(literal_count: int) -> int:
