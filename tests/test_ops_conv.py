@@ -514,18 +514,19 @@ def test_hand_made_model_firmware_bit_exact(name, tmp_path):
 
 def test_16x8_fully_connected_window_is_set_and_proved(tmp_path):
     """A 16x8 FULLY_CONNECTED whose sums fit int32 requantizes LiteRT's double product through the integer window
-    (edgesdk_requantize_fp64_window); the build's proof refuses a window smaller than its accumulators need."""
+    (the row-block kernel edgesdk_fully_connected_s16_fp64); the build's proof refuses a window smaller than its
+    accumulators need."""
     from edgesdk.compiler import BuildOptions, compile_model
     from edgesdk.verify import VerificationError, verify_build
 
     model = Path(__file__).parent / "models" / "ops" / "fc_16_8_int16.tflite"
     compiled = compile_model(model, BuildOptions(target="c"))
     (params,) = [call.args[0] for layer in compiled.executor.target_data["c"] for call in layer.calls
-                 if call.kernel == "edgesdk_fully_connected_s16"]
-    window = params["fp64_window"]
+                 if call.kernel == "edgesdk_fully_connected_s16_fp64"]
+    window = params["window"]
     assert window and window & (window - 1) == 0
     verify_build(compiled)
-    params.fields["fp64_window"] = window // 2
+    params.fields["window"] = window // 2
     with pytest.raises(VerificationError) as err:
         verify_build(compiled)
-    assert "fp64_window does not cover the accumulators" in str(err.value)
+    assert "window does not cover the accumulators" in str(err.value)

@@ -123,11 +123,121 @@ def emit_fully_connected_s16(e: Emit):
     fields.update(fast_requant_fields(e, d, bool(fields["sum32"]) and d.rounding != "fp64"
                                       and fields["accumulator"].name == "EDGESDK_ACC64"))
     fields["fp64_window"] = s16_fp64_window(weights, b, d) if fields["sum32"] else 0
+    kernel = S16_ROWS_FP64 if fields["fp64_window"] else S16_ROWS_MBQM64 if fields["fast_requant"] else None
+    if kernel is not None:
+        return emit_fully_connected_s16_rows(e, kernel, fields, weights, b)
     params = e.params("edgesdk_fully_connected_s16_params", fields)
     e.call("edgesdk_fully_connected_s16", params, e.tensor(x), weights_const(e, weights), bias64_const(e, b),
            e.arena(y))
     e.layer.note = f"{in_depth}->{out_depth} 16x8, {accumulator(op)} accumulator"
     return e.layer
+
+
+S16_ROWS_FP64, S16_ROWS_MBQM64 = "edgesdk_fully_connected_s16_fp64", "edgesdk_fully_connected_s16_mbqm64"
+S16_RECORD_WORDS = {S16_ROWS_FP64: 4, S16_ROWS_MBQM64: 3}  # FC16_RECORD_FP64, FC16_RECORD_MBQM64
+
+
+def s16_row_blocks(out_depth: int) -> list:
+    """The row-block kernels' blocks: of 8 rows, then one each of 4, 2 and 1 as the bits of out_depth ask."""
+    return [8] * (out_depth // 8) + [size for size in (4, 2, 1) if out_depth & size]
+
+
+def s16_block_rows(weights_2d) -> np.ndarray:
+    """[out][in] int8 -> the row-block kernels' filter: each block of s16_row_blocks tap-major ([tap][row])."""
+    parts, start = [], 0
+    for size in s16_row_blocks(len(weights_2d)):
+        parts.append(np.asarray(weights_2d[start:start + size]).T.reshape(-1))
+        start += size
+    return np.concatenate(parts).astype(np.int8)
+
+
+def s16_unblock_rows(filter_bytes, out_depth: int, in_depth: int) -> np.ndarray:
+    """s16_block_rows inverted: [out][in] int64 (for the footprint check)."""
+    values = np.asarray(filter_bytes, np.int64)[:out_depth * in_depth]
+    rows, start = [], 0
+    for size in s16_row_blocks(out_depth):
+        rows.append(values[start * in_depth:(start + size) * in_depth].reshape(in_depth, size).T)
+        start += size
+    return np.concatenate(rows)
+
+
+def s16_records(kernel: str, bias, d, fields) -> np.ndarray:
+    """Per output, the row-block kernels' requantization record as int32 words: _fp64 {bias, multiplier,
+    2^(s - 1), s} with s = ~shift (edgesdk_requantize_fp64_window), _mbqm64 {bias, fast multiplier, fast shift}."""
+    if kernel == S16_ROWS_FP64:
+        s = -np.asarray(d.shifts, np.int64) - 1
+        rows = np.stack([bias, np.asarray(d.multipliers, np.int64), np.left_shift(1, s - 1), s], axis=1)
+    else:
+        rows = np.stack([bias, np.asarray(fields["fast_multiplier"].values, np.int64),
+                         np.asarray(fields["fast_shift"].values, np.int64)], axis=1)
+    return rows.reshape(-1)
+
+
+def emit_fully_connected_s16_rows(e: Emit, kernel: str, fields: dict, weights, b):
+    """A 16x8 FULLY_CONNECTED whose sums plus bias fit int32 and whose requantization has an integer form
+    (fp64 through the window, or TFLite Micro's 64-bit one through edgesdk_mbqm64_fast): the row-block kernel,
+    with the constants of each output's requantization precomputed in one record."""
+    op = e.op
+    x, y = op.inputs[0], op.outputs[0]
+    out_depth, in_depth = weights.shape
+    bias = np.zeros(out_depth, np.int64) if b is None else b.data.astype(np.int64).reshape(-1)
+    records = s16_records(kernel, bias, e.data, fields)
+    rows = {
+        "batches": fields["batches"], "in_depth": in_depth, "out_depth": out_depth,
+        "act_min": fields["act_min"], "act_max": fields["act_max"],
+        "filter": weights_const(e, s16_block_rows(weights)),
+        "records": e.int32s("records", records),
+        "scale": fields["scale"] if kernel == S16_ROWS_FP64 else e.null("double"),
+        "window": fields["fp64_window"] if kernel == S16_ROWS_FP64 else 0,
+    }
+    params = e.params("edgesdk_fully_connected_s16_rows_params", rows)
+    e.call(kernel, params, e.tensor(x), e.arena(y))
+    blocks = "+".join(str(size) for size in s16_row_blocks(out_depth))
+    e.layer.note = f"{in_depth}->{out_depth} 16x8, row blocks {blocks}, {accumulator(op)} accumulator"
+    return e.layer
+
+
+def s16_rows_checks(kernel: str, p) -> list:
+    """Footprint preconditions of the row-block kernels: constant filter and records whose sums plus bias fit
+    int32 for any int16 input (sum32), shifts each form defines, and for _fp64 a window that covers the largest
+    accumulator (edgesdk_requantize_fp64_window) and the scales of the outputs near a tie."""
+    n, depth = p["out_depth"], p["in_depth"]
+    words = S16_RECORD_WORDS[kernel]
+    w, r = p["filter"], p["records"]
+    if not hasattr(w, "values") or not hasattr(r, "values"):
+        return ["the row-block kernel needs a constant filter and records"]
+    if len(w.values) < n * depth or len(r.values) < words * n:
+        return [f"the row-block kernel needs {n * depth} filter bytes and {words * n} record words"]
+    weights = s16_unblock_rows(w.values, n, depth)
+    rows = np.asarray(r.values, np.int64)[:words * n].reshape(n, words)
+    bias = rows[:, 0]
+    checks = require(sum32(weights, bias=bias) == 1, "the row-block kernel's sums plus bias can leave int32")
+    if kernel == S16_ROWS_MBQM64:
+        return checks + require(bool(np.all((rows[:, 2] >= 0) & (rows[:, 2] <= 31))),
+                                "a record's fast shift is outside [0, 31]")
+    s = rows[:, 3]
+    checks += require(bool(np.all((rows[:, 1] > 0) & (s >= 1) & (s <= 30))),
+                      "fp64 records need multipliers > 0 and s = ~shift in [1, 30]")
+    if checks:
+        return checks
+    checks += require(bool(np.all(rows[:, 2] == np.left_shift(1, s - 1))), "a record's rounding term is not 2^(s - 1)")
+    bound = int(np.max(np.abs(bias) + 32768 * np.abs(weights).sum(axis=1), initial=0))
+    checks += require(fp64_window(bound) <= p["window"] <= 1 << 30, "window does not cover the accumulators")
+    return checks + [(p["scale"], 8 * n, f"scale[{n}]")]
+
+
+@footprint(S16_ROWS_FP64, S16_ROWS_MBQM64)
+def fully_connected_s16_rows_footprint(call, op) -> list:
+    p, x, y = call.args
+    checks = positive(p, "batches", "in_depth", "out_depth")
+    if checks:
+        return checks
+    checks = s16_rows_checks(call.kernel, p)
+    n = p["out_depth"]
+    return checks + [(x, 2 * p["batches"] * p["in_depth"], "input"),
+                     (p["filter"], n * p["in_depth"], "filter"),
+                     (p["records"], 4 * S16_RECORD_WORDS[call.kernel] * n, "records"),
+                     (y, 2 * p["batches"] * n, "output")]
 
 
 def s16_fp64_window(weights_2d, b, d) -> int:
