@@ -153,14 +153,23 @@ static inline __attribute__((always_inline)) const int8_t *fc16_block(const int1
     for (int k = 0; k < R; k++) {
         a[k] = r[k * stride];
     }
-    const int16_t *pairs_end = x + (n & ~1);
-    for (; x != pairs_end; x += 2) {
+    const int16_t *quads_end = x + (n & ~3);
+    for (; x != quads_end; x += 4) {
+        const int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+#pragma GCC unroll 8
+        for (int k = 0; k < R; k++) {
+            a[k] += x0 * w[k] + x1 * w[R + k] + x2 * w[2 * R + k] + x3 * w[3 * R + k];
+        }
+        w += 4 * R;
+    }
+    if (n & 2) {
         const int32_t x0 = x[0], x1 = x[1];
 #pragma GCC unroll 8
         for (int k = 0; k < R; k++) {
             a[k] += x0 * w[k] + x1 * w[R + k];
         }
         w += 2 * R;
+        x += 2;
     }
     if (n & 1) {
         const int32_t x0 = x[0];
@@ -210,13 +219,13 @@ static inline __attribute__((always_inline)) void fc16_rows(const edgesdk_fully_
 }
 
 /* -fsched-pressure: GCC's first scheduling pass otherwise hoists the loads of a step and spills accumulators. */
-__attribute__((optimize("sched-pressure"))) void edgesdk_fully_connected_s16_fp64(
+__attribute__((optimize("sched-pressure", "no-tree-loop-optimize"))) void edgesdk_fully_connected_s16_fp64(
     const edgesdk_fully_connected_s16_rows_params *p, const int16_t *input, int16_t *output)
 {
     fc16_rows(p, input, output, FC16_MODE_FP64);
 }
 
-__attribute__((optimize("sched-pressure"))) void edgesdk_fully_connected_s16_mbqm64(
+__attribute__((optimize("sched-pressure", "no-tree-loop-optimize"))) void edgesdk_fully_connected_s16_mbqm64(
     const edgesdk_fully_connected_s16_rows_params *p, const int16_t *input, int16_t *output)
 {
     fc16_rows(p, input, output, FC16_MODE_MBQM64);
