@@ -155,6 +155,18 @@ def layer16_models() -> dict:
     w = _w(r, (6, 3, 3, 2))
     models["conv16_grouped"] = (conv16_model(
         (1, 5, 5, 4), w, r.integers(-1000, 1000, 6), 1 / 32768, _scales(r, 6), 1e-4, activation="RELU6"), BOTH)
+    # the blocked layout's channels after the last block: two (one block + 2) and three (no block), with dilation
+    # across rows and columns, SAME padding, stride 2, ReLU, batches
+    w = _w(_rng(17), (6, 3, 3, 3))
+    models["conv16_rest2_dilated"] = (conv16_model(
+        (2, 9, 8, 3), w, _rng(17).integers(-3000, 3000, 6), 1 / 32768, _scales(_rng(18), 6), 2e-4, stride=(2, 1),
+        dilation=(2, 3), activation="RELU"), BOTH)
+    w = _w(_rng(19), (3, 2, 3, 5))
+    models["conv16_rest3"] = (conv16_model(
+        (1, 6, 7, 5), w, None, 1 / 32768, _scales(_rng(20), 3), 3e-4, stride=(1, 2), padding=VALID), ("tflm",))
+    models["conv16_rest3_dilated"] = (conv16_model(
+        (1, 8, 9, 2), _w(_rng(21), (3, 3, 3, 2)), [5, -5, 9], 1 / 32768, _scales(_rng(22), 3), 1e-4,
+        dilation=(2, 2), padding=VALID), BOTH)
     w = _w(r, (1, 3, 2, 9))
     models["dwconv16_mult3_no_bias"] = (depthwise16_model(
         (1, 6, 7, 3), w, None, 1 / 32768, _scales(r, 9), 1e-4, multiplier=3, stride=(1, 2), dilation=(2, 1)), BOTH)

@@ -24,13 +24,16 @@ static inline edgesdk_window edgesdk_window_taps(int32_t origin, int32_t dilatio
     int64_t first = 0;
     int64_t last = taps;
     const int64_t room = (int64_t)size - 1 - origin; /* the largest t * dilation still inside the input */
+    /* The quotients in uint32 (one divu, not a call to libgcc's 64-bit division): -origin + dilation - 1 and
+     * room are at most 2^32 - 2 when they are not negative. */
     if (origin < 0) {
-        first = dilation == 1 ? -(int64_t)origin : (-(int64_t)origin + dilation - 1) / dilation;
+        first = dilation == 1 ? -(int64_t)origin
+                              : ((uint32_t)(-(int64_t)origin) + (uint32_t)(dilation - 1)) / (uint32_t)dilation;
     }
     if (room < 0) {
         last = 0;
     } else {
-        const int64_t inside = (dilation == 1 ? room : room / dilation) + 1;
+        const int64_t inside = (dilation == 1 ? room : (uint32_t)room / (uint32_t)dilation) + 1;
         if (inside < last) {
             last = inside;
         }
