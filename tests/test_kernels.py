@@ -357,8 +357,8 @@ def _window_taps(origin: int, dilation: int, taps: int, size: int) -> tuple:
 
 
 def test_window_taps_equal_their_definition(tmp_path):
-    """edgesdk_window_taps (its quotients in uint32) against the definition, at the int32 ends of origin, dilation,
-    size and taps as well as over small ranges."""
+    """edgesdk_window_taps and edgesdk_window_taps_u32 (its quotients in uint32) against the definition, at the
+    int32 ends of origin, dilation, size and taps as well as over small ranges."""
     import ctypes
 
     from edgesdk.hostcc import load_shared_library
@@ -366,17 +366,19 @@ def test_window_taps_equal_their_definition(tmp_path):
     src = tmp_path / "window_wrap.c"
     src.write_text('#include "edgesdk_window.h"\n'
                    "void taps(int32_t o, int32_t d, int32_t t, int32_t s, int32_t *out)\n"
-                   "{ edgesdk_window w = edgesdk_window_taps(o, d, t, s); out[0] = w.first; out[1] = w.last; }\n")
+                   "{ edgesdk_window w = edgesdk_window_taps(o, d, t, s); out[0] = w.first; out[1] = w.last;\n"
+                   "  w = edgesdk_window_taps_u32(o, d, t, s); out[2] = w.first; out[3] = w.last; }\n")
     lib = load_shared_library("edgesdk_test_window_taps", [src], [testing.KERNELS_DIR])
     lib.taps.argtypes = [ctypes.c_int32] * 4 + [ctypes.c_void_p]
-    out = np.zeros(2, np.int32)
+    out = np.zeros(4, np.int32)
     big = (1 << 31) - 1
     cases = [(o, d, t, s) for o in range(-9, 10) for d in range(1, 5) for t in range(0, 6) for s in range(1, 8)]
     ends = (-(1 << 31), -(1 << 31) + 1, -big // 2, -1, 0, 1, big // 2, big - 1, big)
     cases += [(o, d, t, s) for o in ends for d in (1, 2, 3, big - 1, big) for t in (1, 3, big) for s in (1, 2, big)]
     for case in cases:
         lib.taps(*case, out.ctypes.data)
-        assert tuple(int(v) for v in out) == _window_taps(*case), case
+        want = _window_taps(*case)
+        assert tuple(int(v) for v in out[:2]) == want and tuple(int(v) for v in out[2:]) == want, case
 
 
 def test_fast_kernel_preconditions_are_checked():

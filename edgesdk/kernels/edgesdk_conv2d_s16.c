@@ -164,10 +164,10 @@ static inline __attribute__((always_inline)) void conv16_rest_pass_r(const edges
         px.in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             px.y0 = oy * p->stride_h - p->pad_top;
-            px.wy = edgesdk_window_taps(px.y0, p->dilation_h, p->filter_h, p->in_h);
+            px.wy = edgesdk_window_taps_u32(px.y0, p->dilation_h, p->filter_h, p->in_h);
             for (int32_t ox = 0; ox < p->out_w; ox++, output += p->out_c) {
                 px.x0 = ox * p->stride_w - p->pad_left;
-                px.wx = edgesdk_window_taps(px.x0, p->dilation_w, p->filter_w, p->in_w);
+                px.wx = edgesdk_window_taps_u32(px.x0, p->dilation_w, p->filter_w, p->in_w);
                 if (px.wx.last <= px.wx.first) { /* no tap inside the image: the bias alone */
                     for (int k = 0; k < R; k++) {
                         output[first_oc + k] = conv16_output_small(p, 0, bias, first_oc + k);
@@ -260,13 +260,13 @@ static void conv2d_s16_blocked(const edgesdk_conv2d_s16_params *p, const int16_t
         px.in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             px.y0 = oy * p->stride_h - p->pad_top;
-            px.wy = edgesdk_window_taps(px.y0, p->dilation_h, p->filter_h, p->in_h);
+            px.wy = edgesdk_window_taps_u32(px.y0, p->dilation_h, p->filter_h, p->in_h);
             int32_t ox = 0;
             while (ox < p->out_w) {
                 px.x0 = ox * p->stride_w - p->pad_left;
-                px.wx = edgesdk_window_taps(px.x0, p->dilation_w, p->filter_w, p->in_w);
+                px.wx = edgesdk_window_taps_u32(px.x0, p->dilation_w, p->filter_w, p->in_w);
                 if (p->dilation_w == 1 && blocks > 0 && ox + 1 < p->out_w && px.wx.last > px.wx.first) {
-                    const edgesdk_window next = edgesdk_window_taps(px.x0 + p->stride_w, 1, p->filter_w, p->in_w);
+                    const edgesdk_window next = edgesdk_window_taps_u32(px.x0 + p->stride_w, 1, p->filter_w, p->in_w);
                     if (next.first == px.wx.first && next.last == px.wx.last) {
                         conv16_blocks_pair(p, &px, filter, taps, blocks, bias, output, output + p->out_c);
                         conv16_rest(p, &px, rest, taps, first_rest, bias, output + first_rest);
@@ -315,10 +315,10 @@ void edgesdk_conv2d_s16(const edgesdk_conv2d_s16_params *p, const int16_t *input
         const int16_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             const int32_t y0 = oy * p->stride_h - p->pad_top;
-            const edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
+            const edgesdk_window wy = edgesdk_window_taps_u32(y0, p->dilation_h, p->filter_h, p->in_h);
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 const int32_t x0 = ox * p->stride_w - p->pad_left;
-                const edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
+                const edgesdk_window wx = edgesdk_window_taps_u32(x0, p->dilation_w, p->filter_w, p->in_w);
                 const int32_t taps_x = wx.last > wx.first ? wx.last - wx.first : 0;
                 for (int32_t oc = 0; oc < p->out_c; oc++) {
                     const int32_t group = oc / filters_per_group;
