@@ -74,11 +74,6 @@ typedef struct {
     int32_t rounding;          /* EDGESDK_ROUNDING_FP64, or _DOUBLE / _SINGLE */
     int32_t accumulator;       /* EDGESDK_ACC64 or EDGESDK_ACC32 (edgesdk_layer16.h) */
     int32_t sum32;             /* 1: no partial sum of products can leave int32 (the compiler proved it) */
-    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
-    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
-    const int32_t *fast_shift;
-    uint32_t fp64_window; /* nonzero: EDGESDK_ROUNDING_FP64 with sum32, every shift in [-31, -2], every multiplier
-                           * > 0: requantize with edgesdk_requantize_fp64_window and this window */
 } edgesdk_fully_connected_s16_params;
 
 /* input [batches, in_depth], filter [out_depth, in_depth], bias[out_depth] or NULL (int32 biases widened to

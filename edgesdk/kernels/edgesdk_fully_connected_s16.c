@@ -39,11 +39,7 @@ static inline __attribute__((always_inline)) int16_t output32_s16(const edgesdk_
 {
     const int32_t acc = edgesdk_add_bias32(sum, bias, o);
     int32_t scaled;
-    if (p->fast_requant) {
-        scaled = edgesdk_mbqm64_fast(acc, p->fast_multiplier[o], p->fast_shift[o]);
-    } else if (p->fp64_window != 0) {
-        scaled = edgesdk_requantize_fp64_window(acc, p->scale[o], p->multiplier[o], p->shift[o], p->fp64_window);
-    } else if (p->rounding == EDGESDK_ROUNDING_FP64) {
+    if (p->rounding == EDGESDK_ROUNDING_FP64) {
         scaled = edgesdk_requantize_fp64_fast(acc, p->scale[o], p->multiplier[o], p->shift[o]);
     } else {
         scaled = edgesdk_requantize16_small(acc, p->accumulator, p->rounding, p->multiplier[o], p->shift[o]);
