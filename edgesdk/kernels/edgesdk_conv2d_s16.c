@@ -126,7 +126,8 @@ static inline __attribute__((always_inline)) void conv16_rest_r(const edgesdk_co
     }
 }
 
-/* The channels after the last full block (OHWI), for one pixel. */
+/* The channel after the last full block when one is left (OHWI), for one pixel; two or three run in
+ * conv16_rest_pass. */
 static inline __attribute__((always_inline)) void conv16_rest(const edgesdk_conv2d_s16_params *p, const conv16_pixel *px, const int8_t *rest, int32_t taps,
                         int32_t first_oc, const int64_t *bias, int16_t *output)
 {
@@ -180,8 +181,9 @@ static inline __attribute__((always_inline)) void conv16_rest_pass_r(const edges
     }
 }
 
-static __attribute__((noinline)) void conv16_rest_pass(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *rest,
-                             int32_t taps, int32_t first_oc, const int64_t *bias, int16_t *output)
+static __attribute__((noinline)) void conv16_rest_pass(const edgesdk_conv2d_s16_params *p, const int16_t *input,
+                                                       const int8_t *rest, int32_t taps, int32_t first_oc,
+                                                       const int64_t *bias, int16_t *output)
 {
     switch (p->out_c - first_oc) {
     case 3:
