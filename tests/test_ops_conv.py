@@ -167,6 +167,14 @@ def layer16_models() -> dict:
     models["conv16_rest3_dilated"] = (conv16_model(
         (1, 8, 9, 2), _w(_rng(21), (3, 3, 3, 2)), [5, -5, 9], 1 / 32768, _scales(_rng(22), 3), 1e-4,
         dilation=(2, 2), padding=VALID), BOTH)
+    # depthwise with fewer than 4 channels (one pass over each window for all of them): 1, 2 and 3 channels,
+    # dilation, SAME padding, stride, ReLU6, batches
+    for c, (dilation, stride, padding) in {1: ((1, 2), (1, 1), SAME), 2: ((2, 2), (1, 1), VALID),
+                                           3: ((2, 1), (2, 2), SAME)}.items():
+        models[f"dwconv16_{c}ch"] = (depthwise16_model(
+            (2, 7, 8, c), _w(_rng(30 + c), (1, 3, 3, c)), _rng(40 + c).integers(-5000, 5000, c), 1 / 32768,
+            _scales(_rng(50 + c), c), 2e-4, stride=stride, dilation=dilation, padding=padding,
+            activation="RELU6"), BOTH)
     w = _w(r, (1, 3, 2, 9))
     models["dwconv16_mult3_no_bias"] = (depthwise16_model(
         (1, 6, 7, 3), w, None, 1 / 32768, _scales(r, 9), 1e-4, multiplier=3, stride=(1, 2), dilation=(2, 1)), BOTH)
