@@ -600,7 +600,7 @@ def test_fast_requantization_form_equals_the_64_bit_formula():
 FIRMWARE_MODELS = ["conv16_int32_bias", "conv_f32_same_relu", "dwconv_f32_mult2_relu6", "conv16_wide_sums", "dwconv16_mult3_no_bias", "fc16_int32_bias",
                    "fc_f32_bias", "tconv_s8_wraps", "tconv_s16_bias_relu", "bmm_s8_adj_x_bcast", "bmm_f32_adj",
                    "bilinear_f32_half_pixel", "bilinear_s16_align_up", "nearest_s8_align", "l2_pool_f32_same",
-                   "avg_pool_f32_relu6", "max_pool_s16_relu", "fc16_rows_ties", "conv16_rest2_dilated"]
+                   "avg_pool_f32_relu6", "max_pool_s16_relu", "fc16_rows_ties", "conv16_rest2_dilated", "dwconv16_2ch"]
 
 
 @pytest.mark.slow
