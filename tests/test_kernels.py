@@ -349,6 +349,38 @@ def test_fp64_window_requantization_equals_double_rounding(tmp_path):
     assert checked > 20000
 
 
+def _window_taps(origin: int, dilation: int, taps: int, size: int) -> tuple:
+    """Taps t in [0, taps) with 0 <= origin + t * dilation < size, in Python integers: (first, last)."""
+    first = 0 if origin >= 0 else min(-(origin // dilation), taps)  # ceil(-origin / dilation)
+    last = 0 if size - 1 - origin < 0 else min((size - 1 - origin) // dilation + 1, taps)
+    return first, max(last, first)
+
+
+def test_window_taps_equal_their_definition(tmp_path):
+    """edgesdk_window_taps and edgesdk_window_taps_u32 (its quotients in uint32) against the definition, at the
+    int32 ends of origin, dilation, size and taps as well as over small ranges."""
+    import ctypes
+
+    from edgesdk.hostcc import load_shared_library
+
+    src = tmp_path / "window_wrap.c"
+    src.write_text('#include "edgesdk_window.h"\n'
+                   "void taps(int32_t o, int32_t d, int32_t t, int32_t s, int32_t *out)\n"
+                   "{ edgesdk_window w = edgesdk_window_taps(o, d, t, s); out[0] = w.first; out[1] = w.last;\n"
+                   "  w = edgesdk_window_taps_u32(o, d, t, s); out[2] = w.first; out[3] = w.last; }\n")
+    lib = load_shared_library("edgesdk_test_window_taps", [src], [testing.KERNELS_DIR])
+    lib.taps.argtypes = [ctypes.c_int32] * 4 + [ctypes.c_void_p]
+    out = np.zeros(4, np.int32)
+    big = (1 << 31) - 1
+    cases = [(o, d, t, s) for o in range(-9, 10) for d in range(1, 5) for t in range(0, 6) for s in range(1, 8)]
+    ends = (-(1 << 31), -(1 << 31) + 1, -big // 2, -1, 0, 1, big // 2, big - 1, big)
+    cases += [(o, d, t, s) for o in ends for d in (1, 2, 3, big - 1, big) for t in (1, 3, big) for s in (1, 2, big)]
+    for case in cases:
+        lib.taps(*case, out.ctypes.data)
+        want = _window_taps(*case)
+        assert tuple(int(v) for v in out[:2]) == want and tuple(int(v) for v in out[2:]) == want, case
+
+
 def test_fast_kernel_preconditions_are_checked():
     """The compiler keeps layers outside a fast kernel's domain on the reference loops, and says why."""
     from edgesdk.targets.c import layouts

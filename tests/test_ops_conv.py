@@ -155,6 +155,26 @@ def layer16_models() -> dict:
     w = _w(r, (6, 3, 3, 2))
     models["conv16_grouped"] = (conv16_model(
         (1, 5, 5, 4), w, r.integers(-1000, 1000, 6), 1 / 32768, _scales(r, 6), 1e-4, activation="RELU6"), BOTH)
+    # the blocked layout's channels after the last block: two (one block + 2) and three (no block), with dilation
+    # across rows and columns, SAME padding, stride 2, ReLU, batches
+    w = _w(_rng(17), (6, 3, 3, 3))
+    models["conv16_rest2_dilated"] = (conv16_model(
+        (2, 9, 8, 3), w, _rng(17).integers(-3000, 3000, 6), 1 / 32768, _scales(_rng(18), 6), 2e-4, stride=(2, 1),
+        dilation=(2, 3), activation="RELU"), BOTH)
+    w = _w(_rng(19), (3, 2, 3, 5))
+    models["conv16_rest3"] = (conv16_model(
+        (1, 6, 7, 5), w, None, 1 / 32768, _scales(_rng(20), 3), 3e-4, stride=(1, 2), padding=VALID), ("tflm",))
+    models["conv16_rest3_dilated"] = (conv16_model(
+        (1, 8, 9, 2), _w(_rng(21), (3, 3, 3, 2)), [5, -5, 9], 1 / 32768, _scales(_rng(22), 3), 1e-4,
+        dilation=(2, 2), padding=VALID), BOTH)
+    # depthwise with fewer than 4 channels (one pass over each window for all of them): 1, 2 and 3 channels,
+    # dilation, SAME padding, stride, ReLU6, batches
+    for c, (dilation, stride, padding) in {1: ((1, 2), (1, 1), SAME), 2: ((2, 2), (1, 1), VALID),
+                                           3: ((2, 1), (2, 2), SAME)}.items():
+        models[f"dwconv16_{c}ch"] = (depthwise16_model(
+            (2, 7, 8, c), _w(_rng(30 + c), (1, 3, 3, c)), _rng(40 + c).integers(-5000, 5000, c), 1 / 32768,
+            _scales(_rng(50 + c), c), 2e-4, stride=stride, dilation=dilation, padding=padding,
+            activation="RELU6"), BOTH)
     w = _w(r, (1, 3, 2, 9))
     models["dwconv16_mult3_no_bias"] = (depthwise16_model(
         (1, 6, 7, 3), w, None, 1 / 32768, _scales(r, 9), 1e-4, multiplier=3, stride=(1, 2), dilation=(2, 1)), BOTH)
@@ -173,7 +193,41 @@ def layer16_models() -> dict:
     models["fc16_wide_sums"] = (fc16_model(1, w, [0, 1, -1, 2**33], 1 / 32768, _scales(r, 4), 2.0), BOTH)
     models["fc16_left_shift"] = (fc16_model(
         2, _w(r, (3, 4), -2, 2), [0, 5, -5], 1.0, [1.0, 2.0, 8.0], 1.0 / 1024), BOTH)
+    models.update(fc16_row_block_models())
     return models
+
+
+def fc16_row_block_models() -> dict:
+    """16x8 FULLY_CONNECTED layers for the row-block kernels (edgesdk_fully_connected_s16_fp64 / _mbqm64): every
+    block size (15 rows = 8 + 4 + 2 + 1), depths with a four-tap remainder of 1, 2 and 3 taps, batches, ReLU, no
+    bias, and the ends of their shift ranges: s = ~shift = 1 (shift -2, the window's smallest) and shift -31 (the
+    largest); full-scale weights and biases near the int32 limit of sum32."""
+    r = _rng(13)
+    x_scale = 1 / 32768
+    models = {
+        "fc16_rows_all_blocks": fc16_model(2, _w(r, (15, 7)), r.integers(-99999, 99999, 15), x_scale,
+                                           _scales(r, 15), 1e-4),
+        "fc16_rows_relu_pairs": fc16_model(3, _w(r, (6, 10)), r.integers(-9999, 9999, 6), x_scale, _scales(r, 6),
+                                           3e-4, activation="RELU"),
+        "fc16_rows_no_bias": fc16_model(1, _w(r, (9, 5)), None, x_scale, _scales(r, 9), 2e-4),
+        # effective scale 0.2: shift -2 (s = 1) for LiteRT's window and total shift 17 for TFLite Micro's form
+        "fc16_rows_shift_minus2": fc16_model(2, _w(r, (5, 3)), [7, -7, 0, 1, -1], x_scale, [0.01] * 5,
+                                             x_scale * 0.01 / 0.2),
+        # effective scales ~2^-31 (shift -31): most outputs round to 0 or +-1
+        "fc16_rows_tiny_scale": fc16_model(2, _w(r, (4, 33), 100, 127), [2**24, -2**24, 0, 12345], x_scale,
+                                           [0.02, 0.02, 0.015, 0.02], x_scale * 0.02 / 2**-31.4),
+    }
+    # power-of-two scales 2^-3 .. 2^-8: an eighth to a 256th of the accumulators are exact ties, which the window
+    # sends to the double rounding with their own output's scale
+    models["fc16_rows_ties"] = fc16_model(2, _w(r, (11, 9)), r.integers(-999, 999, 11), x_scale,
+                                          [2.0 ** -(7 + k % 6) for k in range(11)], 2.0 ** -19)
+    # |bias| + 32768 * sum|w| = 2^31 - 4096: sums near the int32 limit, and the largest window (2^30)
+    w = np.full((3, 500), 127, np.int8)
+    w[1] = -127
+    w[2, ::2] = -127
+    bias = [2**31 - 4096 - 32768 * 127 * 500, -(2**31 - 4096 - 32768 * 127 * 500), 0]
+    models["fc16_rows_sum32_limit"] = fc16_model(1, w, bias, x_scale, [0.01, 0.01, 0.01], 5.0)
+    return {name: (data, BOTH) for name, data in models.items()}
 
 
 def float_layer_models() -> dict:
@@ -371,6 +425,69 @@ def test_layer16_kernels_take_their_paths(tmp_path):
     assert seen == {"acc32", "wide"}
 
 
+def test_16x8_fully_connected_row_block_kernels_are_taken(tmp_path):
+    """The row-block models reach edgesdk_fully_connected_s16_fp64 with LiteRT's rounding and _mbqm64 with TFLite
+    Micro's, with the shifts at the ends of the window's range (-2 and -31)."""
+    from edgesdk.ops import prepared
+
+    shifts = set()
+    for name, (data, _) in fc16_row_block_models().items():
+        graph = _import(data, tmp_path, name)
+        (op,) = graph.ops
+        assert "edgesdk_fully_connected_s16_fp64(" in testing.generate_source(graph.ops, "ref")[0], name
+        assert "edgesdk_fully_connected_s16_mbqm64(" in testing.generate_source(graph.ops, "tflm")[0], name
+        shifts.update(prepared(op, "ref").shifts)
+    assert {-2, -31} <= shifts
+
+
+def test_16x8_row_block_layout_round_trips():
+    """s16_block_rows stores blocks of 8, 4, 2, 1 rows tap-major; s16_unblock_rows (the proof's view) inverts it."""
+    from edgesdk.targets.c.ops.fully_connected import s16_block_rows, s16_row_blocks, s16_unblock_rows
+
+    assert s16_row_blocks(15) == [8, 4, 2, 1] and s16_row_blocks(16) == [8, 8] and s16_row_blocks(5) == [4, 1]
+    w = _w(_rng(3), (23, 6))
+    blocked = s16_block_rows(w)
+    assert list(blocked[:8]) == list(w[:8, 0]) and list(blocked[16 * 6:16 * 6 + 4]) == list(w[16:20, 0])
+    assert np.array_equal(s16_unblock_rows(blocked, 23, 6), w.astype(np.int64))
+
+
+def _row_block_call(model, rounding="ref"):
+    from edgesdk.compiler import BuildOptions, compile_model
+
+    compiled = compile_model(model, BuildOptions(target="c", rounding=rounding))
+    (call,) = [call for layer in compiled.executor.target_data["c"] for call in layer.calls
+               if call.kernel.startswith("edgesdk_fully_connected_s16_")]
+    return compiled, call
+
+
+@pytest.mark.parametrize("change,message", [
+    ("bias", "sums plus bias can leave int32"),
+    ("rounding_term", "rounding term is not 2^(s - 1)"),
+    ("s", "s = ~shift in [1, 30]"),
+    ("mbqm_shift", "fast shift is outside [0, 31]"),
+])
+def test_16x8_row_block_records_are_proved(tmp_path, change, message):
+    """The build's proof refuses records the row-block kernels would compute wrongly: a bias that takes the sums
+    out of int32, a rounding term or shift outside the window's form, a fast shift C cannot shift by."""
+    from edgesdk.targets.c.calls import Const
+    from edgesdk.verify import VerificationError, verify_build
+
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(fc16_row_block_models()["fc16_rows_all_blocks"][0])
+    compiled, call = _row_block_call(path, "tflm" if change == "mbqm_shift" else "ref")
+    verify_build(compiled)
+    params = call.args[0]
+    records = params["records"]
+    words = 3 if change == "mbqm_shift" else 4
+    values = np.array(records.values, np.int64).reshape(-1, words)
+    column, value = {"bias": (0, 2**31 - 1), "rounding_term": (2, 3), "s": (3, 31), "mbqm_shift": (2, 32)}[change]
+    values[4, column] = value
+    params.fields["records"] = Const(records.symbol, records.ctype, values.astype(np.int32).reshape(-1))
+    with pytest.raises(VerificationError) as err:
+        verify_build(compiled)
+    assert message in str(err.value)
+
+
 # -- what edgesdk refuses ----------------------------------------------------------------------------------------
 
 def _refusal(data, tmp_path) -> str:
@@ -483,7 +600,7 @@ def test_fast_requantization_form_equals_the_64_bit_formula():
 FIRMWARE_MODELS = ["conv16_int32_bias", "conv_f32_same_relu", "dwconv_f32_mult2_relu6", "conv16_wide_sums", "dwconv16_mult3_no_bias", "fc16_int32_bias",
                    "fc_f32_bias", "tconv_s8_wraps", "tconv_s16_bias_relu", "bmm_s8_adj_x_bcast", "bmm_f32_adj",
                    "bilinear_f32_half_pixel", "bilinear_s16_align_up", "nearest_s8_align", "l2_pool_f32_same",
-                   "avg_pool_f32_relu6", "max_pool_s16_relu"]
+                   "avg_pool_f32_relu6", "max_pool_s16_relu", "fc16_rows_ties", "conv16_rest2_dilated", "dwconv16_2ch"]
 
 
 @pytest.mark.slow
@@ -514,18 +631,19 @@ def test_hand_made_model_firmware_bit_exact(name, tmp_path):
 
 def test_16x8_fully_connected_window_is_set_and_proved(tmp_path):
     """A 16x8 FULLY_CONNECTED whose sums fit int32 requantizes LiteRT's double product through the integer window
-    (edgesdk_requantize_fp64_window); the build's proof refuses a window smaller than its accumulators need."""
+    (the row-block kernel edgesdk_fully_connected_s16_fp64); the build's proof refuses a window smaller than its
+    accumulators need."""
     from edgesdk.compiler import BuildOptions, compile_model
     from edgesdk.verify import VerificationError, verify_build
 
     model = Path(__file__).parent / "models" / "ops" / "fc_16_8_int16.tflite"
     compiled = compile_model(model, BuildOptions(target="c"))
     (params,) = [call.args[0] for layer in compiled.executor.target_data["c"] for call in layer.calls
-                 if call.kernel == "edgesdk_fully_connected_s16"]
-    window = params["fp64_window"]
+                 if call.kernel == "edgesdk_fully_connected_s16_fp64"]
+    window = params["window"]
     assert window and window & (window - 1) == 0
     verify_build(compiled)
-    params.fields["fp64_window"] = window // 2
+    params.fields["window"] = window // 2
     with pytest.raises(VerificationError) as err:
         verify_build(compiled)
-    assert "fp64_window does not cover the accumulators" in str(err.value)
+    assert "window does not cover the accumulators" in str(err.value)

@@ -85,7 +85,49 @@ typedef struct {
     edgesdk_window wy, wx;
 } conv16_pixel;
 
-/* The channels after the last full block (OHWI), for one pixel. */
+/* The R channels after the last full block (R < 4; OHWI, `taps` apart), for one pixel: each input tap is loaded
+ * once for the R channels. */
+static inline __attribute__((always_inline)) void conv16_rest_r(const edgesdk_conv2d_s16_params *p,
+                                                                const conv16_pixel *px, const int8_t *rest,
+                                                                int32_t taps, int32_t first_oc, const int64_t *bias,
+                                                                int16_t *output, const int R)
+{
+    const int32_t in_c = p->in_c;
+    const int32_t x_step = p->dilation_w * in_c; /* input elements between two taps of a filter row */
+    const int32_t row_in = (px->wx.last - px->wx.first) * in_c; /* a row's taps inside the image */
+    int32_t a[3] = {0, 0, 0};
+    for (int32_t fy = px->wy.first; fy < px->wy.last; fy++) {
+        const int16_t *x = px->in_batch + (px->y0 + fy * p->dilation_h) * p->in_w * in_c +
+                           (px->x0 + px->wx.first * p->dilation_w) * in_c;
+        const int8_t *w = rest + (fy * p->filter_w + px->wx.first) * in_c;
+        if (x_step == in_c) { /* no dilation across columns: one run */
+            for (int32_t i = 0; i < row_in; i++) {
+                const int32_t v = x[i];
+#pragma GCC unroll 3
+                for (int k = 0; k < R; k++) {
+                    a[k] += v * w[k * taps + i];
+                }
+            }
+            continue;
+        }
+        for (const int8_t *w_end = w + row_in; w != w_end; w += in_c, x += x_step) {
+            for (int32_t i = 0; i < in_c; i++) {
+                const int32_t v = x[i];
+#pragma GCC unroll 3
+                for (int k = 0; k < R; k++) {
+                    a[k] += v * w[k * taps + i];
+                }
+            }
+        }
+    }
+#pragma GCC unroll 3
+    for (int k = 0; k < R; k++) {
+        output[k] = conv16_output_small(p, a[k], bias, first_oc + k);
+    }
+}
+
+/* The channel after the last full block when one is left (OHWI), for one pixel; two or three run in
+ * conv16_rest_pass. */
 static inline __attribute__((always_inline)) void conv16_rest(const edgesdk_conv2d_s16_params *p, const conv16_pixel *px, const int8_t *rest, int32_t taps,
                         int32_t first_oc, const int64_t *bias, int16_t *output)
 {
@@ -107,6 +149,51 @@ static inline __attribute__((always_inline)) void conv16_rest(const edgesdk_conv
             }
         }
         *output++ = conv16_output_small(p, sum, bias, oc);
+    }
+}
+
+/* The R channels after the last full blocks of every pixel (a pass of their own, after the blocks: in the blocks'
+ * pixel loop their code would cost those loops registers). */
+static inline __attribute__((always_inline)) void conv16_rest_pass_r(const edgesdk_conv2d_s16_params *p,
+                                                                     const int16_t *input, const int8_t *rest,
+                                                                     int32_t taps, int32_t first_oc,
+                                                                     const int64_t *bias, int16_t *output,
+                                                                     const int R)
+{
+    for (int32_t b = 0; b < p->batches; b++) {
+        conv16_pixel px;
+        px.in_batch = input + b * p->in_h * p->in_w * p->in_c;
+        for (int32_t oy = 0; oy < p->out_h; oy++) {
+            px.y0 = oy * p->stride_h - p->pad_top;
+            px.wy = edgesdk_window_taps_u32(px.y0, p->dilation_h, p->filter_h, p->in_h);
+            for (int32_t ox = 0; ox < p->out_w; ox++, output += p->out_c) {
+                px.x0 = ox * p->stride_w - p->pad_left;
+                px.wx = edgesdk_window_taps_u32(px.x0, p->dilation_w, p->filter_w, p->in_w);
+                if (px.wx.last <= px.wx.first) { /* no tap inside the image: the bias alone */
+                    for (int k = 0; k < R; k++) {
+                        output[first_oc + k] = conv16_output_small(p, 0, bias, first_oc + k);
+                    }
+                    continue;
+                }
+                conv16_rest_r(p, &px, rest, taps, first_oc, bias, output + first_oc, R);
+            }
+        }
+    }
+}
+
+static __attribute__((noinline)) void conv16_rest_pass(const edgesdk_conv2d_s16_params *p, const int16_t *input,
+                                                       const int8_t *rest, int32_t taps, int32_t first_oc,
+                                                       const int64_t *bias, int16_t *output)
+{
+    switch (p->out_c - first_oc) {
+    case 3:
+        conv16_rest_pass_r(p, input, rest, taps, first_oc, bias, output, 3);
+        break;
+    case 2:
+        conv16_rest_pass_r(p, input, rest, taps, first_oc, bias, output, 2);
+        break;
+    default:
+        break;
     }
 }
 
@@ -164,24 +251,24 @@ static void conv16_blocks_pair(const edgesdk_conv2d_s16_params *p, const conv16_
 /* The blocked layout (edgesdk_conv2d.h): no groups, int32 partial sums. Without dilation across columns, two
  * neighbouring pixels whose windows cover the same taps (every pair away from the padded edges) run together. */
 static void conv2d_s16_blocked(const edgesdk_conv2d_s16_params *p, const int16_t *input, const int8_t *filter,
-                               const int64_t *bias, int16_t *output)
+                               const int64_t *bias, int16_t *output, int32_t rest_in_loop)
 {
     const int32_t taps = p->filter_h * p->filter_w * p->in_c;
     const int32_t blocks = p->out_c / EDGESDK_CONV16_BLOCK;
     const int8_t *rest = filter + blocks * EDGESDK_CONV16_BLOCK * taps; /* the remaining channels, OHWI */
-    const int32_t first_rest = blocks * EDGESDK_CONV16_BLOCK;
+    const int32_t first_rest = rest_in_loop ? blocks * EDGESDK_CONV16_BLOCK : p->out_c;
     for (int32_t b = 0; b < p->batches; b++) {
         conv16_pixel px;
         px.in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             px.y0 = oy * p->stride_h - p->pad_top;
-            px.wy = edgesdk_window_taps(px.y0, p->dilation_h, p->filter_h, p->in_h);
+            px.wy = edgesdk_window_taps_u32(px.y0, p->dilation_h, p->filter_h, p->in_h);
             int32_t ox = 0;
             while (ox < p->out_w) {
                 px.x0 = ox * p->stride_w - p->pad_left;
-                px.wx = edgesdk_window_taps(px.x0, p->dilation_w, p->filter_w, p->in_w);
+                px.wx = edgesdk_window_taps_u32(px.x0, p->dilation_w, p->filter_w, p->in_w);
                 if (p->dilation_w == 1 && blocks > 0 && ox + 1 < p->out_w && px.wx.last > px.wx.first) {
-                    const edgesdk_window next = edgesdk_window_taps(px.x0 + p->stride_w, 1, p->filter_w, p->in_w);
+                    const edgesdk_window next = edgesdk_window_taps_u32(px.x0 + p->stride_w, 1, p->filter_w, p->in_w);
                     if (next.first == px.wx.first && next.last == px.wx.last) {
                         conv16_blocks_pair(p, &px, filter, taps, blocks, bias, output, output + p->out_c);
                         conv16_rest(p, &px, rest, taps, first_rest, bias, output + first_rest);
@@ -208,7 +295,16 @@ void edgesdk_conv2d_s16(const edgesdk_conv2d_s16_params *p, const int16_t *input
     const edgesdk_conv2d_s16_params params = *p;
     p = &params;
     if (p->blocked) {
-        conv2d_s16_blocked(p, input, filter, bias, output);
+        /* Two or three channels after the last block: a pass of their own (conv16_rest_pass), after the blocks */
+        const int32_t first_rest = p->out_c / EDGESDK_CONV16_BLOCK * EDGESDK_CONV16_BLOCK;
+        const int32_t rest_pass = p->out_c - first_rest >= 2;
+        if (first_rest > 0 || !rest_pass) {
+            conv2d_s16_blocked(p, input, filter, bias, output, !rest_pass);
+        }
+        if (rest_pass) {
+            const int8_t *rest = filter + first_rest * p->filter_h * p->filter_w * p->in_c;
+            conv16_rest_pass(p, input, rest, p->filter_h * p->filter_w * p->in_c, first_rest, bias, output);
+        }
         return;
     }
     const int32_t groups = p->in_c / p->filter_in_c;
@@ -221,10 +317,10 @@ void edgesdk_conv2d_s16(const edgesdk_conv2d_s16_params *p, const int16_t *input
         const int16_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             const int32_t y0 = oy * p->stride_h - p->pad_top;
-            const edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
+            const edgesdk_window wy = edgesdk_window_taps_u32(y0, p->dilation_h, p->filter_h, p->in_h);
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 const int32_t x0 = ox * p->stride_w - p->pad_left;
-                const edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
+                const edgesdk_window wx = edgesdk_window_taps_u32(x0, p->dilation_w, p->filter_w, p->in_w);
                 const int32_t taps_x = wx.last > wx.first ? wx.last - wx.first : 0;
                 for (int32_t oc = 0; oc < p->out_c; oc++) {
                     const int32_t group = oc / filters_per_group;

@@ -86,6 +86,62 @@ static void depthwise_s16_channels(const edgesdk_depthwise_conv2d_s16_params *p,
     }
 }
 
+/* Depth multiplier 1, sum32, R < 4 channels: every pixel's R channels in one pass over its window. */
+static inline __attribute__((always_inline)) void depthwise_s16_few_r(const edgesdk_depthwise_conv2d_s16_params *p,
+                                                                      const int16_t *input, const int8_t *filter,
+                                                                      const int64_t *bias, int16_t *output,
+                                                                      const int R)
+{
+    const int32_t x_step = p->dilation_w * R; /* input elements between two taps of a filter row */
+    const int32_t x_row_step = p->dilation_h * p->in_w * R;
+    for (int32_t b = 0; b < p->batches; b++) {
+        const int16_t *in_batch = input + b * p->in_h * p->in_w * R;
+        for (int32_t oy = 0; oy < p->out_h; oy++) {
+            const int32_t y0 = oy * p->stride_h - p->pad_top;
+            const edgesdk_window wy = edgesdk_window_taps_u32(y0, p->dilation_h, p->filter_h, p->in_h);
+            for (int32_t ox = 0; ox < p->out_w; ox++, output += R) {
+                const int32_t x0 = ox * p->stride_w - p->pad_left;
+                const edgesdk_window wx = edgesdk_window_taps_u32(x0, p->dilation_w, p->filter_w, p->in_w);
+                const int32_t taps_x = wx.last - wx.first;
+                int32_t a[3] = {0, 0, 0};
+                const int16_t *x_row = in_batch + ((y0 + wy.first * p->dilation_h) * p->in_w
+                                                   + x0 + wx.first * p->dilation_w) * R;
+                const int8_t *w_row = filter + (wy.first * p->filter_w + wx.first) * R;
+                for (int32_t fy = wy.first; fy < wy.last && taps_x > 0; fy++) {
+                    const int16_t *x = x_row;
+                    const int8_t *w = w_row;
+                    for (const int8_t *w_end = w + taps_x * R; w != w_end; w += R, x += x_step) {
+#pragma GCC unroll 3
+                        for (int k = 0; k < R; k++) {
+                            a[k] += x[k] * w[k];
+                        }
+                    }
+                    x_row += x_row_step;
+                    w_row += p->filter_w * R;
+                }
+#pragma GCC unroll 3
+                for (int k = 0; k < R; k++) {
+                    output[k] = dw16_output_small(p, a[k], bias, k);
+                }
+            }
+        }
+    }
+}
+
+/* Out of line, so that its code does not cost the other paths' loops registers. */
+static __attribute__((noinline)) void depthwise_s16_few(const edgesdk_depthwise_conv2d_s16_params *p,
+                                                        const int16_t *input, const int8_t *filter,
+                                                        const int64_t *bias, int16_t *output)
+{
+    if (p->in_c == 3) {
+        depthwise_s16_few_r(p, input, filter, bias, output, 3);
+    } else if (p->in_c == 2) {
+        depthwise_s16_few_r(p, input, filter, bias, output, 2);
+    } else {
+        depthwise_s16_few_r(p, input, filter, bias, output, 1);
+    }
+}
+
 void edgesdk_depthwise_conv2d_s16(const edgesdk_depthwise_conv2d_s16_params *p, const int16_t *input,
                                   const int8_t *filter, const int64_t *bias, int16_t *output)
 {
@@ -93,7 +149,11 @@ void edgesdk_depthwise_conv2d_s16(const edgesdk_depthwise_conv2d_s16_params *p, 
     const edgesdk_depthwise_conv2d_s16_params params = *p;
     p = &params;
     if (p->sum32 && p->depth_multiplier == 1) {
-        depthwise_s16_channels(p, input, filter, bias, output);
+        if (p->in_c < 4) {
+            depthwise_s16_few(p, input, filter, bias, output);
+        } else {
+            depthwise_s16_channels(p, input, filter, bias, output);
+        }
         return;
     }
     const int32_t x_step = p->dilation_w * p->in_c; /* input elements between two taps of a filter row */

@@ -74,17 +74,37 @@ typedef struct {
     int32_t rounding;          /* EDGESDK_ROUNDING_FP64, or _DOUBLE / _SINGLE */
     int32_t accumulator;       /* EDGESDK_ACC64 or EDGESDK_ACC32 (edgesdk_layer16.h) */
     int32_t sum32;             /* 1: no partial sum of products can leave int32 (the compiler proved it) */
-    int32_t fast_requant;           /* 1: requantize with edgesdk_mbqm64_fast (needs sum32, EDGESDK_ACC64) */
-    const int32_t *fast_multiplier; /* per output channel, that form of multiplier/shift (edgesdk_layer16.h) */
-    const int32_t *fast_shift;
-    uint32_t fp64_window; /* nonzero: EDGESDK_ROUNDING_FP64 with sum32, every shift in [-31, -2], every multiplier
-                           * > 0: requantize with edgesdk_requantize_fp64_window and this window */
 } edgesdk_fully_connected_s16_params;
 
 /* input [batches, in_depth], filter [out_depth, in_depth], bias[out_depth] or NULL (int32 biases widened to
  * int64 by the compiler), output [batches, out_depth]. */
 void edgesdk_fully_connected_s16(const edgesdk_fully_connected_s16_params *p, const int16_t *input,
                                  const int8_t *filter, const int64_t *bias, int16_t *output);
+
+/*
+ * The int16 FULLY_CONNECTED of layers whose sums plus bias fit int32 (sum32), with the requantization's constants
+ * precomputed per output (edgesdk_fully_connected_s16.c): _fp64 is LiteRT's double-precision rounding through
+ * edgesdk_requantize_fp64_window (every shift in [-31, -2], multipliers > 0, `window` covering the largest
+ * accumulator), _mbqm64 TFLite Micro's MultiplyByQuantizedMultiplier(int64_t, ...) through edgesdk_mbqm64_fast.
+ * filter: the rows in blocks of 8, then one block each of 4, 2 and 1 rows as the bits of out_depth ask, each
+ * block tap-major ([tap][row]). records: per output, _fp64 {bias, multiplier, 2^(s - 1), s} with s = ~shift,
+ * _mbqm64 {bias, fast multiplier, fast shift} (edgesdk_layer16.h).
+ */
+typedef struct {
+    int32_t batches;
+    int32_t in_depth;
+    int32_t out_depth;
+    int32_t act_min, act_max;
+    const int8_t *filter;
+    const int32_t *records;
+    const double *scale; /* _fp64: per output, for accumulators near a rounding tie */
+    uint32_t window;     /* _fp64: edgesdk_requantize_fp64_window's window */
+} edgesdk_fully_connected_s16_rows_params;
+
+void edgesdk_fully_connected_s16_fp64(const edgesdk_fully_connected_s16_rows_params *p, const int16_t *input,
+                                      int16_t *output);
+void edgesdk_fully_connected_s16_mbqm64(const edgesdk_fully_connected_s16_rows_params *p, const int16_t *input,
+                                        int16_t *output);
 
 /*
  * float32 FULLY_CONNECTED, TFLite's reference_ops::FullyConnected (edgesdk_fully_connected_f32.c): per output,
