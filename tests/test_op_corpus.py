@@ -137,7 +137,7 @@ def test_corpus_firmware_bit_exact(entry, tmp_path):
     runs it, on --target c and npu,c. A rounding mode whose generated program equals the other mode's (most
     ops round alike under both: the sources then differ only in model.c's rounding-mode comment) runs that
     firmware's outputs against its own reference instead of building and running the same firmware again."""
-    from edgesdk.compiler import BuildOptions, build, compile_model
+    from edgesdk.compiler import BuildOptions, compile_model
     from edgesdk.reference import run_reference
 
     path = corpus.CORPUS / entry["file"]
