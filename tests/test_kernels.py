@@ -373,3 +373,56 @@ def test_fast_kernel_preconditions_are_checked():
     w2 = np.arange(10 * 3).reshape(10, 3)
     packed = layouts.block_channels(w2, 8)
     assert list(packed[:8]) == list(w2[:8, 0]) and list(packed[24:]) == list(w2[8:].reshape(-1))
+
+
+@pytest.mark.parametrize("mode", ["ref", "tflm"])
+def test_add_output_table_bit_exact_for_every_input_pair(tmp_path, mode):
+    """The ADD output table (64 KiB, edgesdk_add.c) on one 256 x 256 tensor pair holding every (a, b) int8 pair
+    (all-min and all-max included), and an odd size for the kernel's tail loop, with and without a clamp."""
+    from edgesdk.targets.c import codegen
+    from edgesdk.targets.c.ops.add import OUTPUT_TABLE_MIN_ELEMENTS
+
+    rng = np.random.default_rng(13)
+    u8 = dict(dtype="uint8")
+    cases = [("every_pair", (1, 256, 256, 1), "NONE", {}), ("every_pair_relu", (1, 256, 256, 1), "RELU", {}),
+             ("every_pair_relu6", (1, 256, 16, 16), "RELU6", {}), ("every_pair_uint8", (1, 256, 256, 1), "NONE", u8),
+             ("odd_tail", (1, 17, 17, 15), "RELU", {})]
+    ctx = testing.HostContext(mode)
+    problems = []
+    for name, shape, activation, kind in cases:
+        if mode == "tflm" and kind:
+            continue  # TFLite Micro has no uint8 kernels
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(modelgen.binary_model("ADD", shape, shape, shape, modelgen._q(rng, **kind),
+                                               modelgen._q(rng, **kind), modelgen._q(rng, **kind), activation,
+                                               **kind))
+        graph = import_tflite(path)
+        assert graph.ops[0].outputs[0].num_elements >= OUTPUT_TABLE_MIN_ELEMENTS
+        assert "output table" in testing.generate_source(graph.ops, mode)[0]  # the path under test is taken
+        assert codegen.emit_layer(graph.ops[0], ctx).note != "output table"  # only where chosen
+        library = testing.OpLibrary(graph.ops, mode)
+        random_inputs = testing.random_model_inputs(path, seed=len(name))
+        if shape[1] == 256:
+            values = np.arange(256, dtype=np.int64) - (0 if kind else 128)
+            a, b = np.meshgrid(values, values, indexing="ij")
+            dtype = random_inputs[0].dtype
+            inputs = [a.reshape(shape).astype(dtype), b.reshape(shape).astype(dtype)]
+        else:
+            inputs = random_inputs
+        ref = testing.reference_tensors(path, inputs, mode)
+        failures = testing.compare_ops(graph, ref, mode, library)
+        if failures:
+            problems.append(f"{name}: {_describe(failures)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_add_output_tables_follow_the_flash_room(models_dir):
+    """Largest ADDs first while the flash holds another 64 KiB; none below the size that pays."""
+    from edgesdk.targets.c.ops.add import OUTPUT_TABLE_BYTES, output_table_adds
+
+    graph = import_tflite(models_dir / SHARED_MODELS["ic"])
+    adds = sorted((op for op in graph.ops if op.type == "ADD"), key=lambda op: -op.outputs[0].num_elements)
+    assert len(adds) == 3
+    assert output_table_adds(graph.ops, None) == set(adds)
+    assert output_table_adds(graph.ops, 2 * OUTPUT_TABLE_BYTES + 100) == set(adds[:2])
+    assert output_table_adds(graph.ops, OUTPUT_TABLE_BYTES - 1) == set()

@@ -53,10 +53,32 @@ static void add_tabulated(const edgesdk_add_params *p, const int8_t *input1, con
     }
 }
 
+/* Same shapes, the compiler's output table: one lookup per element (about 8 instructions instead of 27).
+ * Four elements per step so that the pointers advance once per four loads. */
+static void add_output_table(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2,
+                             int8_t *output)
+{
+    const int8_t *const centre = p->output_table + 128 * 256 + 128; /* indexed by a * 256 + b */
+    int32_t left = p->shape.size;
+    for (; left >= 4; left -= 4, input1 += 4, input2 += 4, output += 4) {
+        output[0] = centre[input1[0] * 256 + input2[0]];
+        output[1] = centre[input1[1] * 256 + input2[1]];
+        output[2] = centre[input1[2] * 256 + input2[2]];
+        output[3] = centre[input1[3] * 256 + input2[3]];
+    }
+    for (; left > 0; left--) {
+        *output++ = centre[*input1++ * 256 + *input2++];
+    }
+}
+
 void edgesdk_add_s8(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
     const edgesdk_broadcast_shape *s = &p->shape;
     if (!s->broadcast) {
+        if (p->output_table != 0) {
+            add_output_table(p, input1, input2, output);
+            return;
+        }
         if (p->fast_output && p->input1_table != 0 && p->input2_table != 0) {
             add_tabulated(p, input1, input2, output);
             return;

@@ -108,6 +108,23 @@ CODE_RESERVE_BYTES = 64 * 1024
 COMPACT_LAYERS = "c.compact-conv"  # ctx.data key: the layers compact_conv_layers chose (CTarget.generate)
 
 
+def paired_flash_need(ops, ctx) -> tuple[int, dict]:
+    """(the flash `ops` need with every int8 CONV_2D paired: the constants made so far, the ops' constants,
+    the paired layouts' growth and room for code; the growth per conv)."""
+    consts = {t for op in ops for t in op.inputs if t is not None and t.is_const}
+    convs = sorted((op for op in ops if op.type == "CONV_2D" and op.inputs[0].dtype == "int8"
+                    and op.inputs[1].is_const), key=lambda op: -op.inputs[1].nbytes)
+    growth = {op: int((PAIRED_BYTES_PER_WEIGHT - 1) * op.inputs[1].nbytes) for op in convs}
+    return ctx.flash_bytes + sum(t.nbytes for t in consts) + sum(growth.values()) + CODE_RESERVE_BYTES, growth
+
+
+def flash_room_beside_paired_convs(ops, ctx) -> int | None:
+    """The flash left once every int8 CONV_2D of `ops` is paired (options.flash_limit minus paired_flash_need;
+    None without a limit), for optional tables such as the ADD output tables."""
+    limit = ctx.options.flash_limit
+    return None if limit is None else limit - paired_flash_need(ops, ctx)[0]
+
+
 def compact_conv_layers(ops, ctx) -> set:
     """The int8 CONV_2D layers of `ops` that keep the compact layout so that the model fits the board's flash:
     when every layer paired would take more than options.flash_limit (with the constants made so far and
@@ -115,11 +132,8 @@ def compact_conv_layers(ops, ctx) -> set:
     limit = ctx.options.flash_limit
     if limit is None:
         return set()
-    consts = {t for op in ops for t in op.inputs if t is not None and t.is_const}
-    convs = sorted((op for op in ops if op.type == "CONV_2D" and op.inputs[0].dtype == "int8"
-                    and op.inputs[1].is_const), key=lambda op: -op.inputs[1].nbytes)
-    growth = {op: int((PAIRED_BYTES_PER_WEIGHT - 1) * op.inputs[1].nbytes) for op in convs}
-    need = ctx.flash_bytes + sum(t.nbytes for t in consts) + sum(growth.values()) + CODE_RESERVE_BYTES
+    need, growth = paired_flash_need(ops, ctx)
+    convs = list(growth)
     compact = set()
     for op in convs:
         if need <= limit:
