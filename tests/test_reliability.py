@@ -475,6 +475,29 @@ def test_proof_checks_the_four_tap_flags(tmp_path):
     proof_fails(compiled, "a four-tap chunk flagged as one lane extraction can leave its 16-bit lane")
 
 
+def test_proof_checks_the_four_tap_flags_of_three_pair_blocks(tmp_path):
+    """EDGESDK_CONV_PAIRED_QUADS3: a flag covers the six channels of a 3-pair block; the proof decodes the
+    blocks of 3 and refuses a chunk flagged for one extraction whose products can leave a lane."""
+    rng = np.random.default_rng(6)
+    w = rng.integers(-20, 21, (6, 1, 1, 32)).astype(np.int8)
+    w[4, 0, 0, 0:4] = -127  # channel 4 (the block's third pair): its first chunk cannot take one extraction
+    data = modelgen.conv_model((1, 3, 3, 32), w, rng.integers(-100, 100, 6).astype(np.int32), (0.05, 2),
+                               [0.01] * 6, (0.2, -3))
+    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    verify_build(compiled)
+    layer = host_layers(compiled)[0]
+    call = layer.calls[0]
+    assert call.args[0].fields["blocked"] == 6
+    weights = call.args[2]
+    words = np.asarray(weights.values, np.int64).astype(np.uint8).view("<i4").copy()
+    assert words[0] == 0 and words[13] == 1  # per chunk: the flag, then 4 taps x 3 pairs
+    words[0] = 1
+    layer.calls[0] = KernelCall(call.kernel, (*call.args[:2], Const(weights.symbol, weights.ctype,
+                                                                   words.view(np.int8).astype(np.int64)),
+                                              *call.args[3:]))
+    proof_fails(compiled, "a four-tap chunk flagged as one lane extraction can leave its 16-bit lane")
+
+
 # -- importer checks the proof caught during fuzzing --------------------------------------------------------
 def write(tmp_path, data: bytes):
     path = tmp_path / "m.tflite"
