@@ -134,9 +134,13 @@ def _const(ctx, symbol_part: str) -> list:
     return [int(v) for v in text.split("{", 1)[1].rsplit("}", 1)[0].split(",")]
 
 
-def test_pointwise_conv_takes_the_paired_path_flattened(tmp_path):
+def test_pointwise_conv_takes_the_paired_path_flattened(tmp_path, monkeypatch):
     """A 1x1 stride-1 CONV_2D: paired layout (two output channels per 32-bit word, 3-pair then 2-pair blocks),
-    input offset folded into the bias, one long row of pixels."""
+    input offset folded into the bias, one long row of pixels. (Rows of 4 taps would take the four-tap layout:
+    the two-tap one is forced here.)"""
+    from edgesdk.targets.c.ops import conv_2d
+
+    monkeypatch.setattr(conv_2d, "quad_layout_pays", lambda *args: False)
     rng = np.random.default_rng(0)
     w = rng.integers(-128, 128, (10, 1, 1, 4)).astype(np.int8)
     bias = rng.integers(-100, 100, 10).astype(np.int32)

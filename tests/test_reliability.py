@@ -417,10 +417,13 @@ def test_proof_guards_the_fast_conv_kernels_stack_buffer(tmp_path, monkeypatch):
                          "(windows of the odd last column)")
 
 
-def test_proof_knows_the_paired_conv_layout(tmp_path):
+def test_proof_knows_the_paired_conv_layout(tmp_path, monkeypatch):
     """edgesdk_conv2d_s8_paired: the weights (two channels per 32-bit word), the biases and the {2M, r, k}
     records the proof decodes must keep every channel's sum and k within int32, and the records be ones the
-    requantization defines."""
+    requantization defines. (The two-tap layout, forced: windows of 36 taps would take the four-tap one.)"""
+    from edgesdk.targets.c.ops import conv_2d
+
+    monkeypatch.setattr(conv_2d, "quad_layout_pays", lambda *args: False)
     rng = np.random.default_rng(3)
     w = rng.integers(-128, 128, (5, 3, 3, 4)).astype(np.int8)
     data = modelgen.conv_model((1, 6, 6, 4), w, rng.integers(-500, 500, 5).astype(np.int32), (0.05, 3),

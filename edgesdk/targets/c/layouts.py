@@ -360,28 +360,19 @@ def quad_extractions(weights_2d, filter_h: int, run: int, quads: int = QUADS2) -
     return np.repeat(per_block, pair_blocks((len(weights_2d) + 1) // 2, quads))
 
 
-QUAD_FIT_MIN = 0.5  # fraction of one-extraction chunks from which the four-tap layout pays (quad_layout_pays)
-
-
 def quad_layout_ok(run: int) -> bool:
     """EDGESDK_CONV_PAIRED_QUADS needs whole four-tap chunks in every row."""
     return run % 4 == 0
 
 
-def quad_layout_pays(weights_2d, filter_h: int, run: int) -> bool:
-    """Whether EDGESDK_CONV_PAIRED_QUADS beats the two-tap layout: whole four-tap chunks, at least QUAD_FIT_MIN
-    of them needing a single lane extraction (a flag-0 chunk costs about as much as two two-tap steps of a
-    3-pair block; measured on the MLPerf Tiny models against the two-tap layout: KWS's 1x1 layers at 0.68-0.78
-    gain 4 %, VWW's 16->32 and 32->64 ones at 0.72 and 0.63 3-4 %, VWW's 8->16 one at 0.50 breaks even, IC's
-    1x1 skip path at 0.41 would lose 1 %)."""
-    return quad_layout_ok(run) and float(quad_flags(weights_2d, filter_h, run).mean()) >= QUAD_FIT_MIN
-
-
-# Instructions of the four-tap kernel (edgesdk_conv2d_paired.c, measured on IC, VWW and KWS with
-# benchmarks/kernels.py): per chunk of a 2-pair block 64 and 8 more when flagged 0; of a 3-pair block 87.5 and 26
-# more; per block and window (accumulator set-up, rows, requantization and stores) about 150 and 238.
-QUAD_CHUNK_COST = {2: (64.0, 8.0), 3: (87.5, 26.0)}
-QUAD_BLOCK_COST = {2: 150.0, 3: 238.0}
+# Instructions of the paired kernels (edgesdk_conv2d_paired.c), measured per chunk and per block with a block
+# profile of IC's layers (benchmarks/kernels.py, then per-instruction counts of the emulator): a four-tap chunk
+# of a 2-pair block 64 and 8 more when flagged 0; of a 3-pair block 85 and 22 more; a two-tap step of a 3-pair
+# block 56, of a 2-pair block 40; per block and window (accumulators, rows, requantization, stores) about 150
+# for 2 pairs and 190 for 3.
+QUAD_CHUNK_COST = {2: (64.0, 8.0), 3: (85.0, 22.0)}
+PAIR_STEP_COST = {2: 40.0, 3: 56.0}
+BLOCK_COST = {2: 150.0, 3: 190.0}
 
 
 def quad_window_cost(weights_2d, filter_h: int, run: int, quads: int) -> float:
@@ -390,15 +381,31 @@ def quad_window_cost(weights_2d, filter_h: int, run: int, quads: int) -> float:
     cost = 0.0
     for size, block_flags in zip(pair_blocks((len(weights_2d) + 1) // 2, quads), flags):
         chunk, flag0 = QUAD_CHUNK_COST[size]
-        cost += QUAD_BLOCK_COST[size] + len(block_flags) * chunk + flag0 * float((block_flags == 0).sum())
+        cost += BLOCK_COST[size] + len(block_flags) * chunk + flag0 * float((block_flags == 0).sum())
     return cost
 
 
+def pair_window_cost(out_c: int, filter_h: int, run: int) -> float:
+    """The two-tap kernel's estimated instructions per pixel window."""
+    steps = filter_h * ((run + 1) // 2)
+    return sum(BLOCK_COST[size] + steps * PAIR_STEP_COST[size] for size in pair_blocks((out_c + 1) // 2))
+
+
 def quad_blocks_choice(weights_2d, filter_h: int, run: int) -> int:
-    """QUADS3 (blocks of 3 pairs: 1.8 instructions per MAC against 2.0, but a flag covers 6 channels, so more
-    chunks need two extractions) where quad_window_cost says it is cheaper, else QUADS2."""
+    """QUADS3 (blocks of 3 pairs: 85 instructions per 48 MACs against 64 per 32, but a flag covers 6 channels,
+    so more chunks need two extractions) where quad_window_cost says it is cheaper, else QUADS2."""
     three = quad_window_cost(weights_2d, filter_h, run, QUADS3)
     return QUADS3 if three < quad_window_cost(weights_2d, filter_h, run, QUADS2) else QUADS2
+
+
+def quad_layout_pays(weights_2d, filter_h: int, run: int) -> bool:
+    """Whether the four-tap layouts beat the two-tap one: whole four-tap chunks, and the cheaper of their block
+    shapes costs less than the two-tap kernel by the estimates above (measured: IC's 1x1 skip path, 44 % of its
+    chunks flagged 1 in blocks of 3, 501,113 instructions in two-tap steps, 482,940 in four-tap chunks)."""
+    if not quad_layout_ok(run):
+        return False
+    best = min(quad_window_cost(weights_2d, filter_h, run, quads) for quads in (QUADS2, QUADS3))
+    return best < pair_window_cost(len(weights_2d), filter_h, run)
 
 
 def unpack_pair_conv_quads(words, pairs: int, filter_h: int, run: int, quads: int = QUADS2) -> tuple:
