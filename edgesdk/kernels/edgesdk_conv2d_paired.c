@@ -344,8 +344,10 @@ static inline int32_t clamp_mostly_inside(int32_t v, int32_t act_min, uint32_t s
     } while (0)
 
 /* -fsched-pressure: GCC's first scheduling pass otherwise hoists the loads of a four-tap step and spills
- * accumulators (IC: 32.9 M instructions without it, 31.1 M with it; measured with benchmarks/kernels.py). */
-__attribute__((optimize("sched-pressure"))) static void pixel_pair(const conv_plan *plan, const int8_t *x0,
+ * accumulators (IC: 32.9 M instructions without it, 31.1 M with it; measured with benchmarks/kernels.py).
+ * -fno-tree-pre: partial redundancy elimination keeps values live across the block and row loops, which then
+ * spill (IC op by op 27.68 M with it, 27.56 M without; KWS 7.44 M, 7.39 M). */
+__attribute__((optimize("sched-pressure", "no-tree-pre"))) static void pixel_pair(const conv_plan *plan, const int8_t *x0,
                                                                    int32_t step, int32_t row_bytes, int8_t *out0,
                                                                    int8_t *out1)
 {
