@@ -399,3 +399,17 @@ def test_conv_layers_keep_the_compact_layout_only_when_paired_weights_would_not_
     assert compact(None) == set() and compact(paired) == set()
     assert compact(paired - 1) == {convs[0]}
     assert compact(consts + CODE_RESERVE_BYTES) == set(convs)  # no room for any growth
+
+
+def test_fast_conv_kernels_refuse_padding_as_wide_as_the_filter():
+    """The window copies of the fast kernels keep at least one column and row of the image in every window
+    (edgesdk_conv2d_paired.c fill_patch): explicit paddings as wide as the filter (ONNX pads) take the reference
+    loops; SAME padding never is."""
+    from edgesdk.targets.c.ops.conv_2d import padding_narrower_than_filter
+
+    same = {"in_h": 5, "in_w": 5, "out_h": 5, "out_w": 5, "filter_h": 3, "filter_w": 3, "stride_h": 1,
+            "stride_w": 1, "pad_top": 1, "pad_left": 1}
+    assert padding_narrower_than_filter(same)
+    assert not padding_narrower_than_filter(dict(same, pad_left=3, out_w=7))  # 3 columns of padding, 3 taps
+    assert not padding_narrower_than_filter(dict(same, pad_left=2, out_w=6))  # 2 left + 1 right
+    assert not padding_narrower_than_filter(dict(same, pad_top=2, out_h=6))

@@ -53,18 +53,17 @@ static void add_tabulated(const edgesdk_add_params *p, const int8_t *input1, con
     }
 }
 
-/* Same shapes, the compiler's output table: one lookup per element (about 8 instructions instead of 27).
- * Four elements per step so that the pointers advance once per four loads. */
+/* Same shapes, the compiler's output table: one lookup per element (about 7.6 instructions instead of 27).
+ * Eight elements per step so that the pointers and the count advance once per eight lookups. */
 static void add_output_table(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2,
                              int8_t *output)
 {
     const int8_t *const centre = p->output_table + 128 * 256 + 128; /* indexed by a * 256 + b */
     int32_t left = p->shape.size;
-    for (; left >= 4; left -= 4, input1 += 4, input2 += 4, output += 4) {
-        output[0] = centre[input1[0] * 256 + input2[0]];
-        output[1] = centre[input1[1] * 256 + input2[1]];
-        output[2] = centre[input1[2] * 256 + input2[2]];
-        output[3] = centre[input1[3] * 256 + input2[3]];
+    for (; left >= 8; left -= 8, input1 += 8, input2 += 8, output += 8) {
+        _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
+            output[i] = centre[input1[i] * 256 + input2[i]];
+        }
     }
     for (; left > 0; left--) {
         *output++ = centre[*input1++ * 256 + *input2++];

@@ -362,14 +362,19 @@ __attribute__((optimize("sched-pressure", "no-tree-pre"))) static void pixel_pai
     }
 }
 
-/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied a word at a time. */
+/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied two words at a time. */
 static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int words)
 {
     if (words) {
-        packed_word *const d = (packed_word *)(void *)dst;
-        const packed_word *const s = (const packed_word *)(const void *)src;
-        for (int32_t i = 0; i < count / 4; i++) {
-            d[i] = s[i];
+        packed_word *d = (packed_word *)(void *)dst;
+        const packed_word *s = (const packed_word *)(const void *)src;
+        const packed_word *const end = s + count / 4;
+        if ((count / 4) & 1) {
+            *d++ = *s++;
+        }
+        for (; s != end; s += 2, d += 2) {
+            d[0] = s[0];
+            d[1] = s[1];
         }
         return;
     }
@@ -378,36 +383,46 @@ static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int
     }
 }
 
+/* `count` bytes of `value` at dst (WORDS: dst and count word-aligned, `value4` the value in every byte). An
+ * inline loop: a memset call costs more for the few bytes of a window's padding. */
+static inline void fill_bytes(int8_t *dst, int8_t value, uint32_t value4, int32_t count, int words)
+{
+    if (words) {
+        packed_word *const d = (packed_word *)(void *)dst;
+        for (int32_t i = 0; i < count / 4; i++) {
+            d[i] = (int32_t)value4;
+        }
+        return;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        __asm__("" : "+r"(i)); /* a byte loop, not a memset call */
+        dst[i] = value;
+    }
+}
+
 /* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes, word-aligned), the input
- * zero point outside the image. A filter row inside the image is one contiguous copy (no test per tap), by
- * words when the input and in_c are word-aligned. */
+ * zero point outside the image. The columns of a filter row inside the image are one contiguous copy (no test
+ * per tap), by words when the input and in_c are word-aligned; the columns outside it one fill each side. */
 static void fill_patch(const edgesdk_conv2d_params *p, const int8_t *in, int32_t y0, int32_t x0, int8_t *patch)
 {
     const int8_t zero_point = (int8_t)-p->input_offset;
+    const uint32_t zero4 = (uint8_t)zero_point * 0x01010101u;
     const int32_t channels = p->in_c, row_taps = p->filter_w * channels;
     const int words = (((uintptr_t)in | (uintptr_t)channels) & 3) == 0;
-    const int columns_inside = x0 >= 0 && x0 + p->filter_w <= p->in_w;
+    /* the window's columns left of the image, right of it, and the bytes of those inside: at least one column,
+     * since the left and right padding together are narrower than the filter (the compiler checks it) */
+    const int32_t left = x0 < 0 ? -x0 : 0;
+    const int32_t right = x0 + p->filter_w > p->in_w ? x0 + p->filter_w - p->in_w : 0;
+    const int32_t inside = (p->filter_w - left - right) * channels;
     for (int32_t fy = 0; fy < p->filter_h; fy++, patch += row_taps) {
         const int32_t iy = y0 + fy;
         if (iy < 0 || iy >= p->in_h) {
-            for (int32_t i = 0; i < row_taps; i++) {
-                patch[i] = zero_point;
-            }
-        } else if (columns_inside) {
-            copy_bytes(patch, in + (iy * p->in_w + x0) * channels, row_taps, words);
-        } else {
-            for (int32_t fx = 0; fx < p->filter_w; fx++) {
-                const int32_t ix = x0 + fx;
-                int8_t *const dst = patch + fx * channels;
-                if (ix >= 0 && ix < p->in_w) {
-                    copy_bytes(dst, in + (iy * p->in_w + ix) * channels, channels, words);
-                } else {
-                    for (int32_t ch = 0; ch < channels; ch++) {
-                        dst[ch] = zero_point;
-                    }
-                }
-            }
+            fill_bytes(patch, zero_point, zero4, row_taps, words);
+            continue;
         }
+        fill_bytes(patch, zero_point, zero4, left * channels, words);
+        copy_bytes(patch + left * channels, in + (iy * p->in_w + x0 + left) * channels, inside, words);
+        fill_bytes(patch + row_taps - right * channels, zero_point, zero4, right * channels, words);
     }
 }
 

@@ -44,6 +44,14 @@ def bias_const(e: Emit, b, values, folded: bool):
     return e.const("bias", b.data.astype(np.int32), "int32_t")
 
 
+def padding_narrower_than_filter(f: dict) -> bool:
+    """Every window keeps a column and a row inside the image: the padding on both sides of a row (or column)
+    together is narrower than the filter (always so for SAME and VALID; the window copies rely on it)."""
+    right = (f["out_w"] - 1) * f["stride_w"] + f["filter_w"] - f["pad_left"] - f["in_w"]
+    bottom = (f["out_h"] - 1) * f["stride_h"] + f["filter_h"] - f["pad_top"] - f["in_h"]
+    return (f["pad_left"] + max(right, 0) < f["filter_w"]) and (f["pad_top"] + max(bottom, 0) < f["filter_h"])
+
+
 def fast_conv_obstacle(f: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
     """Why edgesdk_conv2d_s8_blocked cannot run this CONV_2D (None: it can)."""
     if f["dilation_h"] != 1 or f["dilation_w"] != 1:
@@ -53,6 +61,8 @@ def fast_conv_obstacle(f: dict, rounding: str, weights, bias, mults, shifts) -> 
     taps = f["filter_h"] * f["filter_w"] * f["in_c"]
     if taps > conv_patch_max() and not windows_inside(f):
         return f"filter window of {taps} bytes with padding"
+    if not padding_narrower_than_filter(f):
+        return "padding as wide as the filter"
     return fast_requant_obstacle(f, rounding, weights.reshape(f["out_c"], -1), bias, mults, shifts)
 
 
@@ -344,6 +354,8 @@ def _blocked_preconditions(p, bias) -> list:
         copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
         which = "windows in padding" if not inside else "windows of the odd last column"
     kernel = "blocked" if p["blocked"] == CONV_BLOCKED else "paired"
+    checks += require(padding_narrower_than_filter(p), "the fast conv kernels need padding narrower than the "
+                                                        "filter (every window copy keeps a column inside)")
     return checks + require(not copies or taps <= patch_max,
                             f"the {kernel} conv kernel would copy a {taps}-byte filter window into its "
                             f"{patch_max}-byte stack buffer ({which})")
