@@ -362,7 +362,7 @@ __attribute__((optimize("sched-pressure", "no-tree-pre"))) static void pixel_pai
     }
 }
 
-/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied two words at a time. */
+/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied four words at a time. */
 static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int words)
 {
     if (words) {
@@ -372,9 +372,17 @@ static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int
         if ((count / 4) & 1) {
             *d++ = *s++;
         }
-        for (; s != end; s += 2, d += 2) {
+        if ((count / 4) & 2) {
             d[0] = s[0];
             d[1] = s[1];
+            s += 2;
+            d += 2;
+        }
+        for (; s != end; s += 4, d += 4) {
+            d[0] = s[0];
+            d[1] = s[1];
+            d[2] = s[2];
+            d[3] = s[3];
         }
         return;
     }
