@@ -249,13 +249,14 @@ def text_bytes(elf_path: Path) -> int:
         return section["sh_size"] if section is not None else 0
 
 
-def profile_model(model_path: Path, work_dir: Path, rounding: str = "ref", seed: int = 0) -> dict:
+def profile_model(model_path: Path, work_dir: Path, rounding: str = "ref", seed: int = 0,
+                  cascade: bool = True) -> dict:
     from edgesdk.compiler import BuildOptions, build
     from edgesdk.importer import import_tflite
     from edgesdk.runner import load_report
 
     out = work_dir / model_path.stem
-    build(model_path, out, BuildOptions(target="c", rounding=rounding))
+    build(model_path, out, BuildOptions(target="c", rounding=rounding, cascade=cascade))
     graph = import_tflite(model_path)
     measured = profile_build(out, seed)
     layers = []
@@ -310,6 +311,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounding", default="ref", choices=("ref", "tflm"))
     parser.add_argument("--seed", type=int, default=0, help="random input seed")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--no-cascade", action="store_true",
+                        help="op by op, as `edgesdk build --no-cascade` (issue 13's host-kernel figures)")
     parser.add_argument("--work-dir", help="keep the builds here (default: a temporary directory)")
     args = parser.parse_args(argv)
     chosen = args.models or list(MLPERF_MODELS)
@@ -320,7 +323,7 @@ def main(argv=None) -> int:
         for name in chosen:
             key = name if name in MLPERF_MODELS else None
             path = MLPERF_DIR / MLPERF_MODELS[name] if key else Path(name)
-            result = profile_model(path, work, args.rounding, args.seed)
+            result = profile_model(path, work, args.rounding, args.seed, cascade=not args.no_cascade)
             result["key"] = key
             results.append(result)
             if not args.json:

@@ -136,9 +136,13 @@ def _const(ctx, symbol_part: str) -> list:
     return [int(v) for v in text.split("{", 1)[1].rsplit("}", 1)[0].split(",")]
 
 
-def test_pointwise_conv_takes_the_paired_path_flattened(tmp_path):
+def test_pointwise_conv_takes_the_paired_path_flattened(tmp_path, monkeypatch):
     """A 1x1 stride-1 CONV_2D: paired layout (two output channels per 32-bit word, 3-pair then 2-pair blocks),
-    input offset folded into the bias, one long row of pixels."""
+    input offset folded into the bias, one long row of pixels. (Rows of 4 taps would take the four-tap layout:
+    the two-tap one is forced here.)"""
+    from edgesdk.targets.c.ops import conv_2d
+
+    monkeypatch.setattr(conv_2d, "quad_layout_pays", lambda *args: False)
     rng = np.random.default_rng(0)
     w = rng.integers(-128, 128, (10, 1, 1, 4)).astype(np.int8)
     bias = rng.integers(-100, 100, 10).astype(np.int32)
@@ -207,11 +211,15 @@ def test_fully_connected_reads_lanes_every_four_taps_when_the_weights_allow(tmp_
         assert params.split(".blocked = ")[1].split(",")[0].split("}")[0].strip() == layout
 
 
-def test_pointwise_conv_takes_the_four_tap_paired_layout(tmp_path):
+def test_pointwise_conv_takes_the_four_tap_paired_layout(tmp_path, monkeypatch):
     """Rows of 4k taps whose four-tap chunks mostly keep their products within one 16-bit lane: the paired
     layout in four-tap chunks (EDGESDK_CONV_PAIRED_QUADS), blocks of 2 pairs (6 channels padded to 8), per chunk
     a flag word (1: one lane extraction) then the four taps' words; the high bias word pays 32767 back per
-    extraction (a flag-0 chunk: two)."""
+    extraction (a flag-0 chunk: two). (The cost model would take one block of 3 pairs here: forced to 2.)"""
+    from edgesdk.targets.c import layouts
+    from edgesdk.targets.c.ops import conv_2d
+
+    monkeypatch.setattr(conv_2d, "quad_blocks_choice", lambda *args: layouts.QUADS2)
     rng = np.random.default_rng(1)
     w = rng.integers(-20, 21, (6, 1, 1, 8)).astype(np.int8)
     w[4, 0, 0, 4:8] = 127  # channel 4, taps 4..7: 4 * 127 * 128 leaves the lane, so block 1's second chunk is 0
@@ -233,6 +241,37 @@ def test_pointwise_conv_takes_the_four_tap_paired_layout(tmp_path):
     extractions = np.array([2, 2, 3, 3])  # per pair: its block's flag-1 chunks once, flag-0 chunks twice
     assert list(words[1::2]) == list(folded[1::2] - 32767 * extractions)
     assert len(_const(ctx, "conv_2d_0_requant")) == 3 * 8
+
+
+def test_conv_takes_the_four_tap_layout_in_blocks_of_three_pairs(tmp_path):
+    """EDGESDK_CONV_PAIRED_QUADS3: the four-tap chunks in the two-tap layout's blocks (3 pairs, then 2: 10
+    channels are one block of 3 pairs and one of 2), per block and chunk a flag word then the four taps' words
+    [tap][pair]; a flag covers the block's 6 channels. The cost model takes it for long rows and small weights."""
+    from edgesdk.targets.c.layouts import QUADS2, QUADS3, quad_blocks_choice
+
+    rng = np.random.default_rng(4)
+    w = rng.integers(-20, 21, (10, 1, 1, 32)).astype(np.int8)
+    w[5, 0, 0, 8:12] = 127  # channel 5 (block 0), taps 8..11: that chunk of block 0 needs two extractions
+    bias = rng.integers(-100, 100, 10).astype(np.int32)
+    graph = _model(tmp_path, mg.conv_model((1, 2, 3, 32), w, bias, (0.1, 3), [0.01] * 10, (0.2, -5)))
+    assert quad_blocks_choice(w.reshape(10, -1), 1, 32) == QUADS3 != QUADS2
+    ctx = testing.HostContext("ref")
+    step = emit(graph.ops[0], ctx)
+    assert step.code.startswith("edgesdk_conv2d_s8_paired(") and step.comment.endswith("paired")
+    assert ".blocked = 6" in _params_text(ctx, "edgesdk_conv2d_params")
+    w64 = w[:, 0, 0, :].astype(np.int64)
+    pair_words = w64[0::2] + 65536 * w64[1::2]  # [pair][tap], 5 pairs: blocks of 3 and 2
+    expected = []
+    for first, size in ((0, 3), (3, 2)):
+        for chunk in range(8):
+            flag = 0 if (first, chunk) == (0, 2) else 1
+            expected += [flag] + [int(pair_words[first + j, 4 * chunk + t]) for t in range(4) for j in range(size)]
+    assert list(np.array(_const(ctx, "conv_2d_0_weights"), np.int8).view("<i4")) == expected
+    folded = np.array([int(b) - 3 * int(row.sum(dtype=np.int64)) for b, row in zip(bias, w.reshape(10, -1))])
+    words = np.array(_const(ctx, "conv_2d_0_bias_folded"), np.int64)
+    extractions = np.array([9, 9, 9, 8, 8])  # per pair: its block's flag-1 chunks once, flag-0 chunks twice
+    assert list(words[1::2]) == list(folded[1::2] - 32767 * extractions)
+    assert len(_const(ctx, "conv_2d_0_requant")) == 3 * 10
 
 
 def test_fully_connected_pairs_weights_in_16_bit_lanes(tmp_path):
@@ -393,3 +432,17 @@ def test_conv_layers_keep_the_compact_layout_only_when_paired_weights_would_not_
     assert compact(None) == set() and compact(paired) == set()
     assert compact(paired - 1) == {convs[0]}
     assert compact(consts + CODE_RESERVE_BYTES) == set(convs)  # no room for any growth
+
+
+def test_fast_conv_kernels_refuse_padding_as_wide_as_the_filter():
+    """The window copies of the fast kernels keep at least one column and row of the image in every window
+    (edgesdk_conv2d_paired.c fill_patch): explicit paddings as wide as the filter (ONNX pads) take the reference
+    loops; SAME padding never is."""
+    from edgesdk.targets.c.ops.conv_2d import padding_narrower_than_filter
+
+    same = {"in_h": 5, "in_w": 5, "out_h": 5, "out_w": 5, "filter_h": 3, "filter_w": 3, "stride_h": 1,
+            "stride_w": 1, "pad_top": 1, "pad_left": 1}
+    assert padding_narrower_than_filter(same)
+    assert not padding_narrower_than_filter(dict(same, pad_left=3, out_w=7))  # 3 columns of padding, 3 taps
+    assert not padding_narrower_than_filter(dict(same, pad_left=2, out_w=6))  # 2 left + 1 right
+    assert not padding_narrower_than_filter(dict(same, pad_top=2, out_h=6))

@@ -159,8 +159,11 @@ def test_fp64_requantization_fast_path_equals_double_rounding(tmp_path):
 def _fast_suite(rng) -> list:
     """[(name, .tflite bytes, expected path)] of single-op models the fast kernels must take."""
     def conv(name, shape, out_c, fhw, stride=(1, 1), padding=modelgen.SAME, bias_scale=3000, activation="NONE",
-             minus128=False, q_out=None, w_scale=(0.002, 0.02), expect="paired", dead=False):
-        w = rng.integers(-127, 128, (out_c, *fhw, shape[3])).astype(np.int8)
+             minus128=False, q_out=None, w_scale=(0.002, 0.02), expect="paired", dead=False, reach=127,
+             spikes=()):
+        w = rng.integers(-reach, reach + 1, (out_c, *fhw, shape[3])).astype(np.int8)
+        for channel in spikes:  # small weights but for one four-tap chunk: there the block needs two extractions
+            w[channel, 0, 0, :4] = [-128, 127, -128, 127][:min(4, shape[3])]
         if minus128:  # the extremes of a paired 16-bit lane: two products of 16384 in one two-tap chunk
             w[0, 0, 0, :2] = -128  # channel a's lane
             w[1] = -128  # channel b's lane, every chunk
@@ -215,6 +218,15 @@ def _fast_suite(rng) -> list:
         conv("conv_requant_k_blocked", (1, 5, 4, 6), 11, (3, 3), bias_scale=1 << 25, q_out=(4.0, 127),
              w_scale=(1e-6, 2e-6), minus128=True, expect="blocked"),
         conv("conv1x1_even_depth", (1, 4, 5, 16), 24, (1, 1)),
+        # the four-tap layouts in blocks of 3 pairs (EDGESDK_CONV_PAIRED_QUADS3 / _QUAD3_PATCHES): small weights,
+        # flag-0 chunks in some blocks, a last block of 2 pairs, an odd channel count, ReLU and none
+        conv("conv3x3_quads3_odd_channels", (1, 5, 6, 32), 23, (3, 3), reach=20, spikes=(1, 10)),
+        conv("conv3x3_quads3_relu_batch2", (2, 4, 5, 16), 18, (3, 3), reach=25, spikes=(5,), activation="RELU"),
+        conv("conv3x3_quads3_patches", (1, 5, 5, 4), 24, (3, 3), reach=20, spikes=(0, 13)),
+        conv("conv1x1_quads3_mixed_blocks", (1, 4, 5, 32), 28, (1, 1), reach=30, spikes=(3, 26),
+             activation="RELU6"),
+        conv("conv3x3_quads3_minus128", (1, 4, 4, 16), 12, (3, 3), reach=10, spikes=(0, 1, 2, 3, 4, 5),
+             q_out=(4.0, 0)),
         *(depthwise(f"dw_s1_w{w}", (1, 3, w, 5)) for w in range(1, 8)),
         depthwise("dw_s1_batch2_relu", (2, 6, 5, 16), activation="RELU"),
         depthwise("dw_s1_valid", (1, 5, 6, 3), padding=modelgen.VALID),
@@ -259,6 +271,22 @@ def test_fast_kernels_bit_exact_on_varied_shapes(fast_suite, mode):
             if failures:
                 problems.append(f"{name} ({label}): {_describe(failures)}")
     assert not problems, "\n".join(problems)
+
+
+def test_three_pair_four_tap_layouts_are_taken(fast_suite):
+    """The quads3 models of the fast suite run EDGESDK_CONV_PAIRED_QUADS3 (6) or _QUAD3_PATCHES (7), with at
+    least one flag-0 chunk, so that test_fast_kernels_bit_exact_on_varied_shapes covers those paths."""
+    from edgesdk.targets.c import codegen
+
+    ctx = testing.HostContext("ref")
+    taken = {}
+    for name, _, graph, _ in fast_suite:
+        if "quads3" in name:
+            call = codegen.emit_layer(graph.ops[0], ctx).calls[0]
+            words = np.asarray(call.args[2].values, np.int64).astype(np.uint8).view("<i4")
+            taken[name] = (call.args[0].fields["blocked"], int(np.count_nonzero(words == 0)))
+    assert len(taken) == 5 and {blocked for blocked, _ in taken.values()} == {6, 7}, taken
+    assert all(zero_words > 0 for _, zero_words in taken.values()), taken
 
 
 def test_fast_requantization_equals_gemmlowp_double_rounding(tmp_path):
@@ -405,3 +433,56 @@ def test_fast_kernel_preconditions_are_checked():
     w2 = np.arange(10 * 3).reshape(10, 3)
     packed = layouts.block_channels(w2, 8)
     assert list(packed[:8]) == list(w2[:8, 0]) and list(packed[24:]) == list(w2[8:].reshape(-1))
+
+
+@pytest.mark.parametrize("mode", ["ref", "tflm"])
+def test_add_output_table_bit_exact_for_every_input_pair(tmp_path, mode):
+    """The ADD output table (64 KiB, edgesdk_add.c) on one 256 x 256 tensor pair holding every (a, b) int8 pair
+    (all-min and all-max included), and an odd size for the kernel's tail loop, with and without a clamp."""
+    from edgesdk.targets.c import codegen
+    from edgesdk.targets.c.ops.add import OUTPUT_TABLE_MIN_ELEMENTS
+
+    rng = np.random.default_rng(13)
+    u8 = dict(dtype="uint8")
+    cases = [("every_pair", (1, 256, 256, 1), "NONE", {}), ("every_pair_relu", (1, 256, 256, 1), "RELU", {}),
+             ("every_pair_relu6", (1, 256, 16, 16), "RELU6", {}), ("every_pair_uint8", (1, 256, 256, 1), "NONE", u8),
+             ("odd_tail", (1, 17, 17, 15), "RELU", {})]
+    ctx = testing.HostContext(mode)
+    problems = []
+    for name, shape, activation, kind in cases:
+        if mode == "tflm" and kind:
+            continue  # TFLite Micro has no uint8 kernels
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(modelgen.binary_model("ADD", shape, shape, shape, modelgen._q(rng, **kind),
+                                               modelgen._q(rng, **kind), modelgen._q(rng, **kind), activation,
+                                               **kind))
+        graph = import_tflite(path)
+        assert graph.ops[0].outputs[0].num_elements >= OUTPUT_TABLE_MIN_ELEMENTS
+        assert "output table" in testing.generate_source(graph.ops, mode)[0]  # the path under test is taken
+        assert codegen.emit_layer(graph.ops[0], ctx).note != "output table"  # only where chosen
+        library = testing.OpLibrary(graph.ops, mode)
+        random_inputs = testing.random_model_inputs(path, seed=len(name))
+        if shape[1] == 256:
+            values = np.arange(256, dtype=np.int64) - (0 if kind else 128)
+            a, b = np.meshgrid(values, values, indexing="ij")
+            dtype = random_inputs[0].dtype
+            inputs = [a.reshape(shape).astype(dtype), b.reshape(shape).astype(dtype)]
+        else:
+            inputs = random_inputs
+        ref = testing.reference_tensors(path, inputs, mode)
+        failures = testing.compare_ops(graph, ref, mode, library)
+        if failures:
+            problems.append(f"{name}: {_describe(failures)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_add_output_tables_follow_the_flash_room(models_dir):
+    """Largest ADDs first while the flash holds another 64 KiB; none below the size that pays."""
+    from edgesdk.targets.c.ops.add import OUTPUT_TABLE_BYTES, output_table_adds
+
+    graph = import_tflite(models_dir / SHARED_MODELS["ic"])
+    adds = sorted((op for op in graph.ops if op.type == "ADD"), key=lambda op: -op.outputs[0].num_elements)
+    assert len(adds) == 3
+    assert output_table_adds(graph.ops, None) == set(adds)
+    assert output_table_adds(graph.ops, 2 * OUTPUT_TABLE_BYTES + 100) == set(adds[:2])
+    assert output_table_adds(graph.ops, OUTPUT_TABLE_BYTES - 1) == set()

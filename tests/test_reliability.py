@@ -417,10 +417,13 @@ def test_proof_guards_the_fast_conv_kernels_stack_buffer(tmp_path, monkeypatch):
                          "(windows of the odd last column)")
 
 
-def test_proof_knows_the_paired_conv_layout(tmp_path):
+def test_proof_knows_the_paired_conv_layout(tmp_path, monkeypatch):
     """edgesdk_conv2d_s8_paired: the weights (two channels per 32-bit word), the biases and the {2M, r, k}
     records the proof decodes must keep every channel's sum and k within int32, and the records be ones the
-    requantization defines."""
+    requantization defines. (The two-tap layout, forced: windows of 36 taps would take the four-tap one.)"""
+    from edgesdk.targets.c.ops import conv_2d
+
+    monkeypatch.setattr(conv_2d, "quad_layout_pays", lambda *args: False)
     rng = np.random.default_rng(3)
     w = rng.integers(-128, 128, (5, 3, 3, 4)).astype(np.int8)
     data = modelgen.conv_model((1, 6, 6, 4), w, rng.integers(-500, 500, 5).astype(np.int32), (0.05, 3),
@@ -468,6 +471,29 @@ def test_proof_checks_the_four_tap_flags(tmp_path):
     weights = call.args[2]
     words = np.asarray(weights.values, np.int64).astype(np.uint8).view("<i4").copy()
     assert words[0] == 0 and words[9] == 1  # per chunk: the flag, then 4 taps x 2 pairs
+    words[0] = 1
+    layer.calls[0] = KernelCall(call.kernel, (*call.args[:2], Const(weights.symbol, weights.ctype,
+                                                                   words.view(np.int8).astype(np.int64)),
+                                              *call.args[3:]))
+    proof_fails(compiled, "a four-tap chunk flagged as one lane extraction can leave its 16-bit lane")
+
+
+def test_proof_checks_the_four_tap_flags_of_three_pair_blocks(tmp_path):
+    """EDGESDK_CONV_PAIRED_QUADS3: a flag covers the six channels of a 3-pair block; the proof decodes the
+    blocks of 3 and refuses a chunk flagged for one extraction whose products can leave a lane."""
+    rng = np.random.default_rng(6)
+    w = rng.integers(-20, 21, (6, 1, 1, 32)).astype(np.int8)
+    w[4, 0, 0, 0:4] = -127  # channel 4 (the block's third pair): its first chunk cannot take one extraction
+    data = modelgen.conv_model((1, 3, 3, 32), w, rng.integers(-100, 100, 6).astype(np.int32), (0.05, 2),
+                               [0.01] * 6, (0.2, -3))
+    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
+    verify_build(compiled)
+    layer = host_layers(compiled)[0]
+    call = layer.calls[0]
+    assert call.args[0].fields["blocked"] == 6
+    weights = call.args[2]
+    words = np.asarray(weights.values, np.int64).astype(np.uint8).view("<i4").copy()
+    assert words[0] == 0 and words[13] == 1  # per chunk: the flag, then 4 taps x 3 pairs
     words[0] = 1
     layer.calls[0] = KernelCall(call.kernel, (*call.args[:2], Const(weights.symbol, weights.ctype,
                                                                    words.view(np.int8).astype(np.int64)),

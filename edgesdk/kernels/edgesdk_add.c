@@ -53,10 +53,31 @@ static void add_tabulated(const edgesdk_add_params *p, const int8_t *input1, con
     }
 }
 
+/* Same shapes, the compiler's output table: one lookup per element (about 7.3 instructions instead of 27).
+ * Sixteen elements per step so that the pointers and the count advance once per sixteen lookups. */
+static void add_output_table(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2,
+                             int8_t *output)
+{
+    const int8_t *const centre = p->output_table + 128 * 256 + 128; /* indexed by a * 256 + b */
+    int32_t left = p->shape.size;
+    for (; left >= 16; left -= 16, input1 += 16, input2 += 16, output += 16) {
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {
+            output[i] = centre[input1[i] * 256 + input2[i]];
+        }
+    }
+    for (; left > 0; left--) {
+        *output++ = centre[*input1++ * 256 + *input2++];
+    }
+}
+
 void edgesdk_add_s8(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
     const edgesdk_broadcast_shape *s = &p->shape;
     if (!s->broadcast) {
+        if (p->output_table != 0) {
+            add_output_table(p, input1, input2, output);
+            return;
+        }
         if (p->fast_output && p->input1_table != 0 && p->input2_table != 0) {
             add_tabulated(p, input1, input2, output);
             return;

@@ -30,6 +30,10 @@ typedef struct {
     /* 1: the output requantization may use edgesdk_requant_right (double rounding, output_shift in [-31, -1],
      * |scaled1| + |scaled2| < 2^31 for all inputs; the compiler checks this). */
     int32_t fast_output;
+    /* Optional (NULL: the tables above): the int8 output for every pair of inputs, 65536 bytes, a's value + 128
+     * times 256 plus b's value + 128, computed by the compiler exactly as the tables and the output
+     * requantization would (same shapes only; large residual ADDs when the flash holds it). */
+    const int8_t *output_table;
 } edgesdk_add_params;
 
 void edgesdk_add_s8(const edgesdk_add_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);

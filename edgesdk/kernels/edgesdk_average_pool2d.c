@@ -35,12 +35,17 @@ void edgesdk_average_pool2d_s8(const edgesdk_pool2d_params *p, const int8_t *inp
                 const int32_t x0 = ox * p->stride_w - p->pad_left;
                 const edgesdk_window wx = edgesdk_window_taps(x0, 1, p->filter_w, p->in_w);
                 const int32_t count = (wy.last - wy.first) * (wx.last - wx.first);
+                const int32_t step = p->channels, columns = wx.last - wx.first;
                 for (int32_t c = 0; c < p->channels; c++) {
                     int32_t sum = 0;
                     for (int32_t fy = wy.first; fy < wy.last; fy++) {
-                        const int8_t *row = in_batch + (y0 + fy) * p->in_w * p->channels + c;
-                        for (int32_t fx = wx.first; fx < wx.last; fx++) {
-                            sum += row[(x0 + fx) * p->channels];
+                        const int8_t *x = in_batch + ((y0 + fy) * p->in_w + x0 + wx.first) * step + c;
+                        const int8_t *const end = x + columns * step;
+                        for (; end - x >= 4 * step; x += 4 * step) { /* four taps per step */
+                            sum += x[0] + x[step] + x[2 * step] + x[3 * step];
+                        }
+                        for (; x != end; x += step) {
+                            sum += *x;
                         }
                     }
                     int32_t avg = 0;

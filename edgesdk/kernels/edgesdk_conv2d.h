@@ -79,6 +79,10 @@ void edgesdk_conv2d_s8_blocked(const edgesdk_conv2d_params *p, const int8_t *inp
  */
 #define EDGESDK_CONV_PAIRED_QUADS 4
 #define EDGESDK_CONV_PAIRED_QUAD_PATCHES 5
+/* EDGESDK_CONV_PAIRED_QUADS3 and _QUAD3_PATCHES: the same four-tap chunks in the blocks of the two-tap layout
+ * (3 pairs, then 2: edgesdk_conv_pair_blocks), a flag word per chunk of each block. */
+#define EDGESDK_CONV_PAIRED_QUADS3 6
+#define EDGESDK_CONV_PAIRED_QUAD3_PATCHES 7
 void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *init, int8_t *output);
 

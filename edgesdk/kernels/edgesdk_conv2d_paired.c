@@ -20,7 +20,10 @@
  * any int8 input (most chunks of trained weights; a flag word ahead of the chunk's words), and counts the
  * extractions into the high bias. Per four taps, two pixels and two pairs: 17 loads, 16 multiplies, 12 adds
  * forming the sums, 4 bias adds, 4 shifts and 8 accumulator adds for 32 multiply-accumulates (a flag-0 chunk:
- * 8 more). Blocks of 2 pairs: with 3, the 8 input bytes and 12 accumulators leave RV32 too few registers.
+ * 8 more). EDGESDK_CONV_PAIRED_QUADS3: the same chunks in blocks of 3 pairs (then 2), taken tap by tap so that
+ * the 12 accumulators, 6 chunk sums, 2 input bytes and a weight fit RV32's registers: 21 loads and 85
+ * instructions for 48 multiply-accumulates (1.8 per MAC instead of 2.0), but a flag covers 6 channels, and a
+ * flag-0 chunk costs about 26 more; the compiler picks the block size per layer (quad_blocks_choice).
  *
  * Pixels are taken two at a time along the output row. A pair whose windows lie inside the input reads them in
  * place (filter_w * in_c contiguous bytes per filter row); otherwise both windows are first copied to patches
@@ -120,8 +123,68 @@ typedef struct {
         }                                                                                               \
     } while (0)
 
-/* The four-tap chunk whose flag word is w[off], inputs xs[p][at..at + 3]. */
+/* Extract the lanes of the chunk sums r[p][j] into the accumulators. */
+#define QUAD_EXTRACT(P, NP, low, high, r)                                                               \
+    do {                                                                                                \
+        _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                     \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                                  \
+                high[p_][j_] += (r[p_][j_] + EDGESDK_LANE_BIAS) >> 16;                                  \
+                low[p_][j_] += r[p_][j_];                                                               \
+            }                                                                                           \
+        }                                                                                               \
+    } while (0)
+
+/* QUAD_TAPS tap by tap: per tap the P input bytes, then per pair its word and its P products into the chunk
+ * sums r[p][j] (P * NP registers instead of 4 P inputs: room for blocks of 3 pairs). */
+#define QUAD_TAPS_BY_TAP(P, NP, low, high, xs, at, w, off, ONE)                                         \
+    do {                                                                                                \
+        uint32_t r_[P][NP];                                                                             \
+        _Pragma("GCC unroll 4") for (int t_ = 0; t_ < 4; t_++) {                                        \
+            int32_t x_[P];                                                                              \
+            _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) { /* after the previous tap */      \
+                if (t_ == 0) {                                                                          \
+                    EDGESDK_MAC_ORDER(xs[p_], high[(P) - 1][(NP) - 1]);                                 \
+                } else {                                                                                \
+                    EDGESDK_MAC_ORDER(xs[p_], r_[(P) - 1][(NP) - 1]);                                   \
+                }                                                                                       \
+                x_[p_] = xs[p_][(at) + t_];                                                             \
+            }                                                                                           \
+            _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) {                                 \
+                const uint32_t w_ = (uint32_t)(w)[(off) + t_ * (NP) + j_];                              \
+                _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                              \
+                    const uint32_t m_ = (uint32_t)x_[p_] * w_;                                          \
+                    r_[p_][j_] = (t_ == 0 || (!(ONE) && t_ == 2)) ? m_ : r_[p_][j_] + m_;               \
+                }                                                                                       \
+                EDGESDK_MAC_ORDER(w, r_[(P) - 1][j_]);                                                  \
+            }                                                                                           \
+            if (!(ONE) && t_ == 1) { /* a flag-0 chunk: the first two taps' lanes now */                \
+                QUAD_EXTRACT(P, NP, low, high, r_);                                                     \
+                _Pragma("GCC unroll 8") for (int j_ = 0; j_ < (NP); j_++) { /* done here, not merged */  \
+                    _Pragma("GCC unroll 2") for (int p_ = 0; p_ < (P); p_++) {                          \
+                        __asm__("" : "+r"(high[p_][j_]), "+r"(low[p_][j_]));                            \
+                    }                                                                                   \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+        QUAD_EXTRACT(P, NP, low, high, r_);                                                             \
+    } while (0)
+
+/* The four-tap chunk whose flag word is w[off], inputs xs[p][at..at + 3]: blocks of 3 pairs tap by tap, blocks
+ * of 2 with the four taps' inputs loaded first. */
 #define QUAD_CHUNK(P, NP, low, high, xs, w, at, off)                                                    \
+    do {                                                                                                \
+        if ((NP) == 3) {                                                                                \
+            if (__builtin_expect((w)[off], 1)) {                                                        \
+                QUAD_TAPS_BY_TAP(P, NP, low, high, xs, at, w, (off) + 1, 1);                            \
+            } else {                                                                                    \
+                QUAD_TAPS_BY_TAP(P, NP, low, high, xs, at, w, (off) + 1, 0);                            \
+            }                                                                                           \
+        } else {                                                                                        \
+            QUAD_CHUNK_LOADED(P, NP, low, high, xs, w, at, off);                                        \
+        }                                                                                               \
+    } while (0)
+
+#define QUAD_CHUNK_LOADED(P, NP, low, high, xs, w, at, off)                                             \
     do {                                                                                                \
         int32_t x_[P][4];                                                                               \
         const int32_t one_ = (w)[off];                                                                  \
@@ -171,11 +234,22 @@ typedef struct {
         }                                                                                               \
     } while (0)
 
+/* The activation clamp of a value that is usually inside [act_min, act_min + span]: one unsigned compare and
+ * a branch not taken (2 instructions) instead of two compares and selects (5). For layers without ReLU; after
+ * a ReLU about half the values fall below act_min, where edgesdk_clamp_i32's first compare is the cheap one. */
+static inline int32_t clamp_mostly_inside(int32_t v, int32_t act_min, uint32_t span)
+{
+    if (__builtin_expect((uint32_t)(v - act_min) > span, 0)) {
+        v = v < act_min ? act_min : act_min + (int32_t)span;
+    }
+    return v;
+}
+
 /* One output: requantize (the negative-accumulator correction only when the clamp does not absorb it). */
 #define OUTPUT(acc, m2, r, k, relu)                                                                     \
-    edgesdk_clamp_i32((relu) ? edgesdk_requant_rk_relu((acc), (m2), (r), (k))                            \
-                             : edgesdk_requant_rk((acc), (m2), (r), (k)),                               \
-                      act_min, act_max)
+    ((relu) ? edgesdk_clamp_i32(edgesdk_requant_rk_relu((acc), (m2), (r), (k)), act_min, act_max)        \
+            : clamp_mostly_inside(edgesdk_requant_rk((acc), (m2), (r), (k)), act_min,                   \
+                                  (uint32_t)(act_max - act_min)))
 
 /* Requantize and store the sums of NP pairs (pair0 on) of the two pixels at outs[p]; `last`: the layer's last
  * block, whose last pairs may hold channels past out_c (their records exist). Every value is computed before
@@ -212,7 +286,7 @@ typedef struct {
     } while (0)
 
 /* One block of NP pairs (pair `pair` on) for two pixels; advances w past the block's words. */
-#define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, relu, last, QUADS)                        \
+#define PAIR_BLOCK(NP, c, w, pair, x0, step, row_bytes, outs, RELU, last, QUADS)                        \
     do {                                                                                                \
         uint32_t low[2][NP];                                                                            \
         uint32_t high[2][NP];                                                                           \
@@ -226,7 +300,11 @@ typedef struct {
                 PAIR_RUN(2, NP, low, high, xs, w, (c).run);                                             \
             }                                                                                           \
         }                                                                                               \
-        PAIR_STORE(NP, low, high, c, pair, outs, relu, last);                                           \
+        if ((RELU) < 0 ? (c).relu : (RELU)) { /* RELU < 0: the layer's, at run time */                  \
+            PAIR_STORE(NP, low, high, c, pair, outs, 1, last);                                          \
+        } else {                                                                                        \
+            PAIR_STORE(NP, low, high, c, pair, outs, 0, last);                                          \
+        }                                                                                               \
     } while (0)
 
 /* Every channel of two output pixels whose windows start at x0 and x0 + step, filter rows `row_bytes` apart
@@ -251,31 +329,32 @@ typedef struct {
         }                                                                                               \
     } while (0)
 
-/* PIXELS for EDGESDK_CONV_PAIRED_QUADS: blocks2 blocks of 2 pairs, four taps at a time (3 pairs of 2 pixels
- * would not leave RV32 the registers for 8 input bytes). */
+/* PIXELS for the four-tap layouts: blocks3 blocks of 3 pairs (EDGESDK_CONV_PAIRED_QUADS3 only), then blocks2
+ * of 2, four taps at a time; `relu` -1: the store asks c.relu at run time (one copy of the loops: .text). */
 #define QUAD_PIXELS(c, x0, step, row_bytes, outs, relu)                                                 \
     do {                                                                                                \
         const packed_word *w = (c).filter;                                                              \
         int32_t pair = 0;                                                                               \
-        for (int32_t b_ = 1; b_ <= (c).blocks2; b_++, pair += 2) { /* one copy of the loop: last at run time */ \
+        for (int32_t b_ = 1; b_ <= (c).blocks3; b_++, pair += 3) { /* one copy of the loop: last at run time */ \
+            PAIR_BLOCK(3, c, w, pair, x0, step, row_bytes, outs, relu, b_ == (c).blocks3 && (c).blocks2 == 0, 1); \
+        }                                                                                               \
+        for (int32_t b_ = 1; b_ <= (c).blocks2; b_++, pair += 2) {                                      \
             PAIR_BLOCK(2, c, w, pair, x0, step, row_bytes, outs, relu, b_ == (c).blocks2, 1);           \
         }                                                                                               \
     } while (0)
 
 /* -fsched-pressure: GCC's first scheduling pass otherwise hoists the loads of a four-tap step and spills
- * accumulators (IC: 32.9 M instructions without it, 31.1 M with it; measured with benchmarks/kernels.py). */
-__attribute__((optimize("sched-pressure"))) static void pixel_pair(const conv_plan *plan, const int8_t *x0,
+ * accumulators (IC: 32.9 M instructions without it, 31.1 M with it; measured with benchmarks/kernels.py).
+ * -fno-tree-pre: partial redundancy elimination keeps values live across the block and row loops, which then
+ * spill (IC op by op 27.68 M with it, 27.56 M without; KWS 7.44 M, 7.39 M). */
+__attribute__((optimize("sched-pressure", "no-tree-pre"))) static void pixel_pair(const conv_plan *plan, const int8_t *x0,
                                                                    int32_t step, int32_t row_bytes, int8_t *out0,
                                                                    int8_t *out1)
 {
     const conv_plan c = *plan; /* a copy: int8 stores may alias *plan as far as C knows */
     int8_t *const outs[2] = {out0, out1};
-    if (c.quads) {
-        if (c.relu) {
-            QUAD_PIXELS(c, x0, step, row_bytes, outs, 1);
-        } else {
-            QUAD_PIXELS(c, x0, step, row_bytes, outs, 0);
-        }
+    if (c.quads) { /* one copy of the four-tap loops; the store asks c.relu */
+        QUAD_PIXELS(c, x0, step, row_bytes, outs, -1);
     } else if (c.relu) {
         PIXELS(c, x0, step, row_bytes, outs, 1);
     } else {
@@ -283,14 +362,27 @@ __attribute__((optimize("sched-pressure"))) static void pixel_pair(const conv_pl
     }
 }
 
-/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied a word at a time. */
+/* `count` bytes from src to dst; WORDS: both and count are word-aligned, copied four words at a time. */
 static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int words)
 {
     if (words) {
-        packed_word *const d = (packed_word *)(void *)dst;
-        const packed_word *const s = (const packed_word *)(const void *)src;
-        for (int32_t i = 0; i < count / 4; i++) {
-            d[i] = s[i];
+        packed_word *d = (packed_word *)(void *)dst;
+        const packed_word *s = (const packed_word *)(const void *)src;
+        const packed_word *const end = s + count / 4;
+        if ((count / 4) & 1) {
+            *d++ = *s++;
+        }
+        if ((count / 4) & 2) {
+            d[0] = s[0];
+            d[1] = s[1];
+            s += 2;
+            d += 2;
+        }
+        for (; s != end; s += 4, d += 4) {
+            d[0] = s[0];
+            d[1] = s[1];
+            d[2] = s[2];
+            d[3] = s[3];
         }
         return;
     }
@@ -299,36 +391,46 @@ static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t count, int
     }
 }
 
+/* `count` bytes of `value` at dst (WORDS: dst and count word-aligned, `value4` the value in every byte). An
+ * inline loop: a memset call costs more for the few bytes of a window's padding. */
+static inline void fill_bytes(int8_t *dst, int8_t value, uint32_t value4, int32_t count, int words)
+{
+    if (words) {
+        packed_word *const d = (packed_word *)(void *)dst;
+        for (int32_t i = 0; i < count / 4; i++) {
+            d[i] = (int32_t)value4;
+        }
+        return;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        __asm__("" : "+r"(i)); /* a byte loop, not a memset call */
+        dst[i] = value;
+    }
+}
+
 /* Copy the window at input (y0, x0) into patch (filter_h rows of filter_w * in_c bytes, word-aligned), the input
- * zero point outside the image. A filter row inside the image is one contiguous copy (no test per tap), by
- * words when the input and in_c are word-aligned. */
+ * zero point outside the image. The columns of a filter row inside the image are one contiguous copy (no test
+ * per tap), by words when the input and in_c are word-aligned; the columns outside it one fill each side. */
 static void fill_patch(const edgesdk_conv2d_params *p, const int8_t *in, int32_t y0, int32_t x0, int8_t *patch)
 {
     const int8_t zero_point = (int8_t)-p->input_offset;
+    const uint32_t zero4 = (uint8_t)zero_point * 0x01010101u;
     const int32_t channels = p->in_c, row_taps = p->filter_w * channels;
     const int words = (((uintptr_t)in | (uintptr_t)channels) & 3) == 0;
-    const int columns_inside = x0 >= 0 && x0 + p->filter_w <= p->in_w;
+    /* the window's columns left of the image, right of it, and the bytes of those inside: at least one column,
+     * since the left and right padding together are narrower than the filter (the compiler checks it) */
+    const int32_t left = x0 < 0 ? -x0 : 0;
+    const int32_t right = x0 + p->filter_w > p->in_w ? x0 + p->filter_w - p->in_w : 0;
+    const int32_t inside = (p->filter_w - left - right) * channels;
     for (int32_t fy = 0; fy < p->filter_h; fy++, patch += row_taps) {
         const int32_t iy = y0 + fy;
         if (iy < 0 || iy >= p->in_h) {
-            for (int32_t i = 0; i < row_taps; i++) {
-                patch[i] = zero_point;
-            }
-        } else if (columns_inside) {
-            copy_bytes(patch, in + (iy * p->in_w + x0) * channels, row_taps, words);
-        } else {
-            for (int32_t fx = 0; fx < p->filter_w; fx++) {
-                const int32_t ix = x0 + fx;
-                int8_t *const dst = patch + fx * channels;
-                if (ix >= 0 && ix < p->in_w) {
-                    copy_bytes(dst, in + (iy * p->in_w + ix) * channels, channels, words);
-                } else {
-                    for (int32_t ch = 0; ch < channels; ch++) {
-                        dst[ch] = zero_point;
-                    }
-                }
-            }
+            fill_bytes(patch, zero_point, zero4, row_taps, words);
+            continue;
         }
+        fill_bytes(patch, zero_point, zero4, left * channels, words);
+        copy_bytes(patch + left * channels, in + (iy * p->in_w + x0 + left) * channels, inside, words);
+        fill_bytes(patch + row_taps - right * channels, zero_point, zero4, right * channels, words);
     }
 }
 
@@ -404,7 +506,9 @@ void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *inpu
                               const int32_t *init, int8_t *output)
 {
     const edgesdk_conv2d_params q = *p; /* a copy: int8 stores may alias *p as far as C knows */
-    const int patched = q.blocked == EDGESDK_CONV_PAIRED_PATCHES || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES;
+    const int patched = q.blocked == EDGESDK_CONV_PAIRED_PATCHES || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES ||
+                        q.blocked == EDGESDK_CONV_PAIRED_QUAD3_PATCHES;
+    const int triples = q.blocked == EDGESDK_CONV_PAIRED_QUADS3 || q.blocked == EDGESDK_CONV_PAIRED_QUAD3_PATCHES;
     conv_plan c;
     c.filter = (const packed_word *)(const void *)filter;
     c.init = init;
@@ -416,12 +520,13 @@ void edgesdk_conv2d_s8_paired(const edgesdk_conv2d_params *p, const int8_t *inpu
     c.act_min = q.act_min;
     c.act_max = q.act_max;
     c.relu = q.act_min >= q.output_offset;
-    c.quads = q.blocked == EDGESDK_CONV_PAIRED_QUADS || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES;
-    if (c.quads) { /* blocks of 2 pairs only */
+    c.quads = triples || q.blocked == EDGESDK_CONV_PAIRED_QUADS || q.blocked == EDGESDK_CONV_PAIRED_QUAD_PATCHES;
+    if (c.quads && !triples) { /* blocks of 2 pairs only */
         c.blocks3 = 0;
         c.blocks2 = ((q.out_c + 1) / 2 + 1) / 2;
         c.blocks2 = c.blocks2 < 1 ? 1 : c.blocks2;
     }
+
     if (patched) {
         run_patched(&q, &c, input, output);
     } else {

@@ -85,7 +85,8 @@ class CTarget(Target):
         from ...ops.stripes import groups_by_op
         from .calls import render_layer
         from .codegen import emit_layer
-        from .ops.conv_2d import COMPACT_LAYERS, compact_conv_layers
+        from .ops.add import OUTPUT_TABLE_ADDS, output_table_adds
+        from .ops.conv_2d import COMPACT_LAYERS, compact_conv_layers, flash_room_beside_paired_convs
         from .stripes import lower_group
 
         code = RegionCode()
@@ -93,6 +94,8 @@ class CTarget(Target):
         ctx.include("edgesdk_arith.h")  # the EDGESDK_ROUNDING_* values of the params structs
         groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
         ctx.data(COMPACT_LAYERS, set).update(compact_conv_layers(region.ops, ctx))
+        room = 0 if ctx.data(COMPACT_LAYERS, set) else flash_room_beside_paired_convs(region.ops, ctx)
+        ctx.data(OUTPUT_TABLE_ADDS, set).update(output_table_adds(region.ops, room))  # after the convs'
         for op in region.ops:
             if op in groups and op is not groups[op].ops[0]:
                 continue  # its stripes are calls of the group's block

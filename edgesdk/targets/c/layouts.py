@@ -18,9 +18,13 @@ KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"  # the host kernel
 CONV_BLOCK = 8  # output channels per register block of edgesdk_conv2d_blocked.c
 CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_PATCHES = 1, 2, 3  # edgesdk_conv2d_params.blocked
 CONV_PAIRED_QUADS, CONV_PAIRED_QUAD_PATCHES = 4, 5  # the paired layouts in four-tap chunks (edgesdk_conv2d.h)
-CONV_PAIRED_LAYOUTS = (CONV_PAIRED, CONV_PAIRED_PATCHES, CONV_PAIRED_QUADS, CONV_PAIRED_QUAD_PATCHES)
-CONV_PATCHED_LAYOUTS = (CONV_PAIRED_PATCHES, CONV_PAIRED_QUAD_PATCHES)
-CONV_QUAD_LAYOUTS = (CONV_PAIRED_QUADS, CONV_PAIRED_QUAD_PATCHES)
+CONV_PAIRED_QUADS3, CONV_PAIRED_QUAD3_PATCHES = 6, 7  # the same in blocks of 3 pairs, then of 2
+CONV_PAIRED_LAYOUTS = (CONV_PAIRED, CONV_PAIRED_PATCHES, CONV_PAIRED_QUADS, CONV_PAIRED_QUAD_PATCHES,
+                       CONV_PAIRED_QUADS3, CONV_PAIRED_QUAD3_PATCHES)
+CONV_PATCHED_LAYOUTS = (CONV_PAIRED_PATCHES, CONV_PAIRED_QUAD_PATCHES, CONV_PAIRED_QUAD3_PATCHES)
+CONV_QUAD_LAYOUTS = (CONV_PAIRED_QUADS, CONV_PAIRED_QUAD_PATCHES, CONV_PAIRED_QUADS3, CONV_PAIRED_QUAD3_PATCHES)
+CONV_QUAD3_LAYOUTS = (CONV_PAIRED_QUADS3, CONV_PAIRED_QUAD3_PATCHES)
+QUADS2, QUADS3 = 1, 2  # the `quads` of the layout helpers below: four-tap chunks in blocks of 2 pairs, of 3 and 2
 FAST_ACC_LIMIT = 1 << 31  # the fast kernels accumulate in int32 from the folded bias: no sum may overflow
 FC_BLOCKED, FC_PAIRED, FC_PAIRED_QUADS = 1, 2, 3
 FC_LAYOUT_C = {FC_BLOCKED: "EDGESDK_FC_BLOCKED", FC_PAIRED: "EDGESDK_FC_PAIRED",
@@ -205,17 +209,18 @@ def requant_reach(bias_folded, weights_2d, k) -> int:
     return int(np.max(reach + np.abs(np.asarray(k, np.int64)) + 2, initial=0))
 
 
-def pair_blocks(pairs: int, quads: bool = False) -> list:
+def pair_blocks(pairs: int, quads: int = 0) -> list:
     """The paired conv kernel's block sizes (edgesdk_conv_pair_blocks): blocks of 3 pairs, then of 2; fewer than
-    2 pairs count as 2. The four-tap layouts (quads): blocks of 2 only, an odd last pair padded."""
+    2 pairs count as 2. The four-tap layouts in blocks of 2 (quads == QUADS2, or True): blocks of 2 only, an odd
+    last pair padded; in blocks of 3 (QUADS3): as the two-tap layout."""
     pairs = max(pairs, 2)
-    if quads:
+    if quads == QUADS2:
         return [2] * ((pairs + 1) // 2)
     rest = pairs % 3
     return [3] * (pairs // 3 - (rest == 1)) + [2] * {0: 0, 1: 2, 2: 1}[rest]
 
 
-def padded_pairs(out_c: int, quads: bool = False) -> int:
+def padded_pairs(out_c: int, quads: int = 0) -> int:
     return sum(pair_blocks((out_c + 1) // 2, quads))
 
 
@@ -254,7 +259,7 @@ def pair_conv_weights(weights_2d, filter_h: int, run: int) -> np.ndarray:
 LANE_BIAS = 32767  # edgesdk_conv2d_paired.c: added to each 16-bit lane of a two-tap sum
 
 
-def pair_conv_bias(bias_folded, chunks, quads: bool = False) -> np.ndarray:
+def pair_conv_bias(bias_folded, chunks, quads: int = 0) -> np.ndarray:
     """Per channel pair (padded_pairs): bias[a] + 65536 * bias[a + 1] and bias[a + 1] - LANE_BIAS * chunks (the
     high accumulator gains LANE_BIAS per lane extraction; `chunks`: one count for every pair, or one per pair),
     mod 2^32, as int32 words."""
@@ -272,7 +277,7 @@ def pair_chunks(filter_h: int, run: int) -> int:
 
 
 def pair_requant_records(mults, shifts, output_offset: int, bias_folded, weights_2d, constants=None,
-                         quads: bool = False) -> np.ndarray:
+                         quads: int = 0) -> np.ndarray:
     """requant_records for every channel of the padded pairs (a missing channel: multiplier 0, r 1, k 0).
     constants {channel: output}: channels whose accumulator is 0 (no weights, bias 0) get {0, 1, 2 * output},
     which edgesdk_requant_rk turns into that output."""
@@ -317,29 +322,29 @@ def _quad_fit(chunks) -> np.ndarray:
     return (high <= 65535 - LANE_BIAS) & (low >= -LANE_BIAS)
 
 
-def quad_flags(weights_2d, filter_h: int, run: int) -> np.ndarray:
+def quad_flags(weights_2d, filter_h: int, run: int, quads: int = QUADS2) -> np.ndarray:
     """[block][filter_h][run / 4] of EDGESDK_CONV_PAIRED_QUADS: 1 where every channel of the block (padded pairs
     of blocks of pair_blocks) keeps its four products of that chunk within one lane."""
     out = len(weights_2d)
-    w = _pad_channels(np.asarray(weights_2d).reshape(out, filter_h, run), 2 * padded_pairs(out, True))
+    w = _pad_channels(np.asarray(weights_2d).reshape(out, filter_h, run), 2 * padded_pairs(out, quads))
     fit = _quad_fit(w.reshape(len(w), filter_h, run // 4, 4))  # [channel][fy][chunk]
     flags, start = [], 0
-    for size in pair_blocks((out + 1) // 2, True):
+    for size in pair_blocks((out + 1) // 2, quads):
         flags.append(fit[2 * start:2 * (start + size)].all(axis=0))
         start += size
     return np.array(flags, np.int64)
 
 
-def pair_conv_weights_quads(weights_2d, filter_h: int, run: int) -> np.ndarray:
+def pair_conv_weights_quads(weights_2d, filter_h: int, run: int, quads: int = QUADS2) -> np.ndarray:
     """[out][filter_h * run] int8, run % 4 == 0 -> the bytes of EDGESDK_CONV_PAIRED_QUADS's int32 words
     (edgesdk_conv2d.h): per block, per filter row, per four taps a flag word (quad_flags) and the four taps'
     words [tap][pair]."""
     out = len(weights_2d)
-    w = _pad_channels(np.asarray(weights_2d).reshape(out, filter_h, run), 2 * padded_pairs(out, True))
+    w = _pad_channels(np.asarray(weights_2d).reshape(out, filter_h, run), 2 * padded_pairs(out, quads))
     words = w[0::2] + 65536 * w[1::2]  # [pair][fy][tap]
-    flags = quad_flags(weights_2d, filter_h, run)
+    flags = quad_flags(weights_2d, filter_h, run, quads)
     parts, start = [], 0
-    for b, size in enumerate(pair_blocks((out + 1) // 2, True)):
+    for b, size in enumerate(pair_blocks((out + 1) // 2, quads)):
         block = words[start:start + size].reshape(size, filter_h, run // 4, 4).transpose(1, 2, 3, 0)
         block = block.reshape(filter_h, run // 4, 4 * size)  # [fy][chunk][tap * pair]
         parts.append(np.concatenate([flags[b][:, :, None], block], axis=2).reshape(-1))
@@ -347,15 +352,12 @@ def pair_conv_weights_quads(weights_2d, filter_h: int, run: int) -> np.ndarray:
     return np.concatenate(parts).astype("<i4").view(np.int8)
 
 
-def quad_extractions(weights_2d, filter_h: int, run: int) -> np.ndarray:
+def quad_extractions(weights_2d, filter_h: int, run: int, quads: int = QUADS2) -> np.ndarray:
     """Per padded pair: its lane extractions per window in EDGESDK_CONV_PAIRED_QUADS (a flag-1 chunk once, a
     flag-0 chunk twice), the `chunks` of pair_conv_bias."""
-    flags = quad_flags(weights_2d, filter_h, run)
+    flags = quad_flags(weights_2d, filter_h, run, quads)
     per_block = (2 * flags.size // len(flags) - flags.reshape(len(flags), -1).sum(axis=1))
-    return np.repeat(per_block, pair_blocks((len(weights_2d) + 1) // 2, True))
-
-
-QUAD_FIT_MIN = 0.5  # fraction of one-extraction chunks from which the four-tap layout pays (quad_layout_pays)
+    return np.repeat(per_block, pair_blocks((len(weights_2d) + 1) // 2, quads))
 
 
 def quad_layout_ok(run: int) -> bool:
@@ -363,23 +365,57 @@ def quad_layout_ok(run: int) -> bool:
     return run % 4 == 0
 
 
+# Instructions of the paired kernels (edgesdk_conv2d_paired.c), measured per chunk and per block with a block
+# profile of IC's layers (benchmarks/kernels.py, then per-instruction counts of the emulator): a four-tap chunk
+# of a 2-pair block 64 and 8 more when flagged 0; of a 3-pair block 85 and 22 more; a two-tap step of a 3-pair
+# block 56, of a 2-pair block 40; per block and window (accumulators, rows, requantization, stores) about 150
+# for 2 pairs and 190 for 3.
+QUAD_CHUNK_COST = {2: (64.0, 8.0), 3: (85.0, 22.0)}
+PAIR_STEP_COST = {2: 40.0, 3: 56.0}
+BLOCK_COST = {2: 150.0, 3: 190.0}
+
+
+def quad_window_cost(weights_2d, filter_h: int, run: int, quads: int) -> float:
+    """The four-tap kernel's estimated instructions per pixel window in blocks of 2 (QUADS2) or 3 (QUADS3)."""
+    flags = quad_flags(weights_2d, filter_h, run, quads).reshape(-1, filter_h * (run // 4))
+    cost = 0.0
+    for size, block_flags in zip(pair_blocks((len(weights_2d) + 1) // 2, quads), flags):
+        chunk, flag0 = QUAD_CHUNK_COST[size]
+        cost += BLOCK_COST[size] + len(block_flags) * chunk + flag0 * float((block_flags == 0).sum())
+    return cost
+
+
+def pair_window_cost(out_c: int, filter_h: int, run: int) -> float:
+    """The two-tap kernel's estimated instructions per pixel window."""
+    steps = filter_h * ((run + 1) // 2)
+    return sum(BLOCK_COST[size] + steps * PAIR_STEP_COST[size] for size in pair_blocks((out_c + 1) // 2))
+
+
+def quad_blocks_choice(weights_2d, filter_h: int, run: int) -> int:
+    """QUADS3 (blocks of 3 pairs: 85 instructions per 48 MACs against 64 per 32, but a flag covers 6 channels,
+    so more chunks need two extractions) where quad_window_cost says it is cheaper, else QUADS2."""
+    three = quad_window_cost(weights_2d, filter_h, run, QUADS3)
+    return QUADS3 if three < quad_window_cost(weights_2d, filter_h, run, QUADS2) else QUADS2
+
+
 def quad_layout_pays(weights_2d, filter_h: int, run: int) -> bool:
-    """Whether EDGESDK_CONV_PAIRED_QUADS beats the two-tap layout: whole four-tap chunks, at least QUAD_FIT_MIN
-    of them needing a single lane extraction (a flag-0 chunk costs about as much as two two-tap steps of a
-    3-pair block; measured on the MLPerf Tiny models against the two-tap layout: KWS's 1x1 layers at 0.68-0.78
-    gain 4 %, VWW's 16->32 and 32->64 ones at 0.72 and 0.63 3-4 %, VWW's 8->16 one at 0.50 breaks even, IC's
-    1x1 skip path at 0.41 would lose 1 %)."""
-    return quad_layout_ok(run) and float(quad_flags(weights_2d, filter_h, run).mean()) >= QUAD_FIT_MIN
+    """Whether the four-tap layouts beat the two-tap one: whole four-tap chunks, and the cheaper of their block
+    shapes costs less than the two-tap kernel by the estimates above (measured: IC's 1x1 skip path, 44 % of its
+    chunks flagged 1 in blocks of 3, 501,113 instructions in two-tap steps, 482,940 in four-tap chunks)."""
+    if not quad_layout_ok(run):
+        return False
+    best = min(quad_window_cost(weights_2d, filter_h, run, quads) for quads in (QUADS2, QUADS3))
+    return best < pair_window_cost(len(weights_2d), filter_h, run)
 
 
-def unpack_pair_conv_quads(words, pairs: int, filter_h: int, run: int) -> tuple:
+def unpack_pair_conv_quads(words, pairs: int, filter_h: int, run: int, quads: int = QUADS2) -> tuple:
     """EDGESDK_CONV_PAIRED_QUADS's int32 words (pair_conv_weights_quads) -> (the weight words in the two-tap
     layout's block order, [tap][pair] per block; whether every flag-1 chunk fits one lane for every channel of its
     block; per pair its lane extractions). For the compiler's checks of the emitted constants."""
     words = np.asarray(words, np.int64)
     plain, fits, extractions, at = [], True, [], 0
     chunks = filter_h * (run // 4)
-    for size in pair_blocks(pairs, True):
+    for size in pair_blocks(pairs, quads):
         block = words[at:at + chunks * (1 + 4 * size)].reshape(chunks, 1 + 4 * size)
         at += len(block.reshape(-1))
         flags, taps = block[:, 0], block[:, 1:].reshape(chunks, 4, size)  # [chunk][tap][pair]

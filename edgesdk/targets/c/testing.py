@@ -23,6 +23,7 @@ from ...ops.base import ForcedMode
 from ...ops.control_flow import control_flow_units
 from .calls import C_TYPES, Statement, float_literal, render_layer
 from .codegen import emit_layer
+from .ops.add import OUTPUT_TABLE_ADDS, output_table_adds
 
 KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
 NUMPY_TYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -106,6 +107,7 @@ def generate_source(ops, mode: str = "ref", force_rounding: dict | None = None) 
     IF with everything nested in it, edgesdk_unit_<position of its first op>() (control_flow_units): its loop
     and branches are statements that only compile together."""
     ctx = HostContext(mode, force_rounding)
+    ctx.data(OUTPUT_TABLE_ADDS, set).update(output_table_adds(ops, None))  # as CTarget.generate, no flash limit
     bodies, rendered = [], []
     for k, op in enumerate(ops):
         layer = emit_layer(op, ctx)

@@ -21,12 +21,49 @@ from .binary import (ELEMENTWISE_C, ELEMENTWISE_H, SUFFIX, arithmetic_types, bin
                      output_rescale_below_one, plain_params)
 
 ADD_TABLE_ENTRIES = 256  # edgesdk_add.c: one int32 per int8 input value, indexed by value + 128
+OUTPUT_TABLE_BYTES = 256 * 256  # edgesdk_add.c: the int8 output for every pair of int8 inputs
+# An output table saves about 19 instructions per element (27 -> 8) for 64 KiB of flash: only ADDs of at least
+# this many elements get one (ResNet-8's three: 16,384, 8,192 and 4,096), and only while the flash holds it.
+OUTPUT_TABLE_MIN_ELEMENTS = 4096
+OUTPUT_TABLE_ADDS = "c.add-output-tables"  # ctx.data key: the ADDs output_table_adds chose (CTarget.generate)
 
 
 def add_input_table(input_offset: int, left_shift: int, multiplier: int, shift: int, rounding: str) -> np.ndarray:
     """ADD's rescaled input for each int8 value x (index x + 128), exactly as the kernel would compute it."""
     return np.array([quant.multiply_by_quantized_multiplier((x + input_offset) << left_shift, multiplier, shift,
                                                             rounding) for x in range(-128, 128)], np.int64)
+
+
+def add_output_table(tables, d) -> np.ndarray:
+    """The int8 output of every input pair (a, b), index (a + 128) * 256 + b + 128: edgesdk_add_s8's output
+    requantization and clamp of tables[0][a + 128] + tables[1][b + 128], value for value."""
+    sums = (tables[0][:, None] + tables[1][None, :]).reshape(-1)
+    distinct, where = np.unique(sums, return_inverse=True)
+    out = np.array([quant.multiply_by_quantized_multiplier(int(v), d.output_multiplier, d.output_shift, d.rounding)
+                    for v in distinct], np.int64) + d.output_offset
+    return np.clip(out, d.act_min, d.act_max)[where.reshape(-1)].astype(np.int8)
+
+
+def output_table_eligible(op) -> bool:
+    """An int8 ADD of two same-shaped activations, large enough for its table to pay (OUTPUT_TABLE_MIN_ELEMENTS)."""
+    if op.type != "ADD" or len(op.inputs) != 2 or None in op.inputs:
+        return False
+    a, b, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    return (y.dtype == "int8" and a.dtype == b.dtype == "int8"
+            and tuple(a.shape) == tuple(b.shape) == tuple(y.shape) and y.num_elements >= OUTPUT_TABLE_MIN_ELEMENTS)
+
+
+def output_table_adds(ops, flash_room: int | None) -> set:
+    """The ADDs of `ops` that get an output table: the largest first, while `flash_room` bytes (None: no
+    limit) hold another 64 KiB table."""
+    chosen = set()
+    for op in sorted((op for op in ops if output_table_eligible(op)), key=lambda op: -op.outputs[0].num_elements):
+        if flash_room is not None and flash_room < OUTPUT_TABLE_BYTES:
+            break
+        chosen.add(op)
+        if flash_room is not None:
+            flash_room -= OUTPUT_TABLE_BYTES
+    return chosen
 
 
 def pot_call(e: Emit, d: AddPotData, kernel: str):
@@ -76,7 +113,8 @@ def emit_add(e: Emit):
         return pot_call(e, d, "edgesdk_add_pot_s16")
     if y.dtype == "int16":
         fields = general_quantized_fields(e, d)
-        fields.update({"input1_table": e.null("int32_t"), "input2_table": e.null("int32_t"), "fast_output": 0})
+        fields.update({"input1_table": e.null("int32_t"), "input2_table": e.null("int32_t"), "fast_output": 0,
+                       "output_table": e.null("int8_t")})
         params = e.params("edgesdk_add_params", fields)
         return e.call("edgesdk_add_s16", params, e.tensor(a), e.tensor(b), e.arena(y))
     return add_s8_call(e, d)
@@ -95,10 +133,15 @@ def add_s8_call(e: Emit, d, subtract: bool = False):
     fields["input2_table"] = e.int32s("input2_table", tables[1])
     reach = sum(int(np.max(np.abs(t))) for t in tables)
     fields["fast_output"] = int(d.rounding == "double" and -31 <= d.output_shift <= -1 and reach < FAST_ACC_LIMIT)
+    use_table = not subtract and e.op in e.ctx.data(OUTPUT_TABLE_ADDS, set)
+    fields["output_table"] = e.const("output_table", add_output_table(tables, d), "int8_t") if use_table \
+        else e.null("int8_t")
     params = e.params("edgesdk_add_params", fields)
     e.call("edgesdk_add_s8", params, e.tensor(a), e.tensor(b), e.arena(y))
     if subtract:
         e.layer.note = "ADD's kernel, input 2's rescale table negated"
+    elif use_table:
+        e.layer.note = "output table"
     return e.layer
 
 
@@ -127,12 +170,15 @@ def broadcast_footprint(call, op) -> list:
 
 @footprint("edgesdk_add_s8")
 def add_footprint(call, op) -> list:
-    """The broadcast walk, the two input tables (1 KiB each: 256 int32 read at value + 128) and the
-    preconditions of the fast output path (edgesdk_requant_right)."""
+    """The broadcast walk, the two input tables (1 KiB each: 256 int32 read at value + 128), the output table
+    (64 KiB, same shapes only) and the preconditions of the fast output path (edgesdk_requant_right)."""
     p = call.args[0]
     checks = broadcast_footprint(call, op)
     for key in ("input1_table", "input2_table"):
         checks.append((p[key], 4 * ADD_TABLE_ENTRIES, f"{key}[{ADD_TABLE_ENTRIES}]"))
+    if not isinstance(p["output_table"], Null):
+        checks += require(not p["shape"]["broadcast"], "the ADD output table serves same-shaped inputs only")
+        checks.append((p["output_table"], OUTPUT_TABLE_BYTES, f"output_table[{OUTPUT_TABLE_BYTES}]"))
     if p["fast_output"]:
         tables = [p[k] for k in ("input1_table", "input2_table")]
         reach = [max((abs(int(v)) for v in t.values), default=0) for t in tables if hasattr(t, "values")]

@@ -10,7 +10,9 @@ from .. import supported as rules
 from ..calls import Const
 from ..emit import Emit, c_op, footprint
 from ..layouts import (CONV_BLOCK, CONV_BLOCKED, CONV_PAIRED, CONV_PAIRED_LAYOUTS, CONV_PAIRED_PATCHES,
-                       CONV_PAIRED_QUAD_PATCHES, CONV_PAIRED_QUADS, CONV_PATCHED_LAYOUTS, CONV_QUAD_LAYOUTS,
+                       CONV_PAIRED_QUAD3_PATCHES, CONV_PAIRED_QUAD_PATCHES, CONV_PAIRED_QUADS, CONV_PAIRED_QUADS3,
+                       CONV_PATCHED_LAYOUTS, CONV_QUAD3_LAYOUTS, CONV_QUAD_LAYOUTS, QUADS2, QUADS3,
+                       quad_blocks_choice,
                        LANE_BIAS, bias_values, pair_conv_weights_quads, quad_extractions, quad_layout_ok,
                        quad_layout_pays,
                        unpack_pair_conv_quads,
@@ -42,6 +44,14 @@ def bias_const(e: Emit, b, values, folded: bool):
     return e.const("bias", b.data.astype(np.int32), "int32_t")
 
 
+def padding_narrower_than_filter(f: dict) -> bool:
+    """Every window keeps a column and a row inside the image: the padding on both sides of a row (or column)
+    together is narrower than the filter (always so for SAME and VALID; the window copies rely on it)."""
+    right = (f["out_w"] - 1) * f["stride_w"] + f["filter_w"] - f["pad_left"] - f["in_w"]
+    bottom = (f["out_h"] - 1) * f["stride_h"] + f["filter_h"] - f["pad_top"] - f["in_h"]
+    return (f["pad_left"] + max(right, 0) < f["filter_w"]) and (f["pad_top"] + max(bottom, 0) < f["filter_h"])
+
+
 def fast_conv_obstacle(f: dict, rounding: str, weights, bias, mults, shifts) -> str | None:
     """Why edgesdk_conv2d_s8_blocked cannot run this CONV_2D (None: it can)."""
     if f["dilation_h"] != 1 or f["dilation_w"] != 1:
@@ -51,11 +61,14 @@ def fast_conv_obstacle(f: dict, rounding: str, weights, bias, mults, shifts) -> 
     taps = f["filter_h"] * f["filter_w"] * f["in_c"]
     if taps > conv_patch_max() and not windows_inside(f):
         return f"filter window of {taps} bytes with padding"
+    if not padding_narrower_than_filter(f):
+        return "padding as wide as the filter"
     return fast_requant_obstacle(f, rounding, weights.reshape(f["out_c"], -1), bias, mults, shifts)
 
 
-KIND_NAMES = {CONV_BLOCKED: "blocked", CONV_PAIRED: "paired", CONV_PAIRED_PATCHES: "paired",
-              CONV_PAIRED_QUADS: "paired", CONV_PAIRED_QUAD_PATCHES: "paired"}
+KIND_NAMES = {CONV_BLOCKED: "blocked", **{layout: "paired" for layout in CONV_PAIRED_LAYOUTS}}
+QUAD_LAYOUT_CODES = {(QUADS2, False): CONV_PAIRED_QUADS, (QUADS2, True): CONV_PAIRED_QUAD_PATCHES,
+                     (QUADS3, False): CONV_PAIRED_QUADS3, (QUADS3, True): CONV_PAIRED_QUAD3_PATCHES}
 PATCHED_RUN_BELOW = 16  # even filter rows shorter than this run as one row over copied windows
 
 
@@ -108,6 +121,23 @@ CODE_RESERVE_BYTES = 64 * 1024
 COMPACT_LAYERS = "c.compact-conv"  # ctx.data key: the layers compact_conv_layers chose (CTarget.generate)
 
 
+def paired_flash_need(ops, ctx) -> tuple[int, dict]:
+    """(the flash `ops` need with every int8 CONV_2D paired: the constants made so far, the ops' constants,
+    the paired layouts' growth and room for code; the growth per conv)."""
+    consts = {t for op in ops for t in op.inputs if t is not None and t.is_const}
+    convs = sorted((op for op in ops if op.type == "CONV_2D" and op.inputs[0].dtype == "int8"
+                    and op.inputs[1].is_const), key=lambda op: -op.inputs[1].nbytes)
+    growth = {op: int((PAIRED_BYTES_PER_WEIGHT - 1) * op.inputs[1].nbytes) for op in convs}
+    return ctx.flash_bytes + sum(t.nbytes for t in consts) + sum(growth.values()) + CODE_RESERVE_BYTES, growth
+
+
+def flash_room_beside_paired_convs(ops, ctx) -> int | None:
+    """The flash left once every int8 CONV_2D of `ops` is paired (options.flash_limit minus paired_flash_need;
+    None without a limit), for optional tables such as the ADD output tables."""
+    limit = ctx.options.flash_limit
+    return None if limit is None else limit - paired_flash_need(ops, ctx)[0]
+
+
 def compact_conv_layers(ops, ctx) -> set:
     """The int8 CONV_2D layers of `ops` that keep the compact layout so that the model fits the board's flash:
     when every layer paired would take more than options.flash_limit (with the constants made so far and
@@ -115,11 +145,8 @@ def compact_conv_layers(ops, ctx) -> set:
     limit = ctx.options.flash_limit
     if limit is None:
         return set()
-    consts = {t for op in ops for t in op.inputs if t is not None and t.is_const}
-    convs = sorted((op for op in ops if op.type == "CONV_2D" and op.inputs[0].dtype == "int8"
-                    and op.inputs[1].is_const), key=lambda op: -op.inputs[1].nbytes)
-    growth = {op: int((PAIRED_BYTES_PER_WEIGHT - 1) * op.inputs[1].nbytes) for op in convs}
-    need = ctx.flash_bytes + sum(t.nbytes for t in consts) + sum(growth.values()) + CODE_RESERVE_BYTES
+    need, growth = paired_flash_need(ops, ctx)
+    convs = list(growth)
     compact = set()
     for op in convs:
         if need <= limit:
@@ -170,12 +197,14 @@ def emit_conv2d(e: Emit):
         compact = op in e.ctx.data(COMPACT_LAYERS, set)  # CTarget.generate: the flash would not hold it paired
         if not compact and paired_conv_ok(flat, live_bias, shifts, fields["output_offset"], rows, run):
             patched, quads = rows == 1 < fields["filter_h"], quad_layout_pays(flat, rows, run)
+            if quads:
+                quads = quad_blocks_choice(flat, rows, run)
             requant = e.int32s("requant", pair_requant_records(mults, shifts, fields["output_offset"], live_bias,
                                                                flat, constants, quads))
             if quads:
-                fields["blocked"] = CONV_PAIRED_QUAD_PATCHES if patched else CONV_PAIRED_QUADS
-                weights = pair_conv_weights_quads(flat, rows, run)
-                bias = pair_conv_bias(live_bias, quad_extractions(flat, rows, run), quads=True)
+                fields["blocked"] = QUAD_LAYOUT_CODES[quads, patched]
+                weights = pair_conv_weights_quads(flat, rows, run, quads)
+                bias = pair_conv_bias(live_bias, quad_extractions(flat, rows, run, quads), quads=quads)
             else:
                 fields["blocked"] = CONV_PAIRED_PATCHES if patched else CONV_PAIRED
                 weights = pair_conv_weights(flat, rows, run)
@@ -219,13 +248,13 @@ def conv2d_footprint(call, op) -> list:
     io = [(x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
           (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
     if p["blocked"] in CONV_PAIRED_LAYOUTS:
-        quads = p["blocked"] in CONV_QUAD_LAYOUTS
+        quads = quad_kind(p["blocked"])
         pairs, taps = padded_pairs(out_c, quads), p["filter_h"] * p["filter_w"] * p["in_c"]
         rows, run = (1, taps) if p["blocked"] in CONV_PATCHED_LAYOUTS else (p["filter_h"], p["filter_w"] * p["in_c"])
         flags = 0
         if quads:
             checks += require(quad_layout_ok(run), f"the four-tap paired layout needs rows of 4k taps, not {run}")
-            flags = len(pair_blocks(pairs, True)) * rows * (run // 4)
+            flags = len(pair_blocks(pairs, quads)) * rows * (run // 4)
         checks += require(isinstance(p["requant"], Const), "the paired conv kernel needs its requantization records")
         if not checks:
             checks += requant_record_checks(p["requant"], 2 * pairs)
@@ -238,6 +267,13 @@ def conv2d_footprint(call, op) -> list:
         (b, optional(b, 4 * out_c), "bias")] + io
 
 
+def quad_kind(blocked: int) -> int:
+    """0 (two-tap), QUADS2 or QUADS3: the block shape of a paired layout code."""
+    if blocked not in CONV_QUAD_LAYOUTS:
+        return 0
+    return QUADS3 if blocked in CONV_QUAD3_LAYOUTS else QUADS2
+
+
 def paired_sum_checks(p, w, b, pairs: int, taps: int, rows: int, run: int) -> list:
     """No channel's sum, nor edgesdk_requant_rk's sum plus k, can overflow int32 for any int8 input: the
     weights and biases decoded from the paired layout (edgesdk_conv2d.h), the k of the records. In the
@@ -245,8 +281,8 @@ def paired_sum_checks(p, w, b, pairs: int, taps: int, rows: int, run: int) -> li
     extracts the lanes once for them)."""
     if not (isinstance(w, Const) and isinstance(b, Const)):
         return ["the paired conv kernel needs constant weights and bias"]
-    quads = p["blocked"] in CONV_QUAD_LAYOUTS
-    flag_words = len(pair_blocks(pairs, True)) * rows * (run // 4) if quads else 0
+    quads = quad_kind(p["blocked"])
+    flag_words = len(pair_blocks(pairs, quads)) * rows * (run // 4) if quads else 0
     size = 4 * (pairs * taps + flag_words)
     words = np.asarray(w.values, np.int64)[:size].astype(np.uint8)
     init = np.asarray(b.values, np.int64)[:2 * pairs]
@@ -255,7 +291,7 @@ def paired_sum_checks(p, w, b, pairs: int, taps: int, rows: int, run: int) -> li
     words = words.view("<i4").astype(np.int64)
     extractions = pair_chunks(rows, run)
     if quads:
-        words, flags_ok, extractions = unpack_pair_conv_quads(words, pairs, rows, run)
+        words, flags_ok, extractions = unpack_pair_conv_quads(words, pairs, rows, run, quads)
         if not flags_ok:
             return ["a four-tap chunk flagged as one lane extraction can leave its 16-bit lane"]
     low = (words + 32768) % 65536 - 32768  # channel a's weight: the word's low 16 bits, signed
@@ -318,6 +354,8 @@ def _blocked_preconditions(p, bias) -> list:
         copies = not inside or (p["filter_h"] > 1 and p["out_w"] % 2 == 1)
         which = "windows in padding" if not inside else "windows of the odd last column"
     kernel = "blocked" if p["blocked"] == CONV_BLOCKED else "paired"
+    checks += require(padding_narrower_than_filter(p), "the fast conv kernels need padding narrower than the "
+                                                        "filter (every window copy keeps a column inside)")
     return checks + require(not copies or taps <= patch_max,
                             f"the {kernel} conv kernel would copy a {taps}-byte filter window into its "
                             f"{patch_max}-byte stack buffer ({which})")
