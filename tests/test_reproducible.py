@@ -128,9 +128,16 @@ def test_interrupted_build_leaves_previous_output_intact(first_build, tmp_path, 
     shutil.copytree(first_build, out)
     before = tree_digest(out, skip=())
     # A different model, so a completed build would change OUT.
-    # An empty cache: CMake configures and compiles (a build that reuses a configured tree may end too soon).
+    # An empty cache, and every compile held 5 s by a `ccache` launcher that then runs the compiler: the signal
+    # lands while CMake works, not after a warm build that ends within the 50 ms the test needs to send it.
+    slow = tmp_path / "slow-launcher"
+    slow.mkdir()
+    (slow / "ccache").write_text('#!/bin/sh\nsleep 5\nexec "$@"\n')
+    (slow / "ccache").chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if key != "EDGESDK_NO_CCACHE"}
     proc = cli_build(out, model=model_path("hello_world"), start_new_session=True,
-                     env={**os.environ, "EDGESDK_CACHE": str(tmp_path / "empty-cache")})
+                     env={**env, "EDGESDK_CACHE": str(tmp_path / "empty-cache"),
+                          "PATH": f"{slow}{os.pathsep}{env.get('PATH', '')}"})
     wait_for_firmware_build(out, proc)
     os.kill(proc.pid, sig)  # the build process only (its own CMake children see the pipe close / get killed)
     _stdout, stderr = proc.communicate(timeout=120)
