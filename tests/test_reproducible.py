@@ -135,7 +135,10 @@ def test_interrupted_build_leaves_previous_output_intact(first_build, tmp_path, 
     (slow / "ccache").write_text('#!/bin/sh\nsleep 5\nexec "$@"\n')
     (slow / "ccache").chmod(0o755)
     env = {key: value for key, value in os.environ.items() if key != "EDGESDK_NO_CCACHE"}
+    # SIGINT at its default in the child, as a terminal's Ctrl-C finds it: a process that starts with SIGINT
+    # ignored (inherited from a test runner that ignores it) keeps it ignored and would build on to the end.
     proc = cli_build(out, model=model_path("hello_world"), start_new_session=True,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                      env={**env, "EDGESDK_CACHE": str(tmp_path / "empty-cache"),
                           "PATH": f"{slow}{os.pathsep}{env.get('PATH', '')}"})
     wait_for_firmware_build(out, proc)
