@@ -502,22 +502,32 @@ def _random_buffers(rng):
 
 def test_indexed_placement_equals_the_pairwise_rule():
     """For every placement order the planner tries (and random ones), the occupancy index finds exactly the
-    offsets the pairwise rule finds: the arenas of every model stay what they were."""
+    offsets the pairwise rule finds, and so does the planner's direct path (the co-live buffers asked one by
+    one, taken when they are few), also with a kept prefix: the arenas of every model stay what they were."""
     import random
 
     from edgesdk.aot.memory_plan import _Conflicts, _heuristic_orders, _place_order
 
     rng = random.Random(12)
+    direct_cases = 0
     for case in range(400):
         buffers, overlaps = _random_buffers(rng)
         alignment = rng.choice([1, 4, 16, 16])
-        conflicts = _Conflicts(buffers, overlaps)
+        indexed = _Conflicts(buffers, overlaps, pairwise_limit=-1)  # always the index
+        direct = _Conflicts(buffers, overlaps, pairwise_limit=len(buffers))  # every pair fits
+        assert indexed.new_index() is not None or not any(b.size for b in buffers)
+        assert direct.new_index() is None
+        direct_cases += any(direct.near)
         orders = list(_heuristic_orders(buffers).values())
         for _ in range(2):
             orders.append(rng.sample(range(len(buffers)), len(buffers)))
         for order in orders:
-            assert _place_order(order, conflicts, alignment) == _pairwise_place(order, buffers, overlaps, alignment), \
-                (case, order)
+            want = _pairwise_place(order, buffers, overlaps, alignment)
+            assert _place_order(order, indexed, alignment) == want, (case, order)
+            assert _place_order(order, direct, alignment) == want, (case, order)
+            keep = rng.randrange(len(order) + 1)  # a local-search move keeps a prefix placed before
+            assert _place_order(order, direct, alignment, keep=keep, previous=want[0]) == want, (case, order)
+    assert direct_cases > 300
 
 
 def test_co_live_overlaps_finds_every_pair():
@@ -598,6 +608,10 @@ def test_local_search_stops_at_its_placement_budget(monkeypatch):
     n = len(buffers)
     capped, arena, bound, heuristics = _search_work(monkeypatch, 3 * n, buffers)
     assert arena > bound  # the search had a reason to go on
-    assert heuristics * n < capped.placements <= heuristics * n + 3 * n + n, capped
+    # the heuristic orders alone (a budget of 0 stops the search before its first move): a later heuristic
+    # order is given up as soon as it cannot beat the best so far
+    orders_only, _, _, _ = _search_work(monkeypatch, 0, buffers)
+    assert n <= orders_only.placements <= heuristics * n
+    assert orders_only.placements < capped.placements <= orders_only.placements + 3 * n + n, capped
     uncapped, _, _, _ = _search_work(monkeypatch, 10**9, buffers)
     assert uncapped.placements > capped.placements + n  # without the budget it would have gone on

@@ -76,6 +76,9 @@ SEARCH_SEED = 0
 # ... and re-places at most this many buffers in all (each move re-places the whole order: prefix and suffix),
 # so that the search's work is bounded on large graphs. The shared models stay far below it.
 SEARCH_PLACEMENT_BUDGET = 200_000
+# Placement asks each placed co-live buffer directly (the pairwise rule) while the buffers meet at most this
+# many others on average; above, an index of the placed buffers answers (near-linear at any size).
+PAIRWISE_LIMIT = 32
 
 
 @dataclass(eq=False)
@@ -523,9 +526,13 @@ def _partner_intervals(kind: str, o: int, size: int, other: int, distance) -> li
 
 class _Conflicts:
     """The placement problem: buffers, and for each the permitted overlaps (partners) it has with co-live
-    buffers. Disjointness with every other co-live buffer is looked up in an _OccupancyIndex."""
+    buffers. Disjointness with every other co-live buffer is looked up in an _OccupancyIndex -- or, when
+    the buffers meet few others (at most `pairwise_limit` co-live buffers each on average, as in every
+    shared model), asked of each placed co-live buffer directly (`near`): the pairwise rule itself, cheaper
+    than maintaining the index at that size and with nothing to re-insert for a kept prefix."""
 
-    def __init__(self, buffers: list, overlaps: list, work: Work | None = None):
+    def __init__(self, buffers: list, overlaps: list, work: Work | None = None,
+                 pairwise_limit: int = PAIRWISE_LIMIT):
         self.buffers = buffers
         self.work = work or Work()
         index = {id(b): i for i, b in enumerate(buffers)}
@@ -541,25 +548,29 @@ class _Conflicts:
             self.partners[q].append((p, "exact" if distance is None else "above", distance))
         live = [b for b in buffers if b.size]
         self.tree = _StepTree(min((b.first for b in live), default=0), max((b.last for b in live), default=0))
+        self.near = _forbidding(buffers, self.partners, pairwise_limit * len(buffers))
 
-    def new_index(self) -> _OccupancyIndex:
-        return _OccupancyIndex(self.tree, self.work)
+    def new_index(self) -> _OccupancyIndex | None:
+        """An empty index of placed buffers; None when placement asks the co-live buffers directly."""
+        return None if self.near is not None else _OccupancyIndex(self.tree, self.work)
 
-    def place(self, index: _OccupancyIndex, i: int, offset: int, alignment: int) -> None:
+    def place(self, index: _OccupancyIndex | None, i: int, offset: int, alignment: int) -> None:
         """Record buffer i at `offset`. Offsets are aligned, so an aligned offset conflicts with [o, o + size)
         exactly when it conflicts with [o, align(o + size)): the index stores the latter, and buffers side by
         side merge into one interval even when their sizes are not multiples of the alignment."""
         b = self.buffers[i]
-        if b.size:
+        if b.size and index is not None:
             index.insert(b.first, b.last, offset, _align(offset + b.size, alignment))
 
-    def lowest_free(self, index: _OccupancyIndex, i: int, offsets: list, alignment: int) -> int:
+    def lowest_free(self, index: _OccupancyIndex | None, i: int, offsets: list, alignment: int) -> int:
         """The lowest aligned offset >= 0 that no placed co-live buffer forbids."""
         self.work.placements += 1
         buf = self.buffers[i]
         size = buf.size
         if not size:
             return 0
+        if index is None:
+            return self._lowest_free_direct(i, offsets, alignment)
         extra, windows = [], []  # partners' own intervals; (first, last, carved ranges) per partner overlap
         mine = {j for j, _, _ in self.partners[i]}
         for j, kind, distance in self.partners[i]:
@@ -596,6 +607,56 @@ class _Conflicts:
             if not moved:
                 self.work.probes += probes
                 return y
+
+
+    def _lowest_free_direct(self, i: int, offsets: list, alignment: int) -> int:
+        """lowest_free by the pairwise rule: each placed co-live buffer j forbids the open interval
+        (offsets[j] + lo, offsets[j] + hi) of offsets (`_forbidding`); sweep them by their lower ends."""
+        intervals = sorted([(o + lo, o + hi) for j, lo, hi in self.near[i] if (o := offsets[j]) is not None])
+        self.work.probes += len(intervals)
+        y = 0
+        for lo, hi in intervals:
+            if y <= lo:
+                break  # every later interval starts at or above y too
+            if y < hi:
+                y = -(-hi // alignment) * alignment
+        return y
+
+
+def _forbidding(buffers: list, partners: list, limit: int) -> list | None:
+    """Per buffer i: (j, lo, hi) for each co-live buffer j, which at offset o forbids buffer i the open
+    interval (o + lo, o + hi) of offsets (an exact partner gives two: the same offset stays allowed); None
+    when there are more than `limit` such entries in all (then placement uses the _OccupancyIndex)."""
+    near = [[] for _ in buffers]
+    live = sorted((b.first, k) for k, b in enumerate(buffers) if b.size)
+    count, active = 0, []  # active: (last, k) of the buffers started so far, a heap
+    for first, k in live:
+        while active and active[0][0] < first:
+            heapq.heappop(active)
+        count += 2 * len(active)
+        if count > limit:
+            return None
+        for _, j in active:
+            near[k].append(j)
+            near[j].append(k)
+        heapq.heappush(active, (buffers[k].last, k))
+    result = []
+    for i, others in enumerate(near):
+        size, rules = buffers[i].size, {j: (kind, distance) for j, kind, distance in partners[i]}
+        entries = []
+        for j in sorted(others):
+            other = buffers[j].size
+            kind, distance = rules.get(j, ("disjoint", None))
+            if kind == "disjoint":
+                entries.append((j, -size, other))
+            elif kind == "below":  # i is the output: o_i <= o_j - distance, or above the input entirely
+                entries.append((j, -distance, other))
+            elif kind == "above":  # i is the input: o_i >= o_j + distance, or below the output entirely
+                entries.append((j, -size, distance))
+            else:  # exact: the same offset, or disjoint
+                entries += [(j, -size, 0), (j, 0, other)]
+        result.append(entries)
+    return result
 
 
 def _window_pieces(first: int, last: int, windows: list) -> list:
@@ -739,8 +800,12 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
     bound = lower_bound(buffers, overlaps, alignment)
     best = None
     for name, order in _heuristic_orders(buffers).items():
-        offsets, arena = _place_order(order, conflicts, alignment)
-        if best is None or arena < best[0]:
+        if best is not None and best[0] <= bound:
+            break  # no order can beat the lower bound: the first to reach it wins
+        # a later order counts only if strictly smaller: give it up as soon as it is not
+        offsets, arena = _place_order(order, conflicts, alignment,
+                                      give_up_above=None if best is None else best[0] - 1)
+        if arena is not None and (best is None or arena < best[0]):
             best = (arena, order, offsets, name)
     rng = random.Random(SEARCH_SEED)
     improved, since_gain, budget = False, 0, SEARCH_PLACEMENT_BUDGET
