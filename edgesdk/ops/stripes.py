@@ -146,42 +146,58 @@ def build_schedule(ops, stripe_height: int, capacity: dict | None = None, stream
     last = ops[-1]
     inter = intermediates(ops) + [t for t in streamed if t not in intermediates(ops)]
     height = nhwc(last.outputs[0].shape)[1]
+    stripes = _stripe_rows(ops, stripe_height, height, inter)
     if capacity is None:
-        widest = {t: 0 for t in inter}
-        _simulate(ops, stripe_height, height, inter, None, widest)
-        capacity = widest
-    events = []
-    stripes = _simulate(ops, stripe_height, height, inter, capacity, None, events)
-    return Schedule(tuple(events), dict(capacity), stripes)
+        capacity = {t: 0 for t in inter}
+        for _, _, needs in stripes:
+            for x, (n0, n1) in needs.items():
+                capacity[x] = max(capacity[x], n1 - n0)
+    return Schedule(tuple(_events(ops, stripes, inter, capacity)), dict(capacity), len(stripes))
 
 
 def _make_room(y, stop, needs, produced, base, capacity, events) -> None:
     """Before rows up to `stop` of buffered tensor y are written: if they would pass the buffer's end, move the
     rows still needed to its top (a Shift) and move its base up."""
-    if capacity is None or stop <= base[y] + capacity[y]:
+    if stop <= base[y] + capacity[y]:
         return
     keep_from = needs[y][0]  # rows below this are never read again
     if stop - keep_from > capacity[y]:
         raise ValueError(f"cascade: a stripe buffer of {capacity[y]} rows cannot hold rows "
                          f"{keep_from}..{stop - 1} of '{y.name}'")
-    if keep_from < produced[y] and events is not None:
+    if keep_from < produced[y]:
         events.append(Shift(y, keep_from, produced[y], keep_from - base[y]))
     base[y] = keep_from
 
 
-def _simulate(ops, stripe_height, height, inter, capacity, widest, events=None) -> int:
+def _row_windows(ops) -> dict:
+    """{(op, input): (stride, pad_top, extent of the kernel's taps - 1, input height)}, or None for an op whose
+    output row r reads input row r only: what input_rows computes, worked out once per schedule."""
+    result = {}
+    for op in ops:
+        g = None if op.type in ROW_PRESERVING else window_geometry(op)
+        for x in activation_inputs(op):
+            result[(op, x)] = None if g is None else \
+                (g.stride_h, g.pad_top, (g.kernel_h - 1) * g.dilation_h, nhwc(x.shape)[1])
+    return result
+
+
+def _stripe_rows(ops, stripe_height, height, inter) -> list:
+    """Per stripe: (ranges: op -> output rows [start, stop) it computes, reads: op -> {input: input_rows},
+    needs: buffered tensor -> the rows [start, stop) its readers take in this stripe). Which rows each op
+    computes depends only on what was produced before, never on the stripe buffers' sizes."""
     inputs = {op: activation_inputs(op) for op in ops}
+    windows = _row_windows(ops)
+    buffered = set(inter)
     outputs = {op.outputs[0] for op in ops}
     fetched = [t for t in inter if t not in outputs]  # streamed inputs: filled by Fetch events
     produced = {t: 0 for t in inter}
-    base = {t: 0 for t in inter}
-    stripes = 0
+    last = ops[-1]
+    stripes = []
     for y0 in range(0, height, stripe_height):
-        stripes += 1
         ranges, needs, reads = {}, {}, {}
         for op in reversed(ops):  # what each op must compute in this stripe
             y = op.outputs[0]
-            if op is ops[-1]:
+            if op is last:
                 start, stop = y0, min(y0 + stripe_height, height)
             else:
                 start = produced[y]
@@ -189,34 +205,58 @@ def _simulate(ops, stripe_height, height, inter, capacity, widest, events=None) 
             ranges[op] = (start, stop)
             if start >= stop:
                 continue
-            reads[op] = {x: input_rows(op, x, start, stop) for x in inputs[op]}
-            for x, (r0, r1, _pad) in reads[op].items():
-                if x in inter:  # the rows all its readers in the group take in this stripe
+            op_reads = reads[op] = {}
+            for x in inputs[op]:
+                window = windows[(op, x)]
+                if window is None:
+                    r0, r1, pad = start, stop, 0
+                else:  # input_rows
+                    stride, pad_top, extent, rows = window
+                    first = start * stride - pad_top
+                    r0, r1 = max(first, 0), min((stop - 1) * stride - pad_top + extent + 1, rows)
+                    pad = r0 - first
+                op_reads[x] = (r0, r1, pad)
+                if x in buffered:  # the rows all its readers in the group take in this stripe
                     n0, n1 = needs.get(x, (r0, r1))
                     needs[x] = (min(n0, r0), max(n1, r1))
-        if widest is not None:
-            for x, (n0, n1) in needs.items():
-                widest[x] = max(widest[x], n1 - n0)
+        for x in fetched:
+            produced[x] = max(produced[x], needs.get(x, (0, 0))[1])
+        for op in ops:
+            start, stop = ranges[op]
+            if start < stop and op.outputs[0] in buffered:
+                produced[op.outputs[0]] = stop
+        stripes.append((ranges, reads, needs))
+    return stripes
+
+
+def _events(ops, stripes, inter, capacity) -> list:
+    """The Fetch, Shift and Compute events of the stripes (`_stripe_rows`) with stripe buffers of `capacity`
+    rows."""
+    outputs = {op.outputs[0] for op in ops}
+    fetched = [t for t in inter if t not in outputs]
+    buffered = set(inter)
+    produced = {t: 0 for t in inter}
+    base = {t: 0 for t in inter}
+    events = []
+    for ranges, reads, needs in stripes:
         for x in fetched:  # the caller's new rows, before any op reads them
             start, stop = produced[x], needs.get(x, (0, 0))[1]
             if start >= stop:
                 continue
             _make_room(x, stop, needs, produced, base, capacity, events)
-            if events is not None:
-                events.append(Fetch(x, start, stop, start - base[x]))
+            events.append(Fetch(x, start, stop, start - base[x]))
             produced[x] = stop
         for op in ops:  # in execution order
             start, stop = ranges[op]
             if start >= stop:
                 continue
             y = op.outputs[0]
-            if y in inter:
+            if y in buffered:
                 _make_room(y, stop, needs, produced, base, capacity, events)
-            if events is not None:
-                events.append(Compute(op, start, stop, reads[op], dict(base)))
-            if y in inter:
+            events.append(Compute(op, start, stop, reads[op], dict(base)))
+            if y in buffered:
                 produced[y] = stop
-    return stripes
+    return events
 
 
 # -- groups ------------------------------------------------------------------------------------------------
