@@ -9,10 +9,11 @@ stripe height is kept only when the arena shrinks and its cycles stay within a b
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import accumulate
 
 from ..errors import UsageError
 from .memory_plan import MemoryProblem
-from ..ops.stripes import (CascadeGroup, MAX_CHAIN_OPS, chain_ok, consumers, group_parts, nhwc, streamable_inputs,
+from ..ops.stripes import (CascadeGroup, ChainTable, MAX_CHAIN_OPS, consumers, group_parts, nhwc, streamable_inputs,
                            stripe_heights)
 
 # A group may cost at most this fraction of extra cycles (NPU cycles, CPU instructions) over its ops run whole:
@@ -139,6 +140,7 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
     (first_step, ops); shortest first. `regions`: the partition `striping` was made for."""
     users = consumers(graph.ops)
     ops = list(graph.ops)  # in steps
+    table = ChainTable(ops, graph, users)
     result = []
     for i in range(len(ops)):
         if not striping.can_stripe(ops[i]):
@@ -151,7 +153,7 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
                 break  # inlined WHILE / IF subgraphs are not cascaded (schedules name groups by operator index)
             if nhwc(chain[-1].outputs[0].shape)[1] < 2:
                 continue  # one output row: nothing to stripe
-            if chain_ok(chain, graph, users):
+            if table.ok(i, j):
                 result.append((i, chain))
     return sorted(result, key=lambda c: (len(c[1]), c[0]))
 
@@ -163,12 +165,23 @@ def busiest_steps(plan, placed: bool = False) -> set:
     buffers = [b for b in plan.buffers if b.size]
     if not buffers:
         return set()
-    load = {}
-    for s in range(min(b.first for b in buffers), max(b.last for b in buffers) + 1):
-        live = [b for b in buffers if b.first <= s <= b.last]
-        load[s] = max((b.offset + b.size for b in live), default=0) if placed else sum(b.size for b in live)
-    top = max(load.values())
-    return {s for s, v in load.items() if v == top}
+    first = min(b.first for b in buffers)
+    steps = max(b.last for b in buffers) - first + 1
+    if placed:  # the highest byte in use at each step
+        load = [0] * steps
+        for b in buffers:
+            top = b.offset + b.size
+            for k in range(b.first - first, b.last - first + 1):
+                if load[k] < top:
+                    load[k] = top
+    else:  # the bytes live at each step: a difference array
+        delta = [0] * (steps + 1)
+        for b in buffers:
+            delta[b.first - first] += b.size
+            delta[b.last - first + 1] -= b.size
+        load = list(accumulate(delta[:-1]))
+    top = max(load)
+    return {first + k for k, v in enumerate(load) if v == top}
 
 
 def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Striping,

@@ -450,26 +450,74 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
     outputs = set(graph.outputs)
     users = consumers(graph.ops) if users is None else users
     members = set(ops)
-    for op in ops:
-        if op.type not in STRIPE_OPS or len(op.outputs) != 1 or nhwc(op.outputs[0].shape)[0] != 1:
-            return False
-        if len(op.outputs[0].shape) != 4 or any(len(x.shape) != 4 for x in activation_inputs(op)):
-            return False
-        if op.type in WINDOW_OPS and (op.inputs[0] is None or op.inputs[0].is_const):
-            return False
-        if op.type in ROW_PRESERVING:
-            y = op.outputs[0]
-            if any(t is None or t.is_const or tuple(t.shape) != tuple(y.shape) for t in op.inputs[:2]):
-                return False  # no broadcasting, no constant operands
-        elif any(x is not op.inputs[0] for x in activation_inputs(op)):
-            return False
+    if not all(_stripes_alone(op) for op in ops):
+        return False
     for t in intermediates(ops):
         readers = users.get(t, [])
-        if t in outputs or not readers or any(r not in members for r in readers):
+        if not _intermediate_ok(t, readers, outputs) or any(r not in members for r in readers):
             return False
-        if any(r.inputs.count(t) != 1 for r in readers):
-            return False  # ADD(t, t): one buffer read twice per stripe, keep it simple
     return True
+
+
+class ChainTable:
+    """chain_ok for every run of consecutive ops of `ops` (a graph's ops in steps), each op and intermediate
+    checked once (when first asked): `ok(i, j)` is chain_ok(ops[i:j], graph, users), for the search that asks
+    about every run."""
+
+    def __init__(self, ops, graph, users: dict):
+        self._ops = list(ops)
+        self._step = {op: k for k, op in enumerate(self._ops)}
+        self._outputs = set(graph.outputs)
+        self._users = users
+        self._alone, self._readers = {}, {}
+
+    def _op_alone(self, k: int) -> bool:
+        if k not in self._alone:
+            self._alone[k] = _stripes_alone(self._ops[k])
+        return self._alone[k]
+
+    def _reader_steps(self, k: int):
+        """(first, last) step of the readers of op k's output if it may be an intermediate, else None."""
+        if k not in self._readers:
+            t = self._ops[k].outputs[0]
+            readers = self._users.get(t, [])
+            ok = _intermediate_ok(t, readers, self._outputs) and all(r in self._step for r in readers)
+            self._readers[k] = (min(self._step[r] for r in readers), max(self._step[r] for r in readers)) \
+                if ok else None
+        return self._readers[k]
+
+    def ok(self, i: int, j: int) -> bool:
+        if j - i < 2 or not all(self._op_alone(k) for k in range(i, j)):
+            return False
+        for k in range(i, j - 1):
+            r = self._reader_steps(k)
+            if r is None or r[0] < i or r[1] >= j:
+                return False
+        return True
+
+
+def _stripes_alone(op) -> bool:
+    """The conditions of chain_ok on one op, whatever the chain."""
+    if op.type not in STRIPE_OPS or len(op.outputs) != 1 or nhwc(op.outputs[0].shape)[0] != 1:
+        return False
+    if len(op.outputs[0].shape) != 4 or any(len(x.shape) != 4 for x in activation_inputs(op)):
+        return False
+    if op.type in WINDOW_OPS and (op.inputs[0] is None or op.inputs[0].is_const):
+        return False
+    if op.type in ROW_PRESERVING:
+        y = op.outputs[0]
+        if any(t is None or t.is_const or tuple(t.shape) != tuple(y.shape) for t in op.inputs[:2]):
+            return False  # no broadcasting, no constant operands
+    elif any(x is not op.inputs[0] for x in activation_inputs(op)):
+        return False
+    return True
+
+
+def _intermediate_ok(t, readers, outputs) -> bool:
+    """The conditions of chain_ok on an intermediate but that its readers are members of the chain."""
+    if t in outputs or not readers:
+        return False
+    return all(r.inputs.count(t) == 1 for r in readers)  # ADD(t, t): one buffer read twice per stripe
 
 
 def stripe_heights(chain, finer: bool = False) -> list:
