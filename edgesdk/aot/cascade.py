@@ -47,6 +47,9 @@ class Striping:
         self._whole_ctx = dry_context("op-by-op costs", replace(options, flash_limit=None))
         self.stream_inputs = tuple(stream_inputs)
         self._users = None
+        # A group's schedule and costs depend only on its ops, stripe height and streamed inputs; the search
+        # asks about the same groups again in every round, so they are remembered for this build.
+        self._schedules, self._costs = {}, {}
 
     def group(self, chain, height: int, first: int, graph) -> CascadeGroup:
         """The cascade group of `chain` in stripes of `height` rows, streaming the inputs it alone reads."""
@@ -55,8 +58,10 @@ class Striping:
             if self._users is None:
                 self._users = consumers(graph.ops)
             streamed = streamable_inputs(chain, self.stream_inputs, self._users)
-        return CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed),
-                            tuple(graph.stream_sources.get(x, x) for x in streamed))
+        group = CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed),
+                             tuple(graph.stream_sources.get(x, x) for x in streamed))
+        group._schedule = self._schedules.get(_group_key(group))
+        return group
 
     def can_stripe(self, op) -> bool:
         target = self._target_of.get(op)
@@ -111,6 +116,15 @@ class Striping:
     def costs(self, group) -> dict | None:
         """{target name: (cycles of its part in stripes, of its ops whole)}, or None when a target cannot
         lower its part."""
+        key = _group_key(group)
+        if key not in self._costs:
+            self._costs[key] = self._price(group)
+            if isinstance(group, CascadeGroup):
+                self._schedules.setdefault(key, group.schedule())
+        known = self._costs[key]
+        return None if known is None else dict(known)
+
+    def _price(self, group) -> dict | None:
         result = {}
         for name, part in self.parts(group).items():
             cost = self._target_of[part.ops[0]].stripe_cost(part, self._ctx)
@@ -132,6 +146,11 @@ class Striping:
         """Does every target's part stay within its budget (`max_increase`; None: each target's default)?"""
         return all(striped <= whole * (1 + (self.default_increase(name) if max_increase is None else max_increase))
                    for name, (striped, whole) in costs.items())
+
+
+def _group_key(group) -> tuple:
+    """What a group's schedule and costs depend on."""
+    return group.ops, group.stripe_height, group.first_step, tuple(group.streamed)
 
 
 def candidate_chains(graph, regions, striping: Striping) -> list:

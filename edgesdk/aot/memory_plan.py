@@ -169,52 +169,68 @@ def _alias_map(graph: Graph) -> dict:
     return alias_of
 
 
-def _graph_facts(graph: Graph) -> tuple:
-    """What build_buffers reads from the graph whatever the cascade groups: (alias map, activation tensors,
-    state tensors)."""
-    tensors = graph.activation_tensors()
-    return _alias_map(graph), tensors, [t for t in tensors if t.persistent]
+@dataclass
+class _GraphFacts:
+    """What build_buffers and find_overlaps read from the graph whatever the cascade groups, worked out once
+    per graph: each buffer before any group (name, size, first, last, tensors, kind), the buffer of each
+    activation tensor (`slot`: its position), and the ops that may run in place (step, op, output, distinct
+    activation inputs)."""
+
+    base: list
+    slot: dict
+    in_place_ops: list
 
 
-def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), striped_scratch=None,
-                  facts: tuple | None = None) -> list:
-    """Group aliased tensors and compute each group's live range [first, last] in op steps; a cascade
-    group's intermediates become stripe buffers and its other tensors live over the whole group.
-    `striped_scratch(op)`: False when the op's code in stripes takes no scratch (None: it keeps it).
-    `facts`: the graph's (alias map, activation tensors, state), when the caller has them already."""
-    alias_of, tensors, state = facts or _graph_facts(graph)
+def _graph_facts(graph: Graph) -> _GraphFacts:
+    alias_of, tensors = _alias_map(graph), graph.activation_tensors()
     end = len(graph.ops)
-    groups: dict = {}
+    roots, slot, base = {}, {}, []
     for t in tensors:
         root = _alias_root(t, alias_of)
-        buf = groups.get(root)
-        if buf is None:
-            buf = groups[root] = Buffer(root.name, root.nbytes, end, -1)
-        buf.tensors.append(t)
+        if root not in roots:
+            roots[root] = len(base)
+            base.append([root.name, root.nbytes, end, -1, [], "tensor"])
+        slot[t] = roots[root]
+        base[slot[t]][4].append(t)
     for step, op in enumerate(graph.ops):
         for t in op.inputs + op.outputs:
             if t is not None and not t.is_const:
-                buf = groups[_alias_root(t, alias_of)]
-                buf.first, buf.last = min(buf.first, step), max(buf.last, step)
+                entry = base[roots[_alias_root(t, alias_of)]]
+                entry[2], entry[3] = min(entry[2], step), max(entry[3], step)
     for t in graph.inputs:
-        groups[_alias_root(t, alias_of)].first = -1  # written by the caller before the first op
+        base[roots[_alias_root(t, alias_of)]][2] = -1  # written by the caller before the first op
     for t in graph.outputs:
         if not t.is_const:
-            groups[_alias_root(t, alias_of)].last = end  # read by the caller after the last op
-    for t in state:  # kept between inferences: live from before the first op to after the last
-        buf = groups[_alias_root(t, alias_of)]
-        buf.first, buf.last, buf.kind = -1, end, "state"
+            base[roots[_alias_root(t, alias_of)]][3] = end  # read by the caller after the last op
+    for t in tensors:
+        if t.persistent:  # kept between inferences: live from before the first op to after the last
+            entry = base[roots[_alias_root(t, alias_of)]]
+            entry[2], entry[3], entry[5] = -1, end, "state"
+    in_place_ops = [(step, op, op.outputs[0], [x for x in dict.fromkeys(op.inputs) if x is not None and not x.is_const])
+                    for step, op in enumerate(graph.ops) if op.type not in ALIAS_OPS and len(op.outputs) == 1]
+    return _GraphFacts([tuple(entry) for entry in base], slot, in_place_ops)
+
+
+def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), striped_scratch=None,
+                  facts: _GraphFacts | None = None) -> list:
+    """Group aliased tensors and compute each group's live range [first, last] in op steps; a cascade
+    group's intermediates become stripe buffers and its other tensors live over the whole group.
+    `striped_scratch(op)`: False when the op's code in stripes takes no scratch (None: it keeps it).
+    `facts`: the graph's _graph_facts, when the caller has them already."""
+    facts = facts or _graph_facts(graph)
+    buffers = [Buffer(name, size, first, last, list(tensors), kind=kind)
+               for name, size, first, last, tensors, kind in facts.base]
+    slot = facts.slot
     for g in cascades:
         stripe = set(g.buffered)
         for op in g.ops:
             for t in op.inputs + op.outputs:
                 if t is not None and not t.is_const and t not in stripe:
-                    buf = groups[_alias_root(t, alias_of)]
+                    buf = buffers[slot[t]]
                     buf.first, buf.last = min(buf.first, g.first_step), max(buf.last, g.last_step)
         for t in g.buffered:  # a streamed input too: the caller writes its rows during the group only
-            buf = groups[_alias_root(t, alias_of)]
+            buf = buffers[slot[t]]
             buf.size, buf.kind, buf.first, buf.last = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
-    buffers = list(groups.values())
     grouped = {op for g in cascades for op in g.ops}
     for step, op in enumerate(graph.ops):
         size = (scratch_sizes or {}).get(op, 0)
@@ -286,25 +302,26 @@ def required_overlap(op, x, rule: str | None):
     return None
 
 
-def find_overlaps(graph: Graph, buffers: list, cascades=(), in_place=None, overlap_rule=None) -> list:
+def find_overlaps(graph: Graph, buffers: list, cascades=(), in_place=None, overlap_rule=None,
+                  facts: _GraphFacts | None = None) -> list:
     """Every permitted (output, input) overlap: the input's buffer dies at the op producing the output and
     the op's target declares a rule for it (`in_place(op, x)`; None: no overlaps but the cascades') that the
     op's geometry fits (for a cascade group: at its last op, the output being produced from its first).
-    `overlap_rule(op, x)`: required_overlap under the op's declared rule, when the caller remembers it."""
-    owner = {t: buf for buf in buffers if buf.kind == "tensor" for t in buf.tensors}  # aliases included
+    `overlap_rule(op, x)`: required_overlap under the op's declared rule, when the caller remembers it.
+    `facts`: the graph's _graph_facts when `buffers` are build_buffers' with them."""
+    owner = _Owners(buffers, facts.slot if facts else None)  # tensor -> its "tensor" buffer (aliases included)
+    facts = facts or _graph_facts(graph)
     in_group = {op for g in cascades for op in g.ops}
     result = [o for g in cascades for o in _cascade_overlaps(g, owner)]
     if not in_place:
         return result
-    for step, op in enumerate(graph.ops):
-        if op.type in ALIAS_OPS or len(op.outputs) != 1 or op in in_group:
+    for step, op, y, inputs in facts.in_place_ops:
+        if op in in_group:
             continue
-        out_buf = owner.get(op.outputs[0])
+        out_buf = owner.get(y)
         if out_buf is None or out_buf.first != step:
             continue
-        for x in dict.fromkeys(op.inputs):  # each distinct input once
-            if x is None or x.is_const:
-                continue
+        for x in inputs:  # each distinct activation input once
             in_buf = owner.get(x)  # state buffers ("state") never die, so nothing may overlap them
             if in_buf is None or in_buf is out_buf or in_buf.last != step:
                 continue
@@ -312,6 +329,23 @@ def find_overlaps(graph: Graph, buffers: list, cascades=(), in_place=None, overl
             if rule is not None:
                 result.append(Overlap(out_buf, in_buf, op, step, x, rule[1], rule[0]))
     return result
+
+
+class _Owners:
+    """tensor -> the buffer of kind "tensor" holding it (None for another kind, or no buffer). `slot`: each
+    tensor's position in `buffers` (None: found from the buffers themselves)."""
+
+    def __init__(self, buffers: list, slot: dict | None):
+        self.buffers = buffers
+        self.slot = slot if slot is not None else \
+            {t: k for k, buf in enumerate(buffers) if buf.kind != "scratch" for t in buf.tensors}
+
+    def get(self, t):
+        k = self.slot.get(t)
+        if k is None:
+            return None
+        buf = self.buffers[k]
+        return buf if buf.kind == "tensor" else None
 
 
 def _cascade_overlaps(group, owner: dict) -> list:
@@ -848,7 +882,7 @@ class MemoryProblem:
     alignment: int = 16
     in_place: object = None  # (op, input) -> rule name or None (Target.in_place of the op's target)
     striped_scratch: object = None  # op -> does its code in stripes use its scratch (Target.stripes_use_scratch)
-    _facts: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _facts: _GraphFacts | None = field(default=None, init=False, repr=False, compare=False)
     _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def _overlap_rule(self, op, x):
@@ -857,13 +891,16 @@ class MemoryProblem:
             self._rules[key] = required_overlap(op, x, self.in_place(op, x))
         return self._rules[key]
 
-    def _buffers(self, cascades) -> list:
+    def _graph(self) -> _GraphFacts:
         if self._facts is None:
             self._facts = _graph_facts(self.graph)
-        return build_buffers(self.graph, self.scratch_sizes, cascades, self.striped_scratch, self._facts)
+        return self._facts
+
+    def _buffers(self, cascades) -> list:
+        return build_buffers(self.graph, self.scratch_sizes, cascades, self.striped_scratch, self._graph())
 
     def _overlaps(self, buffers: list, cascades) -> list:
-        return find_overlaps(self.graph, buffers, cascades, self.in_place, self._overlap_rule)
+        return find_overlaps(self.graph, buffers, cascades, self.in_place, self._overlap_rule, self._graph())
 
     def _buffers_and_overlaps(self, cascades) -> tuple:
         buffers = self._buffers(cascades)
