@@ -9,7 +9,7 @@ from edgesdk.aot.memory_plan import (RASTER_PIXEL_BLOCK, Buffer, MemoryPlan, Ove
                                      place_greedy_by_size, plan_memory, required_overlap, search_placement,
                                      verify_plan)
 from edgesdk.importer import import_tflite
-from edgesdk.ir.graph import Graph, Op, Tensor
+from edgesdk.ir.graph import DTYPE_BYTES, Graph, Op, Tensor
 
 
 def _chain_graph(sizes):
@@ -236,6 +236,66 @@ def test_raster_distance_is_safe_and_tight(seed):
         assert _first_clobber(op, d, block) is None, (op.attrs, block, d)
         if stride == 1 and dilation == 1 and d > 0:
             assert _first_clobber(op, d - 1, block) is not None, (op.attrs, block, d)
+
+
+def _raster_distance_reference(op, x, y, block):
+    """The raster distance as first written: every pixel's first read, its suffix minimum and its group's end
+    as dense arrays (what _raster_distance must equal)."""
+    from edgesdk.ops.window import window_geometry
+
+    def first_taps(out_size, stride, pad, dilation, kernel):
+        start = np.arange(out_size, dtype=np.int64) * stride - pad
+        skip = np.minimum(np.where(start < 0, (-start + dilation - 1) // dilation, 0), kernel - 1)
+        return np.maximum(start + skip * dilation, 0)
+
+    in_bytes, out_bytes = DTYPE_BYTES[x.dtype], DTYPE_BYTES[y.dtype]
+    if op.type == "FULLY_CONNECTED":
+        depth = op.inputs[1].shape[1]
+        rows = x.num_elements // depth
+        first_read = np.arange(rows, dtype=np.int64) * depth * in_bytes
+        pixel_bytes, row_pixels = (y.num_elements // rows) * out_bytes, 1
+    else:
+        n, ih, iw, ic = x.shape
+        _, oh, ow, oc = y.shape
+        g = window_geometry(op)
+        rows = first_taps(oh, g.stride_h, g.pad_top, g.dilation_h, g.kernel_h)
+        cols = first_taps(ow, g.stride_w, g.pad_left, g.dilation_w, g.kernel_w)
+        batch = np.arange(n, dtype=np.int64)[:, None, None]
+        first_read = (((batch * ih + rows[None, :, None]) * iw + cols[None, None, :]) * ic * in_bytes).reshape(-1)
+        pixel_bytes, row_pixels = oc * out_bytes, ow
+    still_needed = np.minimum.accumulate(first_read[::-1])[::-1]
+    index = np.arange(first_read.size, dtype=np.int64)
+    group_end = np.maximum(np.minimum(index + block, first_read.size), (index // row_pixels + 1) * row_pixels)
+    return int(max(0, (group_end * pixel_bytes - still_needed).max()))
+
+
+def test_raster_distance_equals_the_dense_reference():
+    """_raster_distance (the padding taps fixed up one by one, the group ends built per row) gives what the
+    dense formula gives, on random windows (batches, dilation, strides, padding, int16) and fully connected
+    layers, for several group sizes."""
+    import random
+
+    rng = random.Random(5)
+    for case in range(600):
+        kind = rng.choice(["CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"])
+        k = rng.randint(1, 5)
+        d = rng.randint(1, 3) if k > 1 and "POOL" not in kind else 1
+        pad = rng.randint(0, (k - 1) * d + 2)
+        b, ic, oc = rng.choice([1, 1, 2, 3]), rng.randint(1, 5), rng.randint(1, 6)
+        x = Tensor(0, "x", (b, rng.randint(1, 12), rng.randint(1, 12), ic), rng.choice(["int8", "int16"]))
+        y = Tensor(2, "y", (b, rng.randint(1, 12), rng.randint(1, 12), oc), rng.choice(["int8", "int16"]))
+        attrs = dict(stride_h=rng.randint(1, 3), stride_w=rng.randint(1, 3), dilation_h=d, dilation_w=d,
+                     pad_top=pad, pad_left=rng.randint(0, pad + 1), filter_h=k, filter_w=k)
+        w = Tensor(1, "w", (oc, k, k, ic) if kind == "CONV_2D" else (1, k, k, oc), "int8")
+        op = Op(0, kind, [x, w] if "POOL" not in kind else [x], [y], attrs)
+        for block in (1, 2, 3, RASTER_PIXEL_BLOCK, 7):
+            assert _raster_distance(op, x, y, block) == _raster_distance_reference(op, x, y, block), (case, attrs)
+    for case in range(200):
+        depth, rows, units = rng.randint(1, 40), rng.randint(1, 9), rng.randint(1, 30)
+        x, y = Tensor(0, "x", (rows, depth), "int8"), Tensor(2, "y", (rows, units), rng.choice(["int8", "int16"]))
+        op = Op(0, "FULLY_CONNECTED", [x, Tensor(1, "w", (units, depth), "int8")], [y], {})
+        for block in (1, RASTER_PIXEL_BLOCK):
+            assert _raster_distance(op, x, y, block) == _raster_distance_reference(op, x, y, block), case
 
 
 def test_raster_distance_examples():

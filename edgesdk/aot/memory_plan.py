@@ -244,16 +244,19 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), 
 # -- in-place rules --------------------------------------------------------------------------------------------
 
 def _nhwc(shape) -> tuple:
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(int, shape))
     return (1,) * (4 - len(shape)) + shape
 
 
 def _first_taps(out_size: int, stride: int, pad: int, dilation: int, kernel: int) -> np.ndarray:
     """Per output position along one axis: the input index of the first tap inside the input."""
-    start = np.arange(out_size, dtype=np.int64) * stride - pad
-    skip = np.where(start < 0, (-start + dilation - 1) // dilation, 0)  # taps that fall into the padding
-    skip = np.minimum(skip, kernel - 1)
-    return np.maximum(start + skip * dilation, 0)
+    taps = np.arange(out_size, dtype=np.int64) * stride - pad
+    for o in range(min(out_size, -(-pad // stride) if stride > 0 else out_size)):  # windows starting in the padding
+        start = o * stride - pad
+        if start < 0:
+            skip = min((-start + dilation - 1) // dilation, kernel - 1)  # taps that fall into the padding
+            taps[o] = max(start + skip * dilation, 0)
+    return taps
 
 
 def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
@@ -262,7 +265,7 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
     if op.type == "FULLY_CONNECTED":
         depth = op.inputs[1].shape[1]
         rows = x.num_elements // depth
-        first_read = np.arange(rows, dtype=np.int64) * depth * in_bytes
+        first_read = np.arange(rows, dtype=np.int64) * (depth * in_bytes)
         pixel_bytes = (y.num_elements // rows) * out_bytes
         row_pixels = 1
     else:
@@ -271,18 +274,20 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
         g = window_geometry(op)
         rows = _first_taps(oh, g.stride_h, g.pad_top, g.dilation_h, g.kernel_h)
         cols = _first_taps(ow, g.stride_w, g.pad_left, g.dilation_w, g.kernel_w)
-        batch = np.arange(n, dtype=np.int64)[:, None, None]
-        first_read = (((batch * ih + rows[None, :, None]) * iw + cols[None, None, :]) * ic * in_bytes).reshape(-1)
+        # ((batch * ih + row) * iw + column) * ic * in_bytes for every output pixel, in raster order
+        first_read = np.add.outer(np.add.outer(np.arange(n, dtype=np.int64) * ih, rows) * iw, cols).reshape(-1) \
+            * (ic * in_bytes)
         pixel_bytes = oc * out_bytes
         row_pixels = ow
     # What pixel P or any later pixel reads starts here (non-monotone with dilation, hence the suffix min).
     still_needed = np.minimum.accumulate(first_read[::-1])[::-1]
     # Where the writes of P's group end: the end of P's row, or pixel P + block - 1 (not past the last pixel).
     pixels = first_read.size
-    index = np.arange(pixels, dtype=np.int64)
-    group_end = np.maximum(np.minimum(index + block, pixels), (index // row_pixels + 1) * row_pixels)
-    written_end = group_end * pixel_bytes
-    return int(max(0, (written_end - still_needed).max()))
+    group_end = np.minimum(np.arange(block, pixels + block, dtype=np.int64), pixels)
+    if row_pixels > 1:
+        group_end = np.maximum(group_end, np.repeat(np.arange(row_pixels, pixels + 1, row_pixels, dtype=np.int64),
+                                                    row_pixels))
+    return int(max(0, (group_end * pixel_bytes - still_needed).max()))
 
 
 def required_overlap(op, x, rule: str | None):
