@@ -162,6 +162,40 @@ def test_ic_cascade_meets_the_goal_and_the_plan_proves_it():
     verify_plan(plan)
 
 
+@pytest.mark.parametrize("name", ["kws", "vww", "ic"])
+def test_chain_table_answers_as_chain_ok(name):
+    """The search's ChainTable (each op and intermediate checked once) says what chain_ok says for every run
+    of consecutive ops, of every length up to beyond MAX_CHAIN_OPS."""
+    from edgesdk.ops.stripes import ChainTable, consumers
+
+    graph = import_tflite(model_path(name))
+    users, ops = consumers(graph.ops), list(graph.ops)
+    table = ChainTable(ops, graph, users)
+    answers = [(i, j, chain_ok(tuple(ops[i:j]), graph, users)) for i in range(len(ops))
+               for j in range(i, min(i + 8, len(ops)) + 1)]
+    assert [table.ok(i, j) for i, j, _ in answers] == [ok for _, _, ok in answers]
+    assert any(ok for _, _, ok in answers)
+
+
+def test_striping_remembers_schedules_and_costs_as_computed_afresh():
+    """Striping keeps each group's schedule and costs for the build: asked again (a new group object of the
+    same chain and height), it answers exactly what a fresh Striping computes, and the group it makes
+    carries the same schedule."""
+    graph, regions, board = _ic()
+    options = CodegenOptions("ref", board)
+    striping = cascade.Striping(regions, options)
+    asked = []
+    for first, chain in cascade.candidate_chains(graph, regions, striping):
+        for height in cascade.stripe_heights(chain)[:2]:
+            asked.append((first, chain, height, striping.costs(striping.group(chain, height, first, graph))))
+    fresh = cascade.Striping(regions, options)
+    for first, chain, height, costs in asked:
+        again = striping.group(chain, height, first, graph)
+        assert again._schedule is not None  # remembered
+        assert striping.costs(again) == costs == fresh.costs(fresh.group(chain, height, first, graph))
+        assert again.schedule() == fresh.group(chain, height, first, graph).schedule()
+
+
 def test_verify_plan_rejects_a_too_small_stripe_buffer():
     graph, regions, board = _ic()
     plan = plan_memory(graph, cascades=[CascadeGroup(tuple(graph.ops[1:4]), 4, 1)])
