@@ -169,15 +169,16 @@ def _make_room(y, stop, needs, produced, base, capacity, events) -> None:
     base[y] = keep_from
 
 
-def _row_windows(ops) -> dict:
-    """{(op, input): (stride, pad_top, extent of the kernel's taps - 1, input height)}, or None for an op whose
-    output row r reads input row r only: what input_rows computes, worked out once per schedule."""
-    result = {}
+def _row_windows(ops) -> list:
+    """Per op: (op, its output, [(input, (stride, pad_top, extent of the kernel's taps - 1, input height) or
+    None for an op whose output row r reads input row r only)]): what input_rows computes, worked out once
+    per schedule."""
+    result = []
     for op in ops:
         g = None if op.type in ROW_PRESERVING else window_geometry(op)
-        for x in activation_inputs(op):
-            result[(op, x)] = None if g is None else \
-                (g.stride_h, g.pad_top, (g.kernel_h - 1) * g.dilation_h, nhwc(x.shape)[1])
+        reads = [(x, None if g is None else (g.stride_h, g.pad_top, (g.kernel_h - 1) * g.dilation_h,
+                                             nhwc(x.shape)[1])) for x in activation_inputs(op)]
+        result.append((op, op.outputs[0], reads))
     return result
 
 
@@ -185,46 +186,51 @@ def _stripe_rows(ops, stripe_height, height, inter) -> list:
     """Per stripe: (ranges: op -> output rows [start, stop) it computes, reads: op -> {input: input_rows},
     needs: buffered tensor -> the rows [start, stop) its readers take in this stripe). Which rows each op
     computes depends only on what was produced before, never on the stripe buffers' sizes."""
-    inputs = {op: activation_inputs(op) for op in ops}
     windows = _row_windows(ops)
+    backwards = windows[::-1]
     buffered = set(inter)
-    outputs = {op.outputs[0] for op in ops}
+    outputs = {y for _, y, _ in windows}
     fetched = [t for t in inter if t not in outputs]  # streamed inputs: filled by Fetch events
     produced = {t: 0 for t in inter}
+    made = [(op, y) for op, y, _ in windows if y in buffered]  # ops whose output lives in a stripe buffer
     last = ops[-1]
     stripes = []
     for y0 in range(0, height, stripe_height):
         ranges, needs, reads = {}, {}, {}
-        for op in reversed(ops):  # what each op must compute in this stripe
-            y = op.outputs[0]
+        for op, y, op_windows in backwards:  # what each op must compute in this stripe
             if op is last:
                 start, stop = y0, min(y0 + stripe_height, height)
             else:
                 start = produced[y]
-                stop = max(start, needs.get(y, (0, 0))[1])
+                stop = max(start, needs[y][1]) if y in needs else start
             ranges[op] = (start, stop)
             if start >= stop:
                 continue
             op_reads = reads[op] = {}
-            for x in inputs[op]:
-                window = windows[(op, x)]
+            for x, window in op_windows:
                 if window is None:
                     r0, r1, pad = start, stop, 0
                 else:  # input_rows
                     stride, pad_top, extent, rows = window
                     first = start * stride - pad_top
-                    r0, r1 = max(first, 0), min((stop - 1) * stride - pad_top + extent + 1, rows)
+                    r0 = first if first > 0 else 0
+                    r1 = (stop - 1) * stride - pad_top + extent + 1
+                    if r1 > rows:
+                        r1 = rows
                     pad = r0 - first
                 op_reads[x] = (r0, r1, pad)
                 if x in buffered:  # the rows all its readers in the group take in this stripe
-                    n0, n1 = needs.get(x, (r0, r1))
-                    needs[x] = (min(n0, r0), max(n1, r1))
+                    if x in needs:
+                        n0, n1 = needs[x]
+                        needs[x] = (n0 if n0 < r0 else r0, n1 if n1 > r1 else r1)
+                    else:
+                        needs[x] = (r0, r1)
         for x in fetched:
             produced[x] = max(produced[x], needs.get(x, (0, 0))[1])
-        for op in ops:
+        for op, y in made:
             start, stop = ranges[op]
-            if start < stop and op.outputs[0] in buffered:
-                produced[op.outputs[0]] = stop
+            if start < stop:
+                produced[y] = stop
         stripes.append((ranges, reads, needs))
     return stripes
 
