@@ -44,13 +44,16 @@ Placement. Buffers are placed one at a time at the lowest aligned offset that no
 forbids (each co-live buffer forbids an open interval of offsets, narrower for permitted overlaps). The
 order matters; the planner tries several orders (by size, by lifetime, by time in both directions, by the
 busiest step) and then improves the best with a deterministic local search (seeded moves in a fixed
-budget of moves and of re-placed buffers), stopping early when it reaches the per-step lower bound.
-Deterministic: same graph, same plan. The free-offset query reads an index of the placed buffers (a
-segment tree over the steps holding merged offset intervals) instead of every co-live buffer, and
-verify_plan sweeps over the steps instead of testing every pair, so planning is near-linear in the number
-of buffers (O(n log^2 n) per order) even when hundreds of them are live together; `MemoryPlan.work`
-counts the work (tests/test_memory_plan.py checks its growth, and that the index finds exactly the offsets
-of the pairwise rule).
+budget of moves and of re-placed buffers), stopping early when it reaches the per-step lower bound (the
+heuristic orders too: once one reaches it none can win, and a later order is given up as soon as it
+cannot beat the best). Deterministic: same graph, same plan. When many buffers are live together, the
+free-offset query reads an index of the placed buffers (a segment tree over the steps holding merged
+offset intervals) instead of every co-live buffer, and verify_plan sweeps over the steps instead of
+testing every pair, so planning is near-linear in the number of buffers (O(n log^2 n) per order) even
+when hundreds of them are live together; when each buffer meets only a few others (every shared model)
+the query asks those few directly, which is cheaper at that size. `MemoryPlan.work` counts the work
+(tests/test_memory_plan.py checks its growth, and that both ways find exactly the offsets of the pairwise
+rule).
 """
 
 from __future__ import annotations
