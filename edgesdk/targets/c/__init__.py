@@ -72,7 +72,7 @@ class CTarget(Target):
         """Instructions of a cascade group in stripes and whole, by the cost model below (stripes.py)."""
         from .stripes import stripe_cost
 
-        return stripe_cost(group, ctx, op_instructions, INSTRUCTIONS_PER_CALL)
+        return stripe_cost(group, ctx, op_instructions)
 
     def scratch_bytes(self, region, ctx) -> dict:
         from .codegen import scratch_bytes
