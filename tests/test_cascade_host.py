@@ -25,14 +25,14 @@ from edgesdk.targets import parse_target_list
 from edgesdk.targets.api import CodegenOptions
 from edgesdk.targets.c.calls import Arena, KernelCall, render_layer, render_params
 from edgesdk.targets.c.layouts import KERNELS_DIR
-from edgesdk.targets.c import INSTRUCTIONS_PER_CALL, op_instructions
+from edgesdk.targets.c import op_instructions
 from edgesdk.targets.c.stripes import stripe_cost as c_stripe_cost
 from edgesdk.targets.c.testing import kernels_library
 from modelgen import SAME, ModelBuilder
 
 
 def stripe_cost(group, ctx):
-    return c_stripe_cost(group, ctx, op_instructions, INSTRUCTIONS_PER_CALL)
+    return c_stripe_cost(group, ctx, op_instructions)
 from test_cascade import _add, _conv, _edges_model, _model_bytes_file, _pool
 
 BOARD = load_board("riscv-npu")

@@ -85,14 +85,7 @@ class Striping:
     def fit_cost(self, group) -> dict | None:
         """{target name: (cycles in stripes, cycles of its ops as an op-by-op build runs them)}, or None
         (`costs`)."""
-        costs = self.costs(group)
-        if costs is None:
-            return None
-        result = {}
-        for name, part in self.parts(group).items():
-            actual = self._target_of[part.ops[0]].whole_cost(part.ops, self._whole_ctx)
-            result[name] = (costs[name][0], costs[name][1] if actual is None else actual)
-        return result
+        return self.costs(group)
 
     def target_name_of(self, op) -> str:
         return self._target_of[op].name
@@ -114,8 +107,9 @@ class Striping:
         return MAX_CYCLE_INCREASE if own is None else own
 
     def costs(self, group) -> dict | None:
-        """{target name: (cycles of its part in stripes, of its ops whole)}, or None when a target cannot
-        lower its part."""
+        """{target name: (cycles of its part in stripes, of its ops as an op-by-op build runs them)}, or None
+        when a target cannot lower its part. The ops whole are priced by the target's `whole_cost` where it
+        gives one: the stripes replace that (an NPU convolution runs folded op by op, unfolded in stripes)."""
         key = _group_key(group)
         if key not in self._costs:
             self._costs[key] = self._price(group)
@@ -127,10 +121,12 @@ class Striping:
     def _price(self, group) -> dict | None:
         result = {}
         for name, part in self.parts(group).items():
-            cost = self._target_of[part.ops[0]].stripe_cost(part, self._ctx)
+            target = self._target_of[part.ops[0]]
+            cost = target.stripe_cost(part, self._ctx)
             if cost is None:
                 return None
-            result[name] = cost
+            actual = target.whole_cost(part.ops, self._whole_ctx)
+            result[name] = cost if actual is None else (cost[0], actual)
         return result
 
     def cost(self, group) -> tuple | None:

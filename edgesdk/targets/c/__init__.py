@@ -56,11 +56,12 @@ class CTarget(Target):
 
         return OpLibrary(ops, mode)
 
-    # What a host group may cost in a default build, by the cost model: 1 %, not the core's 15 %. The model
-    # undercounts a stripe call's set-up 5-6x (measured on the emulator: KWS's ops 1-4 in 1-row stripes were
-    # estimated +2.7 % and cost +16 %, VWW's ops 1-3 +0.6 % and +3 %), so a group estimated within 1 % stays
-    # well inside the issue's 15 %; a model that does not fit still gets up to FIT_MAX_INCREASE.
-    default_stripe_increase = 0.01
+    # What a host group may cost in a default build, by the stripe cost model: 12 %, below the core's 15 %
+    # by the model's error. Its per-kernel instruction model (kernel_cost.py) is calibrated on the emulator:
+    # on KWS, VWW, IC, MobileNetV2 and SSD groups the estimated increase is within 1.1 points of the measured
+    # one (KWS's ops 1-4 in 1-row stripes +20.9 % estimated, +20.3 % measured; VWW's ops 1-3 +9.2 %, +8.1 %),
+    # each layer whole within 6 %; a model that does not fit still gets up to FIT_MAX_INCREASE.
+    default_stripe_increase = 0.12
 
     def can_stripe(self, op) -> bool:
         """int8 windows and elementwise ops: their kernels take a row range (stripes.py)."""
@@ -72,7 +73,7 @@ class CTarget(Target):
         """Instructions of a cascade group in stripes and whole, by the cost model below (stripes.py)."""
         from .stripes import stripe_cost
 
-        return stripe_cost(group, ctx, op_instructions, INSTRUCTIONS_PER_CALL)
+        return stripe_cost(group, ctx, op_instructions)
 
     def scratch_bytes(self, region, ctx) -> dict:
         from .codegen import scratch_bytes

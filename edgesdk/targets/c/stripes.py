@@ -15,8 +15,8 @@ Only the int8 kernels stripe. The 3x3 sliding depthwise kernel always loads thre
 it that reads fewer (one output row at a padded edge) runs the reference depthwise loops instead, with their
 own constants (`LayerCalls.fallback`).
 
-The cost of a group is the C target's instruction model (edgesdk/targets/c/__init__.py) over the calls a
-group makes: each stripe call pays the per-call instructions, each shift its bytes.
+The cost of a group is the host kernels' instruction model (kernel_cost.py, calibrated on the emulator) over
+the calls the group makes, each priced over its own rows; each shift its bytes.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ...ops.broadcast import MAX_DIMS
 from ...ops.stripes import Compute, Fetch, Shift, nhwc, row_bytes
 from ...ctext import UINT8_INPUT_READER, UINT8_INPUT_READER_TEXT
 from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
+from .kernel_cost import CALL_INSTRUCTIONS, call_instructions, fetch_instructions, shift_instructions
 
 ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired", "edgesdk_depthwise_conv2d_s8",
                "edgesdk_average_pool2d_s8", "edgesdk_max_pool2d_s8")
@@ -33,9 +34,6 @@ SIZED_KERNELS = ("edgesdk_hard_swish_s8",)  # params.size elements, one input
 
 STRIPE_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL", "HARD_SWISH")
 SLIDING_ROWS = 3  # input rows the sliding depthwise kernel loads for every output row
-REFERENCE_FACTOR = 4  # the reference depthwise loops against the sliding kernel, per MAC (generously)
-INSTRUCTIONS_PER_CONVERTED_BYTE = 5  # the uint8 reader's byte loop (load, xor, store, count, branch)
-INSTRUCTIONS_PER_MOVED_BYTE = 1  # a shift's memmove, generously (word copies move 4 bytes in ~3 instructions)
 
 
 def can_stripe(op) -> bool:
@@ -223,31 +221,40 @@ def _fetch_call(group, event, ctx) -> KernelCall:
 
 
 # -- cost --------------------------------------------------------------------------------------------------
-def stripe_cost(group, ctx, op_instructions, per_call: int) -> tuple | None:
-    """(instructions of the group in stripes, of its ops run whole) by the C target's cost model, or None
-    when a layer's kernel cannot run one of the group's row ranges. A stripe costs the layer's instructions
-    for its share of the output rows plus a call; one on the reference depthwise loops REFERENCE_FACTOR times
-    that. `op_instructions(op)` is the cost model of a layer run whole, `per_call` its instructions per call.
-    The layers' calls are cached in the context (the search asks about many groups of the same ops)."""
+def call_cost(op, call, fields, op_instructions) -> float:
+    """Instructions of one call of `op`'s kernel over the rows `fields` name (kernel_cost.py); a kernel that
+    model does not know: the generic `op_instructions(op)` for the call's share of the output rows."""
+    known = call_instructions(call.kernel, fields)
+    if known is not None:
+        return known
+    whole = call.args[0].fields
+    size = "size" if "size" in whole else "out_h"
+    share = fields[size] / whole[size] if size in fields and whole[size] else 1.0
+    return CALL_INSTRUCTIONS + (op_instructions(op) - CALL_INSTRUCTIONS) * share
 
+
+def stripe_cost(group, ctx, op_instructions) -> tuple | None:
+    """(instructions of the group in stripes, of its ops run whole) by the host kernels' instruction model
+    (kernel_cost.py: each call priced by its kernel's loops over its own rows, so a stripe pays its call, its
+    odd pixel pair, its reference loops), or None when a layer's kernel cannot run one of the group's row
+    ranges. `op_instructions(op)`: the target's generic model, for kernels the calibrated one does not know.
+    The layers' calls are cached in the context (the search asks about many groups of the same ops)."""
     cache = _layer_calls(group.ops, ctx)
-    whole = sum(op_instructions(op) for op in group.ops)
+    whole = sum(call_cost(op, cache[op].whole, cache[op].whole.args[0].fields, op_instructions) for op in group.ops)
     striped = 0.0
     for event in group.schedule().events:
-        if isinstance(event, Fetch):  # the caller's copy is not the model's work; a uint8 input's conversion is
+        if isinstance(event, Fetch):
             converted = (event.stop - event.start) * row_bytes(event.tensor) if group.converts(event.tensor) else 0
-            striped += per_call + INSTRUCTIONS_PER_CONVERTED_BYTE * converted
+            striped += fetch_instructions(converted)
             continue
         if isinstance(event, Shift):
-            striped += per_call + INSTRUCTIONS_PER_MOVED_BYTE * (event.stop - event.start) * \
-                row_bytes(event.tensor)
+            striped += shift_instructions((event.stop - event.start) * row_bytes(event.tensor))
             continue
         assert isinstance(event, Compute)
-        op, layer = event.op, cache[event.op]
-        call = layer.for_event(event)
-        if call is None or stripe_fields(op, call, event) is None:
+        op = event.op
+        call = cache[op].for_event(event)
+        fields = stripe_fields(op, call, event) if call is not None else None
+        if fields is None:
             return None
-        share = (event.stop - event.start) / nhwc(op.outputs[0].shape)[1]
-        factor = REFERENCE_FACTOR if call is not layer.whole else 1
-        striped += per_call + (op_instructions(op) - per_call) * share * factor
-    return int(round(striped)), whole
+        striped += call_cost(op, call, fields, op_instructions)
+    return int(round(striped)), int(round(whole))

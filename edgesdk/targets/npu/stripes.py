@@ -120,8 +120,8 @@ def stripe_cost(group, ctx) -> tuple:
         if op not in commands:
             commands[op] = LOWERINGS[op.type](op, ctx)
             whole_cycles[op] = sum(timing.command_cost(c, memory).cycles for c in commands[op])
-    # Whole ops priced in their one-command form, not a folded convolution's (fold.py): a cascade keeps
-    # the arena its stripes save, and the cheaper folded form would reject groups that pay for themselves.
+    # Whole ops priced here in the one-command form their stripes take; the search holds a group to its ops
+    # as an op-by-op build runs them (whole_cost: a convolution folded, fold.py), which Striping asks apart.
     whole = sum(whole_cycles[op] for op in group.ops)
     striped = 0
     end = None
