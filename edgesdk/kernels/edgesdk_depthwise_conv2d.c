@@ -27,15 +27,11 @@ static int32_t depthwise_acc(const edgesdk_depthwise_conv2d_params *p, const int
     return acc;
 }
 
-void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
-                                 const int8_t *filter, const int32_t *bias, int8_t *output)
+void edgesdk_depthwise_conv2d_s8_loops(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                       const int8_t *filter, const int32_t *bias, int8_t *output)
 {
     /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
      * the parameters in registers. */
-    if (p->sliding) {
-        edgesdk_depthwise_conv2d_s8_sliding(p, input, (const edgesdk_dw_channel *)(const void *)bias, output);
-        return;
-    }
     const edgesdk_depthwise_conv2d_params params = *p;
     p = &params;
     for (int32_t b = 0; b < p->batches; b++) {

@@ -29,10 +29,10 @@ typedef struct {
     const float *scale_f32;    /* per output channel, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QLinearConv) */
 } edgesdk_depthwise_conv2d_params;
 
-/* input NHWC, filter 1HW(out_c), bias[out_c] or NULL, output NHWC.
- * With p->sliding set, runs edgesdk_depthwise_conv2d_s8_sliding instead. */
-void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
-                                 const int8_t *filter, const int32_t *bias, int8_t *output);
+/* The reference loops (edgesdk_depthwise_conv2d.c): input NHWC, filter 1HW(out_c), bias[out_c] or NULL, output
+ * NHWC. Called through edgesdk_depthwise_conv2d_s8 below. */
+void edgesdk_depthwise_conv2d_s8_loops(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                       const int8_t *filter, const int32_t *bias, int8_t *output);
 
 /*
  * The fast path (edgesdk_depthwise_conv2d_sliding.c), chosen by the compiler per layer when all of these
@@ -58,6 +58,20 @@ typedef struct {
 
 void edgesdk_depthwise_conv2d_s8_sliding(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
                                          const edgesdk_dw_channel *channels, int8_t *output);
+
+/* The int8 DEPTHWISE_CONV_2D the generated code calls: the sliding kernel when p->sliding (`bias` then holds the
+ * records), the reference loops otherwise. Inline: the generated code's params are constants, so the compiler
+ * calls the one kernel a layer takes, and a firmware whose layers all slide links neither the loops nor what
+ * only they need (soft-float for EDGESDK_ROUNDING_F32, 64-bit division). */
+static inline void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                               const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    if (p->sliding) {
+        edgesdk_depthwise_conv2d_s8_sliding(p, input, (const edgesdk_dw_channel *)(const void *)bias, output);
+    } else {
+        edgesdk_depthwise_conv2d_s8_loops(p, input, filter, bias, output);
+    }
+}
 
 /*
  * int16 DEPTHWISE_CONV_2D (16x8: int16 activations with zero point 0, int8 symmetric per-channel filters, int64

@@ -22,15 +22,11 @@ static int32_t dot_row(const int8_t *x, const int8_t *w, int32_t n, int32_t inpu
     return acc;
 }
 
-void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const int8_t *input, const int8_t *filter,
-                                const int32_t *bias, int8_t *output)
+void edgesdk_fully_connected_s8_loops(const edgesdk_fully_connected_params *p, const int8_t *input,
+                                      const int8_t *filter, const int32_t *bias, int8_t *output)
 {
     /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
      * the parameters in registers. */
-    if (p->blocked) {
-        edgesdk_fully_connected_s8_blocked(p, input, filter, bias, output);
-        return;
-    }
     const edgesdk_fully_connected_params params = *p;
     p = &params;
     for (int32_t b = 0; b < p->batches; b++) {
