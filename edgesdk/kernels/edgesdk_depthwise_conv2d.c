@@ -27,13 +27,11 @@ static int32_t depthwise_acc(const edgesdk_depthwise_conv2d_params *p, const int
     return acc;
 }
 
-void edgesdk_depthwise_conv2d_s8_loops(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
-                                       const int8_t *filter, const int32_t *bias, int8_t *output)
+/* The loops; F32: ONNX Runtime's float requantization (EDGESDK_ROUNDING_F32), TFLite's integer one otherwise. */
+static inline __attribute__((always_inline)) void depthwise_loops(const edgesdk_depthwise_conv2d_params *p,
+                                                                  const int8_t *input, const int8_t *filter,
+                                                                  const int32_t *bias, int8_t *output, const int F32)
 {
-    /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
-     * the parameters in registers. */
-    const edgesdk_depthwise_conv2d_params params = *p;
-    p = &params;
     for (int32_t b = 0; b < p->batches; b++) {
         const int8_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
@@ -49,8 +47,7 @@ void edgesdk_depthwise_conv2d_s8_loops(const edgesdk_depthwise_conv2d_params *p,
                         if (bias != 0) {
                             acc += bias[oc];
                         }
-                        acc = (p->rounding == EDGESDK_ROUNDING_F32
-                                   ? edgesdk_requantize_f32(acc, p->scale_f32[oc])
+                        acc = (F32 ? edgesdk_requantize_f32(acc, p->scale_f32[oc])
                                    : edgesdk_requantize(acc, p->multiplier[oc], p->shift[oc], p->rounding))
                               + p->output_offset;
                         *output++ = (int8_t)edgesdk_clamp_i32(acc, p->act_min, p->act_max);
@@ -59,4 +56,21 @@ void edgesdk_depthwise_conv2d_s8_loops(const edgesdk_depthwise_conv2d_params *p,
             }
         }
     }
+}
+
+/* Two functions, not a test of p->rounding: a firmware without EDGESDK_ROUNDING_F32 layers links no soft-float. */
+void edgesdk_depthwise_conv2d_s8_loops(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                       const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
+     * the parameters in registers. */
+    const edgesdk_depthwise_conv2d_params params = *p;
+    depthwise_loops(&params, input, filter, bias, output, 0);
+}
+
+void edgesdk_depthwise_conv2d_s8_loops_f32(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                           const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    const edgesdk_depthwise_conv2d_params params = *p;
+    depthwise_loops(&params, input, filter, bias, output, 1);
 }

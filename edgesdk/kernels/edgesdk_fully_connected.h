@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "edgesdk_arith.h"   /* EDGESDK_ROUNDING_* */
 #include "edgesdk_layer16.h" /* the 16x8 accumulator modes (EDGESDK_ACC64, EDGESDK_ACC32) */
 
 typedef struct {
@@ -31,9 +32,12 @@ typedef struct {
 } edgesdk_fully_connected_params;
 
 /* The reference loops (edgesdk_fully_connected.c): input [batches, in_depth], filter [out_depth, in_depth],
- * bias[out_depth] or NULL, output [batches, out_depth]. Called through edgesdk_fully_connected_s8 below. */
+ * bias[out_depth] or NULL, output [batches, out_depth]; _f32 for EDGESDK_ROUNDING_F32. Called through
+ * edgesdk_fully_connected_s8 below. */
 void edgesdk_fully_connected_s8_loops(const edgesdk_fully_connected_params *p, const int8_t *input,
                                       const int8_t *filter, const int32_t *bias, int8_t *output);
+void edgesdk_fully_connected_s8_loops_f32(const edgesdk_fully_connected_params *p, const int8_t *input,
+                                          const int8_t *filter, const int32_t *bias, int8_t *output);
 
 #define EDGESDK_FC_BLOCKED 1 /* int8 weights in blocks of 16 units */
 #define EDGESDK_FC_PAIRED 2  /* two units per 32-bit weight word (twice the flash, 2.25 instead of 3 per MAC) */
@@ -60,13 +64,15 @@ void edgesdk_fully_connected_s8_blocked(const edgesdk_fully_connected_params *p,
 
 /* The int8 FULLY_CONNECTED the generated code calls: the fast path when p->blocked, the reference loops
  * otherwise. Inline: the generated code's params are constants, so the compiler calls the one kernel a layer
- * takes, and a firmware whose layers are all blocked links neither the loops nor what only they need
- * (soft-float for EDGESDK_ROUNDING_F32). */
+ * takes, and a firmware links only those (no single-precision soft-float without EDGESDK_ROUNDING_F32
+ * layers, no loops when every layer is blocked). */
 static inline void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const int8_t *input,
                                               const int8_t *filter, const int32_t *bias, int8_t *output)
 {
     if (p->blocked) {
         edgesdk_fully_connected_s8_blocked(p, input, filter, bias, output);
+    } else if (p->rounding == EDGESDK_ROUNDING_F32) {
+        edgesdk_fully_connected_s8_loops_f32(p, input, filter, bias, output);
     } else {
         edgesdk_fully_connected_s8_loops(p, input, filter, bias, output);
     }
