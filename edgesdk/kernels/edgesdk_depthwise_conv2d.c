@@ -36,10 +36,10 @@ static inline __attribute__((always_inline)) void depthwise_loops(const edgesdk_
         const int8_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             const int32_t y0 = oy * p->stride_h - p->pad_top;
-            const edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
+            const edgesdk_window wy = edgesdk_window_taps_u32(y0, p->dilation_h, p->filter_h, p->in_h);
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 const int32_t x0 = ox * p->stride_w - p->pad_left;
-                const edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
+                const edgesdk_window wx = edgesdk_window_taps_u32(x0, p->dilation_w, p->filter_w, p->in_w);
                 for (int32_t ic = 0; ic < p->in_c; ic++) {
                     for (int32_t m = 0; m < p->depth_multiplier; m++) {
                         const int32_t oc = ic * p->depth_multiplier + m;

@@ -54,10 +54,11 @@ static inline edgesdk_window edgesdk_window_taps(int32_t origin, int32_t dilatio
     return edgesdk_window_clamped(first, last, taps);
 }
 
-/* The same taps, with the two quotients in uint32 (a divu, not a call to libgcc's 64-bit division; the int16
- * conv kernel, whose dilated layers compute a window per pixel): -origin + dilation - 1 and size - 1 - origin
- * are at most 2^32 - 2 where they are divided. Its own function: the other kernels' loops measured slower
- * with it (GCC allocates their registers differently), and these are the same results. */
+/* The same taps, with the two quotients in uint32 (a divu, not a call to libgcc's 64-bit division, which then
+ * stays out of the firmware; the int16 conv kernel and the int8 conv and depthwise reference loops, whose
+ * dilated layers compute a window per pixel): -origin + dilation - 1 and size - 1 - origin are at most
+ * 2^32 - 2 where they are divided. Its own function: the int16 depthwise loops measured slower with it (GCC
+ * allocates their registers differently), and these are the same results. */
 static inline edgesdk_window edgesdk_window_taps_u32(int32_t origin, int32_t dilation, int32_t taps, int32_t size)
 {
     int64_t first = 0;
