@@ -337,7 +337,7 @@ def test_striped_tables_are_bit_exact_with_litert(chain, heights):
 @pytest.mark.slow
 def test_ic_with_cascading_is_bit_exact_on_the_emulator(tmp_path):
     from edgesdk.compiler import BuildOptions, build
-    from edgesdk.runner import random_inputs, run_inference
+    from firmware_checks import assert_runs_bit_exact
 
     report = build(model_path("ic"), tmp_path / "ic", BuildOptions(werror=True))
     memory = report["memory"]
@@ -348,12 +348,7 @@ def test_ic_with_cascading_is_bit_exact_on_the_emulator(tmp_path):
     assert "stripe" in {b["kind"] for b in memory["buffers"]}
     off = build(model_path("ic"), tmp_path / "ic-off", BuildOptions(cascade=False, compile_firmware=False))
     assert off["memory"]["cascades"] == [] and off["memory"]["sram_peak_bytes"] == 33_792
-    for seed in (0, 1):
-        inputs = random_inputs(report, seed)
-        result = run_inference(tmp_path / "ic", inputs)
-        assert result.exit_code == 0, result.uart
-        (want,) = run_reference(model_path("ic"), inputs, "ref")
-        assert np.array_equal(result.outputs[0], want)
+    assert_runs_bit_exact(tmp_path / "ic", report, model_path("ic"))
 
 
 @pytest.mark.slow
@@ -362,7 +357,7 @@ def test_synthetic_edges_model_cascaded_on_the_emulator(tmp_path, monkeypatch):
     command overhead), built into firmware and run on the emulator."""
     import edgesdk.compiler as compiler
     from edgesdk.compiler import BuildOptions, build
-    from edgesdk.runner import random_inputs, run_inference
+    from firmware_checks import assert_runs_bit_exact
 
     monkeypatch.setattr(compiler, "choose_cascades",
                         functools.partial(cascade.choose_cascades, max_cycle_increase=math.inf))
@@ -371,8 +366,4 @@ def test_synthetic_edges_model_cascaded_on_the_emulator(tmp_path, monkeypatch):
     plain = build(path, tmp_path / "plain", BuildOptions(cascade=False, compile_firmware=False))
     assert report["memory"]["cascades"], "no cascade chosen"
     assert report["memory"]["sram_peak_bytes"] < plain["memory"]["sram_peak_bytes"]
-    inputs = random_inputs(report, 3)
-    result = run_inference(tmp_path / "m", inputs)
-    assert result.exit_code == 0, result.uart
-    (want,) = run_reference(path, inputs, "ref")
-    assert np.array_equal(result.outputs[0], want)
+    assert_runs_bit_exact(tmp_path / "m", report, path, seeds=(3,))

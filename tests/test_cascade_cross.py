@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from edgesdk.aot.cascade import Striping, candidate_chains, choose_cascades
@@ -196,8 +195,7 @@ def test_groups_across_targets_are_bit_exact_on_the_emulator(tmp_path, groups):
     """Firmware (--werror) on the emulator, the NPU's C model running its tables between the host's calls,
     compared byte for byte with LiteRT's reference kernels."""
     from edgesdk.compiler import build
-    from edgesdk.reference import run_reference
-    from edgesdk.runner import random_inputs, run_inference
+    from firmware_checks import assert_runs_bit_exact
 
     path = _model_bytes_file(_stem(24, 12))
     base = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False, cascade=False))
@@ -206,12 +204,7 @@ def test_groups_across_targets_are_bit_exact_on_the_emulator(tmp_path, groups):
     report = build(path, tmp_path / "m", BuildOptions(target="npu,c", werror=True, schedule=sched))
     assert [g["ops"] for g in report["memory"]["cascades"]] == [list(ops) for ops, _ in groups]
     assert {"npu", "c"} <= set(report["memory"]["cascades"][0]["targets"])
-    for seed in (0, 1):
-        inputs = random_inputs(report, seed)
-        result = run_inference(tmp_path / "m", inputs)
-        assert result.exit_code == 0, result.uart
-        (want,) = run_reference(path, inputs, "ref")
-        assert np.array_equal(result.outputs[0], want)
+    assert_runs_bit_exact(tmp_path / "m", report, path)
 
 
 @pytest.mark.slow
@@ -223,8 +216,7 @@ def test_ssd_mobilenet_v3_with_its_first_hard_swish_on_the_host(tmp_path):
     riscv-npu, its NPU cycles what the search priced (docs/performance.md)."""
     from conftest import model_path
     from edgesdk.compiler import build
-    from edgesdk.reference import run_reference
-    from edgesdk.runner import random_inputs, run_inference
+    from firmware_checks import assert_runs_bit_exact
 
     path = model_path("ssd_mobilenet_v3")
     default = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False))
@@ -245,11 +237,7 @@ def test_ssd_mobilenet_v3_with_its_first_hard_swish_on_the_host(tmp_path):
     assert plan.arena_bytes < default.plan.arena_bytes
     report = build(path, tmp_path / "m", BuildOptions(target="npu,c", werror=True, schedule=schedule))
     assert report["memory"]["sram_peak_bytes"] == plan.arena_bytes
-    inputs = random_inputs(report, 0)
-    result = run_inference(tmp_path / "m", inputs, timeout_s=600)
-    assert result.exit_code == 0, result.uart
-    want = run_reference(path, inputs, "ref")
-    assert all(np.array_equal(a, b) for a, b in zip(result.outputs, want))
+    result = assert_runs_bit_exact(tmp_path / "m", report, path, seeds=(0,), timeout_s=600)
     # the NPU's timing model is its PERF_CYCLES: the group adds what the search priced over the folded layers
     # (measured 2026-11-25: 311,376 cycles for 311,408 priced; the tables' ENDs differ by one)
     npu_cycles = sum(t.cycles for t in alone.executor.target_data["npu"])

@@ -272,7 +272,7 @@ def test_mobilenet_v2_224_fits_riscv_npu_in_stripes_and_is_bit_exact(tmp_path):
     150,528-byte input, run bit-exact on the emulator (3.3 G instructions); with the NPU the plan fits too."""
     from conftest import model_path
     from edgesdk.compiler import BuildOptions, build, compile_model
-    from edgesdk.runner import random_inputs, run_inference
+    from firmware_checks import assert_runs_bit_exact
 
     path = model_path("mobilenet_v2_224_uint8")
     report = build(path, tmp_path / "c", BuildOptions(target="c", werror=True))
@@ -281,11 +281,7 @@ def test_mobilenet_v2_224_fits_riscv_npu_in_stripes_and_is_bit_exact(tmp_path):
     assert memory["cascades"][0]["ops"][0] == 0  # the 112x112 layers are never whole
     # the first group's 56x56 output starts on its 224x224 input, over the rows it has consumed
     assert any(e["rule"] == "cascade-exact" and e["distance"] == 0 for e in memory["in_place"])
-    inputs = random_inputs(report, 0)
-    result = run_inference(tmp_path / "c", inputs, timeout_s=3000)
-    assert result.exit_code == 0, result.uart
-    (want,) = run_reference(path, inputs, "ref")
-    assert np.array_equal(result.outputs[0], want)
+    assert_runs_bit_exact(tmp_path / "c", report, path, seeds=(0,), timeout_s=3000)
     with_npu = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False))
     assert with_npu.plan.cascades and with_npu.plan.arena_bytes <= 512 * 1024 - 8192
 
@@ -300,7 +296,7 @@ def test_synthetic_host_cascade_on_the_emulator(tmp_path, monkeypatch):
     import edgesdk.compiler as compiler
     from edgesdk.aot import cascade
     from edgesdk.compiler import BuildOptions, build
-    from edgesdk.runner import random_inputs, run_inference
+    from firmware_checks import assert_runs_bit_exact
 
     monkeypatch.setattr(compiler, "choose_cascades",
                         functools.partial(cascade.choose_cascades, max_cycle_increase=math.inf))
@@ -309,12 +305,7 @@ def test_synthetic_host_cascade_on_the_emulator(tmp_path, monkeypatch):
     plain = build(path, tmp_path / "plain", BuildOptions(target="c", cascade=False, compile_firmware=False))
     assert report["memory"]["cascades"], "no cascade chosen"
     assert report["memory"]["sram_peak_bytes"] < plain["memory"]["sram_peak_bytes"]
-    for seed in (0, 1):
-        inputs = random_inputs(report, seed)
-        result = run_inference(tmp_path / "m", inputs)
-        assert result.exit_code == 0, result.uart
-        (want,) = run_reference(path, inputs, "ref")
-        assert np.array_equal(result.outputs[0], want)
+    assert_runs_bit_exact(tmp_path / "m", report, path)
 
 
 def test_every_window_kernel_the_host_emits_takes_row_ranges():

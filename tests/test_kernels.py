@@ -57,6 +57,21 @@ def _extreme_inputs(inputs: list, which: str) -> list:
     return result
 
 
+def _ops_differing(models, mode: str, library) -> list:
+    """Each op of each (name, path, graph) on a random input, all minimum and all maximum, against the
+    reference's own tensors: a line per model and input whose ops differ."""
+    problems = []
+    for name, path, graph in models:
+        random_inputs = testing.random_model_inputs(path, seed=len(name))
+        for label, inputs in (("random", random_inputs), ("all min", _extreme_inputs(random_inputs, "min")),
+                              ("all max", _extreme_inputs(random_inputs, "max"))):
+            ref = testing.reference_tensors(path, inputs, mode)
+            failures = testing.compare_ops(graph, ref, mode, library)
+            if failures:
+                problems.append(f"{name} ({label}): {_describe(failures)}")
+    return problems
+
+
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     """(name, path, graph) of every single-op model, written once per test module."""
@@ -74,15 +89,7 @@ def test_single_op_models_bit_exact(suite, mode):
     skip = NOT_IN_TFLM if mode == "tflm" else NOT_IN_LITERT
     selected = [(n, p, g) for n, p, g in suite if not any(k in n for k in skip)]
     library = testing.OpLibrary([op for _, _, g in selected for op in g.ops], mode)
-    problems = []
-    for name, path, graph in selected:
-        random_inputs = testing.random_model_inputs(path, seed=len(name))
-        for label, inputs in (("random", random_inputs), ("all min", _extreme_inputs(random_inputs, "min")),
-                              ("all max", _extreme_inputs(random_inputs, "max"))):
-            ref = testing.reference_tensors(path, inputs, mode)
-            failures = testing.compare_ops(graph, ref, mode, library)
-            if failures:
-                problems.append(f"{name} ({label}): {_describe(failures)}")
+    problems = _ops_differing(selected, mode, library)
     assert not problems, "\n".join(problems)
 
 
@@ -261,15 +268,7 @@ def test_fast_kernels_bit_exact_on_varied_shapes(fast_suite, mode):
         comment = codegen.emit_layer(graph.ops[0], ctx).note
         assert comment.endswith(path_kind), f"{name} ({mode}) does not take the {path_kind} path: {comment}"
     library = testing.OpLibrary([op for _, _, g, _ in fast_suite for op in g.ops], mode)
-    problems = []
-    for name, path, graph, _ in fast_suite:
-        random_inputs = testing.random_model_inputs(path, seed=len(name))
-        for label, inputs in (("random", random_inputs), ("all min", _extreme_inputs(random_inputs, "min")),
-                              ("all max", _extreme_inputs(random_inputs, "max"))):
-            ref = testing.reference_tensors(path, inputs, mode)
-            failures = testing.compare_ops(graph, ref, mode, library)
-            if failures:
-                problems.append(f"{name} ({label}): {_describe(failures)}")
+    problems = _ops_differing([(name, path, graph) for name, path, graph, _ in fast_suite], mode, library)
     assert not problems, "\n".join(problems)
 
 
@@ -289,10 +288,22 @@ def test_three_pair_four_tap_layouts_are_taken(fast_suite):
     assert all(zero_words > 0 for _, zero_words in taken.values()), taken
 
 
-def test_fast_requantization_equals_gemmlowp_double_rounding(tmp_path):
-    """edgesdk_requant_right (mul/mulhsu, 11 instructions) == edgesdk_mbqm_double for right shifts."""
+def _assert_no_mismatches_at_right_shifts(lib, rng, edges: list, random_multipliers: int) -> None:
+    """lib.count_mismatches(acc, n, multiplier, shift) is 0 at every right shift (-31..-1) and multiplier 0,
+    2^30, 2^31 - 1 and `random_multipliers` random ones, over the `edges`, every accumulator in
+    [-70000, 70000] and 20,000 random ones."""
     import ctypes
 
+    lib.count_mismatches.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]
+    near = np.arange(-70000, 70001)
+    for shift in range(-31, 0):
+        for m in (0, 1 << 30, (1 << 31) - 1, *rng.integers(1 << 30, 1 << 31, random_multipliers)):
+            acc = np.concatenate([np.array(edges), near, rng.integers(-(1 << 31), 1 << 31, 20000)]).astype(np.int32)
+            assert lib.count_mismatches(acc.ctypes.data, len(acc), int(m), shift) == 0, (int(m), shift)
+
+
+def test_fast_requantization_equals_gemmlowp_double_rounding(tmp_path):
+    """edgesdk_requant_right (mul/mulhsu, 11 instructions) == edgesdk_mbqm_double for right shifts."""
     from edgesdk.hostcc import load_shared_library
 
     src = tmp_path / "requant_wrap.c"
@@ -302,21 +313,13 @@ def test_fast_requantization_equals_gemmlowp_double_rounding(tmp_path):
                    "  bad += edgesdk_requant_right(acc[i], m, shift) != edgesdk_mbqm_double(acc[i], m, shift);\n"
                    "  return bad; }\n")
     lib = load_shared_library("edgesdk_test_requant", [src], [testing.KERNELS_DIR])
-    lib.count_mismatches.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]
-    rng = np.random.default_rng(1)
-    edges = np.array([-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, (1 << 31) - 2, -1, 0, 1, (1 << 30), -(1 << 30)])
-    near = np.arange(-70000, 70001)
-    for shift in range(-31, 0):
-        for m in (0, 1 << 30, (1 << 31) - 1, *rng.integers(1 << 30, 1 << 31, 4)):
-            acc = np.concatenate([edges, near, rng.integers(-(1 << 31), 1 << 31, 20000)]).astype(np.int32)
-            assert lib.count_mismatches(acc.ctypes.data, len(acc), int(m), shift) == 0, (int(m), shift)
+    edges = [-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, (1 << 31) - 2, -1, 0, 1, (1 << 30), -(1 << 30)]
+    _assert_no_mismatches_at_right_shifts(lib, np.random.default_rng(1), edges, random_multipliers=4)
 
 
 def test_relu_requantization_equals_double_rounding_above_zero(tmp_path):
     """edgesdk_requant_right_relu (no negative-sum correction) equals edgesdk_mbqm_double wherever a clamp at or
     above the output offset can tell them apart: max(value, 0) is the same."""
-    import ctypes
-
     from edgesdk.hostcc import load_shared_library
 
     src = tmp_path / "requant_relu_wrap.c"
@@ -328,14 +331,8 @@ def test_relu_requantization_equals_double_rounding_above_zero(tmp_path):
                    "         != relu(edgesdk_mbqm_double(acc[i], m, shift));\n"
                    "  return bad; }\n")
     lib = load_shared_library("edgesdk_test_requant_relu", [src], [testing.KERNELS_DIR])
-    lib.count_mismatches.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]
-    rng = np.random.default_rng(2)
-    edges = np.array([-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, -1, 0, 1, (1 << 30), -(1 << 30)])
-    near = np.arange(-70000, 70001)
-    for shift in range(-31, 0):
-        for m in (0, 1 << 30, (1 << 31) - 1, *rng.integers(1 << 30, 1 << 31, 3)):
-            acc = np.concatenate([edges, near, rng.integers(-(1 << 31), 1 << 31, 20000)]).astype(np.int32)
-            assert lib.count_mismatches(acc.ctypes.data, len(acc), int(m), shift) == 0, (int(m), shift)
+    edges = [-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, -1, 0, 1, (1 << 30), -(1 << 30)]
+    _assert_no_mismatches_at_right_shifts(lib, np.random.default_rng(2), edges, random_multipliers=3)
 
 
 def test_fp64_window_requantization_equals_double_rounding(tmp_path):

@@ -455,45 +455,27 @@ def test_proof_knows_the_paired_conv_layout(tmp_path, monkeypatch):
     proof_fails(compiled, "a channel's sums or requantization can overflow int32")
 
 
-def test_proof_checks_the_four_tap_flags(tmp_path):
-    """EDGESDK_CONV_PAIRED_QUADS: a chunk flagged for one lane extraction must keep every channel's four
-    products within the lane for any int8 input; the proof decodes the emitted words and refuses a wrong flag."""
-    rng = np.random.default_rng(5)
-    w = rng.integers(-20, 21, (4, 1, 1, 8)).astype(np.int8)
-    w[1, 0, 0, 0:4] = -127  # the first chunk of the only block cannot take one extraction
-    data = modelgen.conv_model((1, 3, 3, 8), w, rng.integers(-100, 100, 4).astype(np.int32), (0.05, 2),
-                               [0.01] * 4, (0.2, -3))
+@pytest.mark.parametrize("seed, channels, depth, spike, blocked, next_flag", [
+    (5, 4, 8, 1, 4, 9),  # EDGESDK_CONV_PAIRED_QUADS: per chunk the flag, then 4 taps x 2 pairs
+    (6, 6, 32, 4, 6, 13),  # _QUADS3: a flag covers the 6 channels of a 3-pair block; 4 taps x 3 pairs
+], ids=["quads", "quads3"])
+def test_proof_checks_the_four_tap_flags(tmp_path, seed, channels, depth, spike, blocked, next_flag):
+    """EDGESDK_CONV_PAIRED_QUADS and _QUADS3: a chunk flagged for one lane extraction must keep every channel's
+    four products within the lane for any int8 input; the proof decodes the emitted words (blocks of 2 or 3
+    pairs) and refuses a chunk flagged for one extraction whose products can leave a lane."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-20, 21, (channels, 1, 1, depth)).astype(np.int8)
+    w[spike, 0, 0, 0:4] = -127  # the spike channel's first chunk (the first block's) cannot take one extraction
+    data = modelgen.conv_model((1, 3, 3, depth), w, rng.integers(-100, 100, channels).astype(np.int32), (0.05, 2),
+                               [0.01] * channels, (0.2, -3))
     compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
     verify_build(compiled)
     layer = host_layers(compiled)[0]
     call = layer.calls[0]
-    assert call.args[0].fields["blocked"] == 4
+    assert call.args[0].fields["blocked"] == blocked
     weights = call.args[2]
     words = np.asarray(weights.values, np.int64).astype(np.uint8).view("<i4").copy()
-    assert words[0] == 0 and words[9] == 1  # per chunk: the flag, then 4 taps x 2 pairs
-    words[0] = 1
-    layer.calls[0] = KernelCall(call.kernel, (*call.args[:2], Const(weights.symbol, weights.ctype,
-                                                                   words.view(np.int8).astype(np.int64)),
-                                              *call.args[3:]))
-    proof_fails(compiled, "a four-tap chunk flagged as one lane extraction can leave its 16-bit lane")
-
-
-def test_proof_checks_the_four_tap_flags_of_three_pair_blocks(tmp_path):
-    """EDGESDK_CONV_PAIRED_QUADS3: a flag covers the six channels of a 3-pair block; the proof decodes the
-    blocks of 3 and refuses a chunk flagged for one extraction whose products can leave a lane."""
-    rng = np.random.default_rng(6)
-    w = rng.integers(-20, 21, (6, 1, 1, 32)).astype(np.int8)
-    w[4, 0, 0, 0:4] = -127  # channel 4 (the block's third pair): its first chunk cannot take one extraction
-    data = modelgen.conv_model((1, 3, 3, 32), w, rng.integers(-100, 100, 6).astype(np.int32), (0.05, 2),
-                               [0.01] * 6, (0.2, -3))
-    compiled = compile_model(write(tmp_path, data), BuildOptions(target="c"))
-    verify_build(compiled)
-    layer = host_layers(compiled)[0]
-    call = layer.calls[0]
-    assert call.args[0].fields["blocked"] == 6
-    weights = call.args[2]
-    words = np.asarray(weights.values, np.int64).astype(np.uint8).view("<i4").copy()
-    assert words[0] == 0 and words[13] == 1  # per chunk: the flag, then 4 taps x 3 pairs
+    assert words[0] == 0 and words[next_flag] == 1  # the first chunk's flag, the next chunk's
     words[0] = 1
     layer.calls[0] = KernelCall(call.kernel, (*call.args[:2], Const(weights.symbol, weights.ctype,
                                                                    words.view(np.int8).astype(np.int64)),

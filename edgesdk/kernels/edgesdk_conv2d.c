@@ -53,10 +53,10 @@ void edgesdk_conv2d_s8(const edgesdk_conv2d_params *p, const int8_t *input, cons
         const int8_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             const int32_t y0 = oy * p->stride_h - p->pad_top;
-            edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
+            edgesdk_window wy = edgesdk_window_taps_u32(y0, p->dilation_h, p->filter_h, p->in_h);
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 const int32_t x0 = ox * p->stride_w - p->pad_left;
-                edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
+                edgesdk_window wx = edgesdk_window_taps_u32(x0, p->dilation_w, p->filter_w, p->in_w);
                 for (int32_t oc = 0; oc < p->out_c; oc++) {
                     const int32_t group = oc / filters_per_group;
                     const int8_t *w_oc = filter + oc * filter_size;

@@ -85,6 +85,29 @@ typedef struct {
     edgesdk_window wy, wx;
 } conv16_pixel;
 
+/* The loop head both blocked passes over the pixels share: the batch, row (oy) and column (ox) a pixel is at and where
+ * its window lies. always_inline: as plain inline functions they changed GCC's inlining in the passes (more
+ * code, other registers); inlined they compile to the very instructions the loops had written out. */
+static inline __attribute__((always_inline)) void conv16_at_batch(const edgesdk_conv2d_s16_params *p, conv16_pixel *px,
+                                                                  const int16_t *input, int32_t b)
+{
+    px->in_batch = input + b * p->in_h * p->in_w * p->in_c;
+}
+
+static inline __attribute__((always_inline)) void conv16_at_row(const edgesdk_conv2d_s16_params *p, conv16_pixel *px,
+                                                                int32_t oy)
+{
+    px->y0 = oy * p->stride_h - p->pad_top;
+    px->wy = edgesdk_window_taps_u32(px->y0, p->dilation_h, p->filter_h, p->in_h);
+}
+
+static inline __attribute__((always_inline)) void conv16_at_column(const edgesdk_conv2d_s16_params *p, conv16_pixel *px,
+                                                                   int32_t ox)
+{
+    px->x0 = ox * p->stride_w - p->pad_left;
+    px->wx = edgesdk_window_taps_u32(px->x0, p->dilation_w, p->filter_w, p->in_w);
+}
+
 /* The R channels after the last full block (R < 4; OHWI, `taps` apart), for one pixel: each input tap is loaded
  * once for the R channels. */
 static inline __attribute__((always_inline)) void conv16_rest_r(const edgesdk_conv2d_s16_params *p,
@@ -162,13 +185,11 @@ static inline __attribute__((always_inline)) void conv16_rest_pass_r(const edges
 {
     for (int32_t b = 0; b < p->batches; b++) {
         conv16_pixel px;
-        px.in_batch = input + b * p->in_h * p->in_w * p->in_c;
+        conv16_at_batch(p, &px, input, b);
         for (int32_t oy = 0; oy < p->out_h; oy++) {
-            px.y0 = oy * p->stride_h - p->pad_top;
-            px.wy = edgesdk_window_taps_u32(px.y0, p->dilation_h, p->filter_h, p->in_h);
+            conv16_at_row(p, &px, oy);
             for (int32_t ox = 0; ox < p->out_w; ox++, output += p->out_c) {
-                px.x0 = ox * p->stride_w - p->pad_left;
-                px.wx = edgesdk_window_taps_u32(px.x0, p->dilation_w, p->filter_w, p->in_w);
+                conv16_at_column(p, &px, ox);
                 if (px.wx.last <= px.wx.first) { /* no tap inside the image: the bias alone */
                     for (int k = 0; k < R; k++) {
                         output[first_oc + k] = conv16_output_small(p, 0, bias, first_oc + k);
@@ -259,14 +280,12 @@ static void conv2d_s16_blocked(const edgesdk_conv2d_s16_params *p, const int16_t
     const int32_t first_rest = rest_in_loop ? blocks * EDGESDK_CONV16_BLOCK : p->out_c;
     for (int32_t b = 0; b < p->batches; b++) {
         conv16_pixel px;
-        px.in_batch = input + b * p->in_h * p->in_w * p->in_c;
+        conv16_at_batch(p, &px, input, b);
         for (int32_t oy = 0; oy < p->out_h; oy++) {
-            px.y0 = oy * p->stride_h - p->pad_top;
-            px.wy = edgesdk_window_taps_u32(px.y0, p->dilation_h, p->filter_h, p->in_h);
+            conv16_at_row(p, &px, oy);
             int32_t ox = 0;
             while (ox < p->out_w) {
-                px.x0 = ox * p->stride_w - p->pad_left;
-                px.wx = edgesdk_window_taps_u32(px.x0, p->dilation_w, p->filter_w, p->in_w);
+                conv16_at_column(p, &px, ox);
                 if (p->dilation_w == 1 && blocks > 0 && ox + 1 < p->out_w && px.wx.last > px.wx.first) {
                     const edgesdk_window next = edgesdk_window_taps_u32(px.x0 + p->stride_w, 1, p->filter_w, p->in_w);
                     if (next.first == px.wx.first && next.last == px.wx.last) {

@@ -27,25 +27,19 @@ static int32_t depthwise_acc(const edgesdk_depthwise_conv2d_params *p, const int
     return acc;
 }
 
-void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
-                                 const int8_t *filter, const int32_t *bias, int8_t *output)
+/* The loops; F32: ONNX Runtime's float requantization (EDGESDK_ROUNDING_F32), TFLite's integer one otherwise. */
+static inline __attribute__((always_inline)) void depthwise_loops(const edgesdk_depthwise_conv2d_params *p,
+                                                                  const int8_t *input, const int8_t *filter,
+                                                                  const int32_t *bias, int8_t *output, const int F32)
 {
-    /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
-     * the parameters in registers. */
-    if (p->sliding) {
-        edgesdk_depthwise_conv2d_s8_sliding(p, input, (const edgesdk_dw_channel *)(const void *)bias, output);
-        return;
-    }
-    const edgesdk_depthwise_conv2d_params params = *p;
-    p = &params;
     for (int32_t b = 0; b < p->batches; b++) {
         const int8_t *in_batch = input + b * p->in_h * p->in_w * p->in_c;
         for (int32_t oy = 0; oy < p->out_h; oy++) {
             const int32_t y0 = oy * p->stride_h - p->pad_top;
-            const edgesdk_window wy = edgesdk_window_taps(y0, p->dilation_h, p->filter_h, p->in_h);
+            const edgesdk_window wy = edgesdk_window_taps_u32(y0, p->dilation_h, p->filter_h, p->in_h);
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 const int32_t x0 = ox * p->stride_w - p->pad_left;
-                const edgesdk_window wx = edgesdk_window_taps(x0, p->dilation_w, p->filter_w, p->in_w);
+                const edgesdk_window wx = edgesdk_window_taps_u32(x0, p->dilation_w, p->filter_w, p->in_w);
                 for (int32_t ic = 0; ic < p->in_c; ic++) {
                     for (int32_t m = 0; m < p->depth_multiplier; m++) {
                         const int32_t oc = ic * p->depth_multiplier + m;
@@ -53,8 +47,7 @@ void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const
                         if (bias != 0) {
                             acc += bias[oc];
                         }
-                        acc = (p->rounding == EDGESDK_ROUNDING_F32
-                                   ? edgesdk_requantize_f32(acc, p->scale_f32[oc])
+                        acc = (F32 ? edgesdk_requantize_f32(acc, p->scale_f32[oc])
                                    : edgesdk_requantize(acc, p->multiplier[oc], p->shift[oc], p->rounding))
                               + p->output_offset;
                         *output++ = (int8_t)edgesdk_clamp_i32(acc, p->act_min, p->act_max);
@@ -63,4 +56,21 @@ void edgesdk_depthwise_conv2d_s8(const edgesdk_depthwise_conv2d_params *p, const
             }
         }
     }
+}
+
+/* Two functions, not a test of p->rounding: a firmware without EDGESDK_ROUNDING_F32 layers links no soft-float. */
+void edgesdk_depthwise_conv2d_s8_loops(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                       const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    /* A local copy: int8 output stores may alias *p as far as C knows; a copy lets the compiler keep
+     * the parameters in registers. */
+    const edgesdk_depthwise_conv2d_params params = *p;
+    depthwise_loops(&params, input, filter, bias, output, 0);
+}
+
+void edgesdk_depthwise_conv2d_s8_loops_f32(const edgesdk_depthwise_conv2d_params *p, const int8_t *input,
+                                           const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    const edgesdk_depthwise_conv2d_params params = *p;
+    depthwise_loops(&params, input, filter, bias, output, 1);
 }

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "edgesdk_arith.h"   /* EDGESDK_ROUNDING_* */
 #include "edgesdk_layer16.h" /* the 16x8 accumulator modes (EDGESDK_ACC64, EDGESDK_ACC32) */
 
 typedef struct {
@@ -30,10 +31,13 @@ typedef struct {
     const float *scale_f32;    /* per output unit, EDGESDK_ROUNDING_F32 only (ONNX Runtime's QGemm / QLinearMatMul) */
 } edgesdk_fully_connected_params;
 
-/* input [batches, in_depth], filter [out_depth, in_depth], bias[out_depth] or NULL, output [batches, out_depth].
- * With p->blocked set, runs edgesdk_fully_connected_s8_blocked instead. */
-void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const int8_t *input, const int8_t *filter,
-                                const int32_t *bias, int8_t *output);
+/* The reference loops (edgesdk_fully_connected.c): input [batches, in_depth], filter [out_depth, in_depth],
+ * bias[out_depth] or NULL, output [batches, out_depth]; _f32 for EDGESDK_ROUNDING_F32. Called through
+ * edgesdk_fully_connected_s8 below. */
+void edgesdk_fully_connected_s8_loops(const edgesdk_fully_connected_params *p, const int8_t *input,
+                                      const int8_t *filter, const int32_t *bias, int8_t *output);
+void edgesdk_fully_connected_s8_loops_f32(const edgesdk_fully_connected_params *p, const int8_t *input,
+                                          const int8_t *filter, const int32_t *bias, int8_t *output);
 
 #define EDGESDK_FC_BLOCKED 1 /* int8 weights in blocks of 16 units */
 #define EDGESDK_FC_PAIRED 2  /* two units per 32-bit weight word (twice the flash, 2.25 instead of 3 per MAC) */
@@ -57,6 +61,22 @@ void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const i
  */
 void edgesdk_fully_connected_s8_blocked(const edgesdk_fully_connected_params *p, const int8_t *input,
                                         const int8_t *filter, const int32_t *bias, int8_t *output);
+
+/* The int8 FULLY_CONNECTED the generated code calls: the fast path when p->blocked, the reference loops
+ * otherwise. Inline: the generated code's params are constants, so the compiler calls the one kernel a layer
+ * takes, and a firmware links only those (no single-precision soft-float without EDGESDK_ROUNDING_F32
+ * layers, no loops when every layer is blocked). */
+static inline void edgesdk_fully_connected_s8(const edgesdk_fully_connected_params *p, const int8_t *input,
+                                              const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    if (p->blocked) {
+        edgesdk_fully_connected_s8_blocked(p, input, filter, bias, output);
+    } else if (p->rounding == EDGESDK_ROUNDING_F32) {
+        edgesdk_fully_connected_s8_loops_f32(p, input, filter, bias, output);
+    } else {
+        edgesdk_fully_connected_s8_loops(p, input, filter, bias, output);
+    }
+}
 
 /*
  * int16 FULLY_CONNECTED (16x8: int16 activations with zero point 0, int8 symmetric weights, int64 or int32 bias),

@@ -14,6 +14,22 @@ typedef struct {
     int32_t last;  /* one past the last valid tap index (last <= first: no valid tap) */
 } edgesdk_window;
 
+/* The window [first, last) of taps in [0, taps), empty (last == first) when no tap falls inside: the tail both
+ * edgesdk_window_taps functions share. first >= 0 and last <= taps on entry. */
+static inline edgesdk_window edgesdk_window_clamped(int64_t first, int64_t last, int32_t taps)
+{
+    if (first > taps) {
+        first = taps;
+    }
+    if (last < first) {
+        last = first;
+    }
+    edgesdk_window w;
+    w.first = (int32_t)first;
+    w.last = (int32_t)last;
+    return w;
+}
+
 /* Taps t in [0, taps) with 0 <= origin + t * dilation < size.
  *
  * Closed form, O(1) whatever `taps` is: a pooling filter size comes from the model's options, not from a
@@ -35,22 +51,14 @@ static inline edgesdk_window edgesdk_window_taps(int32_t origin, int32_t dilatio
             last = inside;
         }
     }
-    if (first > taps) {
-        first = taps;
-    }
-    if (last < first) {
-        last = first;
-    }
-    edgesdk_window w;
-    w.first = (int32_t)first;
-    w.last = (int32_t)last;
-    return w;
+    return edgesdk_window_clamped(first, last, taps);
 }
 
-/* The same taps, with the two quotients in uint32 (a divu, not a call to libgcc's 64-bit division; the int16
- * conv kernel, whose dilated layers compute a window per pixel): -origin + dilation - 1 and size - 1 - origin
- * are at most 2^32 - 2 where they are divided. Its own function: the other kernels' loops measured slower
- * with it (GCC allocates their registers differently), and these are the same results. */
+/* The same taps, with the two quotients in uint32 (a divu, not a call to libgcc's 64-bit division, which then
+ * stays out of the firmware; the int16 conv kernel and the int8 conv and depthwise reference loops, whose
+ * dilated layers compute a window per pixel): -origin + dilation - 1 and size - 1 - origin are at most
+ * 2^32 - 2 where they are divided. Its own function: the int16 depthwise loops measured slower with it (GCC
+ * allocates their registers differently), and these are the same results. */
 static inline edgesdk_window edgesdk_window_taps_u32(int32_t origin, int32_t dilation, int32_t taps, int32_t size)
 {
     int64_t first = 0;
@@ -68,16 +76,7 @@ static inline edgesdk_window edgesdk_window_taps_u32(int32_t origin, int32_t dil
             last = inside;
         }
     }
-    if (first > taps) {
-        first = taps;
-    }
-    if (last < first) {
-        last = first;
-    }
-    edgesdk_window w;
-    w.first = (int32_t)first;
-    w.last = (int32_t)last;
-    return w;
+    return edgesdk_window_clamped(first, last, taps);
 }
 
 #endif /* EDGESDK_WINDOW_H */

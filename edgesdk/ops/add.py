@@ -20,7 +20,7 @@ from ..ir import quant
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
-from .binary import checked_log2, plain_data, quantized
+from .binary import RescaledData, checked_log2, plain_data, quantized
 from .broadcast import require_broadcast
 
 INT8_LEFT_SHIFT = 20
@@ -28,23 +28,8 @@ INT16_LEFT_SHIFT = 15
 
 
 @dataclass(frozen=True)
-class AddData:
-    input1_offset: int
-    input2_offset: int
-    output_offset: int
-    left_shift: int
-    input1_multiplier: int
-    input1_shift: int
-    input2_multiplier: int
-    input2_shift: int
-    output_multiplier: int
-    output_shift: int
-    act_min: int
-    act_max: int
-    rounding: str
-    # The real output rescale (twice the larger input scale over 2^left_shift * output scale): TFLite's
-    # QuantizeMultiplierSmallerThanOneExp refuses it from 1 on.
-    real_output_multiplier: float = 0.0
+class AddData(RescaledData):
+    """real_output_multiplier: twice the larger input scale over 2^left_shift * output scale."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,44 @@ class PlainData:
     act_max: float | int
 
 
+@dataclass(frozen=True)
+class ScaledData:
+    """The quantized data of an op that requantizes one result of both inputs (MUL, DIV): the offsets, the
+    output multiplier and shift, the activation's clamp, the rounding."""
+
+    input1_offset: int
+    input2_offset: int
+    output_offset: int
+    output_multiplier: int
+    output_shift: int
+    act_min: int
+    act_max: int
+    rounding: str
+
+
+@dataclass(frozen=True)
+class RescaledData:
+    """The quantized data of an op that first rescales both inputs to twice the larger input scale with
+    `left_shift` bits of headroom (ADD, SUB, SQUARED_DIFFERENCE): per input and for the output a multiplier and
+    shift, the activation's clamp, the rounding, and the real output rescale, which TFLite's
+    QuantizeMultiplierSmallerThanOneExp refuses from 1 on."""
+
+    input1_offset: int
+    input2_offset: int
+    output_offset: int
+    left_shift: int
+    input1_multiplier: int
+    input1_shift: int
+    input2_multiplier: int
+    input2_shift: int
+    output_multiplier: int
+    output_shift: int
+    act_min: int
+    act_max: int
+    rounding: str
+    real_output_multiplier: float = 0.0
+
+
 def plain_activation_range(activation: str, dtype: str) -> tuple:
     """TFLite CalculateActivationRange<T>: RELU [0, max], RELU6 [0, 6], RELU_N1_TO_1 [-1, 1], anything else
     (NONE, and TANH/SIGN_BIT, which the float kernels ignore) [lowest, max]. For float32 the clamp to

@@ -15,20 +15,13 @@ from ..ir import quant
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
-from .binary import plain_data, quantized
+from .binary import ScaledData, plain_data, quantized
 from .broadcast import require_broadcast
 
 
 @dataclass(frozen=True)
-class DivData:
-    input1_offset: int
-    input2_offset: int
-    output_offset: int
-    output_multiplier: int
-    output_shift: int
-    act_min: int
-    act_max: int
-    rounding: str
+class DivData(ScaledData):
+    pass
 
 
 @register

@@ -13,20 +13,13 @@ from ..ir.rounding import mul_effective_scale
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of
 from . import register
-from .binary import plain_data, quantized
+from .binary import ScaledData, plain_data, quantized
 from .broadcast import require_broadcast
 
 
 @dataclass(frozen=True)
-class MulData:
-    input1_offset: int
-    input2_offset: int
-    output_offset: int
-    output_multiplier: int
-    output_shift: int
-    act_min: int
-    act_max: int
-    rounding: str
+class MulData(ScaledData):
+    pass
 
 
 @register

@@ -15,28 +15,15 @@ import numpy as np
 from ..ir import quant
 from .base import OpDef, Operands, dtype_range, rounding_of
 from . import register
-from .binary import quantized
+from .binary import RescaledData, quantized
 from .broadcast import require_broadcast
 
 LEFT_SHIFTS = {"int8": 7, "int16": 0}
 
 
 @dataclass(frozen=True)
-class SquaredDifferenceData:
-    input1_offset: int
-    input2_offset: int
-    output_offset: int
-    left_shift: int
-    input1_multiplier: int
-    input1_shift: int
-    input2_multiplier: int
-    input2_shift: int
-    output_multiplier: int
-    output_shift: int
-    act_min: int
-    act_max: int
-    rounding: str
-    real_output_multiplier: float
+class SquaredDifferenceData(RescaledData):
+    """real_output_multiplier: (2 max(s_a, s_b))^2 / (2^(2 left_shift) s_y)."""
 
 
 @register

@@ -102,16 +102,24 @@ def emit_depthwise_conv2d(e: Emit, sliding: bool = True):
     return e.layer
 
 
-@footprint("edgesdk_depthwise_conv2d_s8")
-def depthwise_footprint(call, op) -> list:
-    p, x, w, b, y = call.args
+def _shape_checks(p) -> tuple:
+    """(checks, out_c) of the shape fields the depthwise kernels share (int8, int16, float32); out_c None when a
+    size is not positive or a padding negative (nothing further can be checked)."""
     checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "depth_multiplier",
                       "filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w")
     checks += non_negative(p, "pad_top", "pad_left")
     if checks:
-        return checks
+        return checks, None
     out_c = p["in_c"] * p["depth_multiplier"]
-    checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
+    return require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier"), out_c
+
+
+@footprint("edgesdk_depthwise_conv2d_s8")
+def depthwise_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks, out_c = _shape_checks(p)
+    if out_c is None:
+        return checks
     io = [(x, p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
           (y, p["batches"] * p["out_h"] * p["out_w"] * out_c, "output")]
     if p["sliding"]:  # edgesdk_depthwise_conv2d_s8_sliding: a fixed 3x3 window, its preconditions, its records
@@ -174,13 +182,9 @@ def emit_depthwise_conv2d_s16(e: Emit):
 @footprint("edgesdk_depthwise_conv2d_s16")
 def depthwise_s16_footprint(call, op) -> list:
     p, x, w, b, y = call.args
-    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "depth_multiplier",
-                      "filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w")
-    checks += non_negative(p, "pad_top", "pad_left")
-    if checks:
+    checks, out_c = _shape_checks(p)
+    if out_c is None:
         return checks
-    out_c = p["in_c"] * p["depth_multiplier"]
-    checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
     checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
     if p["sum32"] and hasattr(w, "values"):
         checks += require(sum32(np.asarray(w.values).reshape(-1, out_c).T, bias=getattr(b, "values", None)) == 1,
@@ -217,13 +221,9 @@ def emit_depthwise_conv2d_f32(e: Emit):
 @footprint("edgesdk_depthwise_conv2d_f32")
 def depthwise_f32_footprint(call, op) -> list:
     p, x, w, b, y = call.args
-    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "depth_multiplier",
-                      "filter_h", "filter_w", "stride_h", "stride_w", "dilation_h", "dilation_w")
-    checks += non_negative(p, "pad_top", "pad_left")
-    if checks:
+    checks, out_c = _shape_checks(p)
+    if out_c is None:
         return checks
-    out_c = p["in_c"] * p["depth_multiplier"]
-    checks += require(out_c == p["out_c"], f"out_c {p['out_c']} != in_c {p['in_c']} x depth multiplier")
     return checks + [(x, 4 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
                      (w, 4 * p["filter_h"] * p["filter_w"] * out_c, "filter"),
                      (b, optional(b, 4 * out_c), "bias"),
