@@ -23,10 +23,8 @@ from .importer.onnx_importer import import_model, model_file_name
 from .ir.health import check_health
 from .ops.folding import FoldReport, fold_constants
 from .ops.stripes import absorb_input_conversions
-from .output_dir import check_replaceable, staged_output
 from .partition.partitioner import partition, reason_of as reasons_of, target_of as targets_of
 from .partition.target import remembered_answers
-from .progress import VERBOSE, say
 from .targets import default_target_list, parse_target_list
 from .aot.cascade import (Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups,
                           streamable_graph_inputs, streamed_plan)
@@ -374,7 +372,9 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     """Compile, render, cross-compile and write OUT atomically; return the report."""
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
+    from .output_dir import check_replaceable, staged_output
     from .passdump import print_dump
+    from .progress import VERBOSE, say
     from .report.html import write_build_report
     from .verify import verify_build
 

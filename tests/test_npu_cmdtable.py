@@ -52,6 +52,27 @@ def test_round_trip_every_opcode():
     assert C.encode(decoded) == data
 
 
+def test_commands_without_fields_of_their_own_behave_as_their_parents_dataclass():
+    """TransposeConv2D, Sub, Minimum and Maximum are not decorated again (cmdtable.Command): their fields,
+    constructor, repr, equality and round trip are their parent's, under their own name and opcode."""
+    import dataclasses
+
+    x = desc(1, 64, (1, 9, 7, 5))
+    for child, parent, kwargs in [
+            (C.TransposeConv2D, C.Conv2D, dict(input=x, output=x, weights=desc(0, 32, (8, 3, 2, 5)),
+                                               params=C.ParamRef(0, 1024), stride_h=2, stride_w=2)),
+            (C.Sub, C.Add, dict(input1=x, input2=x, output=x, input1_multiplier=1 << 30, left_shift=20)),
+            (C.Minimum, C.Mul, dict(input1=x, input2=x, output=x, output_offset=3)),
+            (C.Maximum, C.Mul, dict(input1=x, input2=x, output=x, act_min=-5))]:
+        assert dataclasses.is_dataclass(child) and child.opcode != parent.opcode
+        assert [f.name for f in dataclasses.fields(child)] == [f.name for f in dataclasses.fields(parent)]
+        a, b = child(**kwargs), parent(**kwargs)
+        assert repr(a) == child.__name__ + repr(b)[len(parent.__name__):]
+        assert a == child(**kwargs) and a != b and a != dataclasses.replace(a, output_offset=7)
+        assert dataclasses.replace(a, note="x") == a  # note does not compare, as in the parent
+        assert C.decode(C.encode([a, C.End()])) == [a, C.End()]
+
+
 def test_table_header_layout():
     data = C.encode(sample_commands())
     magic, major, minor, count, total = struct.unpack_from("<IHHII", data, 0)

@@ -9,7 +9,6 @@ every module of the package for a type not listed there.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import weakref
 
 from .base import OpDef
@@ -66,6 +65,8 @@ def _load_all() -> None:
     if _LOADED:
         return
     _LOADED = True
+    import pkgutil  # here: a build loads only its ops' modules (op_def), never scans the package
+
     for module in pkgutil.iter_modules(__path__):
         if not module.name.startswith("_") and module.name != "base":
             importlib.import_module(f"{__name__}.{module.name}")

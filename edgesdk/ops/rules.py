@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sigmoid import sigmoid_input_rescale
-from .softmax import softmax_input_rescale
-
 MAX_RANK = 6
 FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -167,6 +164,8 @@ def softmax_input_scale_in_range(op):
     beta = float(op.attrs.get("beta", 1.0))
     if not _per_tensor(x) or not beta > 0:
         return True, ""  # refused by int8_quantized_activations / softmax_positive_beta
+    from .softmax import softmax_input_rescale  # here: a model without SOFTMAX does not import its op module
+
     multiplier, shift = softmax_input_rescale(x.quant.scale0, beta)
     return multiplier > 0 and shift >= 0, f"beta {beta:g} * input scale {x.quant.scale0:.3g} < 2^-27: {_REQUANTIZE_INPUT}"
 
@@ -180,6 +179,8 @@ def sigmoid_input_scale_in_range(op):
     x = op.inputs[0]
     if not _per_tensor(x):
         return True, ""  # refused by int8_quantized_activations
+    from .sigmoid import sigmoid_input_rescale  # here: a model without LOGISTIC does not import its op module
+
     _multiplier, shift = sigmoid_input_rescale(x.quant.scale0)
     return shift >= 0, f"input scale {x.quant.scale0:.3g} < 2^-28: {_REQUANTIZE_INPUT}"
 

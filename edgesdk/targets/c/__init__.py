@@ -86,17 +86,13 @@ class CTarget(Target):
         from ...ops.stripes import groups_by_op
         from .calls import render_layer
         from .codegen import emit_layer
-        from .ops.add import OUTPUT_TABLE_ADDS, output_table_adds
-        from .ops.conv_2d import COMPACT_LAYERS, compact_conv_layers, flash_room_beside_paired_convs
         from .stripes import lower_group
 
         code = RegionCode()
         layers = ctx.data(self.name, list)  # the structured calls, for this target's proof (verify)
         ctx.include("edgesdk_arith.h")  # the EDGESDK_ROUNDING_* values of the params structs
         groups = groups_by_op(ctx.plan.cascades if ctx.plan is not None else ())  # run in stripes (stripes.py)
-        ctx.data(COMPACT_LAYERS, set).update(compact_conv_layers(region.ops, ctx))
-        room = 0 if ctx.data(COMPACT_LAYERS, set) else flash_room_beside_paired_convs(region.ops, ctx)
-        ctx.data(OUTPUT_TABLE_ADDS, set).update(output_table_adds(region.ops, room))  # after the convs'
+        _choose_flash_layouts(region.ops, ctx)
         for op in region.ops:
             if op in groups and op is not groups[op].ops[0]:
                 continue  # its stripes are calls of the group's block
@@ -173,6 +169,20 @@ class CTarget(Target):
         from .proof import verify_host_layers
 
         verify_host_layers(compiled, compiled.executor.target_data.get(self.name, []), proof)
+
+
+def _choose_flash_layouts(ops, ctx) -> None:
+    """The int8 CONV_2D layers that keep the compact layout, then the ADDs that get an output table, so that the
+    model fits the board's flash (ops/conv_2d.py, ops/add.py). A region with neither op type has nothing to
+    choose: it does not import their emitters (a fresh `edgesdk build` pays for what it uses)."""
+    if not any(op.type in ("CONV_2D", "ADD") for op in ops):
+        return
+    from .ops.add import OUTPUT_TABLE_ADDS, output_table_adds
+    from .ops.conv_2d import COMPACT_LAYERS, compact_conv_layers, flash_room_beside_paired_convs
+
+    ctx.data(COMPACT_LAYERS, set).update(compact_conv_layers(ops, ctx))
+    room = 0 if ctx.data(COMPACT_LAYERS, set) else flash_room_beside_paired_convs(ops, ctx)
+    ctx.data(OUTPUT_TABLE_ADDS, set).update(output_table_adds(ops, room))  # after the convs'
 
 
 def op_instructions(op) -> int:

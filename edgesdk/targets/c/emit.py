@@ -15,7 +15,6 @@ KernelCalls (edgesdk/targets/c/calls.py); `Emit` turns tensors into arena pointe
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -70,6 +69,8 @@ def _load_all() -> None:
     if _LOADED:
         return
     _LOADED = True
+    import pkgutil  # here: a build loads only its ops' emitter modules (c_op_entry), never scans the package
+
     from . import ops as package
 
     for module in pkgutil.iter_modules(package.__path__):

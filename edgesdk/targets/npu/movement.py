@@ -21,7 +21,9 @@ from itertools import product
 import numpy as np
 
 from .hw import registers as R
-from ...ops.axis_map import PAD, element_strides
+
+# ops.axis_map (PAD, element_strides) is imported in the functions that lower a movement op: a build without
+# one does not load the op layer's AxisMap (fresh-process start-up).
 
 # The op layer describes these as AxisMaps (edgesdk/ops/axis_map.py): strided DMA copies.
 MOVEMENT_TYPES = ("TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PAD", "PADV2", "REVERSE_V2",
@@ -42,6 +44,8 @@ class Box:
 
 def runs(entries) -> list:
     """A map dimension as maximal runs (start index, count, first entry or None for padding, step)."""
+    from ...ops.axis_map import PAD
+
     result, i, n = [], 0, len(entries)
     while i < n:
         if entries[i] == PAD:
@@ -61,6 +65,8 @@ def runs(entries) -> list:
 
 def map_boxes(axis_map) -> tuple:
     """(whether the output needs a fill with the pad value first, the copy boxes) of an AxisMap."""
+    from ...ops.axis_map import element_strides
+
     m = axis_map.simplified()
     out_strides = element_strides(m.out_shape)
     per_dim = [runs(entries) for entries in m.maps]
@@ -78,6 +84,8 @@ def map_boxes(axis_map) -> tuple:
 
 def fill_box(out_shape) -> Box:
     """The whole output, from one repeated element."""
+    from ...ops.axis_map import element_strides
+
     dims = tuple((int(n), 0, s) for n, s in zip(out_shape, element_strides(out_shape)))
     return Box(dims or ((1, 0, 1),), None, 0)
 
@@ -90,6 +98,8 @@ def flat_box(count: int) -> Box:
 def placement_boxes(in_shapes, axis: int, out_shape) -> list:
     """CONCATENATION / PACK: input k, dense, into its slice of the output along `axis` (a PACK input has size 1
     there): one Box per input, in input order."""
+    from ...ops.axis_map import element_strides
+
     out_strides = element_strides(out_shape)
     boxes, position = [], 0
     for shape in in_shapes:
