@@ -56,7 +56,7 @@ def installed(tmp_path_factory):
     started = time.monotonic()
     wheel = build_wheel(root / "dist", root)
     venv = root / "venv"
-    python = make_venv(venv)
+    python = make_venv(venv, with_pip=False)  # `python -m pip` only: the running environment's pip
     env = clean_env(venv)
     pip = [str(python), "-m", "pip", "install", "--quiet"]
     # edgesdk from the wheel even though the venv also sees the edgesdk under test (editable or on the base
@@ -120,7 +120,7 @@ def test_hil_suites_run_on_robot_framework_6_1(installed, tmp_path):
     [hil] extra allows 6.1 to 7.x). A venv of its own with the same wheel and Robot Framework 6.1."""
     wheel = next((installed[0].parent / "dist").glob("edgesdk-*.whl"))
     venv = tmp_path / "venv-rf61"
-    python = make_venv(venv)
+    python = make_venv(venv, with_pip=False)  # `python -m pip` only: the running environment's pip
     env = clean_env(venv)
     for args in (["--no-deps", "--force-reinstall", str(wheel)], ["robotframework==6.1"]):
         proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True,

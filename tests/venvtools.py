@@ -58,10 +58,14 @@ def site_packages(python: Path) -> Path:
     return Path(out)
 
 
-def make_venv(path: Path, extra_paths=()) -> Path:
+def make_venv(path: Path, extra_paths=(), with_pip: bool = True) -> Path:
     """Create a virtualenv at `path` that sees the running interpreter's packages (and `extra_paths`, put
-    ahead of them); return its python."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(path)], check=True)
+    ahead of them); return its python. with_pip=False leaves out the venv's own pip (ensurepip costs about
+    4 CPU-s): `python -m pip` in the venv then runs the pip it sees from the running environment, which
+    installs into the venv all the same (pip installs for the interpreter that runs it); only a bare `pip`
+    command on PATH would be another environment's."""
+    flags = [] if with_pip else ["--without-pip"]
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", *flags, str(path)], check=True)
     python = path / "bin" / "python"
     lines = [str(Path(p)) for p in extra_paths]
     if running_in_venv():  # --system-site-packages gives the base interpreter's packages, not ours
