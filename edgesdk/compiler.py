@@ -163,7 +163,10 @@ def plan_pass(s: BuildState) -> None:
     else:
         op_by_op = s.plan = s.memory_problem.plan()
         if s.options.cascade:
-            s.plan = choose_cascades(s.memory_problem, s.regions, s.plan, striping)
+            # the default groups stream nothing: a group over the first layers would otherwise stream the input
+            # within the default budget and leave streamed_plan (the fit budget) nothing to search
+            default = Striping(s.regions, s.codegen) if streams else striping
+            s.plan = choose_cascades(s.memory_problem, s.regions, s.plan, default)
             # A model that does not fit op by op may spend up to the fit budget on every group, even when the
             # default groups alone squeeze it in: the fit search finds far smaller arenas (MobileNetV2-224 on
             # the host: 514,304 B by the default groups, 218,624 B by the fit search, +0.23 % instructions).

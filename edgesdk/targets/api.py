@@ -16,7 +16,7 @@ target provides, and which step of the flow uses it:
                                                         ("exact", "raster" or None: edgesdk/aot/memory_plan.py)
     can_stripe /       cascade search (aot/cascade.py)  ops it can run in row stripes, and what a group of them
     stripe_cost /                                       costs in stripes and whole (its cycles), and how much
-    default_stripe_increase                             more it may cost in a default build
+    default_model_increase                              more a default build's groups may cost the model on it
     generate_stripes   executor (aot/executor.py)       one run of a group that crosses targets
     generate           AOT executor                     code for one region: C statements in the run
                                                         function, plus constants / command tables /
@@ -371,10 +371,10 @@ class Target:
         model's op-by-op cycles (edgesdk/aot/cascade.py, fit_cascades). None: stripe_cost's figure."""
         return None
 
-    # The extra cost (a fraction of its ops' cost run whole) a cascade group of this target may take in a
-    # default build of a model that fits the board op by op (edgesdk/aot/cascade.py); None: the core's
-    # MAX_CYCLE_INCREASE. A model that does not fit gets groups up to FIT_MAX_INCREASE on every target.
-    default_stripe_increase: float | None = None
+    # The extra cost (a fraction of the model's op-by-op cost on this target) that the cascade groups of a default
+    # build, together, may add on this target (edgesdk/aot/cascade.py, Striping.default_budget); None: the
+    # core's DEFAULT_MODEL_INCREASE. A model that does not fit gets groups up to FIT_MAX_INCREASE of the model.
+    default_model_increase: float | None = None
 
     # May a cascade group join this target's ops with other targets' (an NPU convolution feeding a host
     # layer, edgesdk/aot/cascade.py)? Such a target lowers each run of its stripe events with generate_stripes.
