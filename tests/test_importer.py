@@ -131,3 +131,32 @@ def test_tensor_fields_read_as_the_tflite_package_reads_them(name):
         assert fast_buffer.vector(T.BUFFER_DATA)[1] == buffer.DataLength()
         if buffer.DataLength():
             assert fast_buffer.array(T.BUFFER_DATA, np.uint8).tobytes() == buffer.DataAsNumpy().tobytes()
+
+
+@pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad"])
+def test_table_positions_and_operator_fields_read_as_the_tflite_package_reads_them(name):
+    """The importer finds the subgraph's tensors and operators and the model's buffers by one read of each
+    vector of tables, and reads an operator's opcode index and tensor lists through _Table: the same as the
+    `tflite` package's generated accessors."""
+    from tflite.Model import Model
+
+    from edgesdk.importer import tflite_importer as T
+
+    buf = model_path(name).read_bytes()
+    model = Model.GetRootAsModel(buf, 0)
+    sg = model.Subgraphs(0)
+    fast_sg = T._Table(buf, sg._tab.Pos)
+    assert fast_sg.table_positions(T.SUBGRAPH_TENSORS) == [sg.Tensors(i)._tab.Pos for i in range(sg.TensorsLength())]
+    assert T._Table(buf, model._tab.Pos).table_positions(T.MODEL_BUFFERS) == [
+        model.Buffers(i)._tab.Pos for i in range(model.BuffersLength())]
+    assert fast_sg.array(T.SUBGRAPH_INPUTS, T.INDEX_TYPE).tolist() == sg.InputsAsNumpy().tolist()
+    assert fast_sg.array(T.SUBGRAPH_OUTPUTS, T.INDEX_TYPE).tolist() == sg.OutputsAsNumpy().tolist()
+    positions = fast_sg.table_positions(T.SUBGRAPH_OPERATORS)
+    assert len(positions) == sg.OperatorsLength() > 0
+    for i, pos in enumerate(positions):
+        op, fast = sg.Operators(i), T._Table(buf, pos)
+        assert pos == op._tab.Pos and fast.scalar(T.OPERATOR_OPCODE_INDEX, T._U32) == op.OpcodeIndex()
+        for field, numpy_of, length in ((T.OPERATOR_INPUTS, op.InputsAsNumpy, op.InputsLength),
+                                        (T.OPERATOR_OUTPUTS, op.OutputsAsNumpy, op.OutputsLength),
+                                        (T.OPERATOR_INTERMEDIATES, op.IntermediatesAsNumpy, op.IntermediatesLength)):
+            assert fast.array(field, T.INDEX_TYPE).tolist() == (numpy_of().tolist() if length() else [])

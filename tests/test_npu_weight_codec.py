@@ -4,6 +4,7 @@ streams), the command field, the timing model, and the NPU codegen's choice per 
 
 from __future__ import annotations
 
+import heapq
 import struct
 from dataclasses import replace
 
@@ -116,6 +117,92 @@ def test_size_bound_skips_only_streams_that_cannot_be_smaller(name, monkeypatch)
             extra += int(bits.sum())
         assert W._literal_lower_bound(raw, run_value) <= W._size_lower_bound(counts, extra) <= full["size"]
     assert skipped >= {"kws": 11, "vww": 19, "ic": 8, "ad": 2}[name]  # most small layers: no code built
+
+
+# -- the fast routines against plain reference ones ------------------------------------------------------------
+def reference_huffman_lengths(freqs, used) -> dict:
+    """Huffman code lengths by a heap merge, ties broken by node number (what _huffman_lengths must equal)."""
+    heap = [(int(freqs[s]), node) for node, s in enumerate(used)]
+    parent = [0] * (2 * len(used) - 1)
+    heapq.heapify(heap)
+    node = len(used)
+    while len(heap) > 1:
+        (w1, n1), (w2, n2) = heapq.heappop(heap), heapq.heappop(heap)
+        parent[n1] = parent[n2] = node
+        heapq.heappush(heap, (w1 + w2, node))
+        node += 1
+    depth = [0] * len(parent)
+    for n in range(len(parent) - 2, -1, -1):
+        depth[n] = depth[parent[n]] + 1
+    return {s: depth[i] for i, s in enumerate(used)}
+
+
+def reference_tokens(raw: np.ndarray, run_value: int, seg: int) -> list:
+    """(lane, symbol, extra value, extra bits) of each code, byte by byte (what _tokens must equal)."""
+    out, i, n = [], 0, len(raw)
+    while i < n:
+        lane_end = min(n, (i // seg + 1) * seg)
+        j = i
+        while j < lane_end and raw[j] == run_value:
+            j += 1
+        if j - i < 2:
+            out.append((i // seg, int(W._SYMBOL_OF_DIFFERENCE[(int(raw[i]) - run_value) % 256]), 0, 0))
+            i += 1
+            continue
+        length = j - i
+        while length:
+            piece = min(length, W.MAX_RUN if length - W.MAX_RUN != 1 else W.MAX_RUN - 1)
+            out.append((i // seg, *W.run_symbol(piece)))
+            i, length = i + piece, length - piece
+    return out
+
+
+def reference_pack_bits(values, widths, offsets, total_bytes: int) -> bytes:
+    bits = 0
+    for value, width, offset in zip(values.tolist(), widths.tolist(), offsets.tolist()):
+        bits |= value << (8 * total_bytes - offset - width)
+    return bits.to_bytes(total_bytes, "big")
+
+
+def test_huffman_lengths_and_canonical_codes_match_the_reference_on_random_histograms():
+    rng = np.random.default_rng(13)
+    for trial in range(600):
+        used = np.sort(rng.choice(272, int(rng.integers(2, 272)), replace=False))
+        freqs = np.zeros(272, np.int64)
+        freqs[used] = (rng.integers(1, 4, len(used)) if trial % 3 == 0 else  # many equal weights: the tie rule
+                       2 ** rng.integers(0, 24, len(used)) if trial % 3 == 1 else rng.integers(1, 100_000, len(used)))
+        assert W._huffman_lengths(freqs, used.tolist()) == reference_huffman_lengths(freqs, used.tolist())
+        lengths = W.code_lengths(freqs)
+        codes, order = W.canonical_codes(lengths), np.lexsort((np.arange(272), lengths))
+        expected, code, previous = {}, 0, 0
+        for s in order[lengths[order] > 0].tolist():  # DEFLATE's rule, written out
+            code <<= int(lengths[s]) - previous
+            expected[s], code, previous = code, code + 1, int(lengths[s])
+        assert {s: int(codes[s]) for s in expected} == expected and not codes[lengths == 0].any()
+
+
+@pytest.mark.parametrize("kind", ["laplace", "sparse", "constant", "uniform"])
+def test_tokens_match_the_byte_by_byte_reference(kind):
+    rng = np.random.default_rng(17)
+    for n in (1, 2, 3, 16, 17, 31, 33, 250, 4001):
+        raw = np.frombuffer(sample(rng, kind, n), np.uint8)
+        run_value = W.most_frequent_byte(raw)
+        for seg in {max(1, -(-n // 16)), 1, 5}:
+            got = list(zip(*(a.tolist() for a in W._tokens(raw, run_value, seg))))
+            assert got == reference_tokens(raw, run_value, seg), (kind, n, seg)
+    raw = np.frombuffer(bytes(3) + b"\x01" + bytes(2 * W.MAX_RUN + 2) + b"\x02" + bytes(W.MAX_RUN + 1), np.uint8)
+    got = list(zip(*(a.tolist() for a in W._tokens(raw, 0, len(raw)))))  # runs cut at MAX_RUN, no 1-byte piece
+    assert got == reference_tokens(raw, 0, len(raw))
+
+
+def test_pack_bits_matches_the_reference():
+    rng = np.random.default_rng(19)
+    for n in (1, 2, 7, 64, 500):
+        widths = rng.integers(1, 57, n)
+        values = rng.integers(0, 1 << 62, n) & ((1 << widths) - 1)
+        offsets = np.cumsum(widths + rng.integers(0, 3, n)) - widths  # gaps: the padding between lanes
+        total = int(offsets[-1] + widths[-1] + 7) // 8 + int(rng.integers(0, 3))
+        assert W._pack_bits(values, widths, offsets, total) == reference_pack_bits(values, widths, offsets, total)
 
 
 def test_incompressible_data_stays_raw():

@@ -22,6 +22,7 @@ tflite_schema.install()  # before the first `import tflite`: load the schema's m
 from tflite.BuiltinOperator import BuiltinOperator  # noqa: E402
 from tflite.BuiltinOptions import BuiltinOptions  # noqa: E402
 from tflite.Model import Model  # noqa: E402
+from tflite.Operator import Operator  # noqa: E402
 from tflite.TensorType import TensorType  # noqa: E402
 
 from ..errors import ModelError, UnsupportedOpError
@@ -126,6 +127,12 @@ class _Table:
         at = self.at(field)
         return _Table(self.buf, at + _U32.unpack_from(self.buf, at)[0]) if at else None
 
+    def table_positions(self, field: int) -> list:
+        """The position of each table of a vector-of-tables field (each element is an offset to its table)."""
+        start, length = self.vector(field)
+        offsets = struct.unpack_from(f"<{length}I", self.buf, start) if length else ()
+        return [start + 4 * i + offset for i, offset in enumerate(offsets)]
+
 
 # Field numbers (tflite/schema.fbs).
 TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_QUANTIZATION, TENSOR_IS_VARIABLE = range(6)
@@ -133,6 +140,10 @@ QUANT_SCALE, QUANT_ZERO_POINT, QUANT_DIMENSION = 2, 3, 6
 # The element types of those vectors as the `tflite` package gives them (little endian, marked so).
 SCALE_TYPE, ZERO_POINT_TYPE = np.dtype("float32").newbyteorder("<"), np.dtype("int64").newbyteorder("<")
 BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = range(3)
+MODEL_BUFFERS = 4
+SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS = range(4)
+OPERATOR_OPCODE_INDEX, OPERATOR_INPUTS, OPERATOR_OUTPUTS, OPERATOR_INTERMEDIATES = 0, 1, 2, 8
+INDEX_TYPE = np.dtype("int32").newbyteorder("<")  # tensor indices in operators and subgraphs
 
 
 class _Importer:
@@ -141,6 +152,8 @@ class _Importer:
         self.buf = buf
         self.model = Model.GetRootAsModel(buf, 0)
         self.buffer_count = self.model.BuffersLength()
+        self.buffer_positions: list | None = None  # read on first use (after the count is checked)
+        self.opcodes: dict = {}  # opcode index -> (builtin code, op type name)
         self.tensors: dict[int, Tensor] = {}
         self.intermediate_ids: set = set()
         self.warnings: list = []  # what the build prints and records in report.json (a file one reference refuses)
@@ -187,16 +200,19 @@ class _Importer:
         if not 0 <= index < self.model.SubgraphsLength():
             raise self.fail(f"an operator refers to subgraph {index}, but the model has "
                             f"{self.model.SubgraphsLength()} subgraphs")
-        sg = self.model.Subgraphs(index)
+        sg = _Table(self.buf, self.model.Subgraphs(index)._tab.Pos)
         outer, self.tensors = self.tensors, {}
         outer_beyond, self.axis_beyond_rank = self.axis_beyond_rank, {}
         try:
-            self.intermediate_ids = _intermediate_tensor_ids(sg)
-            for i in range(self.count(sg.TensorsLength(), "tensors")):
-                self.tensors[i] = self.read_tensor(sg, i)
-            ops = [self.read_op(sg, i) for i in range(self.count(sg.OperatorsLength(), "operators"))]
-            inputs = [self.tensor_ref(sg.Inputs(i), "subgraph input") for i in range(sg.InputsLength())]
-            outputs = [self.tensor_ref(sg.Outputs(i), "subgraph output") for i in range(sg.OutputsLength())]
+            self.count(sg.vector(SUBGRAPH_TENSORS)[1], "tensors")
+            self.count(sg.vector(SUBGRAPH_OPERATORS)[1], "operators")
+            operators = [_Table(self.buf, pos) for pos in sg.table_positions(SUBGRAPH_OPERATORS)]
+            self.intermediate_ids = _intermediate_tensor_ids(operators)
+            for i, pos in enumerate(sg.table_positions(SUBGRAPH_TENSORS)):
+                self.tensors[i] = self.read_tensor(pos, i)
+            ops = [self.read_op(op, i) for i, op in enumerate(operators)]
+            inputs = [self.tensor_ref(j, "subgraph input") for j in sg.array(SUBGRAPH_INPUTS, INDEX_TYPE).tolist()]
+            outputs = [self.tensor_ref(j, "subgraph output") for j in sg.array(SUBGRAPH_OUTPUTS, INDEX_TYPE).tolist()]
             self.check_axis_beyond_rank(ops, inputs + outputs)
             return list(self.tensors.values()), ops, inputs, outputs
         finally:
@@ -209,8 +225,8 @@ class _Importer:
             raise self.fail(f"{what} refers to tensor {index}, but the subgraph has {len(self.tensors)} tensors")
         return self.tensors[index]
 
-    def read_tensor(self, sg, index: int) -> Tensor:
-        t = _Table(self.buf, sg.Tensors(index)._tab.Pos)
+    def read_tensor(self, pos: int, index: int) -> Tensor:
+        t = _Table(self.buf, pos)
         start, length = t.vector(TENSOR_NAME)
         name = sanitize_name(self.buf[start:start + length].decode("utf-8", "replace")) or f"tensor_{index}"
         ttype = t.scalar(TENSOR_TYPE, _I8)
@@ -248,11 +264,12 @@ class _Importer:
         if zp.size != scale.size:
             raise self.fail(f"tensor {index} '{name}' has {scale.size} scales but {zp.size} zero points")
         low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(ttype, ""), (-(1 << 31), (1 << 31) - 1))
-        if zp.size and (int(zp.min()) < low or int(zp.max()) > high):
+        zero_points = zp.tolist()  # (Python ints: a few values, numpy's reductions cost more than the work)
+        if zero_points and (min(zero_points) < low or max(zero_points) > high):
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
-        if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
-            raise self.fail(f"tensor {index} '{name}' has a non-positive or non-finite quantization scale")
-        if np.any(scale < MIN_SCALE) or np.any(scale > MAX_SCALE):
+        if not ((scale >= MIN_SCALE) & (scale <= MAX_SCALE)).all():  # one test for the common case; then which
+            if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+                raise self.fail(f"tensor {index} '{name}' has a non-positive or non-finite quantization scale")
             raise self.fail(f"tensor {index} '{name}' has a quantization scale outside [2^-60, 2^60] "
                             f"({float(scale.min()):.3g}..{float(scale.max()):.3g}); its arithmetic would overflow")
         if scale.size > 1 and not (0 <= axis < len(shape) and shape[axis] == scale.size):
@@ -271,7 +288,9 @@ class _Importer:
             return None
         if b >= self.buffer_count:
             raise self.fail(f"tensor {index} '{name}' refers to buffer {b}, but the model has {self.buffer_count} buffers")
-        buffer = _Table(self.buf, self.model.Buffers(b)._tab.Pos)
+        if self.buffer_positions is None:
+            self.buffer_positions = _Table(self.buf, self.model._tab.Pos).table_positions(MODEL_BUFFERS)
+        buffer = _Table(self.buf, self.buffer_positions[b])
         offset = buffer.scalar(BUFFER_OFFSET, _U64)
         if offset > 1:  # large models keep data after the flatbuffer
             start, size = int(offset), int(buffer.scalar(BUFFER_SIZE, _U64))
@@ -312,25 +331,19 @@ class _Importer:
                 "the build against TFLite Micro (--rounding tflm). docs/rounding.md, 'Recurrent ops'.")
 
     # -- operators -------------------------------------------------------------------------------
-    def read_op(self, sg, i: int):
+    def read_op(self, table: _Table, i: int):
         """One operator: its type, operands (checked against the op layer's schema), attributes and rules.
         An op type edgesdk has no definition for is imported as it is: the partitioner reports it together
         with every other op that cannot run (one message for the whole model)."""
-        op = sg.Operators(i)
-        if op.OpcodeIndex() >= self.model.OperatorCodesLength():
-            raise self.fail(f"operator #{i} uses opcode index {op.OpcodeIndex()}, beyond the opcode table")
-        oc = self.model.OperatorCodes(op.OpcodeIndex())
-        code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
-        name = OP_NAMES.get(code, f"BUILTIN_{code}")
-        if code == BuiltinOperator.CUSTOM:
-            custom = (oc.CustomCode() or b'').decode('utf-8', 'replace')
-            name = CUSTOM_TYPES.get(custom) or f"CUSTOM '{sanitize_name(custom)}'"
-        raw_inputs = [int(j) for j in (op.InputsAsNumpy() if op.InputsLength() else [])]
+        code, name = self.opcode(table.scalar(OPERATOR_OPCODE_INDEX, _U32), i)
+        raw_inputs = table.array(OPERATOR_INPUTS, INDEX_TYPE).tolist()
         inputs = [None if j < 0 else self.tensor_ref(j, f"operator #{i} ({name}) input") for j in raw_inputs]
-        outputs = [self.tensor_ref(int(j), f"operator #{i} ({name}) output") for j in (op.OutputsAsNumpy() if op.OutputsLength() else [])]
+        outputs = [self.tensor_ref(j, f"operator #{i} ({name}) output") for j in table.array(OPERATOR_OUTPUTS, INDEX_TYPE).tolist()]
         ir_op = Op(i, name, inputs, outputs)
-        ir_op.intermediates = [self.tensor_ref(int(j), f"operator #{i} ({name}) intermediate")
-                               for j in (op.IntermediatesAsNumpy() if op.IntermediatesLength() else [])]
+        ir_op.intermediates = [self.tensor_ref(j, f"operator #{i} ({name}) intermediate")
+                               for j in table.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist()]
+        op = Operator()  # the generated accessors read its options table (tflite_options.py)
+        op.Init(self.buf, table.pos)
         definition = op_def(name)
         if definition is None:
             if not outputs:
@@ -345,14 +358,26 @@ class _Importer:
         definition.check(ir_op)
         return ir_op
 
+    def opcode(self, index: int, op_number: int) -> tuple:
+        """(builtin code, op type name) of an opcode table entry, read once per model."""
+        if index not in self.opcodes:
+            if index >= self.model.OperatorCodesLength():
+                raise self.fail(f"operator #{op_number} uses opcode index {index}, beyond the opcode table")
+            oc = self.model.OperatorCodes(index)
+            code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+            name = OP_NAMES.get(code, f"BUILTIN_{code}")
+            if code == BuiltinOperator.CUSTOM:
+                custom = (oc.CustomCode() or b'').decode('utf-8', 'replace')
+                name = CUSTOM_TYPES.get(custom) or f"CUSTOM '{sanitize_name(custom)}'"
+            self.opcodes[index] = code, name
+        return self.opcodes[index]
 
-def _intermediate_tensor_ids(sg) -> set:
+
+def _intermediate_tensor_ids(operators: list) -> set:
     """Tensors an operator lists as intermediates (quantization parameters of recurrent ops' gates)."""
     ids = set()
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        if op.IntermediatesLength():
-            ids.update(int(j) for j in op.IntermediatesAsNumpy())
+    for op in operators:
+        ids.update(op.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist())
     return ids
 
 

@@ -8,6 +8,7 @@ a list. The op layer (edgesdk/ops) interprets the values; a missing table gives 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import tflite_schema
@@ -23,6 +24,7 @@ _SKIP_PREFIX = "GetRootAs"
 _fields_cache: dict = {}
 
 
+@functools.lru_cache(maxsize=None)  # a pure function of the schema's accessor names (a few hundred)
 def snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
@@ -72,16 +74,22 @@ def read_options(op, expected: str | None = None) -> dict:
     options = cls()
     options.Init(table.Bytes, table.Pos)
     values = {}
-    for name, kind in _fields(cls):
-        accessor = getattr(options, name)
+    for key, accessor, length, kind in _accessors(cls):
         if kind == "vector":
-            values[snake_case(name)] = [accessor(j) for j in range(getattr(options, f"{name}Length")())]
+            values[key] = [accessor(options, j) for j in range(length(options))]
         else:
             try:
-                value = accessor()
+                value = accessor(options)
             except TypeError:  # a nested table: no builtin op edgesdk reads has one
                 continue
             if isinstance(value, bytes):
                 value = value.decode("utf-8", "replace")
-            values[snake_case(name)] = value
+            values[key] = value
     return values
+
+
+@functools.lru_cache(maxsize=None)
+def _accessors(cls) -> list:
+    """(snake_case name, accessor, length accessor or None, kind) of each field of a generated options class."""
+    return [(snake_case(name), getattr(cls, name), getattr(cls, f"{name}Length") if kind == "vector" else None, kind)
+            for name, kind in _fields(cls)]

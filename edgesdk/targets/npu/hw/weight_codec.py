@@ -21,7 +21,7 @@ against); `compress_if_smaller(data)` is what the NPU codegen uses.
 
 from __future__ import annotations
 
-import heapq
+import functools
 import struct
 import weakref
 
@@ -81,32 +81,48 @@ def _tokens(raw: np.ndarray, run_value: int, seg: int | None = None) -> tuple:
     n = len(raw)
     seg = seg or max(1, -(-n // LANES))
     is_run = raw == run_value
-    boundary = np.zeros(n, bool)
-    boundary[::seg] = True
-    previous = np.concatenate(([False], is_run[:-1]))
-    starts = np.flatnonzero(is_run & (boundary | ~previous))
-    following = np.concatenate((is_run[1:], [False]))
-    next_boundary = np.concatenate((boundary[1:], [True]))
-    ends = np.flatnonzero(is_run & (next_boundary | ~following)) + 1
+    padded = np.zeros(n + 2, bool)
+    padded[1:-1] = is_run
+    edges = np.flatnonzero(padded[1:] != padded[:-1])  # alternately the start and the end of a run
+    starts, ends = edges[0::2], edges[1::2]
+    cuts = np.arange(seg, n, seg)
+    cuts = cuts[is_run[cuts] & is_run[cuts - 1]]  # lane boundaries inside a run: it ends and starts again there
+    if len(cuts):
+        starts, ends = np.sort(np.concatenate((starts, cuts))), np.sort(np.concatenate((ends, cuts)))
     lengths = ends - starts
     long_runs = lengths >= 2
-    # +1 at each long run's start, -1 at its end (a run may start where the one before ends, at a lane boundary)
-    in_run = np.bincount(starts[long_runs], minlength=n + 1) - np.bincount(ends[long_runs], minlength=n + 1)
-    is_literal = np.cumsum(in_run[:n]) == 0
+    is_token = ~is_run
+    is_token[starts[~long_runs]] = True  # a lone run_value byte is a literal
     run_pos, run_len = _split_runs(starts[long_runs], lengths[long_runs])
-    k = _bit_length(run_len) - 2  # run of length in [2^(k+1), 2^(k+2))
-    is_token = is_literal.copy()
     is_token[run_pos] = True
     pos = np.flatnonzero(is_token)  # every code's first byte, in stream order (run pieces are in order too)
-    literal = is_literal[pos]
-    sym = _SYMBOL_OF_DIFFERENCE[raw[pos] - np.uint8(run_value)]
+    sym = _symbol_table(run_value)[raw[pos]]
     extra = np.zeros(len(pos), np.int64)
     extra_bits = np.zeros(len(pos), np.int64)
-    runs = ~literal
-    sym[runs] = LITERAL_SYMBOLS + k
-    extra[runs] = run_len - (1 << (k + 1))
-    extra_bits[runs] = k + 1
-    return pos // seg, sym, extra, extra_bits
+    if len(run_pos):
+        runs = np.searchsorted(pos, run_pos)
+        k = _bit_length(run_len) - 2  # run of length in [2^(k+1), 2^(k+2))
+        sym[runs] = LITERAL_SYMBOLS + k
+        extra[runs] = run_len - (1 << (k + 1))
+        extra_bits[runs] = k + 1
+    return _fill_lanes(np.searchsorted(pos, np.arange(0, n + seg, seg)).tolist(), len(pos)), sym, extra, extra_bits
+
+
+def _fill_lanes(bounds: list, count: int, values=None) -> np.ndarray:
+    """An array of `count` in which items bounds[i]..bounds[i+1] hold values[i] (default i): a lane number
+    per token, or a value per lane spread over its tokens."""
+    out = np.empty(count, np.int64)
+    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        out[a:b] = i if values is None else values[i]
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _symbol_table(run_value: int) -> np.ndarray:
+    """The literal symbol of each byte value (int64), for one run_value."""
+    table = _SYMBOL_OF_DIFFERENCE[(np.arange(256) - run_value) % 256]
+    table.flags.writeable = False
+    return table
 
 
 def _split_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple:
@@ -182,51 +198,73 @@ def _package_merge(weights: np.ndarray, max_length: int) -> np.ndarray:
 
 
 def _huffman_lengths(freqs: np.ndarray, used: list) -> dict:
-    """Unlimited Huffman code lengths (heap merge; ties broken by node number, so deterministic)."""
+    """Unlimited Huffman code lengths; ties broken by node number (leaves 0.. in `used` order, then the merged
+    nodes in the order they are made), so deterministic.
+
+    The two-queue form of the heap merge: the leaves sorted by (weight, node) and the merged nodes, which are
+    made in (weight, node) order, are the heap's contents in two sorted queues; each step takes the smaller
+    front (a leaf on equal weights: its node number is lower), as the heap would."""
     weight = np.asarray(freqs).tolist()  # Python ints: numpy scalars are slow to index and compare one by one
-    heap = [(weight[s], node) for node, s in enumerate(used)]
-    parent = [0] * (2 * len(used) - 1)
-    heapq.heapify(heap)
-    node = len(used)
-    while len(heap) > 1:
-        w1, n1 = heapq.heappop(heap)
-        w2, n2 = heapq.heappop(heap)
-        parent[n1] = parent[n2] = node
-        heapq.heappush(heap, (w1 + w2, node))
-        node += 1
+    n = len(used)
+    leaf_weight = [weight[s] for s in used]
+    leaves = sorted(range(n), key=leaf_weight.__getitem__)  # stable: equal weights in node order
+    merged: list = []  # weight of merged node n + i
+    parent = [0] * (2 * n - 1)
+    next_leaf = next_merged = 0
+    for node in range(n, 2 * n - 1):
+        total = 0
+        for _ in range(2):
+            if next_leaf < n and (next_merged == len(merged) or leaf_weight[leaves[next_leaf]] <= merged[next_merged]):
+                child = leaves[next_leaf]
+                total += leaf_weight[child]
+                next_leaf += 1
+            else:
+                child = n + next_merged
+                total += merged[next_merged]
+                next_merged += 1
+            parent[child] = node
+        merged.append(total)
     depth = [0] * len(parent)
-    for n in range(len(parent) - 2, -1, -1):  # parents have larger numbers: root first
-        depth[n] = depth[parent[n]] + 1
+    for i in range(len(parent) - 2, -1, -1):  # parents have larger numbers: root first
+        depth[i] = depth[parent[i]] + 1
     return {s: depth[i] for i, s in enumerate(used)}
 
 
 def canonical_codes(lengths: np.ndarray) -> np.ndarray:
     """Code value of each symbol: codes of one length are consecutive in symbol order (as DEFLATE)."""
-    codes = np.zeros(len(lengths), np.int64)
+    lengths = np.asarray(lengths).tolist()
+    codes = [0] * len(lengths)
     code = previous = 0
-    for s in np.lexsort((np.arange(len(lengths)), lengths)).tolist():
-        length = int(lengths[s])
+    for s in sorted(range(len(lengths)), key=lengths.__getitem__):  # stable: by length, then symbol
+        length = lengths[s]
         if length == 0:
             continue
         code <<= length - previous
         codes[s], code, previous = code, code + 1, length
-    return codes
+    return np.asarray(codes, np.int64)
 
 
 def _pack_bits(values: np.ndarray, widths: np.ndarray, offsets: np.ndarray, total_bytes: int) -> bytes:
-    """Write each value's `width` low bits (width <= 56) at bit `offset`, most significant bit first.
+    """Write each value's `width` low bits (1 <= width <= 64) at bit `offset`, most significant bit first;
+    the offsets increase and fields never share a bit.
 
-    Each field is shifted to the top of a 64-bit word that starts at its first byte; fields never share a
-    bit, so summing the words' bytes into place is the same as OR-ing them.
-    """
-    out = np.zeros(total_bytes + 8, np.int64)
+    In 64-bit words: each field is shifted to the top of a word, then down to its place in the word its first
+    bit falls in; the fields that start in one word are consecutive and share no bit, so the word is their sum
+    (a difference of the running sum, which wraps around harmlessly); the bits a field spills past its word's
+    end are added to the next word."""
+    words = np.zeros(total_bytes // 8 + 2, np.uint64)
     if len(values):
-        first = offsets >> 3
-        word = values.astype(np.uint64) << (64 - widths - (offsets & 7)).astype(np.uint64)
-        for j in range((int(widths.max()) + 7 + 7) // 8):  # the bytes a field can reach (at most 8)
-            byte = ((word >> np.uint64(56 - 8 * j)) & np.uint64(0xFF)).astype(np.float64)
-            out += np.bincount(first + j, weights=byte, minlength=len(out)).astype(np.int64)[:len(out)]
-    return out[:total_bytes].astype(np.uint8).tobytes()
+        values, widths, offsets = (np.ascontiguousarray(a, np.int64).view(np.uint64) for a in (values, widths, offsets))
+        top = values << (np.uint64(64) - widths)
+        within = offsets & np.uint64(63)
+        word = offsets >> np.uint64(6)
+        running = np.zeros(len(values) + 1, np.uint64)
+        np.cumsum(top >> within, out=running[1:])
+        through = running[np.cumsum(np.bincount(word.view(np.int64), minlength=len(words)))]
+        words[0], words[1:] = through[0], through[1:] - through[:-1]
+        spills = np.flatnonzero(within + widths > np.uint64(64))
+        words[word[spills] + np.uint64(1)] += top[spills] << (np.uint64(64) - within[spills])
+    return words.astype(">u8").tobytes()[:total_bytes]
 
 
 # -- encoder ----------------------------------------------------------------------------------------------------
@@ -250,18 +288,22 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
     n = len(raw)
     if n > R.MAX_OPERAND_BYTES:
         raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
-    run_value = most_frequent_byte(raw) if run_value is None and n else (run_value or 0)
-    if smaller_than is not None and n and _literal_lower_bound(raw, run_value) >= smaller_than:
+    byte_counts = np.bincount(raw, minlength=256) if n else None
+    run_value = int(np.argmax(byte_counts)) if run_value is None and n else (run_value or 0)
+    if smaller_than is not None and n and _literal_lower_bound(raw, run_value, byte_counts) >= smaller_than:
         return None  # not even worth tokenising
     symbols = LITERAL_SYMBOLS + RUN_SYMBOLS
-    counts, extra_bits = np.zeros((LANES, symbols), np.int64), np.zeros(LANES, np.int64)
+    counts = np.zeros((LANES, symbols), np.int64)
     batches = []
     for batch in _lane_batches(raw, run_value):
-        lane, sym, _extra, bits = batch
+        lane, sym = batch[:2]
         if n <= BATCH_BYTES:  # one batch: pass 2 reuses its tokens
             batches.append(batch)
-        counts += np.bincount(lane * symbols + sym, minlength=LANES * symbols).reshape(LANES, symbols)
-        extra_bits += np.bincount(lane, weights=bits, minlength=LANES).astype(np.int64)
+        bounds = np.searchsorted(lane, np.arange(LANES + 1)).tolist()  # tokens are in lane order
+        for index, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            if a < b:
+                counts[index] += np.bincount(sym[a:b], minlength=symbols)
+    extra_bits = counts[:, LITERAL_SYMBOLS:] @ _RUN_EXTRA_BITS
     if smaller_than is not None and _size_lower_bound(counts.sum(axis=0), int(extra_bits.sum())) >= smaller_than:
         return None
     lengths = code_lengths(counts.sum(axis=0))
@@ -274,14 +316,15 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
                 lane_bytes=lane_bytes, size=size, tokens=batches if n <= BATCH_BYTES else None)
 
 
+_RUN_EXTRA_BITS = np.arange(1, RUN_SYMBOLS + 1)  # run symbol LITERAL_SYMBOLS + k carries k + 1 extra bits
 BATCH_BYTES = 1 << 20  # decoded bytes tokenised at once: every MLPerf Tiny tensor is one batch
 
 
-def _literal_lower_bound(raw: np.ndarray, run_value: int) -> float:
+def _literal_lower_bound(raw: np.ndarray, run_value: int, byte_counts: np.ndarray | None = None) -> float:
     """A weaker _size_lower_bound from the byte counts alone, before tokenising: every byte other than
     run_value is a literal (only run_value bytes form runs), so those literals' symbols are in the code table
     and their codes cost at least their entropy (Kraft's inequality holds on any subset of the symbols)."""
-    counts = np.bincount(raw, minlength=256)
+    counts = np.bincount(raw, minlength=256) if byte_counts is None else byte_counts.copy()
     counts[run_value] = 0
     values = np.flatnonzero(counts)
     if not len(values):
@@ -342,14 +385,15 @@ def _pack_lanes(lane, code, code_bits, extra, extra_bits) -> list:
     """The byte string of each lane: code then extra bits of each of its tokens, zero padded to a byte."""
     values = (code << extra_bits) | extra
     widths = code_bits + extra_bits
-    lane_bits = np.bincount(lane, weights=widths, minlength=LANES).astype(np.int64)
-    lane_bytes = (lane_bits + 7) // 8
-    lane_start = 8 * (np.cumsum(lane_bytes) - lane_bytes)
-    within = np.cumsum(widths) - widths  # bit offset if lanes were not padded ...
-    offsets = within - (np.cumsum(lane_bits) - lane_bits)[lane] + lane_start[lane]  # ... moved to each lane's start
+    ends = np.cumsum(widths)  # the bit after each token if lanes were not padded ...
+    bounds = np.searchsorted(lane, np.arange(LANES + 1))  # each lane's first token
+    lane_ends = np.concatenate(([0], ends))[bounds[1:]]
+    lane_bytes = (np.diff(lane_ends, prepend=0) + 7) // 8
+    padding = 8 * np.cumsum(lane_bytes) - lane_ends  # ... and the padding bits before the next lane
+    offsets = ends - widths + _fill_lanes(bounds.tolist(), len(ends), [0] + padding[:-1].tolist())
     packed = _pack_bits(values, widths, offsets, int(lane_bytes.sum()))
-    ends = np.cumsum(lane_bytes)
-    return [packed[a:b] for a, b in zip(np.concatenate(([0], ends[:-1])), ends)]
+    bounds = np.concatenate(([0], np.cumsum(lane_bytes))).tolist()
+    return [packed[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _pack_nibbles(values: np.ndarray) -> bytes:
