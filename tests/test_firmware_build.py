@@ -325,9 +325,10 @@ def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_call
     assert cmake_calls == ["configuration", "build"] and build_tree.configured_files(tree)
 
     key = tree.name.rsplit("-", 1)[0]
+    monkeypatch.delenv(build_tree.SLOTS_VARIABLE, raising=False)  # the user's default (the test session raises it)
     with contextlib.ExitStack() as others:  # as many builds at work as there are trees
-        held = [others.enter_context(build_tree.reusable_tree(key)) for _ in range(build_tree.SLOTS)]
-        assert sorted(t.name for t in held) == [f"{key}-{slot}" for slot in range(build_tree.SLOTS)]
+        held = [others.enter_context(build_tree.reusable_tree(key)) for _ in range(build_tree.DEFAULT_SLOTS)]
+        assert sorted(t.name for t in held) == [f"{key}-{slot}" for slot in range(build_tree.DEFAULT_SLOTS)]
         cmake_calls.clear()
         fallback = tmp_path / "c" / "cmake"
         assert build_firmware_reusing(gen, tmp_path / "c", board, fallback_dir=fallback).read_bytes() == first
@@ -346,6 +347,56 @@ def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_call
     build_firmware_reusing(gen, tmp_path / "d", board, fallback_dir=tmp_path / "d" / "cmake")
     assert cmake_calls == ["configuration", "build"] and (tmp_path / "d" / "cmake" / "CMakeCache.txt").is_file()
 
+
+
+@pytest.mark.slow
+def test_builds_cycling_through_more_kernel_sets_than_the_default_trees_configure_each_set_once(
+        tmp_path, board, cmake_calls, monkeypatch):
+    """Models cycling through five file sets (as the op corpus cycles through its ops' kernels, session after
+    session): with the default four trees least-recently-used eviction drops the tree the next build needs, so
+    every build re-configures; with EDGESDK_BUILD_TREES=5 (tests/conftest.py raises it) each set configures
+    once and the second round only builds. The firmware is the one a fresh build directory gives."""
+    from edgesdk.firmware_build import build_tree
+    from edgesdk.firmware_build.build import build_firmware_reusing
+
+    def round_of_builds(name: str) -> tuple:
+        """(configures, firmware per set) of one build of each of the five sets, in order."""
+        cmake_calls.clear()
+        firmware = []
+        for kernel_set in range(5):
+            gen = make_gen_dir(tmp_path / name / str(kernel_set) / "src", board)
+            (gen / f"kernel_{kernel_set}.c").write_text(f"int edgesdk_test_kernel_{kernel_set}(void) {{ return 1; }}\n")
+            out = gen.parent
+            firmware.append(build_firmware_reusing(gen, out, board, fallback_dir=out / "cmake").read_bytes())
+        return cmake_calls.count("configuration"), firmware
+
+    monkeypatch.setenv(build_tree.SLOTS_VARIABLE, str(build_tree.DEFAULT_SLOTS))
+    assert round_of_builds("default")[0] == 5
+    assert round_of_builds("default again")[0] == 5  # the cycle is longer than the trees: nothing reused
+
+    monkeypatch.setenv(build_tree.SLOTS_VARIABLE, "5")
+    assert round_of_builds("five trees")[0] == 1  # the four trees left configured for sets 1-4 are kept
+    configures, firmware = round_of_builds("five trees again")
+    assert configures == 0
+
+    fresh = tmp_path / "fresh" / "src"
+    make_gen_dir(fresh, board)
+    (fresh / "kernel_3.c").write_text("int edgesdk_test_kernel_3(void) { return 1; }\n")
+    assert build_firmware(fresh, fresh.parent, board).read_bytes() == firmware[3]
+
+
+def test_the_tree_count_setting_is_checked(monkeypatch):
+    from edgesdk.errors import UsageError
+    from edgesdk.firmware_build import build_tree
+
+    monkeypatch.delenv(build_tree.SLOTS_VARIABLE, raising=False)
+    assert build_tree.slots() == build_tree.DEFAULT_SLOTS
+    monkeypatch.setenv(build_tree.SLOTS_VARIABLE, " 12 ")
+    assert build_tree.slots() == 12
+    for bad in ("0", "-3", "many", "2.5"):
+        monkeypatch.setenv(build_tree.SLOTS_VARIABLE, bad)
+        with pytest.raises(UsageError, match="EDGESDK_BUILD_TREES"):
+            build_tree.slots()
 
 def test_compiled_templates_are_kept_between_builds(tmp_path, board, monkeypatch):
     """Jinja's compiled templates are cached ($EDGESDK_CACHE/jinja): a second render compiles no template and

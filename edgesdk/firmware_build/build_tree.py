@@ -13,6 +13,13 @@ Safety: a tree is used by one build at a time (an exclusive lock; a build that f
 fresh directory in its stage, as before), and it is trusted only while its stamp exists: the stamp is removed
 before any change and written back after a successful build, so a build killed half-way leaves a tree that
 the next build wipes and configures afresh. EDGESDK_NO_BUILD_CACHE=1 turns the reuse off.
+
+Trees per key: 4 (builds at once, and models alternating between a few kernel sets, reuse one), or
+EDGESDK_BUILD_TREES. A re-configure of an existing tree is cheap (about 0.02 CPU-s: compiler detection stays
+in CMakeCache.txt, a new tree's first configure costs about 0.15), but the build after it compiles the
+kernels the tree did not hold; builds that cycle through more kernel sets than trees (the op corpus: 68)
+re-configure every time, session after session, as least-recently-used eviction drops the tree the cycle
+needs next. tests/conftest.py raises the count for the test session (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -20,14 +27,28 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import UsageError
 from ..resources import cache_path
 
-SLOTS = 4  # trees per key: builds at once (pytest -n 2, two terminals) and models alternating reuse one
+DEFAULT_SLOTS = 4  # trees per key: builds at once (pytest -n 2, two terminals) and models alternating reuse one
+SLOTS_VARIABLE = "EDGESDK_BUILD_TREES"
 STAMP = "edgesdk-configured.json"
 SOURCES, CMAKE_DIR = "src", ".cmake-build"
+
+
+def slots() -> int:
+    """How many trees a key keeps: $EDGESDK_BUILD_TREES, else DEFAULT_SLOTS (each tree takes about 1 MB)."""
+    text = os.environ.get(SLOTS_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_SLOTS
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"{SLOTS_VARIABLE}={text!r} is not a whole number of at least 1 (the configured CMake "
+                         f"trees kept per board and flags; unset it for the default, {DEFAULT_SLOTS}).")
+    return int(text)
 
 
 def cache_root() -> Path:
@@ -58,7 +79,7 @@ def reusable_tree(key: str, files: list | None = None):
     except OSError:
         yield None
         return
-    trees = sorted((root / f"{key}-{slot}" for slot in range(SLOTS)), key=lambda tree: _preference(tree, files))
+    trees = sorted((root / f"{key}-{slot}" for slot in range(slots())), key=lambda tree: _preference(tree, files))
     for tree in trees:
         try:
             lock = open(tree.with_name(tree.name + ".lock"), "a")
