@@ -96,6 +96,13 @@ def profile_run(build_dir, inputs: list, timeout_s: float = 300.0) -> ProfiledRu
 KERNEL_CATEGORIES = (("depthwise", "DEPTHWISE_CONV_2D"), ("conv", "CONV_2D"), ("fully_connected", "FULLY_CONNECTED"))
 
 
+def calls_kernel(callee: str, called: str) -> bool:
+    """Whether the executor's call to `callee` is model.c's call to `called`: the same function, or one of its
+    kernels where `called` is an inline dispatch (edgesdk_depthwise_conv2d_s8 -> edgesdk_depthwise_conv2d_s8_sliding
+    when the layer's constant params say so)."""
+    return callee == called or callee.startswith(called + "_")
+
+
 def category(function_name: str) -> str:
     """The op type a kernel function implements, by its name (edgesdk_<op>_...)."""
     for key, op_type in KERNEL_CATEGORIES:

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+import kernel_profile  # benchmarks/kernel_profile.py: calls_kernel, the call-attribution rule
+
 ROOT = Path(__file__).resolve().parents[1]
 MLPERF_DIR = ROOT.parent / "shared" / "models" / "mlcommons_tiny"
 MLPERF_MODELS = {
@@ -156,13 +158,6 @@ def _step_calls(model_c: str) -> list:
     return calls
 
 
-def _calls_kernel(callee: str, called: str) -> bool:
-    """Whether the executor's call to `callee` is model.c's call to `called`: the same function, or one of its
-    kernels where `called` is an inline dispatch (edgesdk_depthwise_conv2d_s8 -> edgesdk_depthwise_conv2d_s8_sliding
-    when the layer's constant params say so)."""
-    return callee == called or callee.startswith(called + "_")
-
-
 def _function_name(functions: tuple, address: int) -> str | None:
     for start, size, name in functions:
         if start == address:
@@ -231,7 +226,7 @@ def profile_build(build_dir, seed: int = 0) -> dict:
         if name is not None and not name.startswith("edgesdk_"):
             copies += count  # the executor's own helpers: input/output copies, arena guard checks
             continue
-        if k >= len(expected) or (name is not None and not _calls_kernel(name, expected[k][1])):
+        if k >= len(expected) or (name is not None and not kernel_profile.calls_kernel(name, expected[k][1])):
             want = expected[k][1] if k < len(expected) else "no more calls"
             raise RuntimeError(f"call {k} of {run_name} goes to {name}, model.c says {want}: cannot attribute")
         layer = expected[k][0]

@@ -77,8 +77,9 @@ def per_op(calls: list, host_layers: list) -> dict:
     matched in order to the generated host calls (KernelCall.op names the layer a stripe call computes)."""
     wanted = [c for layer in host_layers for c in layer.calls if hasattr(c, "kernel")]
     names = {c.kernel for c in wanted}
-    profiled = [(n, i) for n, i in calls if n in names]
-    if [n for n, _ in profiled] != [c.kernel for c in wanted]:
+    profiled = [(n, i) for n, i in calls if any(kernel_profile.calls_kernel(n, name) for name in names)]
+    if len(profiled) != len(wanted) or not all(kernel_profile.calls_kernel(n, c.kernel)
+                                               for (n, _), c in zip(profiled, wanted)):
         raise SystemExit(f"the profiled calls do not match the generated ones ({len(profiled)} vs {len(wanted)})")
     result, k = {}, 0
     for layer in host_layers:
