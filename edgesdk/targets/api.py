@@ -46,7 +46,9 @@ What the context gives `generate` (edgesdk.aot.executor.CodegenContext): arena o
 blobs of constant bytes (`ctx.blob(name).add(bytes) -> offset`, e.g. weights a command stream addresses by
 offset), file-scope declarations and helper functions, includes, unique symbols, the rounding mode, and
 `ctx.data(name, factory)`: the target's own per-build data (its tables, graphs, layers), which its other hooks
-read back from `model.target_data[name]`. Templates of its own it renders with `render_template`.
+read back from `model.target_data[name]`. Templates of its own it renders with `render_template`. Results its
+hooks work out more than once in one compile (an op lowered for its support check, the cascade search and
+`generate`) it may keep in `compile_memo(name)`, which lives for that compile only.
 
 Everything except `name`, `support` and `generate` has a default.
 """
