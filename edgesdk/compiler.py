@@ -28,7 +28,7 @@ from .partition.target import remembered_answers
 from .targets import default_target_list, parse_target_list
 from .aot.cascade import (Striping, cascade_report, choose_cascades, fit_plan, plan_with_groups,
                           streamable_graph_inputs, streamed_plan)
-from .targets.api import CodegenOptions
+from .targets.api import CodegenOptions, compile_scope
 
 ROUNDING_MODES = ("ref", "tflm", "ort")  # ort: ONNX Runtime (edgesdk/importer/ort_plan.py)
 # SRAM the firmware needs besides the arena and the stack (.data/.bss of harness, driver, libc).
@@ -216,7 +216,8 @@ def compile_model(model_path, options: BuildOptions, graph=None, check_fit: bool
         whole = BuildState(model_path, replace(options, stream_input=False), False, board, targets, schedule, codegen,
                            copy.deepcopy(graph) if graph is not None else None)
     state = BuildState(model_path, options, check_fit, board, targets, schedule, codegen, graph)
-    with remembered_answers():  # the partitioner's answers, again for the codegen (partition/target.py)
+    # the partitioner's answers, again for the codegen (partition/target.py); the targets' per-compile memos
+    with remembered_answers(), compile_scope():
         _run_passes(state, PASSES[:-1], dump)
         if whole is not None:
             state = compare_streaming(state, whole)

@@ -46,17 +46,46 @@ What the context gives `generate` (edgesdk.aot.executor.CodegenContext): arena o
 blobs of constant bytes (`ctx.blob(name).add(bytes) -> offset`, e.g. weights a command stream addresses by
 offset), file-scope declarations and helper functions, includes, unique symbols, the rounding mode, and
 `ctx.data(name, factory)`: the target's own per-build data (its tables, graphs, layers), which its other hooks
-read back from `model.target_data[name]`. Templates of its own it renders with `render_template`.
+read back from `model.target_data[name]`. Templates of its own it renders with `render_template`. Results its
+hooks work out more than once in one compile (an op lowered for its support check, the cascade search and
+`generate`) it may keep in `compile_memo(name)`, which lives for that compile only.
 
 Everything except `name`, `support` and `generate` has a default.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..errors import UsageError
+
+# Inside compile_scope(): memo name -> that memo (a dict) for the compile under way.
+_COMPILE_MEMOS: ContextVar = ContextVar("edgesdk_compile_memos", default=None)
+
+
+@contextmanager
+def compile_scope():
+    """Open for the duration of one compile (edgesdk.compiler.compile_model): the memos `compile_memo` hands out
+    live until it closes, so nothing a target remembers outlives the compile (the next compile of the same model
+    works everything out again)."""
+    token = _COMPILE_MEMOS.set({})
+    try:
+        yield
+    finally:
+        _COMPILE_MEMOS.reset(token)
+
+
+def compile_memo(name: str) -> dict:
+    """A target's memo named `name` for the compile under way: for results its hooks work out more than once in
+    one compile (an op lowered for the partitioner's check, the cascade search's pricing and the codegen), keyed
+    on what each result depends on. Outside compile_scope() a new empty dict on every call: nothing is kept."""
+    memos = _COMPILE_MEMOS.get()
+    if memos is None:
+        return {}
+    return memos.setdefault(name, {})
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ...ops import prepared
 from ...ops.activation import activation_range
 from . import fold, movement, pointwise
 from .hw import timing
+from ..api import compile_memo
 from .shapes import collapse_broadcast
 from .tables import WEIGHTS_BLOB
 
@@ -70,9 +71,15 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
 
 def _weight_stream(data: bytes, ctx, op=None, owner=None) -> bytes | None:
     """The compressed stream of a weight layout when it is smaller and the layer may be compressed, else None;
-    `owner` (the weight tensor) keeps the answer for the build's later lowerings of the same bytes."""
+    `owner` (the weight tensor) keeps the answer for the build's later lowerings of the same bytes, and a
+    layout of no tensor (a folded kernel) is remembered by its bytes for the rest of the compile."""
     compress = ctx.layer_choice(op, "compress_weights", True) if op is not None else True
-    return weight_codec.compress_if_smaller(data, owner=owner) if compress else None
+    if not compress:
+        return None
+    streams = compile_memo("npu-weight-streams")  # raw bytes -> stream or None
+    if data not in streams:
+        streams[data] = weight_codec.compress_if_smaller(data, owner=owner)
+    return streams[data]
 
 
 def _placed_weights(data: bytes, stream: bytes | None, shape, name: str, ctx) -> dict:
@@ -151,15 +158,26 @@ def _conv_common(op, ctx) -> dict:
     rounding = _rounding(op, ctx, allow_fp64=True)
     rounding_name = ctx.rounding_for(op)
     wide = x.dtype == "int16"  # 16x8: int64 bias in 16-byte records
-    if rounding == R.ROUNDING_FP64:
-        params = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op, rounding_name), wide)
-    else:
-        params = C.pack_channel_params(*conv_channel_params(op, rounding_name), wide=wide)
+    params = _channel_records(op, rounding_name, rounding == R.ROUNDING_FP64, wide)
     act_min, act_max = _act_range(op)
     return dict(
         params=C.ParamRef(WEIGHTS_REGION, _weights_blob(ctx).add(params, 4, f"{y.name} channel params")),
         input_offset=-x.quant.zp0, weight_offset=-w.quant.zp0, output_offset=y.quant.zp0,
         act_min=act_min, act_max=act_max, rounding=rounding, note=_note(op))
+
+
+def _channel_records(op, rounding_name: str, fp64: bool, wide: bool) -> bytes:
+    """The packed per-channel records (bias, multiplier, shift; or bias, scale) of a conv op, worked out once per
+    compile for its rounding and record width: the partitioner's check, the cascade search's pricing and the
+    codegen each lower the op, and the records depend on nothing else (not on the layout or stripes)."""
+    records = compile_memo("npu-channel-records")  # (op, rounding, fp64, wide) -> bytes
+    key = (op, rounding_name, fp64, wide)
+    if key not in records:
+        if fp64:
+            records[key] = C.pack_channel_params_fp64(conv_bias(op), conv_channel_scales(op, rounding_name), wide)
+        else:
+            records[key] = C.pack_channel_params(*conv_channel_params(op, rounding_name), wide=wide)
+    return records[key]
 
 
 def _spatial(op) -> dict:
@@ -197,11 +215,18 @@ def lower_conv2d_whole(op, ctx) -> list:
 
 
 def conv_fold(op, ctx, common: dict | None = None) -> tuple:
-    """(the fold.Fold for `op` or None, {axis: compressed stream or None of each folded weight layout})."""
+    """(the fold.Fold for `op` or None, {axis: compressed stream or None of each folded weight layout}: empty when
+    the choice was made earlier in the compile, for the scratch sizes or the cascade search's pricing)."""
     if not fold.candidates(op):
         return None, {}
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     common = common if common is not None else _conv_common(op, ctx)
+    # the choice depends on the op, its requantization, whether its weights may be compressed and the board's
+    # memories (fold.choose: not on where the operands are in them)
+    choices = compile_memo("npu-conv-folds")
+    key = (op, common["rounding"], ctx.layer_choice(op, "compress_weights", True), id(ctx.board))
+    if key in choices:
+        return choices[key], {}
     streams = {}
 
     def stream_bytes(data) -> int:
@@ -214,7 +239,8 @@ def conv_fold(op, ctx, common: dict | None = None) -> tuple:
                      weights=C.TensorDesc.dense(WEIGHTS_REGION, 0, C.to_nhwc(w.shape)),
                      weight_stream_bytes=stream_bytes(np.ascontiguousarray(w.data, dtype=np.int8)))
     memory = timing.MemoryMap.for_board(ctx.board) if ctx.board is not None else timing.MemoryMap()
-    return fold.choose(op, plain, stream_bytes, memory), streams
+    choices[key] = fold.choose(op, plain, stream_bytes, memory)
+    return choices[key], streams
 
 
 def lower_depthwise_conv2d(op, ctx) -> list:

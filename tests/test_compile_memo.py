@@ -1,0 +1,71 @@
+"""Per-compile memos (edgesdk.targets.api.compile_scope / compile_memo): within one compile the NPU works out an
+op's channel records, its weight streams and its kernel fold once, though the partitioner's check, the cascade
+search's pricing and the codegen each lower the op; nothing is kept from one compile to the next (the benchmark
+compiles the same model again and again in one process)."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import pytest
+
+from conftest import model_path
+from edgesdk.compiler import BuildOptions, compile_model
+from edgesdk.targets.api import compile_memo, compile_scope
+from edgesdk.targets.npu import codegen, fold
+from edgesdk.targets.npu.hw import weight_codec
+
+
+@pytest.fixture
+def lowering_work(monkeypatch):
+    """Records each weight encoding (its bytes), requantization multiplier computation and fold choice (its op)."""
+    work = {"encoded": [], "multipliers": [], "folds": []}
+
+    def counted(name, module, attr, key=lambda *a: a[0]):
+        real = getattr(module, attr)
+        monkeypatch.setattr(module, attr, lambda *a, **k: work[name].append(key(*a)) or real(*a, **k))
+
+    counted("encoded", weight_codec, "_compress_if_smaller")
+    counted("multipliers", codegen, "quantize_multipliers", key=lambda scales: tuple(scales))
+    counted("folds", fold, "choose")
+    return work
+
+
+def _one_compile(work) -> dict:
+    for calls in work.values():
+        calls.clear()
+    compile_model(model_path("kws"), BuildOptions())
+    return {name: list(calls) for name, calls in work.items()}
+
+
+def test_each_compile_does_the_same_lowering_work_once(lowering_work):
+    first, second = _one_compile(lowering_work), _one_compile(lowering_work)
+    assert {k: len(v) for k, v in first.items()} == {k: len(v) for k, v in second.items()}
+    assert first["encoded"] and first["multipliers"] and first["folds"]  # kws compresses, requantizes, folds
+    # within the compile: each weight layout encoded once, each op's fold chosen once
+    assert len(first["encoded"]) == len(set(first["encoded"]))
+    assert len(first["folds"]) == len(set(map(id, first["folds"])))
+
+
+def test_without_the_scope_the_same_build_lowers_more(lowering_work, monkeypatch):
+    remembered = _one_compile(lowering_work)
+    monkeypatch.setattr("edgesdk.compiler.compile_scope", nullcontext)
+    forgotten = _one_compile(lowering_work)
+    for name in ("encoded", "multipliers", "folds"):
+        assert len(forgotten[name]) > len(remembered[name]), name
+    for name in ("encoded", "multipliers"):  # the same work, only repeated
+        assert set(forgotten[name]) == set(remembered[name]), name
+
+
+def test_memos_live_only_inside_their_scope():
+    outside = compile_memo("test")
+    outside["k"] = 1
+    assert compile_memo("test") == {}  # outside a compile nothing is kept
+    with compile_scope():
+        compile_memo("test")["k"] = 2
+        assert compile_memo("test") == {"k": 2}
+        with compile_scope():  # a compile inside a compile (the tuner's candidates) starts empty
+            assert compile_memo("test") == {}
+        assert compile_memo("test") == {"k": 2}
+    with compile_scope():
+        assert compile_memo("test") == {}
