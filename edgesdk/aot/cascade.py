@@ -215,15 +215,21 @@ def busiest_steps(plan, placed: bool = False) -> set:
 
 
 def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Striping,
-                    max_cycle_increase: float | None = None, placed: bool = False, replace: bool = False):
+                    max_cycle_increase: float | None = None, placed: bool = False, replace: bool = False,
+                    prune: bool = True):
     """Add cascade groups to the plan while one lowers the arena. Each round tries every candidate chain that
     covers a busiest step of the current plan, does not overlap the groups chosen so far (`replace`: or takes
     the place of those it overlaps), at every stripe height within the cycle budget (`max_cycle_increase`;
     None: the default build's model-level budget, `Striping.default_budget`: the groups chosen together may add
     at most each target's default fraction of the model's cycles on it), and keeps the smallest arena; ties go
-    to the fewer cycles.
+    to the fewer cycles, then to the first tried.
     The search starts from `baseline`'s groups; `placed` picks the busiest steps by the placement
-    (busiest_steps). Returns the best plan (`baseline` itself when no group helps)."""
+    (busiest_steps). Returns the best plan (`baseline` itself when no group helps).
+
+    `prune` (the default) gives the same plan with fewer placements: a round places its candidates in order of
+    their plan's lower bound (`MemoryProblem.trial`), stops at the first whose bound is above the best arena
+    found, and places one whose bound equals it only when it would win the tie. False: each candidate is
+    placed as it is tried, unless its bound is above the round's best arena (the reference for the tests)."""
     candidates = candidate_chains(problem.graph, regions, striping)
     if not candidates:
         return baseline
@@ -231,7 +237,8 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
     best, chosen = baseline, list(baseline.cascades)
     while True:
         busiest = busiest_steps(best, placed)
-        round_best = None  # (arena, extra cycles, plan)
+        tried = []  # (lower bound, order tried, extra cycles, groups, trial) of each candidate within the budget
+        round_best = None  # (arena, extra cycles, order tried, plan)
         for first, chain in candidates:
             if not busiest & set(range(first, first + len(chain))):
                 continue
@@ -255,13 +262,29 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                     if not _within_budget(total, budget):
                         break
                 extra = sum(striped - whole for striped, whole in costs.values())
+                if prune:
+                    bound, trial = problem.trial(kept + [group])
+                    if bound < best.arena_bytes:
+                        tried.append((bound, len(tried), extra, kept + [group], (bound, trial)))
+                    continue
                 below = round_best[0] + 1 if round_best else best.arena_bytes
                 plan = problem.plan_below(kept + [group], below)
                 if plan is not None and (round_best is None or (plan.arena_bytes, extra) < round_best[:2]):
-                    round_best = (plan.arena_bytes, extra, plan)
+                    round_best = (plan.arena_bytes, extra, 0, plan)
+        # lowest bound first: a candidate whose bound is above the best arena found cannot win, nor tie
+        for bound, order, extra, groups, trial in sorted(tried, key=lambda t: t[:2]):
+            below = best.arena_bytes
+            if round_best is not None:
+                if bound > round_best[0]:
+                    break
+                # a candidate tried earlier wins a tie in arena and cycles, as in the unpruned search
+                below = round_best[0] + ((extra, order) < round_best[1:3])
+            plan = problem.plan_below(groups, below, trial)
+            if plan is not None:
+                round_best = (plan.arena_bytes, extra, order, plan)
         if round_best is None:
             return best
-        best = round_best[2]
+        best = round_best[3]
         chosen = list(best.cascades)
 
 
