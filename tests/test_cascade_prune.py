@@ -56,3 +56,25 @@ def test_pruned_search_chooses_the_unpruned_plan(monkeypatch, name, target, kwar
     assert pruned_placements <= full_placements
     if name in ("vww", "ic", "har"):  # measured: 2 of 3, 1 of 2, 1 of 4 by the default budget; 5 of 22 on VWW without
         assert pruned_placements < full_placements
+
+
+@pytest.mark.parametrize("name,target", [("ic", "npu,c"), ("har", "c"), ("kws", "npu,c")])
+@pytest.mark.parametrize("extras", ["equal", "by order", "against order"])
+def test_place_best_is_the_brute_force_minimum(name, target, extras):
+    """`_place_best` (lowest bound first, stopping at a bound above the best arena) picks what placing every
+    candidate in full picks: the smallest arena, then the fewest extra cycles, then the first tried. Every
+    one-group candidate of the model, with extra cycles made to tie or to favour earlier or later ones."""
+    c = compile_model(model_path(name), BuildOptions(target=target, compile_firmware=False, cascade=False))
+    striping = cascade.Striping(c.regions, c.codegen_options)
+    groups = [striping.group(chain, height, first, c.graph)
+              for first, chain in cascade.candidate_chains(c.graph, c.regions, striping)
+              for height in cascade.stripe_heights(chain)][:40]
+    extra = {"equal": lambda k: 0, "by order": lambda k: k, "against order": lambda k: -k}[extras]
+    tried = []
+    for k, group in enumerate(groups):
+        trial = c.memory_problem.trial([group])
+        tried.append((trial[0], k, extra(k), [group], trial))
+    full = min((c.memory_problem.plan([group]).arena_bytes, extra(k), k) for k, group in enumerate(groups))
+    for below in (math.inf, full[0] + 1, full[0]):
+        best = cascade._place_best(c.memory_problem, tried, below)
+        assert (best[:3] if best else None) == (full if full[0] < below else None)
