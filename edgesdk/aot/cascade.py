@@ -8,6 +8,7 @@ stripe height is kept only when the arena shrinks and its cycles stay within a b
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from itertools import accumulate
 
@@ -215,15 +216,21 @@ def busiest_steps(plan, placed: bool = False) -> set:
 
 
 def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Striping,
-                    max_cycle_increase: float | None = None, placed: bool = False, replace: bool = False):
+                    max_cycle_increase: float | None = None, placed: bool = False, replace: bool = False,
+                    prune: bool = True):
     """Add cascade groups to the plan while one lowers the arena. Each round tries every candidate chain that
     covers a busiest step of the current plan, does not overlap the groups chosen so far (`replace`: or takes
     the place of those it overlaps), at every stripe height within the cycle budget (`max_cycle_increase`;
     None: the default build's model-level budget, `Striping.default_budget`: the groups chosen together may add
     at most each target's default fraction of the model's cycles on it), and keeps the smallest arena; ties go
-    to the fewer cycles.
+    to the fewer cycles, then to the first tried.
     The search starts from `baseline`'s groups; `placed` picks the busiest steps by the placement
-    (busiest_steps). Returns the best plan (`baseline` itself when no group helps)."""
+    (busiest_steps). Returns the best plan (`baseline` itself when no group helps).
+
+    `prune` (the default) gives the same plan with fewer placements: a round places its candidates in order of
+    their plan's lower bound (`MemoryProblem.trial`), stops at the first whose bound is above the best arena
+    found, and places one whose bound equals it only when it would win the tie. False: each candidate is
+    placed as it is tried, unless its bound is above the round's best arena (the reference for the tests)."""
     candidates = candidate_chains(problem.graph, regions, striping)
     if not candidates:
         return baseline
@@ -231,7 +238,8 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
     best, chosen = baseline, list(baseline.cascades)
     while True:
         busiest = busiest_steps(best, placed)
-        round_best = None  # (arena, extra cycles, plan)
+        tried = []  # each candidate within the budget, as _place_best takes it
+        round_best = None  # (arena, extra cycles, order tried, plan)
         for first, chain in candidates:
             if not busiest & set(range(first, first + len(chain))):
                 continue
@@ -255,14 +263,39 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                     if not _within_budget(total, budget):
                         break
                 extra = sum(striped - whole for striped, whole in costs.values())
+                if prune:  # placed below, lowest bound first
+                    trial = problem.trial(kept + [group])
+                    if trial[0] < best.arena_bytes:
+                        tried.append((trial[0], len(tried), extra, kept + [group], trial))
+                    continue
                 below = round_best[0] + 1 if round_best else best.arena_bytes
                 plan = problem.plan_below(kept + [group], below)
                 if plan is not None and (round_best is None or (plan.arena_bytes, extra) < round_best[:2]):
-                    round_best = (plan.arena_bytes, extra, plan)
+                    round_best = (plan.arena_bytes, extra, 0, plan)
+        round_best = _place_best(problem, tried, best.arena_bytes) or round_best
         if round_best is None:
             return best
-        best = round_best[2]
+        best = round_best[3]
         chosen = list(best.cascades)
+
+
+def _place_best(problem: MemoryProblem, tried: list, below) -> tuple | None:
+    """The candidate with the smallest arena below `below`, then the fewest extra cycles, then the first tried,
+    as (arena, extra cycles, order tried, plan); None if none is below. `tried`: (lower bound, order tried,
+    extra cycles, groups, MemoryProblem.trial) of each candidate. Placed lowest bound first: once a bound is
+    above the best arena found, no candidate left can win or tie; one whose bound equals it is placed only
+    if it would win the tie."""
+    best = None
+    for bound, order, extra, groups, trial in sorted(tried, key=lambda t: t[:2]):
+        limit = below
+        if best is not None:
+            if bound > best[0]:
+                break
+            limit = best[0] + ((extra, order) < best[1:3])  # arena ties go to fewer cycles, then the first tried
+        plan = problem.plan_below(groups, limit, trial)
+        if plan is not None:
+            best = (plan.arena_bytes, extra, order, plan)
+    return best
 
 
 def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increase: float = FIT_MAX_INCREASE):
@@ -377,7 +410,7 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
     missing = set(striping.stream_inputs) - {x for g in plan.cascades for x in g.streamed}
     if not missing:
         return plan
-    best = None  # (arena, extra cycles, plan)
+    tried = []  # each candidate that streams them, as _place_best takes it
     totals = model_cycles(problem.graph, regions, striping)
     for first, chain in candidate_chains(problem.graph, regions, striping):
         for height in stripe_heights(chain):
@@ -390,10 +423,10 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
             if _share_of_model(cost, totals) > max_increase:
                 break  # more than the budget of the model's cycles (fit_cascades)
             kept = [g for g in plan.cascades if not set(g.ops) & set(chain)]
-            trial = problem.plan(kept + [group])
             extra = sum(striped - whole for striped, whole in cost.values())
-            if best is None or (trial.arena_bytes, extra) < best[:2]:
-                best = (trial.arena_bytes, extra, trial)
+            trial = problem.trial(kept + [group])
+            tried.append((trial[0], len(tried), extra, kept + [group], trial))
+    best = _place_best(problem, tried, math.inf)  # (arena, extra cycles, order tried, plan)
     if best is None:
         names = ", ".join(f"'{t.name}'" for t in sorted(missing, key=lambda t: t.name))
         raise UsageError(f"--stream-input: input {names} cannot be read in rows: the layers that read it are not a "
@@ -401,9 +434,9 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
                          "convolutions, pooling, elementwise ADD/MUL) costing at most "
                          f"{max_increase:.0%} of the model's cycles more, or another layer reads it too. Build "
                          "without --stream-input.")
-    searched = choose_cascades(problem, regions, best[2], striping, max_increase, placed=True, replace=True)
+    searched = choose_cascades(problem, regions, best[3], striping, max_increase, placed=True, replace=True)
     still = set(striping.stream_inputs) <= {x for g in searched.cascades for x in g.streamed}
-    return searched if still else best[2]
+    return searched if still else best[3]
 
 
 def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> tuple:

@@ -941,12 +941,18 @@ class MemoryProblem:
         first, bounds = step_lower_bounds(buffers, self._overlaps(buffers, cascades))
         return {first + k: v for k, v in enumerate(bounds)}
 
-    def plan_below(self, cascades, below: int):
-        """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
-        search when the per-step lower bound already says no)."""
+    def trial(self, cascades) -> tuple:
+        """(lower bound of the arena with these groups, what `plan_below` needs to place them): the bound
+        without a placement, so a search can drop a candidate before doing anything else for it."""
         cascades = list(cascades)
         buffers, overlaps = self._buffers_and_overlaps(cascades)
-        if lower_bound(buffers, overlaps, self.alignment) >= below:
+        return lower_bound(buffers, overlaps, self.alignment), (cascades, buffers, overlaps)
+
+    def plan_below(self, cascades, below: int, trial: tuple | None = None):
+        """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
+        search when the per-step lower bound already says no). `trial`: this problem's `trial(cascades)`."""
+        bound, (cascades, buffers, overlaps) = trial or self.trial(cascades)
+        if bound >= below:
             return None
         plan = self._place(cascades, buffers, overlaps)
         return plan if plan.arena_bytes < below else None
