@@ -727,6 +727,8 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
     conflicts.work.orders += 1
     offsets = [None] * len(conflicts.buffers)
     index = conflicts.new_index()
+    if index is None:
+        return _place_order_direct(order, conflicts, alignment, keep, previous, give_up_above, offsets)
     arena = 0
     for position, i in enumerate(order):
         if position < keep:
@@ -735,6 +737,36 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
             offsets[i] = conflicts.lowest_free(index, i, offsets, alignment)
         conflicts.place(index, i, offsets[i], alignment)
         arena = max(arena, offsets[i] + conflicts.buffers[i].size)
+        if give_up_above is not None and _align(arena, alignment) > give_up_above:
+            return None, None
+    return offsets, _align(arena, alignment)
+
+
+def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep: int, previous: list | None,
+                        give_up_above: int | None, offsets: list) -> tuple:
+    """_place_order when placement asks the co-live buffers directly (no occupancy index): the same offsets
+    and work counts as lowest_free/_lowest_free_direct per buffer, with the per-buffer calls inlined (this
+    loop runs for every order the placement search tries)."""
+    work, near, sizes = conflicts.work, conflicts.near, [b.size for b in conflicts.buffers]
+    arena = 0
+    for position, i in enumerate(order):
+        size = sizes[i]
+        if position < keep:
+            y = previous[i]
+        else:
+            work.placements += 1
+            y = 0
+            if size:
+                intervals = sorted([(o + lo, o + hi) for j, lo, hi in near[i] if (o := offsets[j]) is not None])
+                work.probes += len(intervals)
+                for lo, hi in intervals:
+                    if y <= lo:
+                        break
+                    if y < hi:
+                        y = -(-hi // alignment) * alignment
+        offsets[i] = y
+        if y + size > arena:
+            arena = y + size
         if give_up_above is not None and _align(arena, alignment) > give_up_above:
             return None, None
     return offsets, _align(arena, alignment)

@@ -125,7 +125,7 @@ class TensorDesc:
 
 
 def to_nhwc(shape) -> tuple:
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(int, shape))
     if len(shape) > 4:
         raise CommandTableError(f"shape {list(shape)} has rank > 4")
     return (1,) * (4 - len(shape)) + shape
