@@ -98,10 +98,12 @@ def whole_cost(ops, ctx) -> int:
     from .codegen import WHOLE_LOWERINGS
 
     cache = ctx.data("npu-whole-costs", dict)
-    memory = timing.MemoryMap.for_board(ctx.board)
+    memory = None  # built only when an op is priced: most calls find every op cached
     total = 0
     for op in ops:
         if op not in cache:
+            if memory is None:
+                memory = timing.MemoryMap.for_board(ctx.board)
             commands = WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx)
             cache[op] = sum(timing.command_cost(c, memory).cycles for c in commands)
         total += cache[op]
