@@ -924,6 +924,7 @@ class MemoryProblem:
     striped_scratch: object = None  # op -> does its code in stripes use its scratch (Target.stripes_use_scratch)
     _facts: _GraphFacts | None = field(default=None, init=False, repr=False, compare=False)
     _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _proven: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # verify_plan's own rules
 
     def _overlap_rule(self, op, x):
         key = (op, x)
@@ -961,7 +962,7 @@ class MemoryProblem:
                 for t in buf.tensors:
                     offsets[t] = buf.offset
         plan = MemoryPlan(buffers, arena, self.alignment, offsets, scratch, overlaps, bound, strategy, cascades)
-        verify_plan(plan, work)
+        verify_plan(plan, work, self._proven)
         plan.work = work.as_dict()
         return plan
 
@@ -1047,16 +1048,18 @@ def co_live_overlaps(buffers: list, work: Work | None = None) -> list:
     return sorted(pairs)
 
 
-def verify_plan(plan: MemoryPlan, work: Work | None = None) -> None:
+def verify_plan(plan: MemoryPlan, work: Work | None = None, recomputed: dict | None = None) -> None:
     """Prove the plan: buffers inside the arena, aligned, and no two live at once share a byte, except an
-    output and the input dying at its op where that op's in-place rule (recomputed here) allows it."""
+    output and the input dying at its op where that op's in-place rule (recomputed here) allows it.
+    `recomputed`: the proof's own recomputed rules, (op, input, rule) -> required_overlap, kept by the caller
+    across the plans of one problem (the cascade search proves several with the same in-place ops)."""
     for buf in plan.buffers:
         if buf.offset < 0 or buf.offset + buf.size > plan.arena_bytes or buf.offset % plan.alignment:
             raise AssertionError(f"memory plan: buffer {buf.name} at {buf.offset}+{buf.size} outside the arena")
     _check_cascades(plan)
     permitted = {}
     for o in plan.overlaps:
-        _check_permission(o)
+        _check_permission(o, recomputed)
         permitted[(id(o.output), id(o.input))] = o
     for i, j in co_live_overlaps(plan.buffers, work):
         a, b = plan.buffers[i], plan.buffers[j]
@@ -1096,7 +1099,7 @@ def _check_cascades(plan: MemoryPlan) -> None:
                     raise AssertionError(f"memory plan: '{t.name}' ({t.nbytes} bytes) does not fit its buffer")
 
 
-def _check_permission(o: Overlap) -> None:
+def _check_permission(o: Overlap, recomputed: dict | None = None) -> None:
     """An overlap permission is only valid if the input dies where the output is born, and the op's rule
     (recomputed) is the one recorded."""
     if o.rule == "cascade-exact":
@@ -1109,7 +1112,14 @@ def _check_permission(o: Overlap) -> None:
     if o.input.last != o.step or o.output.first != o.step:
         raise AssertionError(f"memory plan: {o.output.name} may not overlap {o.input.name}: the input does not "
                              f"die at step {o.step} where the output is produced")
-    rule = required_overlap(o.op, o.input_tensor, o.rule if o.rule in IN_PLACE_RULES else None)
+    declared = o.rule if o.rule in IN_PLACE_RULES else None
+    key = (o.op, o.input_tensor, declared)
+    if recomputed is not None and key in recomputed:
+        rule = recomputed[key]
+    else:
+        rule = required_overlap(o.op, o.input_tensor, declared)
+        if recomputed is not None:
+            recomputed[key] = rule
     if rule is None or rule[0] != o.rule or (rule[1] is None) != (o.distance is None) or \
             (rule[1] is not None and o.distance < rule[1]):
         raise AssertionError(f"memory plan: {o.op.type} does not allow its output to overlap its input as recorded "
