@@ -727,6 +727,8 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
     conflicts.work.orders += 1
     offsets = [None] * len(conflicts.buffers)
     index = conflicts.new_index()
+    if index is None:
+        return _place_order_direct(order, conflicts, alignment, keep, previous, give_up_above, offsets)
     arena = 0
     for position, i in enumerate(order):
         if position < keep:
@@ -735,6 +737,36 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
             offsets[i] = conflicts.lowest_free(index, i, offsets, alignment)
         conflicts.place(index, i, offsets[i], alignment)
         arena = max(arena, offsets[i] + conflicts.buffers[i].size)
+        if give_up_above is not None and _align(arena, alignment) > give_up_above:
+            return None, None
+    return offsets, _align(arena, alignment)
+
+
+def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep: int, previous: list | None,
+                        give_up_above: int | None, offsets: list) -> tuple:
+    """_place_order when placement asks the co-live buffers directly (no occupancy index): the same offsets
+    and work counts as lowest_free/_lowest_free_direct per buffer, with the per-buffer calls inlined (this
+    loop runs for every order the placement search tries)."""
+    work, near, sizes = conflicts.work, conflicts.near, [b.size for b in conflicts.buffers]
+    arena = 0
+    for position, i in enumerate(order):
+        size = sizes[i]
+        if position < keep:
+            y = previous[i]
+        else:
+            work.placements += 1
+            y = 0
+            if size:
+                intervals = sorted([(o + lo, o + hi) for j, lo, hi in near[i] if (o := offsets[j]) is not None])
+                work.probes += len(intervals)
+                for lo, hi in intervals:
+                    if y <= lo:
+                        break
+                    if y < hi:
+                        y = -(-hi // alignment) * alignment
+        offsets[i] = y
+        if y + size > arena:
+            arena = y + size
         if give_up_above is not None and _align(arena, alignment) > give_up_above:
             return None, None
     return offsets, _align(arena, alignment)
@@ -892,6 +924,7 @@ class MemoryProblem:
     striped_scratch: object = None  # op -> does its code in stripes use its scratch (Target.stripes_use_scratch)
     _facts: _GraphFacts | None = field(default=None, init=False, repr=False, compare=False)
     _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _proven: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # verify_plan's own rules
 
     def _overlap_rule(self, op, x):
         key = (op, x)
@@ -929,7 +962,7 @@ class MemoryProblem:
                 for t in buf.tensors:
                     offsets[t] = buf.offset
         plan = MemoryPlan(buffers, arena, self.alignment, offsets, scratch, overlaps, bound, strategy, cascades)
-        verify_plan(plan, work)
+        verify_plan(plan, work, self._proven)
         plan.work = work.as_dict()
         return plan
 
@@ -1015,16 +1048,18 @@ def co_live_overlaps(buffers: list, work: Work | None = None) -> list:
     return sorted(pairs)
 
 
-def verify_plan(plan: MemoryPlan, work: Work | None = None) -> None:
+def verify_plan(plan: MemoryPlan, work: Work | None = None, recomputed: dict | None = None) -> None:
     """Prove the plan: buffers inside the arena, aligned, and no two live at once share a byte, except an
-    output and the input dying at its op where that op's in-place rule (recomputed here) allows it."""
+    output and the input dying at its op where that op's in-place rule (recomputed here) allows it.
+    `recomputed`: the proof's own recomputed rules, (op, input, rule) -> required_overlap, kept by the caller
+    across the plans of one problem (the cascade search proves several with the same in-place ops)."""
     for buf in plan.buffers:
         if buf.offset < 0 or buf.offset + buf.size > plan.arena_bytes or buf.offset % plan.alignment:
             raise AssertionError(f"memory plan: buffer {buf.name} at {buf.offset}+{buf.size} outside the arena")
     _check_cascades(plan)
     permitted = {}
     for o in plan.overlaps:
-        _check_permission(o)
+        _check_permission(o, recomputed)
         permitted[(id(o.output), id(o.input))] = o
     for i, j in co_live_overlaps(plan.buffers, work):
         a, b = plan.buffers[i], plan.buffers[j]
@@ -1064,7 +1099,7 @@ def _check_cascades(plan: MemoryPlan) -> None:
                     raise AssertionError(f"memory plan: '{t.name}' ({t.nbytes} bytes) does not fit its buffer")
 
 
-def _check_permission(o: Overlap) -> None:
+def _check_permission(o: Overlap, recomputed: dict | None = None) -> None:
     """An overlap permission is only valid if the input dies where the output is born, and the op's rule
     (recomputed) is the one recorded."""
     if o.rule == "cascade-exact":
@@ -1077,7 +1112,14 @@ def _check_permission(o: Overlap) -> None:
     if o.input.last != o.step or o.output.first != o.step:
         raise AssertionError(f"memory plan: {o.output.name} may not overlap {o.input.name}: the input does not "
                              f"die at step {o.step} where the output is produced")
-    rule = required_overlap(o.op, o.input_tensor, o.rule if o.rule in IN_PLACE_RULES else None)
+    declared = o.rule if o.rule in IN_PLACE_RULES else None
+    key = (o.op, o.input_tensor, declared)
+    if recomputed is not None and key in recomputed:
+        rule = recomputed[key]
+    else:
+        rule = required_overlap(o.op, o.input_tensor, declared)
+        if recomputed is not None:
+            recomputed[key] = rule
     if rule is None or rule[0] != o.rule or (rule[1] is None) != (o.distance is None) or \
             (rule[1] is not None and o.distance < rule[1]):
         raise AssertionError(f"memory plan: {o.op.type} does not allow its output to overlap its input as recorded "

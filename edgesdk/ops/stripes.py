@@ -55,7 +55,7 @@ MAX_CHAIN_OPS = 6  # longer chains: halos grow, and the search gets slow
 
 
 def nhwc(shape) -> tuple:
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(int, shape))
     return (1,) * (4 - len(shape)) + shape
 
 

@@ -10,7 +10,7 @@ costs by the timing model (docs/npu-datasheet.md section 6) are answered here fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Schedule, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
@@ -83,13 +83,26 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
         if op.type in ELEMENTWISE_OPS:
             a, b = op.inputs[0], op.inputs[1]
             ins = [rows_desc(t, *event.reads[t][:2], event.bases) for t in (a, b)]
-            result.append(replace(command, input1=ins[0], input2=ins[1], output=out, note=note))
+            result.append(_with(command, input1=ins[0], input2=ins[1], output=out, note=note))
         else:
             x = op.inputs[0]
             start, stop, pad = event.reads[x]
-            result.append(replace(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad,
+            result.append(_with(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad,
                                   note=note))
     return result
+
+
+def _with(command, **changes):
+    """dataclasses.replace for the commands (plain dataclasses: no __post_init__, no init=False fields, so a
+    copy of the fields is what replace's __init__ call builds), without its per-field checks: the cascade
+    search builds a stripe command for each stripe shape it prices."""
+    fields = command.__dict__
+    if not changes.keys() <= fields.keys():
+        raise TypeError(f"{type(command).__name__} has no field {sorted(changes.keys() - fields.keys())}")
+    copy = object.__new__(type(command))
+    copy.__dict__.update(fields)
+    copy.__dict__.update(changes)
+    return copy
 
 
 def whole_cost(ops, ctx) -> int:
@@ -98,10 +111,12 @@ def whole_cost(ops, ctx) -> int:
     from .codegen import WHOLE_LOWERINGS
 
     cache = ctx.data("npu-whole-costs", dict)
-    memory = timing.MemoryMap.for_board(ctx.board)
+    memory = None  # built only when an op is priced: most calls find every op cached
     total = 0
     for op in ops:
         if op not in cache:
+            if memory is None:
+                memory = timing.MemoryMap.for_board(ctx.board)
             commands = WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx)
             cache[op] = sum(timing.command_cost(c, memory).cycles for c in commands)
         total += cache[op]

@@ -94,7 +94,9 @@ class TensorDesc:
         """A contiguous NHWC tensor; shapes of rank < 4 are padded with leading 1s."""
         shape = to_nhwc(shape)
         code = dtype_code(dtype)
-        return cls(region, offset, shape, tuple(s * R.DTYPE_BYTES[code] for s in dense_strides(shape)), code)
+        size = R.DTYPE_BYTES[code]
+        _, h, w, c = shape  # dense_strides(shape) times the element size, spelled out (built for every operand)
+        return cls(region, offset, shape, (h * w * c * size, w * c * size, c * size, size), code)
 
     @property
     def element_bytes(self) -> int:
@@ -125,7 +127,7 @@ class TensorDesc:
 
 
 def to_nhwc(shape) -> tuple:
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(int, shape))
     if len(shape) > 4:
         raise CommandTableError(f"shape {list(shape)} has rank > 4")
     return (1,) * (4 - len(shape)) + shape
