@@ -596,23 +596,22 @@ class _Conflicts:
         """An empty index of placed buffers; None when placement asks the co-live buffers directly."""
         return None if self.near is not None else _OccupancyIndex(self.tree, self.work)
 
-    def place(self, index: _OccupancyIndex | None, i: int, offset: int, alignment: int) -> None:
+    def place(self, index: _OccupancyIndex, i: int, offset: int, alignment: int) -> None:
         """Record buffer i at `offset`. Offsets are aligned, so an aligned offset conflicts with [o, o + size)
         exactly when it conflicts with [o, align(o + size)): the index stores the latter, and buffers side by
         side merge into one interval even when their sizes are not multiples of the alignment."""
         b = self.buffers[i]
-        if b.size and index is not None:
+        if b.size:
             index.insert(b.first, b.last, offset, _align(offset + b.size, alignment))
 
-    def lowest_free(self, index: _OccupancyIndex | None, i: int, offsets: list, alignment: int) -> int:
-        """The lowest aligned offset >= 0 that no placed co-live buffer forbids."""
+    def lowest_free(self, index: _OccupancyIndex, i: int, offsets: list, alignment: int) -> int:
+        """The lowest aligned offset >= 0 that no placed co-live buffer forbids (by the index;
+        _place_order_direct asks the co-live buffers themselves)."""
         self.work.placements += 1
         buf = self.buffers[i]
         size = buf.size
         if not size:
             return 0
-        if index is None:
-            return self._lowest_free_direct(i, offsets, alignment)
         extra, windows = [], []  # partners' own intervals; (first, last, carved ranges) per partner overlap
         mine = {j for j, _, _ in self.partners[i]}
         for j, kind, distance in self.partners[i]:
@@ -649,20 +648,6 @@ class _Conflicts:
             if not moved:
                 self.work.probes += probes
                 return y
-
-
-    def _lowest_free_direct(self, i: int, offsets: list, alignment: int) -> int:
-        """lowest_free by the pairwise rule: each placed co-live buffer j forbids the open interval
-        (offsets[j] + lo, offsets[j] + hi) of offsets (`_forbidding`); sweep them by their lower ends."""
-        intervals = sorted([(o + lo, o + hi) for j, lo, hi in self.near[i] if (o := offsets[j]) is not None])
-        self.work.probes += len(intervals)
-        y = 0
-        for lo, hi in intervals:
-            if y <= lo:
-                break  # every later interval starts at or above y too
-            if y < hi:
-                y = -(-hi // alignment) * alignment
-        return y
 
 
 def _forbidding(buffers: list, partners: list, limit: int) -> list | None:
@@ -744,9 +729,10 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
 
 def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep: int, previous: list | None,
                         give_up_above: int | None, offsets: list) -> tuple:
-    """_place_order when placement asks the co-live buffers directly (no occupancy index): the same offsets
-    and work counts as lowest_free/_lowest_free_direct per buffer, with the per-buffer calls inlined (this
-    loop runs for every order the placement search tries)."""
+    """_place_order when placement asks the co-live buffers directly (no occupancy index), the pairwise rule:
+    each placed co-live buffer j forbids the open interval (offsets[j] + lo, offsets[j] + hi) of offsets
+    (`_forbidding`), swept by their lower ends; the same offsets and work counts as lowest_free would find.
+    Written as one loop: it runs for every order the placement search tries."""
     work, near, sizes = conflicts.work, conflicts.near, [b.size for b in conflicts.buffers]
     arena = 0
     for position, i in enumerate(order):
@@ -761,7 +747,7 @@ def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep
                 work.probes += len(intervals)
                 for lo, hi in intervals:
                     if y <= lo:
-                        break
+                        break  # every later interval starts at or above y too
                     if y < hi:
                         y = -(-hi // alignment) * alignment
         offsets[i] = y
