@@ -84,11 +84,6 @@ class Striping:
         """{target name: the part of the group that target runs} (the group itself for one target)."""
         return group_parts(group, self.target_name_of)
 
-    def fit_cost(self, group) -> dict | None:
-        """{target name: (cycles in stripes, cycles of its ops as an op-by-op build runs them)}, or None
-        (`costs`)."""
-        return self.costs(group)
-
     def target_name_of(self, op) -> str:
         return self._target_of[op].name
 
@@ -322,7 +317,7 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
     for first, chain in candidate_chains(problem.graph, regions, striping):
         for height in stripe_heights(chain, finer=True):  # largest first: lower stripes cost more
             group = striping.group(chain, height, first, problem.graph)
-            cost = striping.fit_cost(group)
+            cost = striping.costs(group)
             if cost is None:
                 continue
             extra = _share_of_model(cost, totals)
@@ -366,7 +361,7 @@ def model_cycles(graph, regions, striping: Striping) -> dict:
 
 def _share_of_model(costs: dict, totals: dict) -> float:
     """A group's extra cycles as a fraction of its target's cycles for the whole model (model_cycles), summed
-    over its targets (Striping.fit_cost): what the fit budget bounds."""
+    over its targets (Striping.costs): what the fit budget bounds."""
     return sum((striped - whole) / max(totals.get(name, 0), 1) for name, (striped, whole) in costs.items())
 
 
@@ -374,7 +369,7 @@ def plan_increase(plan, striping: Striping, totals: dict) -> float:
     """The extra cycles of a plan's groups, as fit_cascades counts them."""
     extra = 0.0
     for group in plan.cascades:
-        cost = striping.fit_cost(group)
+        cost = striping.costs(group)
         extra += _share_of_model(cost, totals) if cost else 0.0
     return extra
 
@@ -417,7 +412,7 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
             group = striping.group(chain, height, first, problem.graph)
             if not missing <= set(group.streamed):
                 break  # the chain does not read them alone, at any height
-            cost = striping.fit_cost(group)
+            cost = striping.costs(group)
             if cost is None:
                 continue
             if _share_of_model(cost, totals) > max_increase:
