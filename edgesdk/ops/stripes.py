@@ -73,12 +73,25 @@ def input_rows(op, x, out_start: int, out_stop: int) -> tuple:
     """(start, stop, pad_top) of the rows of input `x` that output rows [out_start, out_stop) of `op` read,
     and the leading padding of a command that computes exactly those output rows from exactly those input
     rows (module docstring, "Padding at stripe edges")."""
+    return _rows_read(_read_window(op, x), out_start, out_stop)
+
+
+def _read_window(op, x):
+    """What input_rows needs of `op` and its input `x`: (stride, pad_top, extent of the kernel's taps - 1,
+    input height), or None for an op whose output row r reads input row r only."""
     if op.type in ROW_PRESERVING:
-        return out_start, out_stop, 0
+        return None
     g = window_geometry(op)
-    height = nhwc(x.shape)[1]
-    first = out_start * g.stride_h - g.pad_top  # input row of the first tap of the first window (may be padding)
-    last = (out_stop - 1) * g.stride_h - g.pad_top + (g.kernel_h - 1) * g.dilation_h  # last tap of the last window
+    return g.stride_h, g.pad_top, (g.kernel_h - 1) * g.dilation_h, nhwc(x.shape)[1]
+
+
+def _rows_read(window, out_start: int, out_stop: int) -> tuple:
+    """input_rows for a `_read_window`."""
+    if window is None:
+        return out_start, out_stop, 0
+    stride, pad_top, extent, height = window
+    first = out_start * stride - pad_top  # input row of the first tap of the first window (may be padding)
+    last = (out_stop - 1) * stride - pad_top + extent  # last tap of the last window
     start, stop = max(first, 0), min(last + 1, height)
     return start, stop, start - first
 
@@ -170,16 +183,8 @@ def _make_room(y, stop, needs, produced, base, capacity, events) -> None:
 
 
 def _row_windows(ops) -> list:
-    """Per op: (op, its output, [(input, (stride, pad_top, extent of the kernel's taps - 1, input height) or
-    None for an op whose output row r reads input row r only)]): what input_rows computes, worked out once
-    per schedule."""
-    result = []
-    for op in ops:
-        g = None if op.type in ROW_PRESERVING else window_geometry(op)
-        reads = [(x, None if g is None else (g.stride_h, g.pad_top, (g.kernel_h - 1) * g.dilation_h,
-                                             nhwc(x.shape)[1])) for x in activation_inputs(op)]
-        result.append((op, op.outputs[0], reads))
-    return result
+    """Per op: (op, its output, [(input, its _read_window)]), worked out once per schedule."""
+    return [(op, op.outputs[0], [(x, _read_window(op, x)) for x in activation_inputs(op)]) for op in ops]
 
 
 def _stripe_rows(ops, stripe_height, height, inter) -> list:
@@ -208,17 +213,7 @@ def _stripe_rows(ops, stripe_height, height, inter) -> list:
                 continue
             op_reads = reads[op] = {}
             for x, window in op_windows:
-                if window is None:
-                    r0, r1, pad = start, stop, 0
-                else:  # input_rows
-                    stride, pad_top, extent, rows = window
-                    first = start * stride - pad_top
-                    r0 = first if first > 0 else 0
-                    r1 = (stop - 1) * stride - pad_top + extent + 1
-                    if r1 > rows:
-                        r1 = rows
-                    pad = r0 - first
-                op_reads[x] = (r0, r1, pad)
+                r0, r1, _pad = op_reads[x] = _rows_read(window, start, stop)
                 if x in buffered:  # the rows all its readers in the group take in this stripe
                     if x in needs:
                         n0, n1 = needs[x]
