@@ -16,13 +16,15 @@ import re
 
 from ...ir.cost import op_bytes_moved, op_elements, op_macs
 from ..api import LayerEstimate, RegionCode, RegionEstimate, Target
+from .kernel_cost import CALL_INSTRUCTIONS
 from .layouts import KERNELS_DIR  # the kernel library: sources and headers
 
 # Cost model, from benchmarks/run.py's per-layer profile of the --target c builds of the MLPerf Tiny
 # models (instructions per MAC of the fast conv/depthwise/FC kernels, per output element elsewhere).
 INSTRUCTIONS_PER_MAC = 3.5
 INSTRUCTIONS_PER_ELEMENT = 12
-INSTRUCTIONS_PER_CALL = 60
+# per call: the calibrated model's (kernel_cost.py), which stripes.call_cost takes off op_instructions' figure
+INSTRUCTIONS_PER_CALL = CALL_INSTRUCTIONS
 # Lower bound: a 32-bit multiply yields at most two int8 products (16-bit lanes, as the paired FC kernel
 # does), and every word of activations and weights is loaded or stored at least once.
 LOWER_BOUND_MACS_PER_INSTRUCTION = 2
