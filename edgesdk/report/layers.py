@@ -18,9 +18,13 @@ def layer_figures(graph, regions: list, executor, board) -> list:
     entries = []
     for region_index, (region, region_estimate) in enumerate(zip(regions, executor.region_estimates)):
         target = get_target(region.target)
-        estimates = {e.op_index: e for e in target.estimate_layers(region, board, executor)}
+        estimates = {}  # the edge conversions share index -1: in op order
+        for e in target.estimate_layers(region, board, executor):
+            estimates.setdefault(e.op_index, []).append(e)
         for op in region.ops:
-            entries.append(_layer_entry(op, region_index, region.target, estimates.get(op.index), region_estimate))
+            same = estimates.get(op.index)
+            estimate = (same.pop(0) if len(same) > 1 else same[0]) if same else None
+            entries.append(_layer_entry(op, region_index, region.target, estimate, region_estimate))
     _add_shares(entries)
     return entries
 

@@ -169,14 +169,18 @@ def _add_counted_cycles(rows: list, traced: set) -> None:
 
 def _layer_rows(report: dict, rows: list) -> list:
     """Per layer: measured instructions and cycles of each peripheral (when its block runs it alone, or from
-    the peripheral's command trace), beside the estimate."""
-    estimates = {layer["index"]: layer for layer in report.get("layers", [])}
+    the peripheral's command trace), beside the estimate. Layers that share an index (the edge conversions,
+    -1) are taken in execution order, as report.json lists them."""
+    estimates = {}
+    for layer in report.get("layers", []):
+        estimates.setdefault(layer["index"], []).append(layer)
     ops = {op["index"]: op for op in report.get("ops", [])}
     result = []
     for row in rows:
         alone = len(row["layers"]) == 1
         for index in row["layers"]:
-            op = estimates.get(index) or ops.get(index, {})
+            same = estimates.get(index)
+            op = (same.pop(0) if len(same) > 1 else same[0]) if same else ops.get(index, {})
             traced = row.get("layer_cycles", {})
             cycles = {device: traced[device].get(index, 0) if device in traced else (total if alone else None)
                       for device, total in row["peripheral_cycles"].items()}

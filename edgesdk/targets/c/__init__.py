@@ -19,8 +19,9 @@ from ..api import LayerEstimate, RegionCode, RegionEstimate, Target
 from .kernel_cost import CALL_INSTRUCTIONS
 from .layouts import KERNELS_DIR  # the kernel library: sources and headers
 
-# Cost model, from benchmarks/run.py's per-layer profile of the --target c builds of the MLPerf Tiny
-# models (instructions per MAC of the fast conv/depthwise/FC kernels, per output element elsewhere).
+# The generic cost model, from benchmarks/run.py's per-layer profile of the --target c builds of the MLPerf Tiny
+# models (instructions per MAC of the fast conv/depthwise/FC kernels, per output element elsewhere): before
+# codegen, and for the kernels the calibrated model (kernel_cost.py) does not know.
 INSTRUCTIONS_PER_MAC = 3.5
 INSTRUCTIONS_PER_ELEMENT = 12
 # per call: the calibrated model's (kernel_cost.py), which stripes.call_cost takes off op_instructions' figure
@@ -158,13 +159,14 @@ class CTarget(Target):
                    and op.inputs[1].is_const)
 
     def estimate(self, region, board, model=None) -> RegionEstimate:
-        instructions = sum(op_instructions(op) for op in region.ops)
-        return self.cycles_on(board, instructions)
+        return self.cycles_on(board, sum(int(round(n)) for n in region_instructions(region, model).values()))
 
     def estimate_layers(self, region, board, model=None) -> list:
-        """Instructions per layer (the cost model above) and the lower bound: MACs / 2 multiplies plus one
+        """Instructions per layer (`region_instructions`) and the lower bound: MACs / 2 multiplies plus one
         load or store per word of the bytes the layer reads and writes."""
-        return [LayerEstimate(op.index, op_instructions(op), op_instructions_lower_bound(op)) for op in region.ops]
+        counts = region_instructions(region, model)
+        return [LayerEstimate(op.index, int(round(counts[op])), op_instructions_lower_bound(op))
+                for op in region.ops]
 
     def verify(self, compiled, proof) -> None:
         """The host layers' memory accesses, from their structured calls (edgesdk/targets/c/proof.py)."""
@@ -185,6 +187,19 @@ def _choose_flash_layouts(ops, ctx) -> None:
     ctx.data(COMPACT_LAYERS, set).update(compact_conv_layers(ops, ctx))
     room = 0 if ctx.data(COMPACT_LAYERS, set) else flash_room_beside_paired_convs(ops, ctx)
     ctx.data(OUTPUT_TABLE_ADDS, set).update(output_table_adds(ops, room))  # after the convs'
+
+
+def region_instructions(region, model=None) -> dict:
+    """{op: estimated instructions} of a region's layers. With the build's code (`model`, an ExecutorModel):
+    the calibrated model (kernel_cost.py) over the calls generated for them, stripes and all, the generic
+    `op_instructions` for kernels it does not know; before codegen, `op_instructions` alone."""
+    from .kernel_cost import layer_instructions
+
+    ops = set(region.ops)
+    layers = [layer for layer in (model.target_data.get(TARGET.name, []) if model is not None else [])
+              if ops.intersection(layer.layers)]
+    counts = layer_instructions(layers, op_instructions)
+    return {op: counts[op] if op in counts else op_instructions(op) for op in region.ops}
 
 
 def op_instructions(op) -> int:

@@ -1,4 +1,5 @@
-"""Instructions of one host kernel call, as the cascade search prices a layer whole and in stripes.
+"""Instructions of one host kernel call, as the cascade search prices a layer whole and in stripes, and as the
+build report estimates each host layer (`layer_instructions` over the build's generated calls).
 
 Calibrated on the emulator (benchmarks/stripe_cost.py reads kernel_profile's per-call instruction counts): the
 op-by-op `--target c` builds of KWS, VWW, IC (MLPerf Tiny), MobileNetV2-1.0 224 and SSD MobileNetV3 320, 211
@@ -16,11 +17,18 @@ layer calls. A call's count follows its kernel's loops, so the model does too:
 
 Each layer is within 15 % of its count but for a few small ones; a kernel not calibrated here (pools, the
 long tail) falls back to the target's generic model (`op_instructions`) for its share of the rows.
+
+The report also prices the kernels only a whole layer calls (`layer_call_instructions`: fully connected,
+average pools, the int16 kernels, softmax, the edge conversions...), fitted on the op-by-op builds of the
+shared models (docs/performance.md, "The host estimate"); the stripe search keeps the model above.
 """
 
 from __future__ import annotations
 
-from .calls import Const
+from ...ctext import UINT8_INPUT_READER
+from ...ops.stripes import nhwc
+from ...ir.cost import op_macs
+from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Const, KernelCall, Params
 from .layouts import CONV_BLOCKED, CONV_PATCHED_LAYOUTS
 
 CALL_INSTRUCTIONS = 60
@@ -40,6 +48,33 @@ DEPTHWISE_REFERENCE_PER_OUTPUT = 119.0
 # Elementwise, per element.
 PER_ELEMENT = {"edgesdk_hard_swish_s8": 76.0, "edgesdk_mul_s8": 60.0, "edgesdk_add_s8": 30.0}
 ADD_WITH_OUTPUT_TABLE_PER_ELEMENT = 7.3
+# The layer kernels the stripe search does not price (they never stripe, or only the report asks; fitted on the
+# same op-by-op builds plus DS-CNN S int16, HAR, MobileNet v1 0.25/0.5 and MobileNetV2 uint8, AD, micro_speech).
+# Average pools: per output, per window row, per four-tap step and per tap left over (the kernel's loops).
+POOL_PER_OUTPUT, POOL_PER_WINDOW_ROW, POOL_PER_FOUR_TAPS, POOL_PER_TAP = 26.7, 12.5, 14.0, 4.0
+AVERAGE_POOL_KERNELS = ("edgesdk_average_pool2d_s8", "edgesdk_average_pool2d_s16")
+# Fully connected (int8): per MAC by weight layout (0: the reference loops, as a convolution's), per output and
+# per input element, and a fixed part (the small layers' set-up).
+FC_PER_MAC = {0: CONV_PER_MAC[0], "EDGESDK_FC_PAIRED_QUADS": 2.06}
+FC_PER_MAC_PAIRED = 2.36  # EDGESDK_FC_PAIRED and the blocked layout
+FC_PER_OUTPUT = {0: CONV_PER_OUTPUT[0]}
+FC_PER_OUTPUT_FAST = 38.2
+FC_PER_INPUT = 5.6
+FC_SET_UP = 285
+# int16 (16x8) convolutions, per MAC and per output (DS-CNN S int16: its 3x3 depthwise layers are per MAC
+# only, one shape).
+CONV_S16_PER_MAC, CONV_S16_PER_OUTPUT = 2.57, 94.4
+DEPTHWISE_S16_PER_MAC = 9.0
+# int8 softmax: two fixed-point exponentials per element within the row's reach of its maximum (`diff_min`);
+# the others skip them, so this is an upper bound that depends on the data (MobileNets' 1,000 classes reach it,
+# KWS's 12 classes on a random input take 0.36 of it). int16: a table per element.
+SOFTMAX_PER_ELEMENT = {"edgesdk_softmax_s8": 555.0, "edgesdk_softmax_s16": 115.0}
+SOFTMAX_PER_ROW = 300
+# Per output element of a whole layer (the edge conversions, requantize, table lookups); the copy of a
+# concatenation per output byte.
+LAYER_PER_ELEMENT = {"edgesdk_convert_u8_s8": 6.0, "edgesdk_convert_s8_u8": 6.0, "edgesdk_requantize_s8": 54.0,
+                     "edgesdk_lut_s8": 10.0, "edgesdk_quantize_f32_s8": 300.0, "edgesdk_dequantize_s8_f32": 163.0}
+CONCATENATION_PER_BYTE = 0.8
 # Row shifts (edgesdk_reshape: picolibc's memmove moves a byte per ~6 instructions) and the uint8 reader.
 INSTRUCTIONS_PER_MOVED_BYTE = 6
 INSTRUCTIONS_PER_CONVERTED_BYTE = 5
@@ -100,6 +135,56 @@ def call_instructions(kernel: str, fields: dict) -> float | None:
     return CALL_INSTRUCTIONS + work
 
 
+def pool_instructions(fields: dict) -> float:
+    """An average pool over the output rows `fields` name (windows clipped at the edges counted whole)."""
+    outputs = fields["batches"] * fields["out_h"] * fields["out_w"] * fields["channels"]
+    fw = fields["filter_w"]
+    rows = outputs * fields["filter_h"]
+    return (POOL_PER_OUTPUT * outputs + POOL_PER_WINDOW_ROW * rows + POOL_PER_FOUR_TAPS * rows * (fw // 4)
+            + POOL_PER_TAP * rows * (fw % 4))
+
+
+def _macro(value):
+    return value.c() if hasattr(value, "c") else value
+
+
+def fully_connected_instructions(fields: dict) -> float:
+    layout = _macro(fields["blocked"])
+    batches, depth, outputs = fields["batches"], fields["in_depth"], fields["out_depth"]
+    per_mac = FC_PER_MAC.get(layout, FC_PER_MAC_PAIRED)
+    per_output = FC_PER_OUTPUT.get(layout, FC_PER_OUTPUT_FAST)
+    return (FC_SET_UP + batches * (per_mac * depth * outputs + per_output * outputs + FC_PER_INPUT * depth))
+
+
+def layer_call_instructions(kernel: str, fields: dict, op=None) -> float | None:
+    """Instructions of one call as the report estimates it: the stripe search's model (`call_instructions`),
+    then the kernels only a whole layer calls. `fields`: the call's params (a stripe's rows for the kernels
+    that stripe); `op`: the layer, when the call computes it whole (the per-element and int16 kernels are
+    priced by its figures). None for a kernel this model does not know."""
+    known = call_instructions(kernel, fields)
+    if known is not None:
+        return known
+    if kernel in AVERAGE_POOL_KERNELS:
+        work = pool_instructions(fields)
+    elif op is None:
+        return None
+    elif kernel == "edgesdk_fully_connected_s8":
+        work = fully_connected_instructions(fields)
+    elif kernel == "edgesdk_conv2d_s16":
+        work = CONV_S16_PER_MAC * op_macs(op) + CONV_S16_PER_OUTPUT * op.outputs[0].num_elements
+    elif kernel == "edgesdk_depthwise_conv2d_s16":
+        work = DEPTHWISE_S16_PER_MAC * op_macs(op)
+    elif kernel in SOFTMAX_PER_ELEMENT:
+        work = fields["rows"] * (SOFTMAX_PER_ROW + SOFTMAX_PER_ELEMENT[kernel] * fields["depth"])
+    elif kernel in LAYER_PER_ELEMENT:
+        work = LAYER_PER_ELEMENT[kernel] * op.outputs[0].num_elements
+    elif kernel == "edgesdk_concatenation":
+        work = CONCATENATION_PER_BYTE * op.outputs[0].nbytes
+    else:
+        return None
+    return CALL_INSTRUCTIONS + work
+
+
 def shift_instructions(nbytes: int) -> int:
     return CALL_INSTRUCTIONS + INSTRUCTIONS_PER_MOVED_BYTE * nbytes
 
@@ -107,3 +192,62 @@ def shift_instructions(nbytes: int) -> int:
 def fetch_instructions(converted_bytes: int) -> int:
     """The caller's copy is not the model's work; a uint8 input's conversion is."""
     return CALL_INSTRUCTIONS + INSTRUCTIONS_PER_CONVERTED_BYTE * converted_bytes
+
+
+# -- the generated calls of a build ------------------------------------------------------------------------
+def _group_call_instructions(op, call, generic) -> float:
+    """A stripe call of a kernel this model does not know: the generic model's figure for the layer, for the
+    call's share of the layer's output rows (or elements)."""
+    fields = call.args[0].fields if call.args and isinstance(call.args[0], Params) else {}
+    out = op.outputs[0]
+    if "out_h" in fields:
+        share = fields["out_h"] / max(nhwc(out.shape)[1], 1)
+    elif "size" in fields:
+        share = fields["size"] / max(out.num_elements, 1)
+    else:
+        share = 1.0
+    return CALL_INSTRUCTIONS + (generic(op) - CALL_INSTRUCTIONS) * share
+
+
+def _helper_call_instructions(call) -> float | None:
+    """A group's row shift or input fetch (stripes.lower_group), by its byte count."""
+    if call.kernel == SHIFT_KERNEL and call.op is None:
+        return shift_instructions(call.args[0].value)
+    if call.kernel == UINT8_INPUT_READER:
+        return fetch_instructions(call.args[-1].value)
+    if call.kernel == READ_INPUT_ROWS:
+        return fetch_instructions(0)
+    return None
+
+
+def layer_instructions(layers, generic) -> dict:
+    """{op: estimated instructions of its kernel calls} over a build's HostLayers (its structured calls, in
+    order): each call this model knows priced over its own params (a stripe over its rows); a layer's calls it
+    does not know: the generic model `generic(op)` once per layer (a stripe: its share of the rows). A group's
+    row shifts and input fetches count for the layer whose call comes next (its last layer after the last)."""
+    result = {}
+    for layer in layers:
+        unknown, pending = set(), 0.0
+        for call in layer.calls:
+            if not isinstance(call, KernelCall):
+                continue
+            helper = _helper_call_instructions(call) if layer.ops else None
+            if helper is not None:
+                pending += helper
+                continue
+            op = call.op if call.op is not None else layer.op
+            params = call.args[0].fields if call.args and isinstance(call.args[0], Params) else {}
+            known = layer_call_instructions(call.kernel, params, None if layer.ops else op)
+            if known is None and layer.ops:
+                known = _group_call_instructions(op, call, generic)
+            if known is None:
+                unknown.add(op)
+                known = 0.0
+            result[op] = result.get(op, 0.0) + known + pending
+            pending = 0.0
+        for op in unknown:
+            result[op] = result.get(op, 0.0) + generic(op)
+        last = layer.layers[-1]
+        if pending or last not in result:
+            result[last] = result.get(last, 0.0) + pending
+    return result
