@@ -20,7 +20,8 @@ long tail) falls back to the target's generic model (`op_instructions`) for its 
 
 The report also prices the kernels only a whole layer calls (`layer_call_instructions`: fully connected,
 average pools, the int16 kernels, softmax, the edge conversions...), fitted on the op-by-op builds of the
-shared models (docs/performance.md, "The host estimate"); the stripe search keeps the model above.
+shared models (docs/performance.md, "The host's per-layer estimate"); the stripe search keeps the
+model above.
 """
 
 from __future__ import annotations
