@@ -15,13 +15,12 @@ layer calls. A call's count follows its kernel's loops, so the model does too:
 * elementwise kernels pay per element (HARD_SWISH's 16-bit fixed-point chain: 76);
 * every call pays CALL_INSTRUCTIONS (arguments, prologue, the params copy).
 
-Each layer is within 15 % of its count but for a few small ones; a kernel not calibrated here (pools, the
-long tail) falls back to the target's generic model (`op_instructions`) for its share of the rows.
-
-The report also prices the kernels only a whole layer calls (`layer_call_instructions`: fully connected,
-average pools, the int16 kernels, softmax, the edge conversions...), fitted on the op-by-op builds of the
-shared models (docs/performance.md, "The host's per-layer estimate"); the stripe search keeps the
-model above.
+Each layer is within 15 % of its count but for a few small ones. `layer_call_instructions` adds the average
+pools (which stripe too) and the kernels only a whole layer calls (fully connected, the int16 kernels,
+softmax, the edge conversions...), fitted on the op-by-op builds of the shared models (docs/performance.md,
+"The host's per-layer estimate"); the build report prices every call with it. A kernel known to neither (max
+pool, the long tail) falls back to the target's generic model (`op_instructions`), in a stripe for its
+share of the rows.
 """
 
 from __future__ import annotations

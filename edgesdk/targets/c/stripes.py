@@ -25,7 +25,7 @@ from ...ops.broadcast import MAX_DIMS
 from ...ops.stripes import Compute, Fetch, Shift, nhwc, row_bytes
 from ...ctext import UINT8_INPUT_READER, UINT8_INPUT_READER_TEXT
 from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
-from .kernel_cost import CALL_INSTRUCTIONS, call_instructions, fetch_instructions, shift_instructions
+from .kernel_cost import CALL_INSTRUCTIONS, fetch_instructions, layer_call_instructions, shift_instructions
 
 ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired", "edgesdk_depthwise_conv2d_s8",
                "edgesdk_average_pool2d_s8", "edgesdk_max_pool2d_s8")
@@ -224,7 +224,7 @@ def _fetch_call(group, event, ctx) -> KernelCall:
 def call_cost(op, call, fields, op_instructions) -> float:
     """Instructions of one call of `op`'s kernel over the rows `fields` name (kernel_cost.py); a kernel that
     model does not know: the generic `op_instructions(op)` for the call's share of the output rows."""
-    known = call_instructions(call.kernel, fields)
+    known = layer_call_instructions(call.kernel, fields)  # op None: the kernels a stripe can call
     if known is not None:
         return known
     whole = call.args[0].fields
