@@ -48,6 +48,7 @@ DEPTHWISE_REFERENCE_PER_OUTPUT = 119.0
 # Elementwise, per element.
 PER_ELEMENT = {"edgesdk_hard_swish_s8": 76.0, "edgesdk_mul_s8": 60.0, "edgesdk_add_s8": 30.0}
 ADD_WITH_OUTPUT_TABLE_PER_ELEMENT = 7.3
+ADD_GENERAL_PER_ELEMENT = 74.5  # broadcast, or without the tabulated fast path (SSD's small ADDs)
 # The layer kernels the stripe search does not price (they never stripe, or only the report asks; fitted on the
 # same op-by-op builds plus DS-CNN S int16, HAR, MobileNet v1 0.25/0.5 and MobileNetV2 uint8, AD, micro_speech).
 # Average pools: per output, per window row, per four-tap step and per tap left over (the kernel's loops).
@@ -113,11 +114,21 @@ def depthwise_instructions(fields: dict) -> float:
     return DEPTHWISE_REFERENCE_PER_MAC * macs + DEPTHWISE_REFERENCE_PER_OUTPUT * outputs
 
 
+def _tabulated_add(fields: dict) -> bool:
+    """edgesdk_add_s8's fast path: same shapes, input tables and a fast output (else it requantizes each
+    element in full)."""
+    shape = fields.get("shape", {})
+    return (not (isinstance(shape, dict) and shape.get("broadcast")) and bool(fields.get("fast_output"))
+            and isinstance(fields.get("input1_table"), Const) and isinstance(fields.get("input2_table"), Const))
+
+
 def elementwise_instructions(kernel: str, fields: dict) -> float | None:
     size = fields["shape"]["size"] if "shape" in fields else fields["size"]
     rate = PER_ELEMENT.get(kernel)
     if kernel == "edgesdk_add_s8" and isinstance(fields.get("output_table"), Const):
         rate = ADD_WITH_OUTPUT_TABLE_PER_ELEMENT
+    elif kernel == "edgesdk_add_s8" and not _tabulated_add(fields):
+        rate = ADD_GENERAL_PER_ELEMENT
     return None if rate is None else rate * size
 
 
