@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"
 DEFAULT_MODELS = ["mlcommons_tiny/kws_ref_model", "mlcommons_tiny/vww_96_int8", "mlcommons_tiny/pretrainedResnet_quant",
-                  "mlcommons_tiny/ad01_int8", "tflite_micro/micro_speech_quantized", "arm_ml_examples/ds_cnn_s_quantized",
-                  "arm_ml_zoo/har_int8", "arm_ml_zoo/ds_cnn_s_int16", "coral/mobilenet_v1_0.25_128_quant",
-                  "coral/mobilenet_v1_0.5_160_quant", "large/mobilenet_v2_1.0_224_inat_bird_quant",
-                  "large/ssd_mobilenet_v3_int8"]
+                  "mlcommons_tiny/ad01_int8", "tflite_micro/micro_speech_quantized",
+                  "arm_ml_examples/ds_cnn_s_quantized", "arm_ml_zoo/har_int8", "arm_ml_zoo/ds_cnn_s_int16",
+                  "coral/mobilenet_v1_0.25_128_quant", "coral/mobilenet_v1_0.5_160_quant",
+                  "large/mobilenet_v2_1.0_224_inat_bird_quant", "large/ssd_mobilenet_v3_int8"]
 SMALL_BLOCK = 20_000
 
 

@@ -1,8 +1,8 @@
 """The host core's per-layer estimate (report.json `layers`, Target.estimate_layers of the C target) against the
 instructions `edgesdk run --profile` measures per block on the emulator, per kernel family, on small real
-models: KWS (the int8 fast kernels: paired convolutions, the sliding depthwise kernel, the paired FC, the
-average pool and a cascade group; its FC and softmax are too small to compare), DS-CNN S int16 (the 16x8 kernels) and MobileNet v1 0.25 uint8 (the
-reference loops a filter zero point takes)."""
+models: KWS (the int8 fast kernels: paired convolutions, the sliding depthwise kernel, the average pool and a
+cascade group; its FC and softmax are too small to compare), DS-CNN S int16 (the 16x8 kernels) and MobileNet
+v1 0.25 uint8 (the reference loops a filter zero point takes, the edge conversions, a 1,001-class softmax)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,6 @@ from conftest import REPO, model_path
 FAMILY_TOLERANCE = 0.15
 BLOCK_TOLERANCE = 0.30
 SMALL_BLOCK = 20_000  # instructions: below, a block's call set-up and guard checks dominate
-# SOFTMAX skips its exponentials for inputs far below the row's maximum: its estimate is an upper bound.
-UPPER_BOUNDS = {"SOFTMAX"}
 
 
 def _edgesdk(*args):
@@ -55,17 +53,14 @@ def check_families(rows: list) -> dict:
     for family, estimated, measured in rows:
         e, m = totals.get(family, (0, 0))
         totals[family] = (e + estimated, m + measured)
-        if measured >= SMALL_BLOCK and family not in UPPER_BOUNDS:
+        if measured >= SMALL_BLOCK:
             assert abs(estimated / measured - 1) <= BLOCK_TOLERANCE, (family, estimated, measured)
     ratios = {}
     for family, (estimated, measured) in totals.items():
         if measured < SMALL_BLOCK:
             continue
         ratios[family] = estimated / measured
-        if family in UPPER_BOUNDS:
-            assert estimated >= measured * (1 - FAMILY_TOLERANCE), (family, estimated, measured)
-        else:
-            assert abs(ratios[family] - 1) <= FAMILY_TOLERANCE, (family, estimated, measured)
+        assert abs(ratios[family] - 1) <= FAMILY_TOLERANCE, (family, estimated, measured)
     return ratios
 
 
@@ -91,5 +86,5 @@ def test_host_estimate_is_close_to_the_emulator_per_kernel_family(model, familie
     result = json.loads(_edgesdk("run", out, "--random-input", "1", "--profile", "--json",
                                  "--output-dir", tmp_path / "run").stdout)
     ratios = check_families(estimate_against_profile(result["profile"]))
-    assert families <= set(ratios), ratios
-    print(model, {family: round(ratio, 3) for family, ratio in sorted(ratios.items())})  # the families this model is here for were compared
+    assert families <= set(ratios), ratios  # the families this model is here for were large enough to compare
+    print(model, {family: round(ratio, 3) for family, ratio in sorted(ratios.items())})

@@ -69,9 +69,10 @@ FC_SET_UP = 285
 # only, one shape).
 CONV_S16_PER_MAC, CONV_S16_PER_OUTPUT = 2.57, 94.4
 DEPTHWISE_S16_PER_MAC = 9.0
-# int8 softmax: two fixed-point exponentials per element within the row's reach of its maximum (`diff_min`);
-# the others skip them, so this is an upper bound that depends on the data (MobileNets' 1,000 classes reach it,
-# KWS's 12 classes on a random input take 0.36 of it). int16: a table per element.
+# int8 softmax: two fixed-point exponentials per element within the row's reach of its maximum (`diff_min`),
+# the others skip them, so the count depends on the data: the rate is the MobileNets' 1,000-class softmax on a
+# random input; small softmaxes on random inputs measured 170-650 an element (KWS 0.34 of its estimate, VWW and
+# DS-CNN S about 1x). int16: a table per element.
 SOFTMAX_PER_ELEMENT = {"edgesdk_softmax_s8": 555.0, "edgesdk_softmax_s16": 115.0}
 SOFTMAX_PER_ROW = 300
 # Per output element of a whole layer (the edge conversions, requantize, table lookups); the copy of a
