@@ -78,3 +78,20 @@ def test_place_best_is_the_brute_force_minimum(name, target, extras):
     for below in (math.inf, full[0] + 1, full[0]):
         best = cascade._place_best(c.memory_problem, tried, below)
         assert (best[:3] if best else None) == (full if full[0] < below else None)
+
+
+@pytest.mark.parametrize("name", ["vww", "ic"])
+def test_the_search_proves_the_plan_it_keeps(name, monkeypatch):
+    """The cascade rounds place their candidates unproven and prove only the plan the build keeps: the plan
+    compile_model hands on is proven (verify_plan ran on it), and so is the op-by-op plan (MemoryProblem.plan),
+    no other (VWW places 3 plans, IC 2)."""
+    from edgesdk.aot import memory_plan
+
+    proven, placed = [], []
+    verify, place = memory_plan.verify_plan, memory_plan.MemoryProblem._place
+    monkeypatch.setattr(memory_plan, "verify_plan", lambda plan, *a: (proven.append(plan), verify(plan, *a))[1])
+    monkeypatch.setattr(memory_plan.MemoryProblem, "_place",
+                        lambda self, *a, **k: placed.append(place(self, *a, **k)) or placed[-1])
+    c = compile_model(model_path(name), BuildOptions(compile_firmware=False))
+    assert c.plan.cascades and any(p is c.plan for p in proven)
+    assert len(proven) == 2 and len(placed) == {"vww": 3, "ic": 2}[name]

@@ -264,11 +264,13 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                         tried.append((trial[0], len(tried), extra, kept + [group], trial))
                     continue
                 below = round_best[0] + 1 if round_best else best.arena_bytes
-                plan = problem.plan_below(kept + [group], below)
+                plan = problem.plan_below(kept + [group], below, prove=False)
                 if plan is not None and (round_best is None or (plan.arena_bytes, extra) < round_best[:2]):
                     round_best = (plan.arena_bytes, extra, 0, plan)
         round_best = _place_best(problem, tried, best.arena_bytes) or round_best
         if round_best is None:
+            if best is not baseline:  # the rounds' plans are placed unproven: prove the one kept
+                problem.prove(best)
             return best
         best = round_best[3]
         chosen = list(best.cascades)
@@ -279,7 +281,8 @@ def _place_best(problem: MemoryProblem, tried: list, below) -> tuple | None:
     as (arena, extra cycles, order tried, plan); None if none is below. `tried`: (lower bound, order tried,
     extra cycles, groups, MemoryProblem.trial) of each candidate. Placed lowest bound first: once a bound is
     above the best arena found, no candidate left can win or tie; one whose bound equals it is placed only
-    if it would win the tie."""
+    if it would win the tie. The plans are not proven (MemoryProblem.prove): the caller proves the one it
+    keeps."""
     best = None
     for bound, order, extra, groups, trial in sorted(tried, key=lambda t: t[:2]):
         limit = below
@@ -287,7 +290,7 @@ def _place_best(problem: MemoryProblem, tried: list, below) -> tuple | None:
             if bound > best[0]:
                 break
             limit = best[0] + ((extra, order) < best[1:3])  # arena ties go to fewer cycles, then the first tried
-        plan = problem.plan_below(groups, limit, trial)
+        plan = problem.plan_below(groups, limit, trial, prove=False)
         if plan is not None:
             best = (plan.arena_bytes, extra, order, plan)
     return best
@@ -431,7 +434,10 @@ def streamed_plan(problem: MemoryProblem, regions, plan, striping: Striping, max
                          "without --stream-input.")
     searched = choose_cascades(problem, regions, best[3], striping, max_increase, placed=True, replace=True)
     still = set(striping.stream_inputs) <= {x for g in searched.cascades for x in g.streamed}
-    return searched if still else best[3]
+    result = searched if still else best[3]
+    if result is best[3]:  # placed unproven by _place_best (choose_cascades proves a plan of its own)
+        problem.prove(result)
+    return result
 
 
 def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> tuple:

@@ -705,21 +705,26 @@ def _window_pieces(first: int, last: int, windows: list) -> list:
 
 
 def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int = 0, previous: list | None = None,
-                 give_up_above: int | None = None) -> tuple:
+                 give_up_above: int | None = None, same_from: int | None = None) -> tuple:
     """Offsets for buffers placed in `order`; returns (offsets, arena), or (None, None) as soon as the
     arena would exceed `give_up_above`. The first `keep` buffers of `order` keep their `previous` offsets
-    (the caller guarantees the same prefix was placed before)."""
+    (the caller guarantees the same prefix was placed before). `same_from`: `previous` placed an order
+    that differs from this one only at positions keep..same_from (a permutation of them); once every buffer
+    re-placed up to there or later lands where it was before, the rest lands there too (same placed
+    buffers, same offsets, same order from then on), so the rest keeps its `previous` offsets."""
     conflicts.work.orders += 1
     offsets = [None] * len(conflicts.buffers)
+    same_from = len(order) if same_from is None or previous is None else same_from
     index = conflicts.new_index()
     if index is None:
-        return _place_order_direct(order, conflicts, alignment, keep, previous, give_up_above, offsets)
-    arena = 0
+        return _place_order_direct(order, conflicts, alignment, keep, previous, give_up_above, offsets, same_from)
+    arena, moved = 0, False  # moved: a re-placed buffer left its previous offset
     for position, i in enumerate(order):
-        if position < keep:
+        if position < keep or (position > same_from and not moved):
             offsets[i] = previous[i]
         else:
             offsets[i] = conflicts.lowest_free(index, i, offsets, alignment)
+            moved = moved or offsets[i] != previous[i] if previous is not None else True
         conflicts.place(index, i, offsets[i], alignment)
         arena = max(arena, offsets[i] + conflicts.buffers[i].size)
         if give_up_above is not None and _align(arena, alignment) > give_up_above:
@@ -728,16 +733,16 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
 
 
 def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep: int, previous: list | None,
-                        give_up_above: int | None, offsets: list) -> tuple:
+                        give_up_above: int | None, offsets: list, same_from: int) -> tuple:
     """_place_order when placement asks the co-live buffers directly (no occupancy index), the pairwise rule:
     each placed co-live buffer j forbids the open interval (offsets[j] + lo, offsets[j] + hi) of offsets
     (`_forbidding`), swept by their lower ends; the same offsets and work counts as lowest_free would find.
     Written as one loop: it runs for every order the placement search tries."""
     work, near, sizes = conflicts.work, conflicts.near, [b.size for b in conflicts.buffers]
-    arena = 0
+    arena, moved = 0, previous is None  # moved: a re-placed buffer left its previous offset
     for position, i in enumerate(order):
         size = sizes[i]
-        if position < keep:
+        if position < keep or (position > same_from and not moved):
             y = previous[i]
         else:
             work.placements += 1
@@ -750,6 +755,8 @@ def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep
                         break  # every later interval starts at or above y too
                     if y < hi:
                         y = -(-hi // alignment) * alignment
+            if not moved and y != previous[i]:
+                moved = True
         offsets[i] = y
         if y + size > arena:
             arena = y + size
@@ -877,7 +884,7 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
         i, j = _move(order, best[2], best[0], buffers, rng)
         budget -= len(order)
         offsets, arena = _place_order(order, conflicts, alignment, keep=min(i, j), previous=best[2],
-                                      give_up_above=best[0])
+                                      give_up_above=best[0], same_from=max(i, j))
         if arena is not None:  # not worse: keep it (equal moves let the search cross plateaus)
             if arena < best[0]:
                 improved, since_gain = True, 0
@@ -937,7 +944,7 @@ class MemoryProblem:
         cascades = list(cascades)
         return self._place(cascades, *self._buffers_and_overlaps(cascades))
 
-    def _place(self, cascades: list, buffers: list, overlaps: list) -> MemoryPlan:
+    def _place(self, cascades: list, buffers: list, overlaps: list, prove: bool = True) -> MemoryPlan:
         work = Work()
         arena, bound, strategy = search_placement(buffers, overlaps, self.alignment, work=work)
         offsets, scratch = {}, {}
@@ -948,9 +955,17 @@ class MemoryProblem:
                 for t in buf.tensors:
                     offsets[t] = buf.offset
         plan = MemoryPlan(buffers, arena, self.alignment, offsets, scratch, overlaps, bound, strategy, cascades)
-        verify_plan(plan, work, self._proven)
         plan.work = work.as_dict()
+        if prove:
+            self.prove(plan)
         return plan
+
+    def prove(self, plan: MemoryPlan) -> None:
+        """verify_plan on a plan of this problem (its work added to plan.work): what `plan` and `plan_below`
+        do unless told not to, for a search that proves only the plan it keeps."""
+        work = Work()
+        verify_plan(plan, work, self._proven)
+        plan.work = {key: plan.work.get(key, 0) + count for key, count in work.as_dict().items()}
 
     def step_bounds(self, cascades=()) -> dict:
         """{step: lower bound of the bytes live at that step} with these cascade groups (no placement)."""
@@ -967,13 +982,14 @@ class MemoryProblem:
         buffers, overlaps = self._buffers_and_overlaps(cascades)
         return lower_bound(buffers, overlaps, self.alignment), (cascades, buffers, overlaps)
 
-    def plan_below(self, cascades, below: int, trial: tuple | None = None):
+    def plan_below(self, cascades, below: int, trial: tuple | None = None, prove: bool = True):
         """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
-        search when the per-step lower bound already says no). `trial`: this problem's `trial(cascades)`."""
+        search when the per-step lower bound already says no). `trial`: this problem's `trial(cascades)`.
+        `prove=False`: the plan is not verified (the caller proves the one it keeps, `prove`)."""
         bound, (cascades, buffers, overlaps) = trial or self.trial(cascades)
         if bound >= below:
             return None
-        plan = self._place(cascades, buffers, overlaps)
+        plan = self._place(cascades, buffers, overlaps, prove)
         return plan if plan.arena_bytes < below else None
 
 
