@@ -609,7 +609,7 @@ def test_a_move_keeps_the_previous_offsets_only_where_the_placement_would_give_t
             previous, arena = _place_order(order, conflicts, alignment)
             for _ in range(3):
                 moved = list(order)
-                i, j = _move(moved, previous, arena, buffers, rng)
+                i, j = _move(moved, previous, arena, conflicts.sizes, rng)
                 want = _place_order(moved, conflicts, alignment)
                 before = conflicts.work.placements
                 got = _place_order(moved, conflicts, alignment, keep=min(i, j), previous=previous,

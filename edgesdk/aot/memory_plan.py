@@ -576,6 +576,7 @@ class _Conflicts:
     def __init__(self, buffers: list, overlaps: list, work: Work | None = None,
                  pairwise_limit: int = PAIRWISE_LIMIT):
         self.buffers = buffers
+        self.sizes = [b.size for b in buffers]
         self.work = work or Work()
         index = {id(b): i for i, b in enumerate(buffers)}
         permits = {}
@@ -738,31 +739,40 @@ def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep
     each placed co-live buffer j forbids the open interval (offsets[j] + lo, offsets[j] + hi) of offsets
     (`_forbidding`), swept by their lower ends; the same offsets and work counts as lowest_free would find.
     Written as one loop: it runs for every order the placement search tries."""
-    work, near, sizes = conflicts.work, conflicts.near, [b.size for b in conflicts.buffers]
+    near, sizes = conflicts.near, conflicts.sizes
+    # _align(arena) > give_up_above exactly when arena > give_up_above rounded down to the alignment
+    limit = None if give_up_above is None else give_up_above // alignment * alignment
+    if limit is not None and limit < 0 and order:
+        return None, None  # even an arena of 0 bytes is above it
     arena, moved = 0, previous is None  # moved: a re-placed buffer left its previous offset
-    for position, i in enumerate(order):
-        size = sizes[i]
-        if position < keep or (position > same_from and not moved):
-            y = previous[i]
-        else:
-            work.placements += 1
-            y = 0
-            if size:
-                intervals = sorted([(o + lo, o + hi) for j, lo, hi in near[i] if (o := offsets[j]) is not None])
-                work.probes += len(intervals)
-                for lo, hi in intervals:
-                    if y <= lo:
-                        break  # every later interval starts at or above y too
-                    if y < hi:
-                        y = -(-hi // alignment) * alignment
-            if not moved and y != previous[i]:
-                moved = True
-        offsets[i] = y
-        if y + size > arena:
-            arena = y + size
-        if give_up_above is not None and _align(arena, alignment) > give_up_above:
-            return None, None
-    return offsets, _align(arena, alignment)
+    placements = probes = 0  # (added to conflicts.work at the end)
+    try:
+        for position, i in enumerate(order):
+            size = sizes[i]
+            if position < keep or (position > same_from and not moved):
+                y = previous[i]
+            else:
+                placements += 1
+                y = 0
+                if size:
+                    intervals = sorted([(o + lo, o + hi) for j, lo, hi in near[i] if (o := offsets[j]) is not None])
+                    probes += len(intervals)
+                    for lo, hi in intervals:
+                        if y <= lo:
+                            break  # every later interval starts at or above y too
+                        if y < hi:
+                            y = -(-hi // alignment) * alignment
+                if not moved and y != previous[i]:
+                    moved = True
+            offsets[i] = y
+            if y + size > arena:
+                arena = y + size
+                if limit is not None and arena > limit:
+                    return None, None
+        return offsets, _align(arena, alignment)
+    finally:
+        conflicts.work.placements += placements
+        conflicts.work.probes += probes
 
 
 def place_greedy_by_size(buffers: list, alignment: int) -> int:
@@ -837,12 +847,12 @@ def _heuristic_orders(buffers: list) -> dict:
     }
 
 
-def _move(order: list, offsets: list, arena: int, buffers: list, rng: random.Random) -> tuple:
+def _move(order: list, offsets: list, arena: int, sizes: list, rng: random.Random) -> tuple:
     """Change `order` in place; return the two positions involved. Mostly moves a buffer that ends at the
     top of the arena to an earlier position (so it is placed before what pushed it up), else a random
-    swap or insertion."""
+    swap or insertion. `sizes`: each buffer's size."""
     if rng.random() < 0.7:
-        top = [k for k, i in enumerate(order) if offsets[i] + buffers[i].size > arena - buffers[i].size // 2 and k > 0]
+        top = [k for k, i in enumerate(order) if k and offsets[i] + sizes[i] + sizes[i] // 2 > arena]
         if top:
             i = rng.choice(top)
             j = rng.randrange(i)
@@ -881,7 +891,7 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
             break
         since_gain += 1
         order = list(best[1])
-        i, j = _move(order, best[2], best[0], buffers, rng)
+        i, j = _move(order, best[2], best[0], conflicts.sizes, rng)
         budget -= len(order)
         offsets, arena = _place_order(order, conflicts, alignment, keep=min(i, j), previous=best[2],
                                       give_up_above=best[0], same_from=max(i, j))
