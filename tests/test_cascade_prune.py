@@ -95,3 +95,33 @@ def test_the_search_proves_the_plan_it_keeps(name, monkeypatch):
     c = compile_model(model_path(name), BuildOptions(compile_firmware=False))
     assert c.plan.cascades and any(p is c.plan for p in proven)
     assert len(proven) == 2 and len(placed) == {"vww": 3, "ic": 2}[name]
+
+
+@pytest.mark.parametrize("name,target,stream", [("vww", "npu,c", False), ("kws", "npu,c", False), ("ic", "c", False),
+                                                ("har", "npu,c", False), ("mobilenet_uint8", "npu,c", True),
+                                                ("kws", "c", True)])
+def test_trial_bound_is_the_lower_bound_of_the_plans_buffers(name, target, stream):
+    """MemoryProblem.trial works the bound out from sizes and steps alone (`_trial_bound`): it must be exactly
+    lower_bound of the buffers and overlaps the plan would have (build_buffers, find_overlaps), for every
+    candidate group at every stripe height, alone and after the groups the build chose (overlapping ones
+    dropped), with streamed inputs, and for the fit search's problem (stripes without scratch)."""
+    from dataclasses import replace
+
+    from edgesdk.aot.memory_plan import lower_bound
+    from edgesdk.compiler import targets_striped_scratch
+
+    c = compile_model(model_path(name), BuildOptions(target=target, compile_firmware=False, stream_input=stream))
+    tight = replace(c.memory_problem, striped_scratch=targets_striped_scratch(c.regions))
+    striping = cascade.Striping(c.regions, c.codegen_options, cascade.streamable_graph_inputs(c.graph) if stream
+                                else ())
+    checked = 0
+    for problem in (c.memory_problem, tight):
+        for first, chain in cascade.candidate_chains(c.graph, c.regions, striping):
+            kept = [g for g in c.plan.cascades if not set(g.ops) & set(chain)]
+            for height in cascade.stripe_heights(chain, finer=True):
+                group = striping.group(chain, height, first, c.graph)
+                for groups in ([group], kept + [group]):
+                    want = lower_bound(*problem._buffers_and_overlaps(groups), problem.alignment)
+                    assert problem.trial(groups) == (want, groups), ([op.index for op in chain], height)
+                    checked += 1
+    assert checked > 20

@@ -167,20 +167,20 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
     users = consumers(graph.ops)
     ops = list(graph.ops)  # in steps
     table = ChainTable(ops, graph, users)
+    # per op, asked once: may it end a chain (its target stripes it, it comes from the model file: inlined
+    # WHILE / IF subgraphs are not cascaded, schedules name groups by operator index), its output's rows
+    usable = [striping.can_stripe(op) and bool(op.file_operator) for op in ops]
     result = []
     for i in range(len(ops)):
         if not striping.can_stripe(ops[i]):
             continue
         for j in range(i + 2, min(i + MAX_CHAIN_OPS, len(ops)) + 1):
-            chain = tuple(ops[i:j])
-            if not striping.can_stripe(chain[-1]) or not striping.can_join(chain[-2:]):
-                break  # longer chains contain this op too
-            if not all(op.file_operator for op in chain):
-                break  # inlined WHILE / IF subgraphs are not cascaded (schedules name groups by operator index)
-            if nhwc(chain[-1].outputs[0].shape)[1] < 2:
+            if not usable[j - 1] or not usable[i] or not striping.can_join(ops[j - 2:j]):
+                break  # longer chains contain this op too (ops i..j - 2 passed at shorter j)
+            if nhwc(ops[j - 1].outputs[0].shape)[1] < 2:
                 continue  # one output row: nothing to stripe
             if table.ok(i, j):
-                result.append((i, chain))
+                result.append((i, tuple(ops[i:j])))
     return sorted(result, key=lambda c: (len(c[1]), c[0]))
 
 

@@ -804,8 +804,7 @@ def step_lower_bounds(buffers: list, overlaps: list) -> tuple:
         lo, hi = max(o.first_step, first), min(o.step, first + len(live) - 1)
         if lo > hi:
             continue
-        out, inp = o.output.size, o.input.size
-        amount = min(out, inp) if o.distance is None else max(0, min(inp, out - o.distance))
+        amount = _overlap_saving(o.output.size, o.input.size, o.distance)
         saved[lo - first] += amount
         saved[hi - first + 1] -= amount
     return first, [a - b for a, b in zip(live, accumulate(saved))]
@@ -817,6 +816,27 @@ def lower_bound(buffers: list, overlaps: list, alignment: int) -> int:
         return 0
     best = max(max(b.size for b in buffers), max(step_lower_bounds(buffers, overlaps)[1]))
     return _align(best, alignment)
+
+
+def _overlap_saving(out: int, inp: int, distance) -> int:
+    """The most an output of `out` bytes overlapping an input of `inp` bytes (Overlap.distance) saves."""
+    return min(out, inp) if distance is None else max(0, min(inp, out - distance))
+
+
+def _spans_bound(first: int, last: int, spans: list, savings: list, alignment: int) -> int:
+    """lower_bound from plain numbers: `spans` (first step, last step, size) of the buffers, all within steps
+    [first, last], `savings` (first step, last step, bytes) of the permitted overlaps."""
+    delta = [0] * (last - first + 2)
+    for lo, hi, size in spans:
+        delta[lo - first] += size
+        delta[hi - first + 1] -= size
+    for lo, hi, amount in savings:
+        lo, hi = max(lo, first), min(hi, last)
+        if lo <= hi:
+            delta[lo - first] -= amount
+            delta[hi - first + 1] += amount
+    del delta[-1]
+    return _align(max(max(size for _, _, size in spans), max(accumulate(delta))), alignment)
 
 
 def _heuristic_orders(buffers: list) -> dict:
@@ -928,6 +948,7 @@ class MemoryProblem:
     _facts: _GraphFacts | None = field(default=None, init=False, repr=False, compare=False)
     _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _proven: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # verify_plan's own rules
+    _trial: tuple | None = field(default=None, init=False, repr=False, compare=False)  # _trial_facts
 
     def _overlap_rule(self, op, x):
         key = (op, x)
@@ -987,19 +1008,88 @@ class MemoryProblem:
 
     def trial(self, cascades) -> tuple:
         """(lower bound of the arena with these groups, what `plan_below` needs to place them): the bound
-        without a placement, so a search can drop a candidate before doing anything else for it."""
+        without a placement, so a search can drop a candidate before doing anything else for it. The bound is
+        `lower_bound` of the buffers and overlaps the plan would have, worked out from their sizes and steps
+        alone (`_trial_bound`): the search asks it of every candidate and places few."""
         cascades = list(cascades)
-        buffers, overlaps = self._buffers_and_overlaps(cascades)
-        return lower_bound(buffers, overlaps, self.alignment), (cascades, buffers, overlaps)
+        return self._trial_bound(cascades), cascades
+
+    def _trial_bound(self, cascades: list) -> int:
+        """lower_bound(*self._buffers_and_overlaps(cascades)) without making the Buffer and Overlap records:
+        build_buffers' sizes and steps, find_overlaps' permissions (the same tests, on slot numbers)."""
+        facts = self._graph()
+        slot = facts.slot
+        sizes = [entry[1] for entry in facts.base]
+        firsts = [entry[2] for entry in facts.base]
+        lasts = [entry[3] for entry in facts.base]
+        kinds = [entry[5] for entry in facts.base]
+        for g in cascades:  # as build_buffers
+            stripe = set(g.buffered)
+            for op in g.ops:
+                for t in op.inputs + op.outputs:
+                    if t is not None and not t.is_const and t not in stripe:
+                        k = slot[t]
+                        firsts[k], lasts[k] = min(firsts[k], g.first_step), max(lasts[k], g.last_step)
+            for t in g.buffered:
+                k = slot[t]
+                sizes[k], kinds[k], firsts[k], lasts[k] = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
+        spans = list(zip(firsts, lasts, sizes))
+        grouped = {op for g in cascades for op in g.ops}
+        scratch, pairs = self._trial_facts()
+        for step, op, size in scratch:
+            if not (op in grouped and self.striped_scratch is not None and not self.striped_scratch(op)):
+                spans.append((step, step, size))
+        if not spans:
+            return 0
+
+        def owner(t):  # _Owners.get: the slot of t's buffer if it is of kind "tensor"
+            k = slot.get(t)
+            return k if k is not None and kinds[k] == "tensor" else None
+
+        savings = []
+        for g in cascades:  # as _cascade_overlaps
+            out = owner(g.output)
+            if out is None or firsts[out] != g.first_step:
+                continue
+            for x in g.external_inputs():
+                k = owner(x)
+                if k is None or k == out or lasts[k] != g.last_step or not g.exact_overlap_allowed(x):
+                    continue
+                distance = None if x in activation_inputs(g.ops[-1]) else 0
+                savings.append((g.first_step, g.last_step, _overlap_saving(sizes[out], sizes[k], distance)))
+        for step, op, out, k, x in pairs:  # as find_overlaps
+            if firsts[out] == step and lasts[k] == step and kinds[out] == kinds[k] == "tensor" and op not in grouped:
+                rule = self._overlap_rule(op, x)
+                if rule is not None:
+                    savings.append((step, step, _overlap_saving(sizes[out], sizes[k], rule[1])))
+        first, last = min(span[0] for span in spans), max(span[1] for span in spans)
+        return _spans_bound(first, last, spans, savings, self.alignment)
+
+    def _trial_facts(self) -> tuple:
+        """What _trial_bound reads whatever the groups, worked out once: ([(step, op, scratch bytes)] of the ops
+        with scratch, [(step, op, output slot, input slot, input)] of the in-place overlaps find_overlaps may
+        permit (whether the buffers are born and die there depends on the groups)."""
+        if self._trial is None:
+            facts = self._graph()
+            scratch = [(step, op, (self.scratch_sizes or {}).get(op, 0)) for step, op in enumerate(self.graph.ops)]
+            pairs = []
+            for step, op, y, inputs in facts.in_place_ops if self.in_place else ():
+                out = facts.slot.get(y)
+                for x in inputs if out is not None else ():
+                    k = facts.slot.get(x)
+                    if k is not None and k != out:
+                        pairs.append((step, op, out, k, x))
+            self._trial = ([entry for entry in scratch if entry[2]], pairs)
+        return self._trial
 
     def plan_below(self, cascades, below: int, trial: tuple | None = None, prove: bool = True):
         """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
         search when the per-step lower bound already says no). `trial`: this problem's `trial(cascades)`.
         `prove=False`: the plan is not verified (the caller proves the one it keeps, `prove`)."""
-        bound, (cascades, buffers, overlaps) = trial or self.trial(cascades)
+        bound, cascades = trial or self.trial(cascades)
         if bound >= below:
             return None
-        plan = self._place(cascades, buffers, overlaps, prove)
+        plan = self._place(cascades, *self._buffers_and_overlaps(cascades), prove)
         return plan if plan.arena_bytes < below else None
 
 
