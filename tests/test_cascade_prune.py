@@ -125,3 +125,18 @@ def test_trial_bound_is_the_lower_bound_of_the_plans_buffers(name, target, strea
                     assert problem.trial(groups) == (want, groups), ([op.index for op in chain], height)
                     checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize("name", ["kws", "vww"])
+def test_schedules_from_the_builds_window_memo_equal_fresh_ones(name):
+    """The search's groups share one memo of each op's row windows (Striping, build_schedule's `windows`):
+    every candidate's schedule is the one worked out afresh, whichever group asked about its ops first."""
+    c = compile_model(model_path(name), BuildOptions(compile_firmware=False, cascade=False))
+    striping = cascade.Striping(c.regions, c.codegen_options)
+    groups = [striping.group(chain, height, first, c.graph)
+              for first, chain in cascade.candidate_chains(c.graph, c.regions, striping)
+              for height in cascade.stripe_heights(chain, finer=True)]
+    assert len(groups) > 50
+    for group in groups[::-1]:  # the longest chains first: the memo fills in another order than the search's
+        assert group.schedule() == group.schedule(recompute=True)
+    assert set(striping._windows) == {op for group in groups for op in group.ops}

@@ -50,8 +50,9 @@ class Striping:
         self.stream_inputs = tuple(stream_inputs)
         self._users = None
         # A group's schedule and costs depend only on its ops, stripe height and streamed inputs; the search
-        # asks about the same groups again in every round, so they are remembered for this build.
-        self._schedules, self._costs = {}, {}
+        # asks about the same groups again in every round, so they are remembered for this build (and each
+        # op's row windows, which every schedule of a group with that op reads).
+        self._schedules, self._costs, self._windows = {}, {}, {}
 
     def group(self, chain, height: int, first: int, graph) -> CascadeGroup:
         """The cascade group of `chain` in stripes of `height` rows, streaming the inputs it alone reads."""
@@ -63,6 +64,7 @@ class Striping:
         group = CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed),
                              tuple(graph.stream_sources.get(x, x) for x in streamed))
         group._schedule = self._schedules.get(_group_key(group))
+        group._windows = self._windows
         return group
 
     def can_stripe(self, op) -> bool:
