@@ -251,11 +251,11 @@ def _nhwc(shape) -> tuple:
     return (1,) * (4 - len(shape)) + shape
 
 
-def _first_taps(out_size: int, stride: int, pad: int, dilation: int, kernel: int) -> np.ndarray:
+def _first_taps(out_size: int, stride: int, pad: int, dilation: int, kernel: int) -> list:
     """Per output position along one axis: the input index of the first tap inside the input."""
-    taps = np.arange(out_size, dtype=np.int64) * stride - pad
+    taps = list(range(-pad, out_size * stride - pad, stride)) if stride > 0 else [-pad] * out_size
     for o in range(min(out_size, -(-pad // stride) if stride > 0 else out_size)):  # windows starting in the padding
-        start = o * stride - pad
+        start = taps[o]
         if start < 0:
             skip = min((-start + dilation - 1) // dilation, kernel - 1)  # taps that fall into the padding
             taps[o] = max(start + skip * dilation, 0)
@@ -268,7 +268,7 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
     if op.type == "FULLY_CONNECTED":
         depth = op.inputs[1].shape[1]
         rows = x.num_elements // depth
-        first_read = np.arange(rows, dtype=np.int64) * (depth * in_bytes)
+        first_read = np.arange(0, rows * depth * in_bytes, depth * in_bytes, dtype=np.int64)
         pixel_bytes = (y.num_elements // rows) * out_bytes
         row_pixels = 1
     else:
@@ -277,20 +277,25 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
         g = window_geometry(op)
         rows = _first_taps(oh, g.stride_h, g.pad_top, g.dilation_h, g.kernel_h)
         cols = _first_taps(ow, g.stride_w, g.pad_left, g.dilation_w, g.kernel_w)
-        # ((batch * ih + row) * iw + column) * ic * in_bytes for every output pixel, in raster order
-        first_read = np.add.outer(np.add.outer(np.arange(n, dtype=np.int64) * ih, rows) * iw, cols).reshape(-1) \
-            * (ic * in_bytes)
+        # ((batch * ih + row) * iw + column) * ic * in_bytes for every output pixel, in raster order: a part
+        # per row of pixels plus a part per column
+        unit = ic * in_bytes
+        row_reads = np.array([(b * ih + r) * iw * unit for b in range(n) for r in rows], dtype=np.int64)
+        first_read = np.add.outer(row_reads, np.array([c * unit for c in cols], dtype=np.int64)).ravel()
         pixel_bytes = oc * out_bytes
         row_pixels = ow
     # What pixel P or any later pixel reads starts here (non-monotone with dilation, hence the suffix min).
     still_needed = np.minimum.accumulate(first_read[::-1])[::-1]
     # Where the writes of P's group end: the end of P's row, or pixel P + block - 1 (not past the last pixel).
     pixels = first_read.size
-    group_end = np.minimum(np.arange(block, pixels + block, dtype=np.int64), pixels)
+    group_end = np.arange(block, pixels + block, dtype=np.int64)
+    np.minimum(group_end, pixels, out=group_end)
     if row_pixels > 1:
-        group_end = np.maximum(group_end, np.repeat(np.arange(row_pixels, pixels + 1, row_pixels, dtype=np.int64),
-                                                    row_pixels))
-    return int(max(0, (group_end * pixel_bytes - still_needed).max()))
+        np.maximum(group_end, np.repeat(np.arange(row_pixels, pixels + 1, row_pixels, dtype=np.int64), row_pixels),
+                   out=group_end)
+    group_end *= pixel_bytes
+    group_end -= still_needed
+    return max(0, int(group_end.max()))
 
 
 def required_overlap(op, x, rule: str | None):
