@@ -80,11 +80,11 @@ def test_place_best_is_the_brute_force_minimum(name, target, extras):
         assert (best[:3] if best else None) == (full if full[0] < below else None)
 
 
-@pytest.mark.parametrize("name", ["vww", "ic"])
-def test_the_search_proves_the_plan_it_keeps(name, monkeypatch):
-    """The cascade rounds place their candidates unproven and prove only the plan the build keeps: the plan
-    compile_model hands on is proven (verify_plan ran on it), and so is the op-by-op plan (MemoryProblem.plan),
-    no other (VWW places 3 plans, IC 2)."""
+@pytest.mark.parametrize("name,options", [("vww", {}), ("ic", {}), ("kws", {}), ("vww", {"cascade": False})])
+def test_the_plan_pass_proves_the_plan_it_keeps(name, options, monkeypatch):
+    """The op-by-op plan and the cascade rounds' candidates are placed unproven; the plan pass proves only the
+    plan the build keeps (verify_plan runs on it, once): VWW places 3 plans and IC 2 with the groups chosen,
+    KWS keeps its op-by-op plan (no group within the budget), and so does a --no-cascade build."""
     from edgesdk.aot import memory_plan
 
     proven, placed = [], []
@@ -92,9 +92,10 @@ def test_the_search_proves_the_plan_it_keeps(name, monkeypatch):
     monkeypatch.setattr(memory_plan, "verify_plan", lambda plan, *a: (proven.append(plan), verify(plan, *a))[1])
     monkeypatch.setattr(memory_plan.MemoryProblem, "_place",
                         lambda self, *a, **k: placed.append(place(self, *a, **k)) or placed[-1])
-    c = compile_model(model_path(name), BuildOptions(compile_firmware=False))
-    assert c.plan.cascades and any(p is c.plan for p in proven)
-    assert len(proven) == 2 and len(placed) == {"vww": 3, "ic": 2}[name]
+    c = compile_model(model_path(name), BuildOptions(compile_firmware=False, **options))
+    assert len(proven) == 1 and proven[0] is c.plan
+    assert bool(c.plan.cascades) == (name != "kws" and options.get("cascade", True))
+    assert len(placed) == {"vww": 3, "ic": 2, "kws": 1}[name] if options.get("cascade", True) else 1
 
 
 @pytest.mark.parametrize("name,target,stream", [("vww", "npu,c", False), ("kws", "npu,c", False), ("ic", "c", False),

@@ -222,7 +222,8 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
     at most each target's default fraction of the model's cycles on it), and keeps the smallest arena; ties go
     to the fewer cycles, then to the first tried.
     The search starts from `baseline`'s groups; `placed` picks the busiest steps by the placement
-    (busiest_steps). Returns the best plan (`baseline` itself when no group helps).
+    (busiest_steps). Returns the best plan (`baseline` itself when no group helps); a plan of its own is proven
+    (MemoryProblem.prove), `baseline` is returned as the caller gave it.
 
     `prune` (the default) gives the same plan with fewer placements: a round places its candidates in order of
     their plan's lower bound (`MemoryProblem.trial`), stops at the first whose bound is above the best arena

@@ -976,9 +976,11 @@ class MemoryProblem:
         buffers = self._buffers(cascades)
         return buffers, self._overlaps(buffers, cascades)
 
-    def plan(self, cascades=()) -> MemoryPlan:
+    def plan(self, cascades=(), prove: bool = True) -> MemoryPlan:
+        """The plan with these cascade groups; `prove=False`: not verified yet (the caller proves it if it
+        keeps it, `prove`)."""
         cascades = list(cascades)
-        return self._place(cascades, *self._buffers_and_overlaps(cascades))
+        return self._place(cascades, *self._buffers_and_overlaps(cascades), prove)
 
     def _place(self, cascades: list, buffers: list, overlaps: list, prove: bool = True) -> MemoryPlan:
         work = Work()
