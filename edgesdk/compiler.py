@@ -161,7 +161,8 @@ def plan_pass(s: BuildState) -> None:
     if s.schedule is not None:  # the schedule's cascade groups, as given: no search
         s.plan = plan_with_groups(s.memory_problem, s.regions, s.schedule.cascade_specs(), striping)
     else:
-        op_by_op = s.plan = s.memory_problem.plan()
+        # proven below only if the build keeps it (the cascade searches prove the plans they return)
+        op_by_op = s.plan = s.memory_problem.plan(prove=False)
         if s.options.cascade:
             # the default groups stream nothing: a group over the first layers would otherwise stream the input
             # within the default budget and leave streamed_plan (the fit budget) nothing to search
@@ -177,6 +178,8 @@ def plan_pass(s: BuildState) -> None:
     if streams:
         s.memory_problem = tight
         s.plan = streamed_plan(tight, s.regions, s.plan, striping)
+    if s.schedule is None and s.plan is op_by_op:
+        s.memory_problem.prove(s.plan)
     if s.check_fit:  # a firmware build's linker gives the exact verdict; refuse here only what surely cannot fit
         check_sram_fits(s.plan.arena_bytes, s.board, 0 if s.options.compile_firmware else SRAM_RESERVE_BYTES)
 

@@ -78,3 +78,66 @@ def test_place_best_is_the_brute_force_minimum(name, target, extras):
     for below in (math.inf, full[0] + 1, full[0]):
         best = cascade._place_best(c.memory_problem, tried, below)
         assert (best[:3] if best else None) == (full if full[0] < below else None)
+
+
+@pytest.mark.parametrize("name,options", [("vww", {}), ("ic", {}), ("kws", {}), ("vww", {"cascade": False})])
+def test_the_plan_pass_proves_the_plan_it_keeps(name, options, monkeypatch):
+    """The op-by-op plan and the cascade rounds' candidates are placed unproven; the plan pass proves only the
+    plan the build keeps (verify_plan runs on it, once): VWW places 3 plans and IC 2 with the groups chosen,
+    KWS keeps its op-by-op plan (no group within the budget), and so does a --no-cascade build."""
+    from edgesdk.aot import memory_plan
+
+    proven, placed = [], []
+    verify, place = memory_plan.verify_plan, memory_plan.MemoryProblem._place
+    monkeypatch.setattr(memory_plan, "verify_plan", lambda plan, *a: (proven.append(plan), verify(plan, *a))[1])
+    monkeypatch.setattr(memory_plan.MemoryProblem, "_place",
+                        lambda self, *a, **k: placed.append(place(self, *a, **k)) or placed[-1])
+    c = compile_model(model_path(name), BuildOptions(compile_firmware=False, **options))
+    assert len(proven) == 1 and proven[0] is c.plan
+    assert bool(c.plan.cascades) == (name != "kws" and options.get("cascade", True))
+    assert len(placed) == {"vww": 3, "ic": 2, "kws": 1}[name] if options.get("cascade", True) else 1
+
+
+@pytest.mark.parametrize("name,target,stream", [("vww", "npu,c", False), ("kws", "npu,c", False), ("ic", "c", False),
+                                                ("har", "npu,c", False), ("mobilenet_uint8", "npu,c", True),
+                                                ("kws", "c", True)])
+def test_trial_bound_is_the_lower_bound_of_the_plans_buffers(name, target, stream):
+    """MemoryProblem.trial works the bound out from sizes and steps alone (`_trial_bound`): it must be exactly
+    lower_bound of the buffers and overlaps the plan would have (build_buffers, find_overlaps), for every
+    candidate group at every stripe height, alone and after the groups the build chose (overlapping ones
+    dropped), with streamed inputs, and for the fit search's problem (stripes without scratch)."""
+    from dataclasses import replace
+
+    from edgesdk.aot.memory_plan import lower_bound
+    from edgesdk.compiler import targets_striped_scratch
+
+    c = compile_model(model_path(name), BuildOptions(target=target, compile_firmware=False, stream_input=stream))
+    tight = replace(c.memory_problem, striped_scratch=targets_striped_scratch(c.regions))
+    striping = cascade.Striping(c.regions, c.codegen_options, cascade.streamable_graph_inputs(c.graph) if stream
+                                else ())
+    checked = 0
+    for problem in (c.memory_problem, tight):
+        for first, chain in cascade.candidate_chains(c.graph, c.regions, striping):
+            kept = [g for g in c.plan.cascades if not set(g.ops) & set(chain)]
+            for height in cascade.stripe_heights(chain, finer=True):
+                group = striping.group(chain, height, first, c.graph)
+                for groups in ([group], kept + [group]):
+                    want = lower_bound(*problem._buffers_and_overlaps(groups), problem.alignment)
+                    assert problem.trial(groups) == (want, groups), ([op.index for op in chain], height)
+                    checked += 1
+    assert checked > 20
+
+
+@pytest.mark.parametrize("name", ["kws", "vww"])
+def test_schedules_from_the_builds_window_memo_equal_fresh_ones(name):
+    """The search's groups share one memo of each op's row windows (Striping, build_schedule's `windows`):
+    every candidate's schedule is the one worked out afresh, whichever group asked about its ops first."""
+    c = compile_model(model_path(name), BuildOptions(compile_firmware=False, cascade=False))
+    striping = cascade.Striping(c.regions, c.codegen_options)
+    groups = [striping.group(chain, height, first, c.graph)
+              for first, chain in cascade.candidate_chains(c.graph, c.regions, striping)
+              for height in cascade.stripe_heights(chain, finer=True)]
+    assert len(groups) > 50
+    for group in groups[::-1]:  # the longest chains first: the memo fills in another order than the search's
+        assert group.schedule() == group.schedule(recompute=True)
+    assert set(striping._windows) == {op for group in groups for op in group.ops}

@@ -590,6 +590,35 @@ def test_indexed_placement_equals_the_pairwise_rule():
     assert direct_cases > 300
 
 
+def test_a_move_keeps_the_previous_offsets_only_where_the_placement_would_give_them():
+    """A local-search move re-places the buffers from the first position it changed; once the re-placed buffers
+    up to the last changed position (and after) land where they were before, `same_from` keeps the rest's
+    previous offsets: the result is the full placement of the moved order, by the index and directly."""
+    import random
+
+    from edgesdk.aot.memory_plan import _Conflicts, _heuristic_orders, _move, _place_order
+
+    rng = random.Random(5)
+    early = 0
+    for case in range(300):
+        buffers, overlaps = _random_buffers(rng)
+        alignment = rng.choice([1, 16])
+        for conflicts in (_Conflicts(buffers, overlaps, pairwise_limit=-1),
+                          _Conflicts(buffers, overlaps, pairwise_limit=len(buffers))):
+            order = list(rng.choice(list(_heuristic_orders(buffers).values())))
+            previous, arena = _place_order(order, conflicts, alignment)
+            for _ in range(3):
+                moved = list(order)
+                i, j = _move(moved, previous, arena, conflicts.sizes, rng)
+                want = _place_order(moved, conflicts, alignment)
+                before = conflicts.work.placements
+                got = _place_order(moved, conflicts, alignment, keep=min(i, j), previous=previous,
+                                   same_from=max(i, j))
+                assert got == want, (case, moved, i, j)
+                early += conflicts.work.placements - before < len(moved) - min(i, j)
+    assert early > 100  # the rest was kept often, not only in the trivial cases
+
+
 def test_co_live_overlaps_finds_every_pair():
     import random
 

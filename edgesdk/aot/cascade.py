@@ -50,8 +50,9 @@ class Striping:
         self.stream_inputs = tuple(stream_inputs)
         self._users = None
         # A group's schedule and costs depend only on its ops, stripe height and streamed inputs; the search
-        # asks about the same groups again in every round, so they are remembered for this build.
-        self._schedules, self._costs = {}, {}
+        # asks about the same groups again in every round, so they are remembered for this build (and each
+        # op's row windows, which every schedule of a group with that op reads).
+        self._schedules, self._costs, self._windows = {}, {}, {}
 
     def group(self, chain, height: int, first: int, graph) -> CascadeGroup:
         """The cascade group of `chain` in stripes of `height` rows, streaming the inputs it alone reads."""
@@ -63,6 +64,7 @@ class Striping:
         group = CascadeGroup(tuple(chain), height, first, streamed, tuple(graph.inputs.index(x) for x in streamed),
                              tuple(graph.stream_sources.get(x, x) for x in streamed))
         group._schedule = self._schedules.get(_group_key(group))
+        group._windows = self._windows
         return group
 
     def can_stripe(self, op) -> bool:
@@ -167,20 +169,20 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
     users = consumers(graph.ops)
     ops = list(graph.ops)  # in steps
     table = ChainTable(ops, graph, users)
+    # per op, asked once: may it end a chain (its target stripes it, it comes from the model file: inlined
+    # WHILE / IF subgraphs are not cascaded, schedules name groups by operator index), its output's rows
+    usable = [striping.can_stripe(op) and bool(op.file_operator) for op in ops]
     result = []
     for i in range(len(ops)):
         if not striping.can_stripe(ops[i]):
             continue
         for j in range(i + 2, min(i + MAX_CHAIN_OPS, len(ops)) + 1):
-            chain = tuple(ops[i:j])
-            if not striping.can_stripe(chain[-1]) or not striping.can_join(chain[-2:]):
-                break  # longer chains contain this op too
-            if not all(op.file_operator for op in chain):
-                break  # inlined WHILE / IF subgraphs are not cascaded (schedules name groups by operator index)
-            if nhwc(chain[-1].outputs[0].shape)[1] < 2:
+            if not usable[j - 1] or not usable[i] or not striping.can_join(ops[j - 2:j]):
+                break  # longer chains contain this op too (ops i..j - 2 passed at shorter j)
+            if nhwc(ops[j - 1].outputs[0].shape)[1] < 2:
                 continue  # one output row: nothing to stripe
             if table.ok(i, j):
-                result.append((i, chain))
+                result.append((i, tuple(ops[i:j])))
     return sorted(result, key=lambda c: (len(c[1]), c[0]))
 
 
@@ -220,7 +222,8 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
     at most each target's default fraction of the model's cycles on it), and keeps the smallest arena; ties go
     to the fewer cycles, then to the first tried.
     The search starts from `baseline`'s groups; `placed` picks the busiest steps by the placement
-    (busiest_steps). Returns the best plan (`baseline` itself when no group helps).
+    (busiest_steps). Returns the best plan (`baseline` itself when no group helps); a plan of its own is proven
+    (MemoryProblem.prove), `baseline` is returned as the caller gave it.
 
     `prune` (the default) gives the same plan with fewer placements: a round places its candidates in order of
     their plan's lower bound (`MemoryProblem.trial`), stops at the first whose bound is above the best arena
@@ -264,11 +267,13 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
                         tried.append((trial[0], len(tried), extra, kept + [group], trial))
                     continue
                 below = round_best[0] + 1 if round_best else best.arena_bytes
-                plan = problem.plan_below(kept + [group], below)
+                plan = problem.plan_below(kept + [group], below, prove=False)
                 if plan is not None and (round_best is None or (plan.arena_bytes, extra) < round_best[:2]):
                     round_best = (plan.arena_bytes, extra, 0, plan)
         round_best = _place_best(problem, tried, best.arena_bytes) or round_best
         if round_best is None:
+            if best is not baseline:  # the rounds' plans are placed unproven: prove the one kept
+                problem.prove(best)
             return best
         best = round_best[3]
         chosen = list(best.cascades)
@@ -279,7 +284,8 @@ def _place_best(problem: MemoryProblem, tried: list, below) -> tuple | None:
     as (arena, extra cycles, order tried, plan); None if none is below. `tried`: (lower bound, order tried,
     extra cycles, groups, MemoryProblem.trial) of each candidate. Placed lowest bound first: once a bound is
     above the best arena found, no candidate left can win or tie; one whose bound equals it is placed only
-    if it would win the tie."""
+    if it would win the tie. The plans are not proven (MemoryProblem.prove): the caller proves the one it
+    keeps."""
     best = None
     for bound, order, extra, groups, trial in sorted(tried, key=lambda t: t[:2]):
         limit = below
@@ -287,7 +293,7 @@ def _place_best(problem: MemoryProblem, tried: list, below) -> tuple | None:
             if bound > best[0]:
                 break
             limit = best[0] + ((extra, order) < best[1:3])  # arena ties go to fewer cycles, then the first tried
-        plan = problem.plan_below(groups, limit, trial)
+        plan = problem.plan_below(groups, limit, trial, prove=False)
         if plan is not None:
             best = (plan.arena_bytes, extra, order, plan)
     return best
@@ -451,7 +457,10 @@ def _streamed_search(problem: MemoryProblem, regions, plan, striping: Striping, 
                          "without --stream-input.")
     searched = choose_cascades(problem, regions, best[3], striping, max_increase, placed=True, replace=True)
     still = set(striping.stream_inputs) <= {x for g in searched.cascades for x in g.streamed}
-    return searched if still else best[3]
+    result = searched if still else best[3]
+    if result is best[3]:  # placed unproven by _place_best (choose_cascades proves a plan of its own)
+        problem.prove(result)
+    return result
 
 
 def _cheapest_within(steps: int, whole: dict, ending: dict, limit: int) -> tuple:

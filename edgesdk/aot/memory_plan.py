@@ -251,11 +251,11 @@ def _nhwc(shape) -> tuple:
     return (1,) * (4 - len(shape)) + shape
 
 
-def _first_taps(out_size: int, stride: int, pad: int, dilation: int, kernel: int) -> np.ndarray:
+def _first_taps(out_size: int, stride: int, pad: int, dilation: int, kernel: int) -> list:
     """Per output position along one axis: the input index of the first tap inside the input."""
-    taps = np.arange(out_size, dtype=np.int64) * stride - pad
+    taps = list(range(-pad, out_size * stride - pad, stride)) if stride > 0 else [-pad] * out_size
     for o in range(min(out_size, -(-pad // stride) if stride > 0 else out_size)):  # windows starting in the padding
-        start = o * stride - pad
+        start = taps[o]
         if start < 0:
             skip = min((-start + dilation - 1) // dilation, kernel - 1)  # taps that fall into the padding
             taps[o] = max(start + skip * dilation, 0)
@@ -268,7 +268,7 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
     if op.type == "FULLY_CONNECTED":
         depth = op.inputs[1].shape[1]
         rows = x.num_elements // depth
-        first_read = np.arange(rows, dtype=np.int64) * (depth * in_bytes)
+        first_read = np.arange(0, rows * depth * in_bytes, depth * in_bytes, dtype=np.int64)
         pixel_bytes = (y.num_elements // rows) * out_bytes
         row_pixels = 1
     else:
@@ -277,20 +277,25 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
         g = window_geometry(op)
         rows = _first_taps(oh, g.stride_h, g.pad_top, g.dilation_h, g.kernel_h)
         cols = _first_taps(ow, g.stride_w, g.pad_left, g.dilation_w, g.kernel_w)
-        # ((batch * ih + row) * iw + column) * ic * in_bytes for every output pixel, in raster order
-        first_read = np.add.outer(np.add.outer(np.arange(n, dtype=np.int64) * ih, rows) * iw, cols).reshape(-1) \
-            * (ic * in_bytes)
+        # ((batch * ih + row) * iw + column) * ic * in_bytes for every output pixel, in raster order: a part
+        # per row of pixels plus a part per column
+        unit = ic * in_bytes
+        row_reads = np.array([(b * ih + r) * iw * unit for b in range(n) for r in rows], dtype=np.int64)
+        first_read = np.add.outer(row_reads, np.array([c * unit for c in cols], dtype=np.int64)).ravel()
         pixel_bytes = oc * out_bytes
         row_pixels = ow
     # What pixel P or any later pixel reads starts here (non-monotone with dilation, hence the suffix min).
     still_needed = np.minimum.accumulate(first_read[::-1])[::-1]
     # Where the writes of P's group end: the end of P's row, or pixel P + block - 1 (not past the last pixel).
     pixels = first_read.size
-    group_end = np.minimum(np.arange(block, pixels + block, dtype=np.int64), pixels)
+    group_end = np.arange(block, pixels + block, dtype=np.int64)
+    np.minimum(group_end, pixels, out=group_end)
     if row_pixels > 1:
-        group_end = np.maximum(group_end, np.repeat(np.arange(row_pixels, pixels + 1, row_pixels, dtype=np.int64),
-                                                    row_pixels))
-    return int(max(0, (group_end * pixel_bytes - still_needed).max()))
+        np.maximum(group_end, np.repeat(np.arange(row_pixels, pixels + 1, row_pixels, dtype=np.int64), row_pixels),
+                   out=group_end)
+    group_end *= pixel_bytes
+    group_end -= still_needed
+    return max(0, int(group_end.max()))
 
 
 def required_overlap(op, x, rule: str | None):
@@ -576,6 +581,7 @@ class _Conflicts:
     def __init__(self, buffers: list, overlaps: list, work: Work | None = None,
                  pairwise_limit: int = PAIRWISE_LIMIT):
         self.buffers = buffers
+        self.sizes = [b.size for b in buffers]
         self.work = work or Work()
         index = {id(b): i for i, b in enumerate(buffers)}
         permits = {}
@@ -705,21 +711,26 @@ def _window_pieces(first: int, last: int, windows: list) -> list:
 
 
 def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int = 0, previous: list | None = None,
-                 give_up_above: int | None = None) -> tuple:
+                 give_up_above: int | None = None, same_from: int | None = None) -> tuple:
     """Offsets for buffers placed in `order`; returns (offsets, arena), or (None, None) as soon as the
     arena would exceed `give_up_above`. The first `keep` buffers of `order` keep their `previous` offsets
-    (the caller guarantees the same prefix was placed before)."""
+    (the caller guarantees the same prefix was placed before). `same_from`: `previous` placed an order
+    that differs from this one only at positions keep..same_from (a permutation of them); once every buffer
+    re-placed up to there or later lands where it was before, the rest lands there too (same placed
+    buffers, same offsets, same order from then on), so the rest keeps its `previous` offsets."""
     conflicts.work.orders += 1
     offsets = [None] * len(conflicts.buffers)
+    same_from = len(order) if same_from is None or previous is None else same_from
     index = conflicts.new_index()
     if index is None:
-        return _place_order_direct(order, conflicts, alignment, keep, previous, give_up_above, offsets)
-    arena = 0
+        return _place_order_direct(order, conflicts, alignment, keep, previous, give_up_above, offsets, same_from)
+    arena, moved = 0, False  # moved: a re-placed buffer left its previous offset
     for position, i in enumerate(order):
-        if position < keep:
+        if position < keep or (position > same_from and not moved):
             offsets[i] = previous[i]
         else:
             offsets[i] = conflicts.lowest_free(index, i, offsets, alignment)
+            moved = moved or offsets[i] != previous[i] if previous is not None else True
         conflicts.place(index, i, offsets[i], alignment)
         arena = max(arena, offsets[i] + conflicts.buffers[i].size)
         if give_up_above is not None and _align(arena, alignment) > give_up_above:
@@ -728,34 +739,45 @@ def _place_order(order: list, conflicts: _Conflicts, alignment: int, keep: int =
 
 
 def _place_order_direct(order: list, conflicts: _Conflicts, alignment: int, keep: int, previous: list | None,
-                        give_up_above: int | None, offsets: list) -> tuple:
+                        give_up_above: int | None, offsets: list, same_from: int) -> tuple:
     """_place_order when placement asks the co-live buffers directly (no occupancy index), the pairwise rule:
     each placed co-live buffer j forbids the open interval (offsets[j] + lo, offsets[j] + hi) of offsets
     (`_forbidding`), swept by their lower ends; the same offsets and work counts as lowest_free would find.
     Written as one loop: it runs for every order the placement search tries."""
-    work, near, sizes = conflicts.work, conflicts.near, [b.size for b in conflicts.buffers]
-    arena = 0
-    for position, i in enumerate(order):
-        size = sizes[i]
-        if position < keep:
-            y = previous[i]
-        else:
-            work.placements += 1
-            y = 0
-            if size:
-                intervals = sorted([(o + lo, o + hi) for j, lo, hi in near[i] if (o := offsets[j]) is not None])
-                work.probes += len(intervals)
-                for lo, hi in intervals:
-                    if y <= lo:
-                        break  # every later interval starts at or above y too
-                    if y < hi:
-                        y = -(-hi // alignment) * alignment
-        offsets[i] = y
-        if y + size > arena:
-            arena = y + size
-        if give_up_above is not None and _align(arena, alignment) > give_up_above:
-            return None, None
-    return offsets, _align(arena, alignment)
+    near, sizes = conflicts.near, conflicts.sizes
+    # _align(arena) > give_up_above exactly when arena > give_up_above rounded down to the alignment
+    limit = None if give_up_above is None else give_up_above // alignment * alignment
+    if limit is not None and limit < 0 and order:
+        return None, None  # even an arena of 0 bytes is above it
+    arena, moved = 0, previous is None  # moved: a re-placed buffer left its previous offset
+    placements = probes = 0  # (added to conflicts.work at the end)
+    try:
+        for position, i in enumerate(order):
+            size = sizes[i]
+            if position < keep or (position > same_from and not moved):
+                y = previous[i]
+            else:
+                placements += 1
+                y = 0
+                if size:
+                    intervals = sorted([(o + lo, o + hi) for j, lo, hi in near[i] if (o := offsets[j]) is not None])
+                    probes += len(intervals)
+                    for lo, hi in intervals:
+                        if y <= lo:
+                            break  # every later interval starts at or above y too
+                        if y < hi:
+                            y = -(-hi // alignment) * alignment
+                if not moved and y != previous[i]:
+                    moved = True
+            offsets[i] = y
+            if y + size > arena:
+                arena = y + size
+                if limit is not None and arena > limit:
+                    return None, None
+        return offsets, _align(arena, alignment)
+    finally:
+        conflicts.work.placements += placements
+        conflicts.work.probes += probes
 
 
 def place_greedy_by_size(buffers: list, alignment: int) -> int:
@@ -787,8 +809,7 @@ def step_lower_bounds(buffers: list, overlaps: list) -> tuple:
         lo, hi = max(o.first_step, first), min(o.step, first + len(live) - 1)
         if lo > hi:
             continue
-        out, inp = o.output.size, o.input.size
-        amount = min(out, inp) if o.distance is None else max(0, min(inp, out - o.distance))
+        amount = _overlap_saving(o.output.size, o.input.size, o.distance)
         saved[lo - first] += amount
         saved[hi - first + 1] -= amount
     return first, [a - b for a, b in zip(live, accumulate(saved))]
@@ -800,6 +821,27 @@ def lower_bound(buffers: list, overlaps: list, alignment: int) -> int:
         return 0
     best = max(max(b.size for b in buffers), max(step_lower_bounds(buffers, overlaps)[1]))
     return _align(best, alignment)
+
+
+def _overlap_saving(out: int, inp: int, distance) -> int:
+    """The most an output of `out` bytes overlapping an input of `inp` bytes (Overlap.distance) saves."""
+    return min(out, inp) if distance is None else max(0, min(inp, out - distance))
+
+
+def _spans_bound(first: int, last: int, spans: list, savings: list, alignment: int) -> int:
+    """lower_bound from plain numbers: `spans` (first step, last step, size) of the buffers, all within steps
+    [first, last], `savings` (first step, last step, bytes) of the permitted overlaps."""
+    delta = [0] * (last - first + 2)
+    for lo, hi, size in spans:
+        delta[lo - first] += size
+        delta[hi - first + 1] -= size
+    for lo, hi, amount in savings:
+        lo, hi = max(lo, first), min(hi, last)
+        if lo <= hi:
+            delta[lo - first] -= amount
+            delta[hi - first + 1] += amount
+    del delta[-1]
+    return _align(max(max(size for _, _, size in spans), max(accumulate(delta))), alignment)
 
 
 def _heuristic_orders(buffers: list) -> dict:
@@ -830,12 +872,12 @@ def _heuristic_orders(buffers: list) -> dict:
     }
 
 
-def _move(order: list, offsets: list, arena: int, buffers: list, rng: random.Random) -> tuple:
+def _move(order: list, offsets: list, arena: int, sizes: list, rng: random.Random) -> tuple:
     """Change `order` in place; return the two positions involved. Mostly moves a buffer that ends at the
     top of the arena to an earlier position (so it is placed before what pushed it up), else a random
-    swap or insertion."""
+    swap or insertion. `sizes`: each buffer's size."""
     if rng.random() < 0.7:
-        top = [k for k, i in enumerate(order) if offsets[i] + buffers[i].size > arena - buffers[i].size // 2 and k > 0]
+        top = [k for k, i in enumerate(order) if k and offsets[i] + sizes[i] + sizes[i] // 2 > arena]
         if top:
             i = rng.choice(top)
             j = rng.randrange(i)
@@ -874,10 +916,10 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
             break
         since_gain += 1
         order = list(best[1])
-        i, j = _move(order, best[2], best[0], buffers, rng)
+        i, j = _move(order, best[2], best[0], conflicts.sizes, rng)
         budget -= len(order)
         offsets, arena = _place_order(order, conflicts, alignment, keep=min(i, j), previous=best[2],
-                                      give_up_above=best[0])
+                                      give_up_above=best[0], same_from=max(i, j))
         if arena is not None:  # not worse: keep it (equal moves let the search cross plateaus)
             if arena < best[0]:
                 improved, since_gain = True, 0
@@ -911,6 +953,7 @@ class MemoryProblem:
     _facts: _GraphFacts | None = field(default=None, init=False, repr=False, compare=False)
     _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _proven: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # verify_plan's own rules
+    _trial: tuple | None = field(default=None, init=False, repr=False, compare=False)  # _trial_facts
 
     def _overlap_rule(self, op, x):
         key = (op, x)
@@ -933,11 +976,13 @@ class MemoryProblem:
         buffers = self._buffers(cascades)
         return buffers, self._overlaps(buffers, cascades)
 
-    def plan(self, cascades=()) -> MemoryPlan:
+    def plan(self, cascades=(), prove: bool = True) -> MemoryPlan:
+        """The plan with these cascade groups; `prove=False`: not verified yet (the caller proves it if it
+        keeps it, `prove`)."""
         cascades = list(cascades)
-        return self._place(cascades, *self._buffers_and_overlaps(cascades))
+        return self._place(cascades, *self._buffers_and_overlaps(cascades), prove)
 
-    def _place(self, cascades: list, buffers: list, overlaps: list) -> MemoryPlan:
+    def _place(self, cascades: list, buffers: list, overlaps: list, prove: bool = True) -> MemoryPlan:
         work = Work()
         arena, bound, strategy = search_placement(buffers, overlaps, self.alignment, work=work)
         offsets, scratch = {}, {}
@@ -948,9 +993,17 @@ class MemoryProblem:
                 for t in buf.tensors:
                     offsets[t] = buf.offset
         plan = MemoryPlan(buffers, arena, self.alignment, offsets, scratch, overlaps, bound, strategy, cascades)
-        verify_plan(plan, work, self._proven)
         plan.work = work.as_dict()
+        if prove:
+            self.prove(plan)
         return plan
+
+    def prove(self, plan: MemoryPlan) -> None:
+        """verify_plan on a plan of this problem (its work added to plan.work): what `plan` and `plan_below`
+        do unless told not to, for a search that proves only the plan it keeps."""
+        work = Work()
+        verify_plan(plan, work, self._proven)
+        plan.work = {key: plan.work.get(key, 0) + count for key, count in work.as_dict().items()}
 
     def step_bounds(self, cascades=()) -> dict:
         """{step: lower bound of the bytes live at that step} with these cascade groups (no placement)."""
@@ -962,18 +1015,88 @@ class MemoryProblem:
 
     def trial(self, cascades) -> tuple:
         """(lower bound of the arena with these groups, what `plan_below` needs to place them): the bound
-        without a placement, so a search can drop a candidate before doing anything else for it."""
+        without a placement, so a search can drop a candidate before doing anything else for it. The bound is
+        `lower_bound` of the buffers and overlaps the plan would have, worked out from their sizes and steps
+        alone (`_trial_bound`): the search asks it of every candidate and places few."""
         cascades = list(cascades)
-        buffers, overlaps = self._buffers_and_overlaps(cascades)
-        return lower_bound(buffers, overlaps, self.alignment), (cascades, buffers, overlaps)
+        return self._trial_bound(cascades), cascades
 
-    def plan_below(self, cascades, below: int, trial: tuple | None = None):
+    def _trial_bound(self, cascades: list) -> int:
+        """lower_bound(*self._buffers_and_overlaps(cascades)) without making the Buffer and Overlap records:
+        build_buffers' sizes and steps, find_overlaps' permissions (the same tests, on slot numbers)."""
+        facts = self._graph()
+        slot = facts.slot
+        sizes = [entry[1] for entry in facts.base]
+        firsts = [entry[2] for entry in facts.base]
+        lasts = [entry[3] for entry in facts.base]
+        kinds = [entry[5] for entry in facts.base]
+        for g in cascades:  # as build_buffers
+            stripe = set(g.buffered)
+            for op in g.ops:
+                for t in op.inputs + op.outputs:
+                    if t is not None and not t.is_const and t not in stripe:
+                        k = slot[t]
+                        firsts[k], lasts[k] = min(firsts[k], g.first_step), max(lasts[k], g.last_step)
+            for t in g.buffered:
+                k = slot[t]
+                sizes[k], kinds[k], firsts[k], lasts[k] = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
+        spans = list(zip(firsts, lasts, sizes))
+        grouped = {op for g in cascades for op in g.ops}
+        scratch, pairs = self._trial_facts()
+        for step, op, size in scratch:
+            if not (op in grouped and self.striped_scratch is not None and not self.striped_scratch(op)):
+                spans.append((step, step, size))
+        if not spans:
+            return 0
+
+        def owner(t):  # _Owners.get: the slot of t's buffer if it is of kind "tensor"
+            k = slot.get(t)
+            return k if k is not None and kinds[k] == "tensor" else None
+
+        savings = []
+        for g in cascades:  # as _cascade_overlaps
+            out = owner(g.output)
+            if out is None or firsts[out] != g.first_step:
+                continue
+            for x in g.external_inputs():
+                k = owner(x)
+                if k is None or k == out or lasts[k] != g.last_step or not g.exact_overlap_allowed(x):
+                    continue
+                distance = None if x in activation_inputs(g.ops[-1]) else 0
+                savings.append((g.first_step, g.last_step, _overlap_saving(sizes[out], sizes[k], distance)))
+        for step, op, out, k, x in pairs:  # as find_overlaps
+            if firsts[out] == step and lasts[k] == step and kinds[out] == kinds[k] == "tensor" and op not in grouped:
+                rule = self._overlap_rule(op, x)
+                if rule is not None:
+                    savings.append((step, step, _overlap_saving(sizes[out], sizes[k], rule[1])))
+        first, last = min(span[0] for span in spans), max(span[1] for span in spans)
+        return _spans_bound(first, last, spans, savings, self.alignment)
+
+    def _trial_facts(self) -> tuple:
+        """What _trial_bound reads whatever the groups, worked out once: ([(step, op, scratch bytes)] of the ops
+        with scratch, [(step, op, output slot, input slot, input)] of the in-place overlaps find_overlaps may
+        permit (whether the buffers are born and die there depends on the groups)."""
+        if self._trial is None:
+            facts = self._graph()
+            scratch = [(step, op, (self.scratch_sizes or {}).get(op, 0)) for step, op in enumerate(self.graph.ops)]
+            pairs = []
+            for step, op, y, inputs in facts.in_place_ops if self.in_place else ():
+                out = facts.slot.get(y)
+                for x in inputs if out is not None else ():
+                    k = facts.slot.get(x)
+                    if k is not None and k != out:
+                        pairs.append((step, op, out, k, x))
+            self._trial = ([entry for entry in scratch if entry[2]], pairs)
+        return self._trial
+
+    def plan_below(self, cascades, below: int, trial: tuple | None = None, prove: bool = True):
         """The plan with these groups if its arena is below `below` bytes, else None (skipping the placement
-        search when the per-step lower bound already says no). `trial`: this problem's `trial(cascades)`."""
-        bound, (cascades, buffers, overlaps) = trial or self.trial(cascades)
+        search when the per-step lower bound already says no). `trial`: this problem's `trial(cascades)`.
+        `prove=False`: the plan is not verified (the caller proves the one it keeps, `prove`)."""
+        bound, cascades = trial or self.trial(cascades)
         if bound >= below:
             return None
-        plan = self._place(cascades, buffers, overlaps)
+        plan = self._place(cascades, *self._buffers_and_overlaps(cascades), prove)
         return plan if plan.arena_bytes < below else None
 
 

@@ -151,15 +151,17 @@ def intermediates(ops) -> list:
     return [op.outputs[0] for op in ops[:-1]]
 
 
-def build_schedule(ops, stripe_height: int, capacity: dict | None = None, streamed=()) -> Schedule:
+def build_schedule(ops, stripe_height: int, capacity: dict | None = None, streamed=(),
+                   windows: dict | None = None) -> Schedule:
     """The events of a group, stripe by stripe. `capacity` (buffered tensor -> rows) defaults to the
     smallest that works: the widest window any consumer reads at once. `streamed`: group inputs that live in
-    stripe buffers filled by Fetch events (module docstring)."""
+    stripe buffers filled by Fetch events (module docstring). `windows`: a memo of each op's row windows
+    (`_row_windows`) for the schedules of one build, which ask about the same ops again and again."""
     ops = tuple(ops)
     last = ops[-1]
     inter = intermediates(ops) + [t for t in streamed if t not in intermediates(ops)]
     height = nhwc(last.outputs[0].shape)[1]
-    stripes = _stripe_rows(ops, stripe_height, height, inter)
+    stripes = _stripe_rows(ops, stripe_height, height, inter, windows)
     if capacity is None:
         capacity = {t: 0 for t in inter}
         for _, _, needs in stripes:
@@ -182,16 +184,30 @@ def _make_room(y, stop, needs, produced, base, capacity, events) -> None:
     base[y] = keep_from
 
 
-def _row_windows(ops) -> list:
-    """Per op: (op, its output, [(input, its _read_window)]), worked out once per schedule."""
-    return [(op, op.outputs[0], [(x, _read_window(op, x)) for x in activation_inputs(op)]) for op in ops]
+def _row_windows(ops, memo: dict | None = None) -> list:
+    """Per op: (op, its output, [(input, its _read_window)]), worked out once per schedule, or once per `memo`
+    (op -> its entry: it depends on the op alone)."""
+    if memo is None:
+        return [_op_row_windows(op) for op in ops]
+    result = []
+    for op in ops:
+        entry = memo.get(op)
+        if entry is None:
+            entry = memo[op] = _op_row_windows(op)
+        result.append(entry)
+    return result
 
 
-def _stripe_rows(ops, stripe_height, height, inter) -> list:
+def _op_row_windows(op) -> tuple:
+    return op, op.outputs[0], [(x, _read_window(op, x)) for x in activation_inputs(op)]
+
+
+def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None) -> list:
     """Per stripe: (ranges: op -> output rows [start, stop) it computes, reads: op -> {input: input_rows},
     needs: buffered tensor -> the rows [start, stop) its readers take in this stripe). Which rows each op
-    computes depends only on what was produced before, never on the stripe buffers' sizes."""
-    windows = _row_windows(ops)
+    computes depends only on what was produced before, never on the stripe buffers' sizes. `memo`:
+    build_schedule's `windows`."""
+    windows = _row_windows(ops, memo)
     backwards = windows[::-1]
     buffered = set(inter)
     outputs = {y for _, y, _ in windows}
@@ -273,6 +289,7 @@ class CascadeGroup:
     input_numbers: tuple = ()  # each streamed input's number among the graph inputs (the caller's `input`)
     sources: tuple = ()  # each streamed input as the caller gives it (uint8: the rows are converted as read)
     _schedule: Schedule | None = field(default=None, repr=False)
+    _windows: dict | None = field(default=None, repr=False)  # build_schedule's memo, shared by one build's groups
 
     @property
     def last_step(self) -> int:
@@ -301,7 +318,8 @@ class CascadeGroup:
         if recompute:
             return build_schedule(self.ops, self.stripe_height, streamed=self.streamed)
         if self._schedule is None:
-            self._schedule = build_schedule(self.ops, self.stripe_height, streamed=self.streamed)
+            self._schedule = build_schedule(self.ops, self.stripe_height, streamed=self.streamed,
+                                            windows=self._windows)
         return self._schedule
 
     def input_number(self, tensor) -> int:
