@@ -110,11 +110,9 @@ def test_size_bound_skips_only_streams_that_cannot_be_smaller(name, monkeypatch)
         full = W._plan(data, None)
         assert answer == (W._emit(full) if full["size"] < len(data) else None)
         raw, run_value = full["raw"], full["run_value"]
-        counts = np.zeros(W.LITERAL_SYMBOLS + W.RUN_SYMBOLS, np.int64)
-        extra = 0
-        for _, sym, _, bits in W._lane_batches(raw, run_value):
-            counts += np.bincount(sym, minlength=len(counts))
-            extra += int(bits.sum())
+        codes = stream_codes(raw, run_value, -(-len(raw) // 16))
+        counts = np.bincount([sym for _, sym, _, _ in codes], minlength=W.LITERAL_SYMBOLS + W.RUN_SYMBOLS)
+        extra = sum(bits for _, _, _, bits in codes)
         assert W._literal_lower_bound(raw, run_value) <= W._size_lower_bound(counts, extra) <= full["size"]
     assert skipped >= {"kws": 11, "vww": 19, "ic": 8, "ad": 2}[name]  # most small layers: no code built
 
@@ -157,6 +155,24 @@ def reference_tokens(raw: np.ndarray, run_value: int, seg: int) -> list:
     return out
 
 
+def stream_codes(raw: np.ndarray, run_value: int, seg: int) -> list:
+    """(lane, symbol, extra value, extra bits) of each code as the encoder finds them (_run_pieces, _tokens)."""
+    run_pos, run_len = W._run_pieces(raw, run_value, seg)
+    tokens, runs = W._tokens(raw, run_value, seg, run_pos, run_len)
+    run_at = dict(zip(runs.tolist(), zip(run_pos.tolist(), run_len.tolist())))
+    out, pos = [], 0
+    for index, byte in enumerate(tokens.tolist()):
+        if index in run_at:
+            assert run_at[index][0] == pos and byte == run_value
+            out.append((pos // seg, *W.run_symbol(run_at[index][1])))
+            pos += run_at[index][1]
+        else:
+            out.append((pos // seg, int(W._SYMBOL_OF_DIFFERENCE[(byte - run_value) % 256]), 0, 0))
+            pos += 1
+    assert pos == len(raw)
+    return out
+
+
 def reference_pack_bits(values, widths, offsets, total_bytes: int) -> bytes:
     bits = 0
     for value, width, offset in zip(values.tolist(), widths.tolist(), offsets.tolist()):
@@ -188,19 +204,17 @@ def test_tokens_match_the_byte_by_byte_reference(kind):
         raw = np.frombuffer(sample(rng, kind, n), np.uint8)
         run_value = W.most_frequent_byte(raw)
         for seg in {max(1, -(-n // 16)), 1, 5}:
-            got = list(zip(*(a.tolist() for a in W._tokens(raw, run_value, seg))))
-            assert got == reference_tokens(raw, run_value, seg), (kind, n, seg)
+            assert stream_codes(raw, run_value, seg) == reference_tokens(raw, run_value, seg), (kind, n, seg)
     raw = np.frombuffer(bytes(3) + b"\x01" + bytes(2 * W.MAX_RUN + 2) + b"\x02" + bytes(W.MAX_RUN + 1), np.uint8)
-    got = list(zip(*(a.tolist() for a in W._tokens(raw, 0, len(raw)))))  # runs cut at MAX_RUN, no 1-byte piece
-    assert got == reference_tokens(raw, 0, len(raw))
+    assert stream_codes(raw, 0, len(raw)) == reference_tokens(raw, 0, len(raw))  # runs cut at MAX_RUN, no 1-byte piece
 
 
 def test_pack_bits_matches_the_reference():
     rng = np.random.default_rng(19)
     for n in (1, 2, 7, 64, 500):
-        widths = rng.integers(1, 57, n)
-        values = rng.integers(0, 1 << 62, n) & ((1 << widths) - 1)
-        offsets = np.cumsum(widths + rng.integers(0, 3, n)) - widths  # gaps: the padding between lanes
+        widths = rng.integers(1, 33, n).astype(np.uint32)
+        values = (rng.integers(0, 1 << 32, n) & ((1 << widths.astype(np.int64)) - 1)).astype(np.uint32)
+        offsets = (np.cumsum(widths + rng.integers(0, 3, n)) - widths).astype(np.uint32)  # gaps: lane padding
         total = int(offsets[-1] + widths[-1] + 7) // 8 + int(rng.integers(0, 3))
         assert W._pack_bits(values, widths, offsets, total) == reference_pack_bits(values, widths, offsets, total)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Schedule, Shift, nhwc, row_bytes
+from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
 from .codegen import LOWERINGS
 from .hw import cmdtable as C
@@ -48,6 +48,12 @@ def lower_group(group, ctx, lower_op) -> list:
 
 
 def _stripe_commands(group, schedule, ctx, lower_op) -> list:
+    return [*map(_event_lowering(group, ctx, lower_op), schedule.events)]
+
+
+def _event_lowering(group, ctx, lower_op):
+    """The function that lowers one event of `group`'s schedule: a Compute to its op's command (`lower_op`,
+    one per op, asked once here) over the event's rows, a Shift to a DMA_COPY, a Fetch to a ReadInputRows."""
     whole = {}
     for op in group.ops:
         commands = lower_op(op)
@@ -62,34 +68,30 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
         return C.TensorDesc.dense(ARENA_REGION, ctx.arena_offset(tensor) + first * row_bytes(tensor),
                                   (1, stop - start, w, c), tensor.dtype)
 
-    result = []
-    for event in schedule.events:
+    def lower(event):
         if isinstance(event, Fetch):
             t, n = event.tensor, event.stop - event.start
-            result.append(ReadInputRows(group.input_number(t), event.start, n,
-                                        ctx.arena_offset(t) + event.buffer_row * row_bytes(t), n * row_bytes(t),
-                                        group.converts(t), note=f"input '{t.name}' rows {event.start}..{event.stop - 1}"))
-            continue
+            return ReadInputRows(group.input_number(t), event.start, n,
+                                 ctx.arena_offset(t) + event.buffer_row * row_bytes(t), n * row_bytes(t),
+                                 group.converts(t), note=f"input '{t.name}' rows {event.start}..{event.stop - 1}")
         if isinstance(event, Shift):
             t, n = event.tensor, event.stop - event.start
             src = rows_desc(t, event.source_row, event.source_row + n, {t: 0})
             dst = rows_desc(t, 0, n, {t: 0})
-            result.append(C.DmaCopy(src, dst, note=f"cascade: keep rows {event.start}..{event.stop - 1} of "
-                                                   f"'{t.name}' (stripe buffer)"))
-            continue
+            return C.DmaCopy(src, dst, note=f"cascade: keep rows {event.start}..{event.stop - 1} of '{t.name}' "
+                                            "(stripe buffer)")
         op, command = event.op, whole[event.op]
         out = rows_desc(op.outputs[0], event.start, event.stop, event.bases)
         note = f"{command.note} rows {event.start}..{event.stop - 1}"
         if op.type in ELEMENTWISE_OPS:
             a, b = op.inputs[0], op.inputs[1]
             ins = [rows_desc(t, *event.reads[t][:2], event.bases) for t in (a, b)]
-            result.append(_with(command, input1=ins[0], input2=ins[1], output=out, note=note))
-        else:
-            x = op.inputs[0]
-            start, stop, pad = event.reads[x]
-            result.append(_with(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad,
-                                  note=note))
-    return result
+            return _with(command, input1=ins[0], input2=ins[1], output=out, note=note)
+        x = op.inputs[0]
+        start, stop, pad = event.reads[x]
+        return _with(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad, note=note)
+
+    return lower
 
 
 def _with(command, **changes):
@@ -139,7 +141,7 @@ def stripe_cost(group, ctx) -> tuple:
     # as an op-by-op build runs them (whole_cost: a convolution folded, fold.py), which Striping asks apart.
     whole = sum(whole_cycles[op] for op in group.ops)
     striped = 0
-    end = None
+    end = lower = None  # (the event lowering is made when a stripe shape is not priced yet)
     for event in group.schedule().events:  # stripe commands of equal shape cost the same: lower one each
         if isinstance(event, Fetch):  # the table ends and a new one starts: its END command
             if end is None:
@@ -153,8 +155,9 @@ def stripe_cost(group, ctx) -> tuple:
             key = (event.op, event.stop - event.start,
                    tuple(sorted((r[1] - r[0], r[2]) for r in event.reads.values())))
         if key not in cycles:
-            (command,) = _stripe_commands(group, Schedule((event,), {}, 1), ctx, lambda op: commands[op])
-            cycles[key] = timing.command_cost(command, memory).cycles
+            if lower is None:
+                lower = _event_lowering(group, ctx, commands.__getitem__)
+            cycles[key] = timing.command_cost(lower(event), memory).cycles
         striped += cycles[key]
     runs = getattr(group, "runs", 0)  # a group crossing targets: each run of NPU stripes is a table of its own
     if runs:
