@@ -1,9 +1,10 @@
 """Compile C sources for the host (x86) into a cached shared library, for ctypes.
 
 The NPU model and the emulator's instruction-counting hook are C; they are built on first use into
-~/.cache/edgesdk/hostlib (or $EDGESDK_CACHE), keyed by a hash of the sources and flags, so a fresh
-clone needs nothing but a host C compiler. Each cached library is checked against the sha256 recorded beside
-it before it is handed out for loading; a damaged one is rebuilt.
+~/.cache/edgesdk/hostlib (or $EDGESDK_CACHE), keyed by a hash of the sources and flags (not their paths:
+every checkout of the same files shares them), so a fresh clone needs nothing but a host C compiler. Each
+cached library is checked against the sha256 recorded beside it before it is handed out for loading; a damaged
+one is rebuilt.
 
 Many processes share the cache (pytest -n, `edgesdk regress --workers N`, tasks of a Ray cluster node): a
 library missing from it is built under an exclusive lock on `<library>.lock` (fcntl.flock, released by the
@@ -81,20 +82,13 @@ def _write_atomically(path: Path, text: str) -> None:
 def build_shared_library(name: str, sources: list, include_dirs: list = (), extra_flags: list = ()) -> Path:
     """Compile `sources` into lib<name>-<hash>.so unless an identical build is cached; return its path.
 
-    The cache is keyed by a hash of the compiler, flags and every source and header, and each library has a
-    sidecar with the sha256 of its bytes, written (atomically) after the library: a cached library is
-    returned only if its bytes match it, so the path returned is safe to load right away. A damaged one (a
-    build interrupted by a full disk, an edited file) is rebuilt, not loaded."""
+    The cache is keyed by a hash of the compiler, flags and every source and header (_library_key), and each
+    library has a sidecar with the sha256 of its bytes, written (atomically) after the library: a cached
+    library is returned only if its bytes match it, so the path returned is safe to load right away. A damaged
+    one (a build interrupted by a full disk, an edited file) is rebuilt, not loaded."""
     cc = host_compiler()
     flags = ["-O2", "-fPIC", "-shared", "-std=c11", "-Wall", "-Wextra", *extra_flags]
-    digest = hashlib.sha256()
-    for item in [cc, *flags, *map(str, include_dirs)]:
-        digest.update(item.encode())
-    headers = [h for d in include_dirs for h in sorted(Path(d).glob("*.h"))]
-    for src in [*map(Path, sources), *headers]:
-        digest.update(src.name.encode())
-        digest.update(src.read_bytes())
-    target = cache_dir() / f"lib{name}-{digest.hexdigest()[:16]}.so"
+    target = cache_dir() / f"lib{name}-{_library_key(cc, flags, sources, include_dirs)}.so"
     if target.exists() and _intact(target):
         return target
     with _exclusive(target.with_name(target.name + ".lock")):
@@ -104,6 +98,40 @@ def build_shared_library(name: str, sources: list, include_dirs: list = (), extr
         raise ToolchainError(f"The host library {target} changed while it was being built and does not match "
                              f"its checksum; remove {cache_dir()} and try again.")
     return target
+
+
+def _library_key(cc: str, flags: list, sources: list, include_dirs) -> str:
+    """The cache key: the compiler, the flags, and the name and bytes of every source and of every header
+    where the sources can include it (the include directories, in their order, and the sources' own
+    directories), never a directory's path: every checkout of the same files (a fresh clone, a worktree)
+    shares one library."""
+    digest = hashlib.sha256()
+    for item in [cc, *flags]:
+        digest.update(item.encode() + b"\0")
+    header_dirs = list(dict.fromkeys([*map(Path, include_dirs), *(Path(s).parent for s in sources)]))
+    for index, directory in enumerate(header_dirs):
+        digest.update(f"dir {index}\0".encode())
+        for header in _headers(directory):
+            digest.update(header.name.encode() + b"\0" + header.read_bytes())
+    for src in map(Path, sources):
+        digest.update(b"source\0" + src.name.encode() + b"\0" + src.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_HEADER_LISTS: dict = {}  # directory -> (its mtime, its *.h files): the cache's generated/ holds thousands of files
+
+
+def _headers(directory: Path) -> list:
+    """The *.h files in `directory`, sorted; listed again only when the directory changed (a file added or
+    removed changes its mtime; a header's bytes are read on every call)."""
+    try:
+        stamp = directory.stat().st_mtime_ns
+    except OSError:
+        return []
+    known = _HEADER_LISTS.get(directory)
+    if known is None or known[0] != stamp:
+        known = _HEADER_LISTS[directory] = (stamp, sorted(directory.glob("*.h")))
+    return known[1]
 
 
 @contextlib.contextmanager

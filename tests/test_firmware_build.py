@@ -312,6 +312,36 @@ def test_an_unchanged_project_is_not_reconfigured(tmp_path, board, cmake_calls, 
 
 
 @pytest.mark.slow
+def test_another_checkout_reuses_the_configured_tree(tmp_path, board, cmake_calls, monkeypatch):
+    """Kept trees are keyed by the CMake project's and board.json's content, not their paths: a build from
+    another checkout of the same edgesdk (a fresh clone, a worktree) needs no configure step, even once the
+    first checkout is gone, and gives the same firmware; a changed CMake project is another tree."""
+    from edgesdk.firmware_build import build as build_module
+    from edgesdk.firmware_build.build import build_firmware_reusing
+
+    def checkout(name: str):
+        """A copy of the package's CMake project and of board.json, as another checkout has them."""
+        shutil.copytree(CMAKE_PROJECT_DIR, tmp_path / name / "firmware")
+        shutil.copy(board.path, tmp_path / name / "board.json")
+        monkeypatch.setattr(build_module, "CMAKE_PROJECT_DIR", tmp_path / name / "firmware")
+        return load_board(str(tmp_path / name / "board.json"))
+
+    def build(name: str, checkout_board) -> bytes:
+        cmake_calls.clear()
+        gen = make_gen_dir(tmp_path / name / "src", checkout_board)
+        return build_firmware_reusing(gen, tmp_path / name, checkout_board, werror=True).read_bytes()
+
+    first = build("first", checkout("one"))
+    assert cmake_calls == ["configuration", "build"]
+    two = checkout("two")
+    shutil.rmtree(tmp_path / "one")
+    assert build("second", two) == first and cmake_calls == ["build"]
+    with open(tmp_path / "two" / "firmware" / "CMakeLists.txt", "a") as f:
+        f.write("# another edgesdk\n")
+    assert build("third", two) == first and cmake_calls == ["configuration", "build"]
+
+
+@pytest.mark.slow
 def test_a_tree_left_half_way_or_busy_is_not_trusted(tmp_path, board, cmake_calls, monkeypatch):
     from edgesdk.firmware_build import build_tree
     from edgesdk.firmware_build.build import build_firmware_reusing

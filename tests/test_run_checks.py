@@ -199,3 +199,29 @@ def test_a_cached_library_without_its_checksum_is_rebuilt(tmp_path, monkeypatch)
     again = hostcc.build_shared_library("answer", [source])
     assert again == first and hostcc.checksum_path(first).is_file()
     assert hostcc.load_shared_library("answer", [source]).answer() == 42
+
+
+def test_a_library_is_cached_by_its_files_not_their_paths(tmp_path, monkeypatch):
+    """Two checkouts of the same sources share one cached library (a fresh clone compiles nothing its
+    machine compiled before); a different header beside the source or in an include directory is another."""
+    from edgesdk import hostcc
+
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+
+    def checkout(name: str, answer: int, scale: int) -> tuple:
+        (tmp_path / name / "inc").mkdir(parents=True)
+        (tmp_path / name / "inc" / "scale.h").write_text(f"#define SCALE {scale}\n")
+        (tmp_path / name / "answer.h").write_text(f"#define ANSWER {answer}\n")
+        source = tmp_path / name / "answer.c"
+        source.write_text('#include "answer.h"\n#include "scale.h"\nint answer(void) { return ANSWER * SCALE; }\n')
+        return [source], [tmp_path / name / "inc"]
+
+    first = hostcc.build_shared_library("answer", *checkout("a", 21, 2))
+    stamp = first.stat().st_mtime_ns
+    assert hostcc.build_shared_library("answer", *checkout("b", 21, 2)) == first  # another path, same files
+    assert first.stat().st_mtime_ns == stamp  # not compiled again
+    beside = hostcc.build_shared_library("answer", *checkout("c", 7, 2))  # answer.h beside the source differs
+    included = hostcc.build_shared_library("answer", *checkout("d", 21, 3))  # inc/scale.h differs
+    assert len({first, beside, included}) == 3
+    assert [hostcc.load_shared_library("answer", *checkout(name, a, s)).answer()
+            for name, a, s in (("e", 21, 2), ("f", 7, 2), ("g", 21, 3))] == [42, 14, 63]

@@ -152,7 +152,10 @@ def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False,
     if os.environ.get("EDGESDK_NO_BUILD_CACHE"):
         return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
     cache = compiler_cache()
-    key = build_tree.tree_key([*generator(), CMAKE_PROJECT_DIR, board.path.resolve(), werror, *cache.cmake_args],
+    # The key names the CMake project and board.json by their content, not their paths: every checkout of
+    # the same edgesdk (a fresh clone, a worktree) shares the trees, each holding its own copy of both.
+    project_digest = build_tree.content_digest(CMAKE_PROJECT_DIR)
+    key = build_tree.tree_key([*generator(), project_digest, werror, *cache.cmake_args],
                               shutil.which(board.toolchain["prefix"] + "gcc"), board.path)
     with build_tree.reusable_tree(key, build_tree.file_list(gen_dir)) as tree:
         if tree is None:
@@ -162,13 +165,16 @@ def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False,
         if configured is None:  # new, or left half-way by a killed or failed build
             shutil.rmtree(tree, ignore_errors=True)
         sources, build_dir = tree / build_tree.SOURCES, tree / build_tree.CMAKE_DIR
+        project, board_json = tree / build_tree.PROJECT, tree / build_tree.BOARD_JSON
         try:
             files = build_tree.sync_sources(gen_dir, sources)
+            build_tree.sync_sources(CMAKE_PROJECT_DIR, project)
+            build_tree.sync_file(board.path, board_json)
         except OSError:  # the cache's disk is full or read-only: build as without it
             return build_firmware(gen_dir, out_dir, board, werror, fallback_dir)
         if files != configured or not build_dir.is_dir():
             build_dir.mkdir(parents=True, exist_ok=True)
-            _configure(sources, build_dir, board, werror, cache)
+            _configure(sources, build_dir, board, werror, cache, project, board_json)
         try:
             _build(sources, build_dir, board, cache)
         except EdgesdkError:  # the compiler's or linker's verdict (the tree itself is sound): keep it
@@ -190,9 +196,12 @@ def _checked_dirs(gen_dir, out_dir, board: Board) -> tuple:
     return gen_dir, out_dir
 
 
-def _configure(gen_dir: Path, build_dir: Path, board: Board, werror: bool, cache: CompilerCache) -> None:
-    _run(["cmake", *generator(), "-S", CMAKE_PROJECT_DIR, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
-          f"-DEDGESDK_BOARD_JSON={board.path.resolve()}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}",
+def _configure(gen_dir: Path, build_dir: Path, board: Board, werror: bool, cache: CompilerCache,
+               project: Path = CMAKE_PROJECT_DIR, board_json: Path | None = None) -> None:
+    """CMake's configure step of `project` (the package's CMake project, or a kept tree's copy of it)."""
+    board_json = (board_json or board.path).resolve()
+    _run(["cmake", *generator(), "-S", project, "-B", build_dir, f"-DEDGESDK_GEN_DIR={gen_dir}",
+          f"-DEDGESDK_BOARD_JSON={board_json}", f"-DEDGESDK_WERROR={'ON' if werror else 'OFF'}",
           *cache.cmake_args], "configuration", board, cache.env(gen_dir, build_dir))
 
 

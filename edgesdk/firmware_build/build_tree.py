@@ -2,9 +2,11 @@
 and flags instead of once per build (the configure step, compiler detection included, costs more than a
 warm compile).
 
-Each tree lives in $EDGESDK_CACHE/cmake/<key>-<slot>/ (key: the CMake project, board.json, -Werror, the
-generator, the cross compiler): `src/`, a copy of the generated sources, and `.cmake-build/`, CMake's
-directory (the same relative layout as a build's stage, so ccache entries are shared with uncached builds).
+Each tree lives in $EDGESDK_CACHE/cmake/<key>-<slot>/ (key: the CMake project's and board.json's content,
+-Werror, the generator, the cross compiler; no path, so every checkout of the same edgesdk shares the trees):
+`src/`, a copy of the generated sources, `project/` and `board.json`, copies of the CMake project and the
+board description that CMake reads there, and `.cmake-build/`, CMake's directory (the same relative layout as
+a build's stage, so ccache entries are shared with uncached builds).
 A build copies its sources in, rewriting only the files whose content changed (Ninja then recompiles only
 those), runs CMake's configure step only when the set of files changed (CMakeLists globs them), and builds.
 The firmware is byte for byte what a fresh build directory gives: no path of the tree reaches it.
@@ -38,6 +40,7 @@ DEFAULT_SLOTS = 4  # trees per key: builds at once (pytest -n 2, two terminals) 
 SLOTS_VARIABLE = "EDGESDK_BUILD_TREES"
 STAMP = "edgesdk-configured.json"
 SOURCES, CMAKE_DIR = "src", ".cmake-build"
+PROJECT, BOARD_JSON = "project", "board.json"  # the tree's copies of the CMake project and board.json
 
 
 def slots() -> int:
@@ -135,6 +138,22 @@ def sync_sources(gen_dir: Path, copy: Path) -> list:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     return files
+
+
+def sync_file(source: Path, copy: Path) -> None:
+    """Make `copy` hold `source`'s bytes, keeping its time stamp when they are the same already."""
+    data = source.read_bytes()
+    if not (copy.is_file() and copy.read_bytes() == data):
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(data)
+
+
+def content_digest(directory: Path) -> str:
+    """A hash of the names and bytes of every file under `directory` (the CMake project), not of its path."""
+    digest = hashlib.sha256()
+    for name in file_list(directory):
+        digest.update(name.encode() + b"\0" + (directory / name).read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def configured_files(tree: Path) -> list | None:
