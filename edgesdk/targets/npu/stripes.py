@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Schedule, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
 from .codegen import LOWERINGS
+from . import fold
 from .hw import cmdtable as C
 from .hw import timing
 
@@ -87,9 +88,28 @@ def _stripe_commands(group, schedule, ctx, lower_op) -> list:
         else:
             x = op.inputs[0]
             start, stop, pad = event.reads[x]
-            result.append(_with(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad,
-                                  note=note))
+            stripe = _with(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad, note=note)
+            result.extend(_folded_stripe(group, op, stripe, ctx))
     return result
+
+
+def _folded_stripe(group, op, command, ctx) -> list:
+    """The commands of one stripe of `op`: `command`, or the same sums with the W taps folded into the
+    channels (fold.stripe_commands) when the timing model finds that cheaper and the NPU's static pass takes
+    them. Only when the op's output is a stripe buffer of the group (it overlaps no input, fold.stripe_commands
+    needs that). The choice depends on the stripe's shapes alone (not on offsets), so the cascade search's dry
+    pricing (stripe_cost) and the build choose alike; cached per shape in the context."""
+    if op.outputs[0] not in group.buffered or fold.Fold("w", False) not in fold.candidates(op):
+        return [command]
+    cache = ctx.data("npu-stripe-folds", lambda: {"memory": timing.MemoryMap.for_board(ctx.board)
+                                                  if ctx.board is not None else timing.MemoryMap()})
+    key = (op, command.input.shape, command.output.shape, command.pad_top)
+    folded = fold.stripe_commands(op, command)
+    if key not in cache:
+        memory = cache["memory"]
+        plain = timing.command_cost(command, memory).cycles
+        cache[key] = fold.cycles(folded, memory) < plain and fold.accepted(folded)
+    return folded if cache[key] else [command]
 
 
 def _with(command, **changes):
@@ -152,9 +172,9 @@ def stripe_cost(group, ctx) -> tuple:
             assert isinstance(event, Compute)
             key = (event.op, event.stop - event.start,
                    tuple(sorted((r[1] - r[0], r[2]) for r in event.reads.values())))
-        if key not in cycles:
-            (command,) = _stripe_commands(group, Schedule((event,), {}, 1), ctx, lambda op: commands[op])
-            cycles[key] = timing.command_cost(command, memory).cycles
+        if key not in cycles:  # one command, or a few when the stripe runs folded (_folded_stripe)
+            stripe = _stripe_commands(group, Schedule((event,), {}, 1), ctx, lambda op: commands[op])
+            cycles[key] = sum(timing.command_cost(command, memory).cycles for command in stripe)
         striped += cycles[key]
     runs = getattr(group, "runs", 0)  # a group crossing targets: each run of NPU stripes is a table of its own
     if runs:
