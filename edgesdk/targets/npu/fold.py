@@ -18,6 +18,10 @@ The NPU pads spatial axes only, so a folded axis' padding must be real bytes:
   copied into place (the edges are written last, so an output that overlaps its input, as the memory
   planner allows, is still read before it is written).
 
+Inside a cascade group (stripes.py) a stripe of such a convolution folds its W taps the same way, interior
+and edges, over the stripe's input rows (`stripe_commands`): the edges are written straight into the output
+rows, whose stripe buffer overlaps no input, so a stripe needs no scratch.
+
 `choose(op, ...)` prices every candidate with the timing model (hw/timing.py) and takes the cheapest, but
 any candidate within SCRATCH_TOLERANCE of it that needs less scratch (arena bytes) first.
 """

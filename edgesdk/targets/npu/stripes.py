@@ -2,8 +2,10 @@
 
 A stripe command is the op's ordinary command over whole tensors with row-range descriptors and the stripe's
 leading padding: the NPU's tensor descriptors take any offset and strides, so a row range is an offset and a
-shape, and a Shift is one DMA_COPY. A Fetch (a streamed graph input's next rows) is no command: the region's
-command table ends there (`ReadInputRows`), the CPU calls the caller's edgesdk_default_read_input_rows() into
+shape, and a Shift is one DMA_COPY. A convolution with few input channels may run its stripes with the kernel
+columns folded into the channels instead (_folded_stripe, fold.stripe_commands: a few commands a stripe). A
+Fetch (a streamed graph input's next rows) is no command: the region's command table ends there
+(`ReadInputRows`), the CPU calls the caller's edgesdk_default_read_input_rows() into
 the input's stripe buffer, and the next table goes on (NpuTarget.generate). Which ops the NPU runs in stripes (`STRIPE_LOWERINGS`) and what a group
 costs by the timing model (docs/npu-datasheet.md section 6) are answered here for the cascade search.
 """
@@ -103,7 +105,9 @@ def _folded_stripe(group, op, command, ctx) -> list:
         return [command]
     cache = ctx.data("npu-stripe-folds", lambda: {"memory": timing.MemoryMap.for_board(ctx.board)
                                                   if ctx.board is not None else timing.MemoryMap()})
-    key = (op, command.input.shape, command.output.shape, command.pad_top)
+    key = (op, command.input.shape, command.output.shape, command.pad_top, command.weight_stream_bytes)
+    if cache.get(key) is False:
+        return [command]
     folded = fold.stripe_commands(op, command)
     if key not in cache:
         memory = cache["memory"]
