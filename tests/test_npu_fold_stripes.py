@@ -96,3 +96,41 @@ def test_folding_a_wide_image_s_stripes_saves_cycles(tmp_path):
     ctx = Ctx()
     plain, folded = (fold.cycles(_stripes(op, ctx, 2, folded=f), memory) for f in (False, True))
     assert folded * 1.2 < plain
+
+
+def _pair(conv_first: bool):
+    """A 3-channel 3x3 SAME convolution (16 outputs) before or after a 3x3 depthwise one, as model bytes: an
+    image wide enough that the folded interior saves more than the edge commands' weight fetches cost."""
+    from modelgen import ModelBuilder
+    from test_cascade import _conv
+
+    m = ModelBuilder()
+    x = m.tensor((1, 16, 96, 3), "int8", scale=0.02, zero_point=1)
+    if conv_first:
+        a = _conv(m, x, (1, 16, 96, 16), 3, seed=5)
+        b = _conv(m, a, (1, 16, 96, 16), 3, depthwise=True, seed=6)
+    else:
+        a = _conv(m, x, (1, 16, 96, 3), 3, depthwise=True, seed=6)
+        b = _conv(m, a, (1, 16, 96, 16), 3, seed=5)
+    return m.build([x], [b])
+
+
+@pytest.mark.parametrize("conv_first", [True, False])
+def test_only_a_convolution_into_a_stripe_buffer_folds(tmp_path, conv_first):
+    """A stripe folds only when the convolution writes one of the group's stripe buffers, which overlap no
+    input: its edge columns go straight into the output rows. A group's last op may write over the group's
+    input (rule cascade-exact), so its stripes stay one command each."""
+    from test_cascade import _model_bytes_file
+
+    from edgesdk.compiler import BuildOptions, compile_model
+    from edgesdk.tune.schedule import CascadeChoice, schedule_of
+
+    path = _model_bytes_file(_pair(conv_first))
+    options = BuildOptions(target="npu", compile_firmware=False, cascade=False)
+    schedule = schedule_of(compile_model(path, options)).with_cascades([CascadeChoice((0, 1), 4)])
+    compiled = compile_model(path, BuildOptions(target="npu", compile_firmware=False, schedule=schedule))
+    (group,) = compiled.plan.cascades
+    convs = [c for t in compiled.executor.target_data["npu"] for c in C.decode(t.data) if isinstance(c, C.Conv2D)]
+    folded = [c for c in convs if c.weights.shape == (16, 3, 1, 9)]
+    stripes = sum(1 for e in group.schedule().events if getattr(e, "op", None) is compiled.graph.ops[1 - conv_first])
+    assert len(folded) == (stripes if conv_first else 0), [c.weights.shape for c in convs]
