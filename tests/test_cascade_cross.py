@@ -211,8 +211,9 @@ def test_groups_across_targets_are_bit_exact_on_the_emulator(tmp_path, groups):
 def test_ssd_mobilenet_v3_with_its_first_hard_swish_on_the_host(tmp_path):
     """The real model: SSD MobileNetV3 320 on npu,c with op 1 (HARD_SWISH) on the host. Ops 0-2 across targets
     (NPU conv, host HARD_SWISH, NPU depthwise) in 8-row stripes lower the arena below the default build's
-    (415,360 B), but the default search refuses them: the first convolution runs folded op by op and unfolded
-    in stripes, +141 % NPU cycles of those layers. Forced by a schedule, the firmware runs bit-exact on
+    (415,360 B). The search refused them while the first convolution ran folded op by op but unfolded in
+    stripes (+141 % NPU cycles of those layers); its stripes fold too now (npu/stripes.py, _folded_stripe):
+    +4.7 %, and the search takes the group (with ops 10-12: 396,800 B). The firmware runs bit-exact on
     riscv-npu, its NPU cycles what the search priced (docs/performance.md)."""
     from conftest import model_path
     from edgesdk.compiler import build
@@ -225,10 +226,11 @@ def test_ssd_mobilenet_v3_with_its_first_hard_swish_on_the_host(tmp_path):
                       check_fit=False)  # op by op it needs 144 bytes more than riscv-npu has
     striping = Striping(c.regions, c.codegen_options)
     plan = choose_cascades(c.memory_problem, c.regions, c.plan, striping)
-    assert not [g for g in plan.cascades if {op.index for op in g.ops} >= {0, 1, 2}]
+    assert [([op.index for op in g.ops], g.stripe_height) for g in plan.cascades] == [([0, 1, 2], 8),
+                                                                                        ([10, 11, 12], 16)]
     crossing = striping.group(tuple(c.graph.ops[0:3]), 8, 0, c.graph)
     npu_striped, npu_whole = striping.costs(crossing)["npu"]
-    assert npu_striped > 2 * npu_whole
+    assert npu_whole < npu_striped < 1.1 * npu_whole
     groups = [CascadeChoice((0, 1, 2), 8), CascadeChoice((10, 11, 12), 16)]
     alone = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False,
                                              schedule=moved.with_cascades(groups[1:])))
@@ -239,6 +241,7 @@ def test_ssd_mobilenet_v3_with_its_first_hard_swish_on_the_host(tmp_path):
     assert report["memory"]["sram_peak_bytes"] == plan.arena_bytes
     result = assert_runs_bit_exact(tmp_path / "m", report, path, seeds=(0,), timeout_s=600)
     # the NPU's timing model is its PERF_CYCLES: the group adds what the search priced over the folded layers
-    # (measured 2026-11-25: 311,376 cycles for 311,408 priced; the tables' ENDs differ by one)
+    # (measured 2026-11-25: 311,376 cycles for 311,408 priced, the tables' ENDs differing by one; the stripes
+    # unfolded then)
     npu_cycles = sum(t.cycles for t in alone.executor.target_data["npu"])
     assert result.cycles_of("npu") - npu_cycles == pytest.approx(npu_striped - npu_whole, abs=64)

@@ -141,8 +141,10 @@ def test_a_view_beyond_the_npu_s_operand_limit_is_not_folded(tmp_path):
 
 def test_a_cascade_over_a_foldable_convolution_pays_for_the_fold_it_loses(models_dir):
     """HAR's first convolution (1 channel, 2x2 VALID) folds without scratch op by op; in stripes with the pooling
-    after it, it runs unfolded. The cascade search prices the group against the layers an op-by-op build runs,
-    folded: in 16-row stripes +61 % NPU cycles of those two layers (14,976 for 9,312), but +1.3 % of the model's.
+    after it, it folds too where that saves cycles (stripes._folded_stripe: 16-row stripes do, the flash fetch
+    of the weights bounds 4-row ones). The cascade search prices the group against the layers an op-by-op build
+    runs, folded: in 16-row stripes +37 % NPU cycles of those two layers (12,719 for 9,312; +61 %, 14,976,
+    unfolded), but under 1.3 % of the model's.
     The default budget is the model's (5 % of its NPU cycles), so the default build takes the group, at the
     stripe height that gives the smallest arena within it (4 rows: 7,952 B for +4.6 %, 23,296 B op by op)."""
     from conftest import SHARED_MODELS
@@ -156,7 +158,7 @@ def test_a_cascade_over_a_foldable_convolution_pays_for_the_fold_it_loses(models
     striping = Striping(compiled.regions, compiled.codegen_options)
     striped, whole = striping.costs(striping.group(tuple(graph.ops[0:2]), 16, 0, graph))["npu"]
     model = model_cycles(graph, compiled.regions, striping)["npu"]
-    assert striped > whole * 1.5 and striped - whole < 0.02 * model
+    assert whole * 1.3 < striped < whole * 1.4 and striped - whole < 0.02 * model
     (group,) = compiled.plan.cascades
     assert group.ops == tuple(graph.ops[0:2]) and group.stripe_height == 4
     extra = striping.extra([group])["npu"]

@@ -231,8 +231,9 @@ def test_streamed_input_is_bit_exact_on_the_emulator(tmp_path, targets, model, w
     """MobileNet-style models (their first layer a convolution) built with --stream-input on the host (VWW) and
     with the NPU (MobileNet v1 0.25; VWW's default npu,c build, 28,800 B with ops 1-3 in stripes, is smaller than
     its streamed one, 29,472 B, so it stays whole): the harness gives the rows from the input `edgesdk run`
-    wrote, the outputs equal LiteRT's. (ResNet-8's small input stays whole:
-    test_a_small_input_that_costs_more_streamed_stays_whole.)"""
+    wrote, the outputs equal LiteRT's. On the NPU the group's first layer (3x3x3, stride 2) runs its stripes with
+    the kernel columns folded into 9 input channels (npu/stripes.py, _folded_stripe). (ResNet-8's small input
+    stays whole: test_a_small_input_that_costs_more_streamed_stays_whole.)"""
     from edgesdk.compiler import BuildOptions, build
     from edgesdk.runner import random_inputs, run_inference
 
@@ -244,6 +245,8 @@ def test_streamed_input_is_bit_exact_on_the_emulator(tmp_path, targets, model, w
     assert group["ops"][0] == 0 and group["input_fetches"] >= 2
     header = (tmp_path / "m" / "src" / "model.h").read_text()
     assert "void edgesdk_default_read_input_rows(uint32_t input, uint32_t first_row, uint32_t rows, void *dst);" in header
+    if targets == "npu,c":  # the folded kernel [O, KH, 1, KW*C] in the command table's listing
+        assert "[8, 3, 1, 9]" in (tmp_path / "m" / "src" / "model_npu.c").read_text()
     inputs = random_inputs(report, 11)
     result = run_inference(tmp_path / "m", inputs)
     assert result.exit_code == 0, result.uart

@@ -18,6 +18,10 @@ The NPU pads spatial axes only, so a folded axis' padding must be real bytes:
   copied into place (the edges are written last, so an output that overlaps its input, as the memory
   planner allows, is still read before it is written).
 
+Inside a cascade group (stripes.py) a stripe of such a convolution folds its W taps the same way, interior
+and edges, over the stripe's input rows (`stripe_commands`): the edges are written straight into the output
+rows, whose stripe buffer overlaps no input, so a stripe needs no scratch.
+
 `choose(op, ...)` prices every candidate with the timing model (hw/timing.py) and takes the cheapest, but
 any candidate within SCRATCH_TOLERANCE of it that needs less scratch (arena bytes) first.
 """
@@ -217,11 +221,43 @@ def _interior_and_edges(op, place: Placement) -> list:
     return commands + copies
 
 
+def stripe_commands(op, conv: C.Conv2D) -> list:
+    """One stripe of `op` in a cascade group (edgesdk/targets/npu/stripes.py), W taps folded: `conv` is the
+    stripe's ordinary command (its row ranges and leading padding). The interior output columns in one folded
+    command over the overlapping view of the stripe's input rows, the edge columns unfolded, each written
+    straight into its columns of the output rows: the caller gives an output that overlaps no input (a
+    stripe buffer), so no scratch and no copy. The W fold's weights are the ordinary ones byte for byte (and
+    so is their compressed stream), read as [O, KH, 1, KW*C]. Requires Fold("w", False) in candidates(op)."""
+    g = Geometry.of(op)
+    x, y = conv.input, conv.output
+    lo, hi = g.interior_columns()
+    commands = []
+    for first, stop in ((0, lo), (hi, g.ow)):  # the edge columns, unfolded
+        if stop > first:
+            start = first * g.stride_w - g.pad_left  # input column of the block's first tap
+            c0, c1 = max(0, start), min(g.w, (stop - 1) * g.stride_w - g.pad_left + g.kw)
+            part = C.TensorDesc(x.region, x.offset + c0 * x.strides[2], (x.shape[0], x.shape[1], c1 - c0, g.c),
+                                x.strides, x.dtype)
+            out = C.TensorDesc(y.region, y.offset + first * y.strides[2], (y.shape[0], y.shape[1], stop - first,
+                               g.o), y.strides, y.dtype)
+            commands.append(replace(conv, input=part, output=out, pad_left=c0 - start,
+                                    note=f"{conv.note} (output columns {first}..{stop - 1})"))
+    view = C.TensorDesc(x.region, x.offset + (lo * g.stride_w - g.pad_left) * x.strides[2],
+                        (x.shape[0], x.shape[1], hi - lo, g.kw * g.c),
+                        (x.strides[0], x.strides[1], g.stride_w * x.strides[2], 1), x.dtype)
+    interior = C.TensorDesc(y.region, y.offset + lo * y.strides[2], (y.shape[0], y.shape[1], hi - lo, g.o),
+                            y.strides, y.dtype)
+    weights = C.TensorDesc.dense(conv.weights.region, conv.weights.offset, folded_weights_shape(op, Fold("w", False)))
+    folded = replace(conv, input=view, output=interior, weights=weights, stride_w=1, pad_left=0, dilation_w=1,
+                     note=f"{conv.note} (W taps folded into channels, output columns {lo}..{hi - 1})")
+    return [folded] + commands
+
+
 def cycles(commands, memory) -> int:
     return sum(timing.command_cost(c, memory).cycles for c in commands)
 
 
-def _accepted(commands) -> bool:
+def accepted(commands) -> bool:
     """The NPU's static pass (hw/validate.py) takes the commands: a view within its limits (compact size,
     dimensions), placed at offset 0 of regions at address 0."""
     return validate.check_table(C.encode(list(commands) + [C.End()]))[0] == R.ERR_NONE
@@ -238,7 +274,7 @@ def choose(op, conv: C.Conv2D, stream_bytes, memory) -> Fold | None:
         weights = dict(weights=C.TensorDesc.dense(WEIGHTS_REGION, 0, folded_weights_shape(op, fold)),
                        weight_stream_bytes=size)
         commands = lower(op, fold, Placement(conv, weights, 0, (WEIGHTS_REGION, 0)))
-        if not _accepted(commands):
+        if not accepted(commands):
             continue
         options.append((cycles(commands, memory), scratch_bytes(op, fold), fold))
     best = min(cost for cost, _, _ in options)

@@ -1,9 +1,11 @@
-"""Cascade groups on the NPU: each stripe event of a group (edgesdk/ops/stripes.py) becomes one command.
+"""Cascade groups on the NPU: each stripe event of a group (edgesdk/ops/stripes.py) becomes its command.
 
 A stripe command is the op's ordinary command over whole tensors with row-range descriptors and the stripe's
 leading padding: the NPU's tensor descriptors take any offset and strides, so a row range is an offset and a
-shape, and a Shift is one DMA_COPY. A Fetch (a streamed graph input's next rows) is no command: the region's
-command table ends there (`ReadInputRows`), the CPU calls the caller's edgesdk_default_read_input_rows() into
+shape, and a Shift is one DMA_COPY. A convolution with few input channels may run its stripes with the kernel
+columns folded into the channels instead (_folded_stripe, fold.stripe_commands: a few commands a stripe). A
+Fetch (a streamed graph input's next rows) is no command: the region's command table ends there
+(`ReadInputRows`), the CPU calls the caller's edgesdk_default_read_input_rows() into
 the input's stripe buffer, and the next table goes on (NpuTarget.generate). Which ops the NPU runs in stripes (`STRIPE_LOWERINGS`) and what a group
 costs by the timing model (docs/npu-datasheet.md section 6) are answered here for the cascade search.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
 from .codegen import LOWERINGS
+from . import fold
 from .hw import cmdtable as C
 from .hw import timing
 
@@ -48,12 +51,14 @@ def lower_group(group, ctx, lower_op) -> list:
 
 
 def _stripe_commands(group, schedule, ctx, lower_op) -> list:
-    return [*map(_event_lowering(group, ctx, lower_op), schedule.events)]
+    lower = _event_lowering(group, ctx, lower_op)
+    return [command for event in schedule.events for command in lower(event)]
 
 
 def _event_lowering(group, ctx, lower_op):
-    """The function that lowers one event of `group`'s schedule: a Compute to its op's command (`lower_op`,
-    one per op, asked once here) over the event's rows, a Shift to a DMA_COPY, a Fetch to a ReadInputRows."""
+    """The function that lowers one event of `group`'s schedule to its list of commands: a Compute to its op's
+    command (`lower_op`, one per op, asked once here) over the event's rows (a few when the stripe runs folded,
+    _folded_stripe), a Shift to a DMA_COPY, a Fetch to a ReadInputRows."""
     whole = {}
     for op in group.ops:
         commands = lower_op(op)
@@ -71,27 +76,49 @@ def _event_lowering(group, ctx, lower_op):
     def lower(event):
         if isinstance(event, Fetch):
             t, n = event.tensor, event.stop - event.start
-            return ReadInputRows(group.input_number(t), event.start, n,
-                                 ctx.arena_offset(t) + event.buffer_row * row_bytes(t), n * row_bytes(t),
-                                 group.converts(t), note=f"input '{t.name}' rows {event.start}..{event.stop - 1}")
+            return [ReadInputRows(group.input_number(t), event.start, n,
+                                  ctx.arena_offset(t) + event.buffer_row * row_bytes(t), n * row_bytes(t),
+                                  group.converts(t), note=f"input '{t.name}' rows {event.start}..{event.stop - 1}")]
         if isinstance(event, Shift):
             t, n = event.tensor, event.stop - event.start
             src = rows_desc(t, event.source_row, event.source_row + n, {t: 0})
             dst = rows_desc(t, 0, n, {t: 0})
-            return C.DmaCopy(src, dst, note=f"cascade: keep rows {event.start}..{event.stop - 1} of '{t.name}' "
-                                            "(stripe buffer)")
+            return [C.DmaCopy(src, dst, note=f"cascade: keep rows {event.start}..{event.stop - 1} of '{t.name}' "
+                                             "(stripe buffer)")]
         op, command = event.op, whole[event.op]
         out = rows_desc(op.outputs[0], event.start, event.stop, event.bases)
         note = f"{command.note} rows {event.start}..{event.stop - 1}"
         if op.type in ELEMENTWISE_OPS:
             a, b = op.inputs[0], op.inputs[1]
             ins = [rows_desc(t, *event.reads[t][:2], event.bases) for t in (a, b)]
-            return _with(command, input1=ins[0], input2=ins[1], output=out, note=note)
+            return [_with(command, input1=ins[0], input2=ins[1], output=out, note=note)]
         x = op.inputs[0]
         start, stop, pad = event.reads[x]
-        return _with(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad, note=note)
+        stripe = _with(command, input=rows_desc(x, start, stop, event.bases), output=out, pad_top=pad, note=note)
+        return _folded_stripe(group, op, stripe, ctx)
 
     return lower
+
+
+def _folded_stripe(group, op, command, ctx) -> list:
+    """The commands of one stripe of `op`: `command`, or the same sums with the W taps folded into the
+    channels (fold.stripe_commands) when the timing model finds that cheaper and the NPU's static pass takes
+    them. Only when the op's output is a stripe buffer of the group (it overlaps no input, fold.stripe_commands
+    needs that). The choice depends on the stripe's shapes alone (not on offsets), so the cascade search's dry
+    pricing (stripe_cost) and the build choose alike; cached per shape in the context."""
+    if op.outputs[0] not in group.buffered or fold.Fold("w", False) not in fold.candidates(op):
+        return [command]
+    cache = ctx.data("npu-stripe-folds", lambda: {"memory": timing.MemoryMap.for_board(ctx.board)
+                                                  if ctx.board is not None else timing.MemoryMap()})
+    key = (op, command.input.shape, command.output.shape, command.pad_top, command.weight_stream_bytes)
+    if cache.get(key) is False:
+        return [command]
+    folded = fold.stripe_commands(op, command)
+    if key not in cache:
+        memory = cache["memory"]
+        plain = timing.command_cost(command, memory).cycles
+        cache[key] = fold.cycles(folded, memory) < plain and fold.accepted(folded)
+    return folded if cache[key] else [command]
 
 
 def _with(command, **changes):
@@ -154,10 +181,10 @@ def stripe_cost(group, ctx) -> tuple:
             assert isinstance(event, Compute)
             key = (event.op, event.stop - event.start,
                    tuple(sorted((r[1] - r[0], r[2]) for r in event.reads.values())))
-        if key not in cycles:
+        if key not in cycles:  # one command, or a few when the stripe runs folded (_folded_stripe)
             if lower is None:
                 lower = _event_lowering(group, ctx, commands.__getitem__)
-            cycles[key] = timing.command_cost(lower(event), memory).cycles
+            cycles[key] = sum(timing.command_cost(command, memory).cycles for command in lower(event))
         striped += cycles[key]
     runs = getattr(group, "runs", 0)  # a group crossing targets: each run of NPU stripes is a table of its own
     if runs:
