@@ -1,4 +1,4 @@
-"""Cascade groups on the NPU: each stripe event of a group (edgesdk/ops/stripes.py) becomes its command.
+"""Cascade groups on the NPU: each stripe event of a group (edgesdk/ops/stripes.py) becomes NPU commands.
 
 A stripe command is the op's ordinary command over whole tensors with row-range descriptors and the stripe's
 leading padding: the NPU's tensor descriptors take any offset and strides, so a row range is an offset and a
