@@ -22,7 +22,6 @@ tflite_schema.install()  # before the first `import tflite`: load the schema's m
 from tflite.BuiltinOperator import BuiltinOperator  # noqa: E402
 from tflite.BuiltinOptions import BuiltinOptions  # noqa: E402
 from tflite.Model import Model  # noqa: E402
-from tflite.Operator import Operator  # noqa: E402
 from tflite.TensorType import TensorType  # noqa: E402
 
 from ..errors import ModelError, UnsupportedOpError
@@ -342,18 +341,16 @@ class _Importer:
         ir_op = Op(i, name, inputs, outputs)
         ir_op.intermediates = [self.tensor_ref(j, f"operator #{i} ({name}) intermediate")
                                for j in table.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist()]
-        op = Operator()  # the generated accessors read its options table (tflite_options.py)
-        op.Init(self.buf, table.pos)
         definition = op_def(name)
         if definition is None:
             if not outputs:
                 raise self.fail(f"operator #{i} ({name}) has no outputs")
-            ir_op.attrs = {"options": read_options(op)}
+            ir_op.attrs = {"options": read_options(table)}
             return ir_op
         problem = definition.operands.arity_problem(len(inputs), len(outputs), {k for k, j in enumerate(raw_inputs) if j < 0})
         if problem:
             raise self.fail(f"{ir_op.location} {problem}")
-        options = read_options(op, definition.options)
+        options = read_options(table, definition.options)
         ir_op.attrs = definition.attributes(ir_op, options)
         definition.check(ir_op)
         return ir_op
