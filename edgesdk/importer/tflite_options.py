@@ -71,15 +71,35 @@ def read_options(table, expected: str | None = None) -> dict:
     table_type = OPTION_TABLES.get(table.scalar(OPERATOR_BUILTIN_OPTIONS_TYPE, _U8), "NONE")
     if table_type == "NONE" or (expected is not None and table_type != expected):
         return {}
-    if not table.at(OPERATOR_BUILTIN_OPTIONS):
+    at = table.at(OPERATOR_BUILTIN_OPTIONS)
+    if not at:
         return {}
+    position = at + _U32.unpack_from(table.buf, at)[0]  # (read before anything else, as the accessors do)
     cls = tflite_schema.table_class(table_type)
     if cls is None:
         return {}
     fields = _field_readers(cls)
     if not fields:
         return {}
-    options = table.table(OPERATOR_BUILTIN_OPTIONS)
+    if _plain_vtable(table.buf, position):
+        try:
+            return _read_fields(cls, table.table(OPERATOR_BUILTIN_OPTIONS), fields)
+        except Exception:  # noqa: BLE001 -- a corrupt table: the generated accessors fail (or not) their own way
+            pass
+    return _read_by_accessors(cls, table.buf, position)
+
+
+def _plain_vtable(buf, position: int) -> bool:
+    """The table at `position` has a vtable the direct reads see as the generated accessors do: inside the file
+    (their offsets are unsigned) and a whole number of slots long."""
+    try:
+        vtable = position - _I32.unpack_from(buf, position)[0]
+        return vtable >= 0 and _U16.unpack_from(buf, vtable)[0] % 2 == 0
+    except struct.error:
+        return False
+
+
+def _read_fields(cls, options, fields) -> dict:
     values = {}
     for key, slot, how, kind, default in fields:
         if how == SCALAR:
@@ -95,7 +115,17 @@ def read_options(table, expected: str | None = None) -> dict:
         elif how == VECTOR:
             values[key] = _vector_values(options, slot, kind)
         else:  # a field of a shape the readers above do not know: the generated accessor reads it
-            _read_by_accessor(cls, options, key, slot, kind, values)
+            _read_by_accessor(cls, options.buf, options.pos, key, slot, kind, values)
+    return values
+
+
+def _read_by_accessors(cls, buf, position: int) -> dict:
+    """The options through the generated accessors alone (a table whose vtable looks corrupt: whatever they
+    make of it, edgesdk keeps)."""
+    values = {}
+    for name, kind in _fields(cls):
+        length = getattr(cls, f"{name}Length") if kind == "vector" else None
+        _read_by_accessor(cls, buf, position, snake_case(name), getattr(cls, name), length, values)
     return values
 
 
@@ -109,10 +139,10 @@ def _vector_values(options, slot: int, element: struct.Struct) -> list:
     return [element.unpack_from(options.buf, start + j * element.size)[0] for j in range(length)]
 
 
-def _read_by_accessor(cls, options, key: str, accessor, length, values: dict) -> None:
+def _read_by_accessor(cls, buf, position: int, key: str, accessor, length, values: dict) -> None:
     """What read_options kept of a field through the generated accessors (`length`: a vector's length accessor)."""
     generated = cls()
-    generated.Init(options.buf, options.pos)
+    generated.Init(buf, position)
     if length is not None:
         values[key] = [accessor(generated, j) for j in range(length(generated))]
         return
@@ -126,7 +156,7 @@ def _read_by_accessor(cls, options, key: str, accessor, length, values: dict) ->
 # Operator's fields (tflite/schema.fbs) and the ways an options field is read (_field_readers)
 OPERATOR_BUILTIN_OPTIONS_TYPE, OPERATOR_BUILTIN_OPTIONS, OPERATOR_CUSTOM_OPTIONS = 3, 4, 5
 SCALAR, STRING, VECTOR, ACCESSOR = range(4)
-_U8 = struct.Struct("<B")
+_U8, _U16, _U32, _I32 = (struct.Struct(f) for f in ("<B", "<H", "<I", "<i"))
 
 
 @functools.lru_cache(maxsize=None)
