@@ -252,21 +252,28 @@ class _Importer:
 
     def read_quant(self, t: _Table, ttype: int, index: int, name: str, shape: tuple) -> QuantParams | None:
         q = t.table(TENSOR_QUANTIZATION)
-        if q is None or q.vector(QUANT_SCALE)[1] == 0:
+        if q is None:
             return None
-        scale = np.array(q.array(QUANT_SCALE, SCALE_TYPE), dtype=np.float32).reshape(-1)
-        zp = (np.array(q.array(QUANT_ZERO_POINT, ZERO_POINT_TYPE), dtype=np.int64).reshape(-1) if q.vector(QUANT_ZERO_POINT)[1]
-              else np.zeros(scale.size, np.int64))
-        if zp.size == 1 and scale.size > 1:
-            zp = np.repeat(zp, scale.size)
+        start, count = q.vector(QUANT_SCALE)
+        if count == 0:
+            return None
+        scale = np.frombuffer(self.buf, SCALE_TYPE, count, start).astype(np.float32)  # (a copy: not a file view)
+        start, zp_count = q.vector(QUANT_ZERO_POINT)
+        zp = np.frombuffer(self.buf, ZERO_POINT_TYPE, zp_count, start).astype(np.int64) if zp_count \
+            else np.zeros(count, np.int64)
+        if zp.size == 1 and count > 1:
+            zp = np.repeat(zp, count)
         axis = int(q.scalar(QUANT_DIMENSION, _I32))
-        if zp.size != scale.size:
-            raise self.fail(f"tensor {index} '{name}' has {scale.size} scales but {zp.size} zero points")
+        if zp.size != count:
+            raise self.fail(f"tensor {index} '{name}' has {count} scales but {zp.size} zero points")
         low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(ttype, ""), (-(1 << 31), (1 << 31) - 1))
         zero_points = zp.tolist()  # (Python ints: a few values, numpy's reductions cost more than the work)
         if zero_points and (min(zero_points) < low or max(zero_points) > high):
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
-        if not ((scale >= MIN_SCALE) & (scale <= MAX_SCALE)).all():  # one test for the common case; then which
+        # one test for the common case (a single scale: Python floats, no array temporaries); then which
+        in_range = MIN_SCALE <= scale.item() <= MAX_SCALE if count == 1 else \
+            ((scale >= MIN_SCALE) & (scale <= MAX_SCALE)).all()
+        if not in_range:
             if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
                 raise self.fail(f"tensor {index} '{name}' has a non-positive or non-finite quantization scale")
             raise self.fail(f"tensor {index} '{name}' has a quantization scale outside [2^-60, 2^60] "
