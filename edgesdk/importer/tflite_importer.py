@@ -47,6 +47,7 @@ TENSOR_TYPES = {
 }
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32,
                "int64": np.int64, "bool": np.bool_}
+ITEM_BYTES = {name: np.dtype(t).itemsize for name, t in NUMPY_TYPES.items()}
 
 # UNIDIRECTIONAL_SEQUENCE_LSTM inputs that are biases (the four gates' and the projection's).
 LSTM_BIAS_INPUTS = (12, 13, 14, 15, 17)
@@ -105,15 +106,19 @@ class _Table:
         """The position of a field's value, 0 when the table does not have it."""
         return self.pos + self.fields[field] if field < len(self.fields) and self.fields[field] else 0
 
+    # (scalar and vector test the field as `at` does, inline: they run a dozen times per tensor)
     def scalar(self, field: int, kind: struct.Struct, default=0):
-        at = self.at(field)
-        return kind.unpack_from(self.buf, at)[0] if at else default
+        fields = self.fields
+        if field < len(fields) and fields[field]:
+            return kind.unpack_from(self.buf, self.pos + fields[field])[0]
+        return default
 
     def vector(self, field: int) -> tuple:
         """(position of the first element, element count) of a vector field; (0, 0) when absent."""
-        at = self.at(field)
-        if not at:
+        fields = self.fields
+        if not (field < len(fields) and fields[field]):
             return 0, 0
+        at = self.pos + fields[field]
         start = at + _U32.unpack_from(self.buf, at)[0]
         return start + 4, _U32.unpack_from(self.buf, start)[0]
 
@@ -224,6 +229,11 @@ class _Importer:
             raise self.fail(f"{what} refers to tensor {index}, but the subgraph has {len(self.tensors)} tensors")
         return self.tensors[index]
 
+    def operand(self, index: int, op_number: int, op_name: str, role: str) -> Tensor:
+        """tensor_ref for an operator's operand (its message only worked out when the tensor is missing)."""
+        tensor = self.tensors.get(index)
+        return tensor if tensor is not None else self.tensor_ref(index, f"operator #{op_number} ({op_name}) {role}")
+
     def read_tensor(self, pos: int, index: int) -> Tensor:
         t = _Table(self.buf, pos)
         start, length = t.vector(TENSOR_NAME)
@@ -235,7 +245,7 @@ class _Importer:
             dtype = TENSOR_TYPES[ttype]
         start, length = t.vector(TENSOR_SHAPE)
         shape = struct.unpack_from(f"<{length}i", self.buf, start) if length else ()
-        if len(shape) > MAX_RANK or any(d < 0 for d in shape):
+        if len(shape) > MAX_RANK or (shape and min(shape) < 0):
             raise self.fail(f"tensor {index} '{name}' has an invalid shape {list(shape)} (dynamic or negative dimensions are not supported)")
         count = math.prod(shape)  # Python integers: a product of int32 dimensions must not wrap around
         if count > MAX_TENSOR_ELEMENTS:
@@ -310,7 +320,7 @@ class _Importer:
             raw = memoryview(self.buf)[start:start + size]
         if dtype not in NUMPY_TYPES:
             raise self.fail(f"tensor {index} '{name}' is constant data of an unsupported type")
-        expected = count * np.dtype(NUMPY_TYPES[dtype]).itemsize
+        expected = count * ITEM_BYTES[dtype]
         if len(raw) != expected:
             raise self.fail(f"tensor {index} '{name}' holds {len(raw)} bytes of data but its shape {list(shape)} needs {expected}")
         return np.frombuffer(raw, dtype=NUMPY_TYPES[dtype]).reshape(shape).copy()
@@ -343,10 +353,10 @@ class _Importer:
         with every other op that cannot run (one message for the whole model)."""
         code, name = self.opcode(table.scalar(OPERATOR_OPCODE_INDEX, _U32), i)
         raw_inputs = table.array(OPERATOR_INPUTS, INDEX_TYPE).tolist()
-        inputs = [None if j < 0 else self.tensor_ref(j, f"operator #{i} ({name}) input") for j in raw_inputs]
-        outputs = [self.tensor_ref(j, f"operator #{i} ({name}) output") for j in table.array(OPERATOR_OUTPUTS, INDEX_TYPE).tolist()]
+        inputs = [None if j < 0 else self.operand(j, i, name, "input") for j in raw_inputs]
+        outputs = [self.operand(j, i, name, "output") for j in table.array(OPERATOR_OUTPUTS, INDEX_TYPE).tolist()]
         ir_op = Op(i, name, inputs, outputs)
-        ir_op.intermediates = [self.tensor_ref(j, f"operator #{i} ({name}) intermediate")
+        ir_op.intermediates = [self.operand(j, i, name, "intermediate")
                                for j in table.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist()]
         definition = op_def(name)
         if definition is None:
