@@ -153,13 +153,15 @@ def conv_channel_params(op, rounding: str) -> tuple:
     return conv_bias(op), multipliers, shifts
 
 
-def quantized_multipliers(scales: list) -> tuple:
-    """quantize_multipliers(scales), worked out once per compile for the same scales: the support check
-    (supported.constraint_requant_representable) asks for the shifts of the scales the lowering packs."""
-    memo = compile_memo("npu-quantized-multipliers")  # tuple of scales -> ([M], [shift])
-    key = tuple(scales)
+def quantized_multipliers(scales) -> tuple:
+    """quantize_multipliers(scales) (a list or an array of doubles), worked out once per compile for the same
+    scales: the support check (supported.constraint_requant_representable) asks for the shifts of the scales
+    the lowering packs."""
+    real = np.asarray(scales, np.float64).reshape(-1)
+    memo = compile_memo("npu-quantized-multipliers")  # the scales' bytes -> ([M], [shift])
+    key = real.tobytes()
     if key not in memo:
-        memo[key] = quantize_multipliers(key)
+        memo[key] = quantize_multipliers(real)
     return memo[key]
 
 

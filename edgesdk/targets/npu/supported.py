@@ -41,12 +41,12 @@ def _shift_ok(shift: int) -> bool:
     return R.MIN_SHIFT <= shift <= R.MAX_SHIFT
 
 
-def _conv_channel_scales(op) -> list:
-    """The real requantization scale of every output channel, as TFLite computes it (double)."""
+def _conv_channel_scales(op) -> np.ndarray:
+    """The real requantization scale of every output channel, as TFLite computes it (float64 array)."""
     x, w, y = _layer_input(op), op.inputs[1], op.outputs[0]
     # ir.quant.effective_scale per channel, vectorised: the same float64 multiply then divide, the same doubles
     w_scales = np.asarray(w.quant.scale, np.float32).reshape(-1).astype(np.float64)
-    return (np.float64(np.float32(x.quant.scale0)) * w_scales / np.float64(np.float32(y.quant.scale0))).tolist()
+    return np.float64(np.float32(x.quant.scale0)) * w_scales / np.float64(np.float32(y.quant.scale0))
 
 
 def _window_ok(in_size: int, out_size: int, kernel: int, stride: int, dilation: int, pad: int) -> bool:
@@ -206,10 +206,10 @@ def constraint_requant_representable(op):
     """Every channel's requantization scale has a multiplier shift in [-31, 30]"""
     scales = _conv_channel_scales(op)
     shifts = quantized_multipliers(scales)[1]  # (the lowering's own, for an int8 layer's per-channel scales)
-    if all(R.MIN_SHIFT <= shift <= R.MAX_SHIFT for shift in shifts):
+    if not shifts or (R.MIN_SHIFT <= min(shifts) and max(shifts) <= R.MAX_SHIFT):
         return True, ""
     c = next(c for c, shift in enumerate(shifts) if not _shift_ok(shift))
-    return False, f"channel {c}: scale {scales[c]:.3g} needs shift {shifts[c]}"
+    return False, f"channel {c}: scale {float(scales[c]):.3g} needs shift {shifts[c]}"
 
 
 def _conv_macs(op) -> int:
