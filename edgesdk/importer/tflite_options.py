@@ -1,9 +1,12 @@
 """An operator's builtin options table as a plain dict, for any op type.
 
 TFLite keeps each op's parameters in a flatbuffer table of its own type (Conv2DOptions, ReducerOptions, ...).
-Rather than one reader per op, this reads whatever table the operator carries through the `tflite` package's
-generated accessors: every scalar field by its snake_case name (`StrideH` -> `stride_h`), every vector field as
-a list. The op layer (edgesdk/ops) interprets the values; a missing table gives {} and the op's defaults apply.
+Rather than one reader per op, this reads whatever table the operator carries, as the `tflite` package's
+generated accessors define it: every scalar field by its snake_case name (`StrideH` -> `stride_h`), every vector
+field as a list. The op layer (edgesdk/ops) interprets the values; a missing table gives {} and the op's defaults
+apply. The fields are read straight from the file: what each accessor reads (its vtable slot, number type and
+default) is learnt once per class by running it on a probe (_field_readers); a field of another kind, or a table
+whose vtable looks corrupt, is read by the accessors themselves, so the result (or the error) is theirs.
 """
 
 from __future__ import annotations
@@ -43,8 +46,6 @@ def _fields(cls) -> list:
             fields.append((m, "vector" if f"{m}Length" in methods else "scalar"))
         _fields_cache[cls] = fields
     return _fields_cache[cls]
-
-
 
 
 def read_custom_options(table) -> dict:
