@@ -42,8 +42,10 @@ def test_each_compile_does_the_same_lowering_work_once(lowering_work):
     first, second = _one_compile(lowering_work), _one_compile(lowering_work)
     assert {k: len(v) for k, v in first.items()} == {k: len(v) for k, v in second.items()}
     assert first["encoded"] and first["multipliers"] and first["folds"]  # kws compresses, requantizes, folds
-    # within the compile: each weight layout encoded once, each op's fold chosen once
+    # within the compile: each weight layout encoded once, each op's fold chosen once, each set of requantization
+    # scales quantized once (the NPU's requant check and the lowering share them)
     assert len(first["encoded"]) == len(set(first["encoded"]))
+    assert len(first["multipliers"]) == len(set(first["multipliers"]))
     assert len(first["folds"]) == len(set(map(id, first["folds"])))
 
 

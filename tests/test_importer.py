@@ -160,3 +160,31 @@ def test_table_positions_and_operator_fields_read_as_the_tflite_package_reads_th
                                         (T.OPERATOR_OUTPUTS, op.OutputsAsNumpy, op.OutputsLength),
                                         (T.OPERATOR_INTERMEDIATES, op.IntermediatesAsNumpy, op.IntermediatesLength)):
             assert fast.array(field, T.INDEX_TYPE).tolist() == (numpy_of().tolist() if length() else [])
+
+
+@pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad", "micro_speech", "mobilenet_uint8"])
+def test_op_options_read_directly_equal_the_generated_accessors(name):
+    """read_options reads an operator's options table straight from the file (each field's vtable slot, type
+    and default learnt from the `tflite` package's generated accessor); the accessors themselves give the same
+    dict (same keys, values and Python types) for every operator."""
+    from edgesdk.importer import tflite_importer as ti
+    from edgesdk.importer import tflite_options as to
+    from edgesdk.importer import tflite_schema
+
+    buf = model_path(name).read_bytes()
+    root = ti._Table(buf, ti._U32.unpack_from(buf, 0)[0])
+    checked = 0
+    for subgraph in root.table_positions(2):  # Model.subgraphs
+        for position in ti._Table(buf, subgraph).table_positions(ti.SUBGRAPH_OPERATORS):
+            table = ti._Table(buf, position)
+            direct = to.read_options(table)
+            table_type = to.OPTION_TABLES.get(table.scalar(to.OPERATOR_BUILTIN_OPTIONS_TYPE, to._U8), "NONE")
+            if table_type == "NONE" or not table.at(to.OPERATOR_BUILTIN_OPTIONS):
+                assert direct == {}
+                continue
+            at = table.at(to.OPERATOR_BUILTIN_OPTIONS)
+            generated = to._read_by_accessors(tflite_schema.table_class(table_type), buf,
+                                              at + ti._U32.unpack_from(buf, at)[0])
+            assert direct == generated and [type(v) for v in direct.values()] == [type(v) for v in generated.values()]
+            checked += bool(generated)
+    assert checked  # the model's ops have options to compare

@@ -203,3 +203,18 @@ def test_uint8_convolutions_use_float32_scale_product(tmp_path, monkeypatch, kin
     monkeypatch.setattr(depthwise_conv_2d, "conv_effective_scales", _double_product)
     got_alt, _ = _run(tmp_path, data, inputs, "ref")
     assert not np.array_equal(got_alt, want), "case does not separate float32 from double scale products"
+
+
+def test_vectorised_quantize_multipliers_equals_the_scalar_one():
+    """ir.quant.quantize_multipliers (vectorised, with a shorter path when every scale is positive) gives
+    quantize_multiplier's (multiplier, shift) for each value: mantissas that round up to 2^31, zeros, values too
+    small for a shift of -31, negative values, subnormals, and mixes of them."""
+    rng = np.random.default_rng(13)
+    carries = [float(np.ldexp(1 - 2.0 ** -33, e)) for e in range(-40, 40)]
+    special = [0.0, -0.0, 5e-324, 2.0 ** -31, 2.0 ** -32, 2.0 ** -33, 1.0, 0.5, 2.0 ** 30]
+    vectors = [list(2.0 ** rng.uniform(-70, 40, 64)), carries, special, [-s for s in carries] + special, [],
+               list(2.0 ** rng.uniform(-12, -6, 256)), list(-(2.0 ** rng.uniform(-70, 40, 16)))]
+    for values in vectors:
+        multipliers, shifts = quant.quantize_multipliers(values)
+        assert list(zip(multipliers, shifts)) == [quant.quantize_multiplier(v) for v in values]
+        assert all(type(m) is int and type(s) is int for m, s in zip(multipliers, shifts))

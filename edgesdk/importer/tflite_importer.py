@@ -22,7 +22,6 @@ tflite_schema.install()  # before the first `import tflite`: load the schema's m
 from tflite.BuiltinOperator import BuiltinOperator  # noqa: E402
 from tflite.BuiltinOptions import BuiltinOptions  # noqa: E402
 from tflite.Model import Model  # noqa: E402
-from tflite.Operator import Operator  # noqa: E402
 from tflite.TensorType import TensorType  # noqa: E402
 
 from ..errors import ModelError, UnsupportedOpError
@@ -48,6 +47,7 @@ TENSOR_TYPES = {
 }
 NUMPY_TYPES = {"float32": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32,
                "int64": np.int64, "bool": np.bool_}
+ITEM_BYTES = {name: np.dtype(t).itemsize for name, t in NUMPY_TYPES.items()}
 
 # UNIDIRECTIONAL_SEQUENCE_LSTM inputs that are biases (the four gates' and the projection's).
 LSTM_BIAS_INPUTS = (12, 13, 14, 15, 17)
@@ -106,15 +106,19 @@ class _Table:
         """The position of a field's value, 0 when the table does not have it."""
         return self.pos + self.fields[field] if field < len(self.fields) and self.fields[field] else 0
 
+    # (scalar and vector test the field as `at` does, inline: they run a dozen times per tensor)
     def scalar(self, field: int, kind: struct.Struct, default=0):
-        at = self.at(field)
-        return kind.unpack_from(self.buf, at)[0] if at else default
+        fields = self.fields
+        if field < len(fields) and fields[field]:
+            return kind.unpack_from(self.buf, self.pos + fields[field])[0]
+        return default
 
     def vector(self, field: int) -> tuple:
         """(position of the first element, element count) of a vector field; (0, 0) when absent."""
-        at = self.at(field)
-        if not at:
+        fields = self.fields
+        if not (field < len(fields) and fields[field]):
             return 0, 0
+        at = self.pos + fields[field]
         start = at + _U32.unpack_from(self.buf, at)[0]
         return start + 4, _U32.unpack_from(self.buf, start)[0]
 
@@ -225,6 +229,11 @@ class _Importer:
             raise self.fail(f"{what} refers to tensor {index}, but the subgraph has {len(self.tensors)} tensors")
         return self.tensors[index]
 
+    def operand(self, index: int, op_number: int, op_name: str, role: str) -> Tensor:
+        """tensor_ref for an operator's operand (its message only worked out when the tensor is missing)."""
+        tensor = self.tensors.get(index)
+        return tensor if tensor is not None else self.tensor_ref(index, f"operator #{op_number} ({op_name}) {role}")
+
     def read_tensor(self, pos: int, index: int) -> Tensor:
         t = _Table(self.buf, pos)
         start, length = t.vector(TENSOR_NAME)
@@ -236,7 +245,7 @@ class _Importer:
             dtype = TENSOR_TYPES[ttype]
         start, length = t.vector(TENSOR_SHAPE)
         shape = struct.unpack_from(f"<{length}i", self.buf, start) if length else ()
-        if len(shape) > MAX_RANK or any(d < 0 for d in shape):
+        if len(shape) > MAX_RANK or (shape and min(shape) < 0):
             raise self.fail(f"tensor {index} '{name}' has an invalid shape {list(shape)} (dynamic or negative dimensions are not supported)")
         count = math.prod(shape)  # Python integers: a product of int32 dimensions must not wrap around
         if count > MAX_TENSOR_ELEMENTS:
@@ -253,21 +262,28 @@ class _Importer:
 
     def read_quant(self, t: _Table, ttype: int, index: int, name: str, shape: tuple) -> QuantParams | None:
         q = t.table(TENSOR_QUANTIZATION)
-        if q is None or q.vector(QUANT_SCALE)[1] == 0:
+        if q is None:
             return None
-        scale = np.array(q.array(QUANT_SCALE, SCALE_TYPE), dtype=np.float32).reshape(-1)
-        zp = (np.array(q.array(QUANT_ZERO_POINT, ZERO_POINT_TYPE), dtype=np.int64).reshape(-1) if q.vector(QUANT_ZERO_POINT)[1]
-              else np.zeros(scale.size, np.int64))
-        if zp.size == 1 and scale.size > 1:
-            zp = np.repeat(zp, scale.size)
+        start, count = q.vector(QUANT_SCALE)
+        if count == 0:
+            return None
+        scale = np.frombuffer(self.buf, SCALE_TYPE, count, start).astype(np.float32)  # (a copy: not a file view)
+        start, zp_count = q.vector(QUANT_ZERO_POINT)
+        zp = np.frombuffer(self.buf, ZERO_POINT_TYPE, zp_count, start).astype(np.int64) if zp_count \
+            else np.zeros(count, np.int64)
+        if zp.size == 1 and count > 1:
+            zp = np.repeat(zp, count)
         axis = int(q.scalar(QUANT_DIMENSION, _I32))
-        if zp.size != scale.size:
-            raise self.fail(f"tensor {index} '{name}' has {scale.size} scales but {zp.size} zero points")
+        if zp.size != count:
+            raise self.fail(f"tensor {index} '{name}' has {count} scales but {zp.size} zero points")
         low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(ttype, ""), (-(1 << 31), (1 << 31) - 1))
         zero_points = zp.tolist()  # (Python ints: a few values, numpy's reductions cost more than the work)
         if zero_points and (min(zero_points) < low or max(zero_points) > high):
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
-        if not ((scale >= MIN_SCALE) & (scale <= MAX_SCALE)).all():  # one test for the common case; then which
+        # one test for the common case (a single scale: Python floats, no array temporaries); then which
+        in_range = MIN_SCALE <= scale.item() <= MAX_SCALE if count == 1 else \
+            ((scale >= MIN_SCALE) & (scale <= MAX_SCALE)).all()
+        if not in_range:
             if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
                 raise self.fail(f"tensor {index} '{name}' has a non-positive or non-finite quantization scale")
             raise self.fail(f"tensor {index} '{name}' has a quantization scale outside [2^-60, 2^60] "
@@ -304,7 +320,7 @@ class _Importer:
             raw = memoryview(self.buf)[start:start + size]
         if dtype not in NUMPY_TYPES:
             raise self.fail(f"tensor {index} '{name}' is constant data of an unsupported type")
-        expected = count * np.dtype(NUMPY_TYPES[dtype]).itemsize
+        expected = count * ITEM_BYTES[dtype]
         if len(raw) != expected:
             raise self.fail(f"tensor {index} '{name}' holds {len(raw)} bytes of data but its shape {list(shape)} needs {expected}")
         return np.frombuffer(raw, dtype=NUMPY_TYPES[dtype]).reshape(shape).copy()
@@ -337,23 +353,21 @@ class _Importer:
         with every other op that cannot run (one message for the whole model)."""
         code, name = self.opcode(table.scalar(OPERATOR_OPCODE_INDEX, _U32), i)
         raw_inputs = table.array(OPERATOR_INPUTS, INDEX_TYPE).tolist()
-        inputs = [None if j < 0 else self.tensor_ref(j, f"operator #{i} ({name}) input") for j in raw_inputs]
-        outputs = [self.tensor_ref(j, f"operator #{i} ({name}) output") for j in table.array(OPERATOR_OUTPUTS, INDEX_TYPE).tolist()]
+        inputs = [None if j < 0 else self.operand(j, i, name, "input") for j in raw_inputs]
+        outputs = [self.operand(j, i, name, "output") for j in table.array(OPERATOR_OUTPUTS, INDEX_TYPE).tolist()]
         ir_op = Op(i, name, inputs, outputs)
-        ir_op.intermediates = [self.tensor_ref(j, f"operator #{i} ({name}) intermediate")
+        ir_op.intermediates = [self.operand(j, i, name, "intermediate")
                                for j in table.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist()]
-        op = Operator()  # the generated accessors read its options table (tflite_options.py)
-        op.Init(self.buf, table.pos)
         definition = op_def(name)
         if definition is None:
             if not outputs:
                 raise self.fail(f"operator #{i} ({name}) has no outputs")
-            ir_op.attrs = {"options": read_options(op)}
+            ir_op.attrs = {"options": read_options(table)}
             return ir_op
         problem = definition.operands.arity_problem(len(inputs), len(outputs), {k for k, j in enumerate(raw_inputs) if j < 0})
         if problem:
             raise self.fail(f"{ir_op.location} {problem}")
-        options = read_options(op, definition.options)
+        options = read_options(table, definition.options)
         ir_op.attrs = definition.attributes(ir_op, options)
         definition.check(ir_op)
         return ir_op

@@ -46,11 +46,15 @@ def quantize_multipliers(real_multipliers) -> tuple[list, list]:
     real = np.asarray(real_multipliers, np.float64).reshape(-1)
     fraction, shift = np.frexp(real)
     scaled = fraction * float(1 << 31)
-    q = np.where(scaled >= 0, np.floor(scaled + 0.5), -np.floor(-scaled + 0.5))
+    positive = real.size > 0 and real.min() > 0  # every scale a requantization has (NaN fails the test)
+    q = np.floor(scaled + 0.5) if positive else np.where(scaled >= 0, np.floor(scaled + 0.5), -np.floor(-scaled + 0.5))
     carry = q == float(1 << 31)
-    q, shift = np.where(carry, q / 2, q), shift + carry
-    zero = (real == 0.0) | (shift < -31)
-    return np.where(zero, 0, q).astype(np.int64).tolist(), np.where(zero, 0, shift).astype(np.int64).tolist()
+    if carry.any():  # (the steps below only where they change something: a few values, each step costs a pass)
+        q, shift = np.where(carry, q / 2, q), shift + carry
+    zero = (shift < -31) if positive else (real == 0.0) | (shift < -31)
+    if zero.any():
+        q, shift = np.where(zero, 0, q), np.where(zero, 0, shift)
+    return q.astype(np.int64).tolist(), shift.astype(np.int64).tolist()
 
 
 def clamp_shift_single_rounding(multiplier: int, shift: int) -> tuple[int, int]:

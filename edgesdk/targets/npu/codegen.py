@@ -149,8 +149,20 @@ def conv_bias(op) -> list:
 
 def conv_channel_params(op, rounding: str) -> tuple:
     """(bias, multipliers, shifts) per output channel (roundings double and single)."""
-    multipliers, shifts = quantize_multipliers(conv_channel_scales(op, rounding))
+    multipliers, shifts = quantized_multipliers(conv_channel_scales(op, rounding))
     return conv_bias(op), multipliers, shifts
+
+
+def quantized_multipliers(scales) -> tuple:
+    """quantize_multipliers(scales) (a list or an array of doubles), worked out once per compile for the same
+    scales: the support check (supported.constraint_requant_representable) asks for the shifts of the scales
+    the lowering packs."""
+    real = np.asarray(scales, np.float64).reshape(-1)
+    memo = compile_memo("npu-quantized-multipliers")  # the scales' bytes -> ([M], [shift])
+    key = real.tobytes()
+    if key not in memo:
+        memo[key] = quantize_multipliers(real)
+    return memo[key]
 
 
 def _conv_common(op, ctx) -> dict:

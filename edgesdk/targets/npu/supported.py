@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.quant import quantize_multiplier
-from .codegen import LOWERINGS
+from .codegen import LOWERINGS, quantized_multipliers
 from .hw import registers as R
 from ...ops import prepared
 from ...partition.target import TargetSupport
@@ -42,12 +41,12 @@ def _shift_ok(shift: int) -> bool:
     return R.MIN_SHIFT <= shift <= R.MAX_SHIFT
 
 
-def _conv_channel_scales(op) -> list:
-    """The real requantization scale of every output channel, as TFLite computes it (double)."""
+def _conv_channel_scales(op) -> np.ndarray:
+    """The real requantization scale of every output channel, as TFLite computes it (float64 array)."""
     x, w, y = _layer_input(op), op.inputs[1], op.outputs[0]
     # ir.quant.effective_scale per channel, vectorised: the same float64 multiply then divide, the same doubles
     w_scales = np.asarray(w.quant.scale, np.float32).reshape(-1).astype(np.float64)
-    return (np.float64(np.float32(x.quant.scale0)) * w_scales / np.float64(np.float32(y.quant.scale0))).tolist()
+    return np.float64(np.float32(x.quant.scale0)) * w_scales / np.float64(np.float32(y.quant.scale0))
 
 
 def _window_ok(in_size: int, out_size: int, kernel: int, stride: int, dilation: int, pad: int) -> bool:
@@ -206,19 +205,11 @@ def constraint_padding(op):
 def constraint_requant_representable(op):
     """Every channel's requantization scale has a multiplier shift in [-31, 30]"""
     scales = _conv_channel_scales(op)
-    for c in np.flatnonzero(~_shifts_ok(np.asarray(scales, np.float64)))[:1].tolist():
-        shift = quantize_multiplier(scales[c])[1]
-        return False, f"channel {c}: scale {scales[c]:.3g} needs shift {shift}"
-    return True, ""
-
-
-def _shifts_ok(scales: np.ndarray) -> np.ndarray:
-    """_shift_ok(quantize_multiplier(s)[1]) for every s, vectorised: frexp's exponent, one more where the
-    mantissa rounds up to 2^31, 0 for a zero scale or one too small to represent (quantize_multiplier's (0, 0))."""
-    fraction, shift = np.frexp(scales)
-    shift = shift + (np.floor(np.abs(fraction) * (1 << 31) + 0.5) == (1 << 31))
-    shift = np.where((scales == 0) | (shift < -31), 0, shift)
-    return (R.MIN_SHIFT <= shift) & (shift <= R.MAX_SHIFT)
+    shifts = quantized_multipliers(scales)[1]  # (the lowering's own, for an int8 layer's per-channel scales)
+    if not shifts or (R.MIN_SHIFT <= min(shifts) and max(shifts) <= R.MAX_SHIFT):
+        return True, ""
+    c = next(c for c, shift in enumerate(shifts) if not _shift_ok(shift))
+    return False, f"channel {c}: scale {float(scales[c]):.3g} needs shift {shifts[c]}"
 
 
 def _conv_macs(op) -> int:
@@ -517,7 +508,6 @@ def constraint_commands_accepted(op, modes):
     """The NPU accepts the op's commands: lowered on their own, they pass every static check of the NPU (edgesdk/targets/npu/hw/validate.py)"""
     from ...errors import EdgesdkError
     from .hw import cmdtable as C
-    from .hw import validate
 
     for mode in modes:
         try:
@@ -525,11 +515,23 @@ def constraint_commands_accepted(op, modes):
             table = C.encode(list(commands) + [C.End()])
         except (C.CommandTableError, EdgesdkError, ValueError, OverflowError) as exc:
             return False, f"its commands cannot be encoded: {exc}"
-        code, index = validate.check_table(table)
+        code, index = _table_check(table)
         if code != R.ERR_NONE:
             return False, (f"command {index} of its {len(commands)} ({type(commands[index]).__name__}) would stop "
                            f"the NPU with {R.error_name(code)}: {R.error_description(code)}")
     return True, ""
+
+
+def _table_check(table: bytes) -> tuple:
+    """validate.check_table(table), once per compile for the same bytes: layers of one shape probe to the same
+    table (every operand at offset 0), and a model repeats its blocks."""
+    from ..api import compile_memo
+    from .hw import validate
+
+    checks = compile_memo("npu-probe-table-checks")
+    if table not in checks:
+        checks[table] = validate.check_table(table)
+    return checks[table]
 
 
 GENERIC = [constraint_int8_or_int16_activations, constraint_per_tensor_activation_quant, constraint_operand_size,

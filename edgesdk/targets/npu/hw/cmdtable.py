@@ -7,6 +7,7 @@ The binary format (little endian, versioned) is specified in docs/npu-datasheet.
 
 from __future__ import annotations
 
+import itertools
 import struct
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
@@ -158,9 +159,12 @@ def pack_channel_params(bias, multipliers, shifts, wide: bool = False) -> bytes:
     bias), or 16 (`wide`, 16x8 layers: int64 bias)."""
     if not len(bias) == len(multipliers) == len(shifts):
         raise CommandTableError("bias, multipliers and shifts differ in length")
-    record = "qii" if wide else "iii"
-    fields = [int(v) for channel in zip(bias, multipliers, shifts) for v in channel]
-    return struct.pack("<" + record * len(bias), *fields)  # one call: '<' packs records back to back, unpadded
+    record = "<" + ("qii" if wide else "iii") * len(bias)  # one call: '<' packs records back to back, unpadded
+    fields = list(itertools.chain.from_iterable(zip(bias, multipliers, shifts)))
+    try:
+        return struct.pack(record, *fields)  # integers (Python's or numpy's) as they are
+    except struct.error:  # anything else (a float holding an integer) as int() makes it, or int()'s own error
+        return struct.pack(record, *(int(v) for v in fields))
 
 
 def pack_channel_params_fp64(bias, scales, wide: bool = False) -> bytes:
