@@ -323,9 +323,13 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
     ending = {}  # last step -> [(peak over the group's steps, extra cycles as a fraction, group)]
     for first, chain in candidate_chains(problem.graph, regions, striping):
         for height in stripe_heights(chain, finer=True):  # largest first: lower stripes cost more
-            over = False
+            over, even = False, None
             for lead in _lead_rows(height):
                 group = striping.group(chain, height, first, problem.graph, lead)
+                if even is None:
+                    even = group
+                elif not _smaller_buffers(group, even):
+                    continue  # the same buffers in one stripe more: never a lower peak
                 cost = striping.costs(group)
                 if cost is None:
                     continue
@@ -358,6 +362,12 @@ def _lead_rows(height: int) -> tuple:
     (ops.stripes.build_schedule): MobileNetV2-224's first block on the NPU, 1-row stripes 18.7 % more NPU
     cycles, fits 256 KiB this way at 2-row stripes."""
     return (0, height - 1) if height > 1 else (0,)
+
+
+def _smaller_buffers(group, other) -> bool:
+    """Does `group` hold some stripe buffer in fewer rows than `other`, a group of the same ops?"""
+    rows, others = group.schedule().rows, other.schedule().rows
+    return any(rows[t] < others[t] for t in rows)
 
 
 def model_cycles(graph, regions, striping: Striping) -> dict:
