@@ -98,12 +98,13 @@ def _ops_chain(specs, height=12, width=5, channels=4):
     return ops
 
 
-@pytest.mark.parametrize("stripe_height", [1, 2, 3, 5, 12])
-def test_schedule_produces_every_row_once_and_keeps_what_is_read(stripe_height):
+@pytest.mark.parametrize("stripe_height,lead", [(1, 0), (2, 0), (3, 0), (5, 0), (12, 0), (2, 1), (3, 2), (5, 1)])
+def test_schedule_produces_every_row_once_and_keeps_what_is_read(stripe_height, lead):
     """Each op computes each output row exactly once, in order; a stripe buffer always holds the rows its
-    consumer reads (tracked row by row through the shifts); the buffer is the widest window read."""
+    consumer reads (tracked row by row through the shifts); the buffer is the widest window read. `lead`: a
+    shorter first stripe."""
     ops = _ops_chain([(3, 1, 1), (5, 2, 2), (3, 1, 1)])
-    sched = build_schedule(ops, stripe_height)
+    sched = build_schedule(ops, stripe_height, lead_rows=lead)
     held = {t: {} for t in sched.rows}  # buffer row -> tensor row
     done = {op: 0 for op in ops}
     for event in sched.events:
@@ -124,7 +125,24 @@ def test_schedule_produces_every_row_once_and_keeps_what_is_read(stripe_height):
             assert 0 <= event.start - base and event.stop - base <= sched.rows[y]
             held[y].update({r - base: r for r in range(event.start, event.stop)})
     assert all(done[op] == op.outputs[0].shape[1] for op in ops)
-    assert sched.stripes == math.ceil(ops[-1].outputs[0].shape[1] / stripe_height)
+    height = ops[-1].outputs[0].shape[1]
+    assert sched.stripes == (1 + math.ceil((height - lead) / stripe_height) if lead else
+                             math.ceil(height / stripe_height))
+
+
+def test_a_shorter_first_stripe_keeps_the_buffers_above_a_strided_window_at_the_steady_rows():
+    """MobileNetV2's first block: 1x1 layers feed a 3x3 stride-2 window without leading padding, whose first
+    stripe of h rows reads 2h + 1 input rows and every later one 2h new rows. The 1x1 layers compute only new
+    rows, so their buffers are sized by the first stripe alone (5 rows at h = 2); a first stripe of h - 1 rows
+    brings them to the steady 4. The strided window's own input keeps its 5-row window."""
+    ops = _ops_chain([(1, 1, 0), (1, 1, 0), (3, 2, 0), (1, 1, 0)], height=16)
+    t0, t1, t2 = (op.outputs[0] for op in ops[:3])
+    even, led = build_schedule(ops, 2), build_schedule(ops, 2, lead_rows=1)
+    assert (even.rows[t0], even.rows[t1], even.rows[t2]) == (5, 5, 2)
+    assert (led.rows[t0], led.rows[t1], led.rows[t2]) == (4, 5, 2)
+    assert (even.stripes, led.stripes) == (4, 5)
+    first = [e for e in led.events if not isinstance(e, Shift)][:4]  # the first stripe: one compute per op
+    assert [(e.op.index, e.start, e.stop) for e in first] == [(0, 0, 3), (1, 0, 3), (2, 0, 1), (3, 0, 1)]
 
 
 # -- planning -------------------------------------------------------------------------------------------------
@@ -351,6 +369,24 @@ def test_striped_tables_are_bit_exact_with_litert(chain, heights):
         assert np.array_equal(got, want), f"ops {chain}, stripe height {height}"
         notes = [c.note for t in model.target_data["npu"] for c in t.commands]
         assert sum("rows" in n for n in notes) >= group.schedule().stripes  # it really ran in stripes
+
+
+def test_striped_tables_with_a_shorter_first_stripe_are_bit_exact_with_litert():
+    path = _model_bytes_file(_edges_model())
+    graph = import_tflite(path)
+    board = load_board("riscv-npu")
+    regions = partition(graph, parse_target_list("npu,c", board))
+    rng = np.random.default_rng(11)
+    inputs = [rng.integers(-128, 128, t.shape).astype(np.int8) for t in graph.inputs]
+    (want,) = run_reference(path, inputs, "ref")
+    ops = tuple(graph.ops[1:5])
+    for height, lead in ((2, 1), (4, 3), (3, 1)):
+        group = CascadeGroup(ops, height, 1, lead_rows=lead)
+        plan = plan_memory(graph, cascades=[group])
+        verify_plan(plan)
+        (got,), _ = _run_npu(graph, regions, plan, board, inputs)
+        assert np.array_equal(got, want), f"stripe height {height}, first stripe {lead}"
+        assert group.describe()["first_stripe_rows"] == lead
 
 
 # -- end to end on the emulator ---------------------------------------------------------------------------------

@@ -287,6 +287,36 @@ def test_mobilenet_v2_224_fits_riscv_npu_in_stripes_and_is_bit_exact(tmp_path):
 
 
 @pytest.mark.slow
+def test_mobilenet_v2_224_with_the_npu_fits_256_kib_within_the_fit_budget():
+    """With the NPU, the first group (ops 0-5, 2-row stripes) keeps the whole 150,528-byte input live next to
+    its stripe buffers; a first stripe of one row keeps the buffers of the 1x1 layers above the strided
+    depthwise at 4 rows instead of 5, which brings the arena under 256 KiB (263,424 bytes with even stripes)
+    within the fit budget. The plan is proven; a tuning schedule made from it replays its groups (placed by the
+    plain placement, not the fit search's: 261,632 bytes, as even stripes replay at 267,008)."""
+    from conftest import model_path
+    from edgesdk.aot import cascade
+    from edgesdk.aot.memory_plan import verify_plan
+    from edgesdk.compiler import BuildOptions, compile_model
+    from edgesdk.tune.schedule import Schedule, schedule_of
+
+    path = model_path("mobilenet_v2_224_uint8")
+    compiled = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False))
+    plan = compiled.plan
+    assert plan.arena_bytes <= 256 * 1024
+    first = plan.cascades[0]
+    assert [op.index for op in first.ops] == [0, 1, 2, 3, 4, 5] and (first.stripe_height, first.lead_rows) == (2, 1)
+    verify_plan(plan)
+    striping = cascade.Striping(compiled.regions, compiled.codegen_options)
+    totals = cascade.model_cycles(compiled.graph, compiled.regions, striping)
+    assert cascade.plan_increase(plan, striping, totals) <= cascade.FIT_MAX_INCREASE
+    schedule = Schedule.from_json(schedule_of(compiled).to_json())
+    assert schedule.cascades[0].first_stripe_rows == 1
+    replayed = compile_model(path, BuildOptions(target="npu,c", compile_firmware=False, schedule=schedule))
+    groups = lambda p: [(g.first_step, g.last_step, g.stripe_height, g.lead_rows) for g in p.cascades]
+    assert groups(replayed.plan) == groups(plan) and replayed.plan.arena_bytes <= 256 * 1024
+
+
+@pytest.mark.slow
 def test_synthetic_host_cascade_on_the_emulator(tmp_path, monkeypatch):
     """The search's own choice on the inverted residuals with the cost bound lifted (a fitting model keeps
     the host op by op by default), built with --werror into firmware and run on the emulator, --target c."""

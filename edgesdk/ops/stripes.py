@@ -8,7 +8,7 @@ A cascade group is a run of consecutive ops (window ops: CONV_2D, DEPTHWISE_CONV
 MAX_POOL_2D; ADD/MUL without broadcasting; the unary HARD_SWISH, RELU, RELU6) whose intermediate tensors -- the outputs of every op but the
 last -- are read only by ops of the group (one or several: an inverted-residual block's input, made by the group's
 previous projection, feeds both the block's expanding convolution and its ADD). The group's last output is
-produced in stripes of `stripe_height` rows. For each stripe, walking the ops backwards, every op computes
+produced in stripes of `stripe_height` rows (the first stripe may be shorter: `lead_rows`). For each stripe, walking the ops backwards, every op computes
 only the rows of its output that are new and that its consumer needs now; an op's window (kernel, stride,
 dilation, leading padding) says which input rows that takes (`input_rows`, halo rows included).
 
@@ -152,16 +152,20 @@ def intermediates(ops) -> list:
 
 
 def build_schedule(ops, stripe_height: int, capacity: dict | None = None, streamed=(),
-                   windows: dict | None = None) -> Schedule:
+                   windows: dict | None = None, lead_rows: int = 0) -> Schedule:
     """The events of a group, stripe by stripe. `capacity` (buffered tensor -> rows) defaults to the
     smallest that works: the widest window any consumer reads at once. `streamed`: group inputs that live in
     stripe buffers filled by Fetch events (module docstring). `windows`: a memo of each op's row windows
-    (`_row_windows`) for the schedules of one build, which ask about the same ops again and again."""
+    (`_row_windows`) for the schedules of one build, which ask about the same ops again and again. `lead_rows`
+    (0: `stripe_height`): the rows of the first stripe, the others following in stripes of `stripe_height`.
+    A strided window without leading padding reads one row more in the first stripe than in the others (no
+    rows of it were read before); a shorter first stripe keeps the buffers the first stripe alone sizes
+    (those read by 1x1 layers above it) at the steady stripes' rows."""
     ops = tuple(ops)
     last = ops[-1]
     inter = intermediates(ops) + [t for t in streamed if t not in intermediates(ops)]
     height = nhwc(last.outputs[0].shape)[1]
-    stripes = _stripe_rows(ops, stripe_height, height, inter, windows)
+    stripes = _stripe_rows(ops, stripe_height, height, inter, windows, lead_rows)
     if capacity is None:
         capacity = {t: 0 for t in inter}
         for _, _, needs in stripes:
@@ -202,11 +206,11 @@ def _op_row_windows(op) -> tuple:
     return op, op.outputs[0], [(x, _read_window(op, x)) for x in activation_inputs(op)]
 
 
-def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None) -> list:
+def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None, lead_rows: int = 0) -> list:
     """Per stripe: (ranges: op -> output rows [start, stop) it computes, reads: op -> {input: input_rows},
     needs: buffered tensor -> the rows [start, stop) its readers take in this stripe). Which rows each op
     computes depends only on what was produced before, never on the stripe buffers' sizes. `memo`:
-    build_schedule's `windows`."""
+    build_schedule's `windows`; `lead_rows`: build_schedule's."""
     windows = _row_windows(ops, memo)
     backwards = windows[::-1]
     buffered = set(inter)
@@ -216,11 +220,13 @@ def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None) ->
     made = [(op, y) for op, y, _ in windows if y in buffered]  # ops whose output lives in a stripe buffer
     last = ops[-1]
     stripes = []
-    for y0 in range(0, height, stripe_height):
+    starts = [0] + list(range(lead_rows, height, stripe_height)) if 0 < lead_rows < height else \
+        list(range(0, height, stripe_height))
+    for y0, y1 in zip(starts, starts[1:] + [height]):
         ranges, needs, reads = {}, {}, {}
         for op, y, op_windows in backwards:  # what each op must compute in this stripe
             if op is last:
-                start, stop = y0, min(y0 + stripe_height, height)
+                start, stop = y0, y1
             else:
                 start = produced[y]
                 stop = max(start, needs[y][1]) if y in needs else start
@@ -290,6 +296,7 @@ class CascadeGroup:
     sources: tuple = ()  # each streamed input as the caller gives it (uint8: the rows are converted as read)
     _schedule: Schedule | None = field(default=None, repr=False)
     _windows: dict | None = field(default=None, repr=False)  # build_schedule's memo, shared by one build's groups
+    lead_rows: int = 0  # rows of the first stripe (build_schedule); 0: stripe_height
 
     @property
     def last_step(self) -> int:
@@ -316,10 +323,10 @@ class CascadeGroup:
     def schedule(self, recompute: bool = False) -> Schedule:
         """The group's events (cached); `recompute` derives them afresh (for the plan's proof)."""
         if recompute:
-            return build_schedule(self.ops, self.stripe_height, streamed=self.streamed)
+            return build_schedule(self.ops, self.stripe_height, streamed=self.streamed, lead_rows=self.lead_rows)
         if self._schedule is None:
             self._schedule = build_schedule(self.ops, self.stripe_height, streamed=self.streamed,
-                                            windows=self._windows)
+                                            windows=self._windows, lead_rows=self.lead_rows)
         return self._schedule
 
     def input_number(self, tensor) -> int:
@@ -349,7 +356,8 @@ class CascadeGroup:
                 "stripes": sched.stripes, "commands": computes + shifts, "shifts": shifts,
                 "input_fetches": fetches, "streamed_inputs": [t.name for t in self.streamed],
                 "buffers": [{"tensor": t.name, "rows": sched.rows[t], "bytes": self.buffer_bytes(t),
-                             "whole_tensor_bytes": t.nbytes} for t in self.buffered]}
+                             "whole_tensor_bytes": t.nbytes} for t in self.buffered],
+                **({"first_stripe_rows": self.lead_rows} if self.lead_rows else {})}
 
 
 # -- groups that cross targets ---------------------------------------------------------------------------

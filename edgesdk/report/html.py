@@ -251,10 +251,16 @@ def _memory(report: dict, timeline: str) -> list:
                   _table(["op", "type", "rule", "distance", "input", "output"], rows, {0, 3}, wrap={4, 5})]
     if memory.get("cascades"):
         rows = [(", ".join(map(str, g.get("ops", []))), ", ".join(dict.fromkeys(g.get("targets") or [])),
-                 g.get("stripe_height"), json.dumps(g.get("buffers", []))) for g in memory["cascades"]]
+                 _stripe_height_text(g), json.dumps(g.get("buffers", []))) for g in memory["cascades"]]
         parts += ["<h3>Cascades</h3>", _table(["ops", "targets", "stripe height", "stripe buffers"], rows, {2},
                                              wrap={3})]
     return parts
+
+
+def _stripe_height_text(group: dict):
+    """A cascade group's stripe height, and its first stripe's when that one is shorter."""
+    first = group.get("first_stripe_rows")
+    return f"{group.get('stripe_height')} (first {first})" if first else group.get("stripe_height")
 
 
 def _pools_and_flash(report: dict) -> list:

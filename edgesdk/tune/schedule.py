@@ -76,9 +76,13 @@ class LayerChoice:
 class CascadeChoice:
     ops: tuple  # operator indices, consecutive in execution order
     stripe_height: int
+    first_stripe_rows: int = 0  # rows of the first stripe, 0: stripe_height (ops.stripes.build_schedule)
 
     def to_json(self) -> dict:
-        return {"ops": list(self.ops), "stripe_height": self.stripe_height}
+        data = {"ops": list(self.ops), "stripe_height": self.stripe_height}
+        if self.first_stripe_rows:  # written only when set: logs without it keep their keys
+            data["first_stripe_rows"] = self.first_stripe_rows
+        return data
 
 
 @dataclass(frozen=True)
@@ -107,8 +111,8 @@ class Schedule:
         return None if layer is None else layer.switch(name)
 
     def cascade_specs(self) -> list:
-        """[(operator indices, stripe height)] for cascade.plan_with_groups."""
-        return [(c.ops, c.stripe_height) for c in self.cascades]
+        """[(operator indices, stripe height, first stripe's rows)] for cascade.plan_with_groups."""
+        return [(c.ops, c.stripe_height, c.first_stripe_rows) for c in self.cascades]
 
     # -- edits (the search builds neighbours with these) -----------------------------------------------------
     def with_layer(self, index: int, **changes) -> "Schedule":
@@ -147,7 +151,8 @@ class Schedule:
     def from_json(cls, data, where: str = "the tuning log") -> "Schedule":
         try:
             layers = tuple(_layer_from_json(entry) for entry in data["layers"])
-            cascades = tuple(CascadeChoice(tuple(int(i) for i in c["ops"]), int(c["stripe_height"]))
+            cascades = tuple(CascadeChoice(tuple(int(i) for i in c["ops"]), int(c["stripe_height"]),
+                                           int(c.get("first_stripe_rows", 0)))
                              for c in data["cascades"])
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"The schedule in {where} is malformed ({type(exc).__name__}: {exc}). Re-run "
@@ -199,7 +204,7 @@ def schedule_of(compiled) -> Schedule:
         offered = get_target(targets[op]).layer_switches(op)  # {name: default} the op's target lets a schedule set
         switches = {name: _switch(compiled, op, name, default) for name, default in offered.items()}
         layers.append(LayerChoice(op.index, op.type, targets[op]).with_switches(targets[op], switches))
-    cascades = tuple(CascadeChoice(tuple(op.index for op in g.ops), g.stripe_height)
+    cascades = tuple(CascadeChoice(tuple(op.index for op in g.ops), g.stripe_height, g.lead_rows)
                      for g in getattr(compiled.plan, "cascades", None) or ())
     return Schedule(tuple(layers), cascades)
 

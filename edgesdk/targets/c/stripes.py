@@ -202,7 +202,7 @@ def lower_group(group, ctx) -> HostLayer:
         args[-1] = rows(args[-1], op.outputs[0], event.start)
         layer.calls.append(KernelCall(call.kernel, tuple(args), op=op))
     layer.note = (f"cascade of {len(group.ops)} layers in {group.schedule().stripes} stripes of "
-                  f"{group.stripe_height} rows")
+                  f"{group.stripe_height} rows" + (f", the first of {group.lead_rows}" if group.lead_rows else ""))
     if getattr(group, "group", None) is not None:  # one run of a group that crosses targets
         layer.note = (f"stripes of a cascade group of layers {', '.join(str(op.index) for op in group.group.ops)} "
                       f"with another target, in stripes of {group.stripe_height} rows")
