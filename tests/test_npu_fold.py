@@ -46,6 +46,12 @@ def _model(tmp_path, name):
 def _run(op, get_tensor, ctx) -> np.ndarray:
     """Lower `op` in `ctx`, run it on the C model with LiteRT's input, return the output bytes' mismatches."""
     commands = lower_ops([op], ctx)
+    return commands, table_mismatches(op, commands, get_tensor, ctx)
+
+
+def table_mismatches(op, commands, get_tensor, ctx) -> int:
+    """Run `commands` (ending in END) on the C model over `ctx`'s weights and an arena holding LiteRT's input
+    of `op`; the count of output bytes that differ from LiteRT's output."""
     arena = bytearray(ctx.arena_bytes + 16)
     x, y = op.inputs[0], op.outputs[0]
     data = to_int8(get_tensor(x.id)).tobytes()
@@ -54,7 +60,7 @@ def _run(op, get_tensor, ctx) -> np.ndarray:
                        read_only=[FLASH], memory_classes=BOARD_CLASSES)
     assert result.ok, result
     got = np.frombuffer(bytes(arena[ctx.offsets[y]:ctx.offsets[y] + y.nbytes]), np.int8)
-    return commands, int(np.count_nonzero(got != to_int8(get_tensor(y.id)).reshape(-1)))
+    return int(np.count_nonzero(got != to_int8(get_tensor(y.id)).reshape(-1)))
 
 
 def _forced(monkeypatch, choice):

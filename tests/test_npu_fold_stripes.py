@@ -6,16 +6,13 @@ reference output byte for byte; the timing model takes the fold where it saves c
 from __future__ import annotations
 
 import pytest
-from test_npu_codegen import BOARD_CLASSES, FLASH, SRAM, Ctx, litert_tensors, to_int8
-from test_npu_fold import CASES, _model
-
-import numpy as np
+from test_npu_codegen import Ctx, litert_tensors
+from test_npu_fold import CASES, _model, table_mismatches
 
 from edgesdk.targets.npu import fold
 from edgesdk.targets.npu.codegen import LOWERINGS
 from edgesdk.targets.npu.hw import cmdtable as C
 from edgesdk.targets.npu.hw import timing
-from edgesdk.targets.npu.hw.model import run_table
 
 W_FOLDS = [name for name in CASES if name != "spectrogram_rows"]  # every case with interior columns to fold
 
@@ -43,16 +40,7 @@ def _stripes(op, ctx, height: int, folded: bool) -> list:
 
 
 def _mismatches(op, path, commands, ctx, seed) -> int:
-    get_tensor = litert_tensors(path, seed)
-    x, y = op.inputs[0], op.outputs[0]
-    arena = bytearray(ctx.arena_bytes + 16)
-    data = to_int8(get_tensor(x.id)).tobytes()
-    arena[ctx.offsets[x]:ctx.offsets[x] + len(data)] = data
-    result = run_table(C.encode(commands), {FLASH: ctx.weights + bytes(16), SRAM: arena}, [FLASH, SRAM],
-                       read_only=[FLASH], memory_classes=BOARD_CLASSES)
-    assert result.ok, result
-    got = np.frombuffer(bytes(arena[ctx.offsets[y]:ctx.offsets[y] + y.nbytes]), np.int8)
-    return int(np.count_nonzero(got != to_int8(get_tensor(y.id)).reshape(-1)))
+    return table_mismatches(op, commands, litert_tensors(path, seed), ctx)
 
 
 @pytest.mark.parametrize("name", W_FOLDS)
