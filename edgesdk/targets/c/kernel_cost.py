@@ -212,10 +212,10 @@ def fetch_instructions(converted_bytes: int) -> int:
 
 
 # -- the generated calls of a build ------------------------------------------------------------------------
-def _group_call_instructions(op, call, generic) -> float:
-    """A stripe call of a kernel this model does not know: the generic model's figure for the layer, for the
-    call's share of the layer's output rows (or elements)."""
-    fields = call.args[0].fields if call.args and isinstance(call.args[0], Params) else {}
+def generic_call_instructions(op, fields: dict, generic) -> float:
+    """A call of a kernel this model does not know: the generic model's figure for the layer, `generic(op)`,
+    for the call's share of the layer's output rows (`fields` out_h) or elements (size); the whole figure when
+    the params name neither."""
     out = op.outputs[0]
     if "out_h" in fields:
         share = fields["out_h"] / max(nhwc(out.shape)[1], 1)
@@ -256,7 +256,7 @@ def layer_instructions(layers, generic) -> dict:
             params = call.args[0].fields if call.args and isinstance(call.args[0], Params) else {}
             known = layer_call_instructions(call.kernel, params, None if layer.ops else op)
             if known is None and layer.ops:
-                known = _group_call_instructions(op, call, generic)
+                known = generic_call_instructions(op, params, generic)
             if known is None:
                 unknown.add(op)
                 known = 0.0

@@ -25,7 +25,7 @@ from ...ops.broadcast import MAX_DIMS
 from ...ops.stripes import Compute, Fetch, Shift, nhwc, row_bytes
 from ...ctext import UINT8_INPUT_READER, UINT8_INPUT_READER_TEXT
 from .calls import READ_INPUT_ROWS, SHIFT_KERNEL, Arena, Const, HostLayer, Int, KernelCall, Params, render_params
-from .kernel_cost import CALL_INSTRUCTIONS, fetch_instructions, layer_call_instructions, shift_instructions
+from .kernel_cost import fetch_instructions, generic_call_instructions, layer_call_instructions, shift_instructions
 
 ROW_KERNELS = ("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired", "edgesdk_depthwise_conv2d_s8",
                "edgesdk_average_pool2d_s8", "edgesdk_max_pool2d_s8")
@@ -225,12 +225,7 @@ def call_cost(op, call, fields, op_instructions) -> float:
     """Instructions of one call of `op`'s kernel over the rows `fields` name (kernel_cost.py); a kernel that
     model does not know: the generic `op_instructions(op)` for the call's share of the output rows."""
     known = layer_call_instructions(call.kernel, fields)  # op None: the kernels a stripe can call
-    if known is not None:
-        return known
-    whole = call.args[0].fields
-    size = "size" if "size" in whole else "out_h"
-    share = fields[size] / whole[size] if size in fields and whole[size] else 1.0
-    return CALL_INSTRUCTIONS + (op_instructions(op) - CALL_INSTRUCTIONS) * share
+    return known if known is not None else generic_call_instructions(op, fields, op_instructions)
 
 
 def stripe_cost(group, ctx, op_instructions) -> tuple | None:
