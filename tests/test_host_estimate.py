@@ -88,3 +88,19 @@ def test_host_estimate_is_close_to_the_emulator_per_kernel_family(model, familie
     ratios = check_families(estimate_against_profile(result["profile"]))
     assert families <= set(ratios), ratios  # the families this model is here for were large enough to compare
     print(model, {family: round(ratio, 3) for family, ratio in sorted(ratios.items())})
+
+
+@pytest.mark.slow
+def test_max_pool_estimate_follows_its_clipped_windows(tmp_path):
+    """A 3x3 stride-2 SAME max pool over 33x33x24 (its edge windows clipped to 2x3, 3x2 and 2x2 taps): the
+    estimate (kernel_cost.max_pool_instructions) counts the taps the kernel visits, not whole windows."""
+    from modelgen import SAME, pool_model
+
+    model = tmp_path / "max_pool.tflite"
+    model.write_bytes(pool_model("MAX_POOL_2D", (1, 33, 33, 24), (3, 3), (2, 2), SAME, (0.05, -3)))
+    out = tmp_path / "out"
+    _edgesdk("build", model, "--target", "c", "-o", out, "-q")
+    result = json.loads(_edgesdk("run", out, "--random-input", "1", "--profile", "--json",
+                                 "--output-dir", tmp_path / "run").stdout)
+    ratios = check_families(estimate_against_profile(result["profile"]))
+    assert abs(ratios["MAX_POOL_2D"] - 1) <= 0.05, ratios  # 1.01 when written; the generic model said 0.15

@@ -16,10 +16,10 @@ layer calls. A call's count follows its kernel's loops, so the model does too:
 * every call pays CALL_INSTRUCTIONS (arguments, prologue, the params copy).
 
 Each layer is within 15 % of its count but for a few small ones. `layer_call_instructions` adds the average
-pools (which stripe too) and the kernels only a whole layer calls (fully connected, the int16 kernels,
+and max pools (which stripe too) and the kernels only a whole layer calls (fully connected, the int16 kernels,
 softmax, the edge conversions...), fitted on the op-by-op builds of the shared models (docs/performance.md,
-"The host's per-layer estimate"); the build report prices every call with it. A kernel known to neither (max
-pool, the long tail) falls back to the target's generic model (`op_instructions`), in a stripe for its
+"The host's per-layer estimate"); the build report prices every call with it. A kernel known to neither (the long
+tail) falls back to the target's generic model (`op_instructions`), in a stripe for its
 share of the rows.
 """
 
@@ -57,6 +57,11 @@ ADD_GENERAL_PER_ELEMENT = 74.5  # broadcast, or without the tabulated fast path 
 # Average pools: per output, per window row, per four-tap step and per tap left over (the kernel's loops).
 POOL_PER_OUTPUT, POOL_PER_WINDOW_ROW, POOL_PER_FOUR_TAPS, POOL_PER_TAP = 26.7, 12.5, 14.0, 4.0
 AVERAGE_POOL_KERNELS = ("edgesdk_average_pool2d_s8", "edgesdk_average_pool2d_s16")
+# Max pools (int8 and int16 alike, within 4 %): per output, per window row, per tap (the window clipped at the
+# edges, as the kernel loops over it) and per output pixel (its window's bounds). Fitted on 16 single-op
+# models of 31,000-1,200,000 instructions (2x2 to 5x5 windows, 4-128 channels), each within 2.1 %.
+MAX_POOL_PER_OUTPUT, MAX_POOL_PER_WINDOW_ROW, MAX_POOL_PER_TAP, MAX_POOL_PER_PIXEL = 15.5, 6.9, 5.0, 64.3
+MAX_POOL_KERNELS = ("edgesdk_max_pool2d_s8", "edgesdk_max_pool2d_s16")
 # Fully connected (int8): per MAC by weight layout (0: the reference loops, as a convolution's), per output and
 # per input element, and a fixed part (the small layers' set-up).
 FC_PER_MAC = {0: CONV_PER_MAC[0], "EDGESDK_FC_PAIRED_QUADS": 2.06}
@@ -161,6 +166,27 @@ def pool_instructions(fields: dict) -> float:
             + POOL_PER_TAP * rows * (fw % 4))
 
 
+def _window_taps(outputs: int, stride: int, pad: int, size: int, extent: int) -> int:
+    """The taps of a window of `size` over `outputs` positions, clipped to the input's `extent`, summed."""
+    total = 0
+    for o in range(outputs):
+        start = o * stride - pad
+        total += max(0, min(size, extent - start) - max(0, -start))
+    return total
+
+
+def max_pool_instructions(fields: dict) -> float:
+    """A max pool over the output rows `fields` name (the kernel skips the taps outside the input)."""
+    pixels = fields["batches"] * fields["out_h"] * fields["out_w"]
+    channels = fields["channels"]
+    rows_y = _window_taps(fields["out_h"], fields["stride_h"], fields["pad_top"], fields["filter_h"], fields["in_h"])
+    taps_x = _window_taps(fields["out_w"], fields["stride_w"], fields["pad_left"], fields["filter_w"], fields["in_w"])
+    window_rows = fields["batches"] * rows_y * fields["out_w"] * channels
+    taps = fields["batches"] * rows_y * taps_x * channels
+    return (MAX_POOL_PER_OUTPUT * pixels * channels + MAX_POOL_PER_WINDOW_ROW * window_rows
+            + MAX_POOL_PER_TAP * taps + MAX_POOL_PER_PIXEL * pixels)
+
+
 def _macro(value):
     return value.c() if hasattr(value, "c") else value
 
@@ -183,6 +209,8 @@ def layer_call_instructions(kernel: str, fields: dict, op=None) -> float | None:
         return known
     if kernel in AVERAGE_POOL_KERNELS:
         work = pool_instructions(fields)
+    elif kernel in MAX_POOL_KERNELS:
+        work = max_pool_instructions(fields)
     elif op is None:
         return None
     elif kernel == "edgesdk_fully_connected_s8":
