@@ -121,11 +121,49 @@ def test_trial_bound_is_the_lower_bound_of_the_plans_buffers(name, target, strea
             kept = [g for g in c.plan.cascades if not set(g.ops) & set(chain)]
             for height in cascade.stripe_heights(chain, finer=True):
                 group = striping.group(chain, height, first, c.graph)
-                for groups in ([group], kept + [group]):
+                for groups in ([], kept, [group], kept + [group]):
                     want = lower_bound(*problem._buffers_and_overlaps(groups), problem.alignment)
                     assert problem.trial(groups) == (want, groups), ([op.index for op in chain], height)
+                    # the bound as changes to the plan without groups (_TrialBase), and worked out in full
+                    assert problem._trial_bound_direct(groups) == want
                     checked += 1
     assert checked > 20
+    assert c.memory_problem._trial_base() is not None  # the changes path ran (no buffer with steps out of order)
+
+
+@pytest.mark.parametrize("name,stream", [("vww", False), ("mobilenet_uint8", True)])
+def test_a_groups_remembered_answers_equal_fresh_ones(name, stream):
+    """CascadeGroup remembers `buffered`, `buffer_bytes` and `exact_overlap_allowed` from its cached schedule
+    (the planner's bound asks them for every candidate tried with the kept groups): each equals the answer
+    from a schedule worked out afresh, a caller changing the `buffered` list changes nothing, and a copy of a
+    group (dataclasses.replace, another height) has answers of its own."""
+    from dataclasses import replace
+
+    from edgesdk.ops.stripes import exact_overlap_allowed, intermediates, row_bytes
+
+    c = compile_model(model_path(name), BuildOptions(compile_firmware=False, stream_input=stream))
+    striping = cascade.Striping(c.regions, c.codegen_options, cascade.streamable_graph_inputs(c.graph) if stream
+                                else ())
+    asked = 0
+    for first, chain in cascade.candidate_chains(c.graph, c.regions, striping):
+        heights = cascade.stripe_heights(chain)
+        group = striping.group(chain, heights[0], first, c.graph)
+        for _ in range(2):  # the second time from the memo
+            buffered = group.buffered
+            assert buffered == intermediates(chain) + [t for t in group.streamed if t not in intermediates(chain)]
+            buffered.append(None)
+            fresh = group.schedule(recompute=True)
+            for t in group.buffered:
+                assert group.buffer_bytes(t) == fresh.rows[t] * row_bytes(t)
+            for x in group.external_inputs():
+                assert group.exact_overlap_allowed(x) == exact_overlap_allowed(chain, fresh, x)
+                asked += 1
+        if len(heights) > 1:
+            other = replace(group, stripe_height=heights[-1], _schedule=None)
+            fresh = other.schedule(recompute=True)
+            assert [other.buffer_bytes(t) for t in other.buffered] == \
+                [fresh.rows[t] * row_bytes(t) for t in other.buffered]
+    assert asked > 10
 
 
 @pytest.mark.parametrize("name", ["kws", "vww"])

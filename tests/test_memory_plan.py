@@ -704,3 +704,27 @@ def test_local_search_stops_at_its_placement_budget(monkeypatch):
     assert orders_only.placements < capped.placements <= orders_only.placements + 3 * n + n, capped
     uncapped, _, _, _ = _search_work(monkeypatch, 10**9, buffers)
     assert uncapped.placements > capped.placements + n  # without the budget it would have gone on
+
+
+def test_search_with_the_kept_top_positions_places_as_before(monkeypatch):
+    """search_placement works out `_top_positions` (the buffers _move picks from) once per best order, not per
+    move: the same moves, offsets and work counts as a search that works them out at every move."""
+    import random
+
+    from edgesdk.aot import memory_plan
+
+    rng = random.Random(11)
+    move = memory_plan._move
+    searched = 0
+    for case in range(200):
+        buffers, overlaps = _random_buffers(rng)
+        alignment = rng.choice([1, 16])
+        results = []
+        for reference in (False, True):  # the reference works the top positions out at every move
+            monkeypatch.setattr(memory_plan, "_move", (lambda *a: move(*a[:5])) if reference else move)
+            work = memory_plan.Work()
+            found = memory_plan.search_placement(buffers, overlaps, alignment, work=work)
+            results.append((found, [b.offset for b in buffers], work.as_dict()))
+        assert results[0] == results[1], case
+        searched += results[0][2]["orders"] > 10
+    assert searched > 50  # the local search ran in most cases, not only the heuristic orders

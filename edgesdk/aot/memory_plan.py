@@ -872,12 +872,18 @@ def _heuristic_orders(buffers: list) -> dict:
     }
 
 
-def _move(order: list, offsets: list, arena: int, sizes: list, rng: random.Random) -> tuple:
+def _top_positions(order: list, offsets: list, arena: int, sizes: list) -> list:
+    """The positions (but the first) of `order` whose buffer ends near the top of the arena: _move's picks."""
+    return [k for k, i in enumerate(order) if k and offsets[i] + sizes[i] + sizes[i] // 2 > arena]
+
+
+def _move(order: list, offsets: list, arena: int, sizes: list, rng: random.Random, top_of=None) -> tuple:
     """Change `order` in place; return the two positions involved. Mostly moves a buffer that ends at the
     top of the arena to an earlier position (so it is placed before what pushed it up), else a random
-    swap or insertion. `sizes`: each buffer's size."""
+    swap or insertion. `sizes`: each buffer's size. `top_of()`: `_top_positions` of this order, offsets and
+    arena, if the caller keeps them (the search moves from the same best order until one is kept)."""
     if rng.random() < 0.7:
-        top = [k for k, i in enumerate(order) if k and offsets[i] + sizes[i] + sizes[i] // 2 > arena]
+        top = top_of() if top_of is not None else _top_positions(order, offsets, arena, sizes)
         if top:
             i = rng.choice(top)
             j = rng.randrange(i)
@@ -911,12 +917,19 @@ def search_placement(buffers: list, overlaps: list, alignment: int, iterations: 
             best = (arena, order, offsets, name)
     rng = random.Random(SEARCH_SEED)
     improved, since_gain, budget = False, 0, SEARCH_PLACEMENT_BUDGET
+    top = [None, None]  # (the best it was worked out for, its _top_positions)
+
+    def top_of() -> list:
+        if top[0] is not best:
+            top[:] = best, _top_positions(best[1], best[2], best[0], conflicts.sizes)
+        return top[1]
+
     for _ in range(iterations if len(buffers) > 1 else 0):
         if best[0] <= bound or since_gain >= SEARCH_PATIENCE or budget <= 0:
             break
         since_gain += 1
         order = list(best[1])
-        i, j = _move(order, best[2], best[0], conflicts.sizes, rng)
+        i, j = _move(order, best[2], best[0], conflicts.sizes, rng, top_of)
         budget -= len(order)
         offsets, arena = _place_order(order, conflicts, alignment, keep=min(i, j), previous=best[2],
                                       give_up_above=best[0], same_from=max(i, j))
@@ -954,6 +967,7 @@ class MemoryProblem:
     _rules: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _proven: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # verify_plan's own rules
     _trial: tuple | None = field(default=None, init=False, repr=False, compare=False)  # _trial_facts
+    _base: object = field(default=None, init=False, repr=False, compare=False)  # _trial_base
 
     def _overlap_rule(self, op, x):
         key = (op, x)
@@ -1023,7 +1037,25 @@ class MemoryProblem:
 
     def _trial_bound(self, cascades: list) -> int:
         """lower_bound(*self._buffers_and_overlaps(cascades)) without making the Buffer and Overlap records:
-        build_buffers' sizes and steps, find_overlaps' permissions (the same tests, on slot numbers)."""
+        build_buffers' sizes and steps, find_overlaps' permissions (the same tests, on slot numbers), as
+        changes to the bound's per-step bytes without groups (`_TrialBase`): a group changes the buffers and
+        permitted overlaps of its own tensors and ops only, so only those are worked out again."""
+        base = self._trial_base()
+        if base is None:
+            return self._trial_bound_direct(cascades)
+        return base.bound(self, cascades)
+
+    def _trial_base(self):
+        """The per-step bytes without groups (_TrialBase), worked out once; None when a buffer's steps are
+        out of order (a tensor no op touches), which `_trial_bound_direct` handles as lower_bound does."""
+        if self._base is None:
+            facts = self._graph()
+            ordered = all(entry[2] <= entry[3] for entry in facts.base)
+            self._base = _TrialBase(self, facts) if ordered else False
+        return self._base or None
+
+    def _trial_bound_direct(self, cascades: list) -> int:
+        """_trial_bound worked out from every buffer and overlap, not as changes."""
         facts = self._graph()
         slot = facts.slot
         sizes = [entry[1] for entry in facts.base]
@@ -1098,6 +1130,149 @@ class MemoryProblem:
             return None
         plan = self._place(cascades, *self._buffers_and_overlaps(cascades), prove)
         return plan if plan.arena_bytes < below else None
+
+
+class _TrialBase:
+    """MemoryProblem._trial_bound's figures for the plan without groups, from which it works out a plan with
+    groups by changes: each step's bytes live minus the permitted overlaps' savings (`values`, from step
+    `first`, with their running maxima from either end), the buffers' and scratch areas' sizes largest first,
+    the saving each in-place pair permits without groups, and the pairs and scratch of each buffer slot and op.
+
+    The bound with groups is the same maximum: the steps the changes reach are added up again, the others keep
+    their value. Its range of steps is the plan's without groups; a group can only move a buffer within it (to
+    its own steps, which its ops' outputs cover), and a step it leaves empty holds no byte, so it cannot raise
+    the maximum above the largest buffer, which the bound takes too."""
+
+    def __init__(self, problem: MemoryProblem, facts: _GraphFacts):
+        self.sizes = [entry[1] for entry in facts.base]
+        self.firsts = [entry[2] for entry in facts.base]
+        self.lasts = [entry[3] for entry in facts.base]
+        self.kinds = [entry[5] for entry in facts.base]
+        scratch, pairs = problem._trial_facts()
+        self.scratch_of = {}
+        for k, (step, op, size) in enumerate(scratch):
+            self.scratch_of.setdefault(op, []).append((k, step, size))
+        self.pairs, self.saving, self.pairs_of_slot, self.pairs_of_op = pairs, [], {}, {}
+        for k, (step, op, out, inp, x) in enumerate(pairs):
+            self.saving.append(self._pair_saving(problem, k, self.firsts, self.lasts, self.sizes, self.kinds, set()))
+            self.pairs_of_slot.setdefault(out, []).append(k)
+            self.pairs_of_slot.setdefault(inp, []).append(k)
+            self.pairs_of_op.setdefault(op, []).append(k)
+        spans = list(zip(self.firsts, self.lasts, self.sizes)) + [(step, step, size) for step, _, size in scratch]
+        self.empty = not spans
+        if self.empty:
+            return
+        self.first, self.last = min(span[0] for span in spans), max(span[1] for span in spans)
+        delta = [0] * (self.last - self.first + 2)
+        for lo, hi, size in spans:
+            delta[lo - self.first] += size
+            delta[hi - self.first + 1] -= size
+        for (step, *_), amount in zip(pairs, self.saving):
+            delta[step - self.first] -= amount
+            delta[step - self.first + 1] += amount
+        del delta[-1]
+        self.values = list(accumulate(delta))
+        self.from_start = list(accumulate(self.values, max))
+        self.from_end = list(accumulate(reversed(self.values), max))[::-1]
+        self.largest = sorted([(size, 0, k) for k, size in enumerate(self.sizes)] +
+                              [(size, 1, k) for k, (_, _, size) in enumerate(scratch)], reverse=True)
+
+    def _pair_saving(self, problem, k, firsts, lasts, sizes, kinds, grouped) -> int:
+        """The saving in-place pair k permits (find_overlaps' tests), 0 if none."""
+        step, op, out, inp, x = self.pairs[k]
+        if firsts[out] == step and lasts[inp] == step and kinds[out] == kinds[inp] == "tensor" and op not in grouped:
+            rule = problem._overlap_rule(op, x)
+            if rule is not None:
+                return _overlap_saving(sizes[out], sizes[inp], rule[1])
+        return 0
+
+    def bound(self, problem: MemoryProblem, cascades: list) -> int:
+        if self.empty:
+            return 0
+        slot = problem._graph().slot
+        firsts, lasts, sizes, kinds = self.firsts, self.lasts, self.sizes, self.kinds
+        changed = {}  # slot -> its buffer's [first, last, size, kind] with the groups
+        for g in cascades:  # as build_buffers
+            stripe = set(g.buffered)
+            for op in g.ops:
+                for t in op.inputs + op.outputs:
+                    if t is not None and not t.is_const and t not in stripe:
+                        k = slot[t]
+                        entry = changed.get(k) or changed.setdefault(k, [firsts[k], lasts[k], sizes[k], kinds[k]])
+                        entry[0], entry[1] = min(entry[0], g.first_step), max(entry[1], g.last_step)
+            for t in g.buffered:
+                changed[slot[t]] = [g.first_step, g.last_step, g.buffer_bytes(t), "stripe"]
+        if not changed:
+            return _align(max(self.largest[0][0], self.from_start[-1]), problem.alignment)
+        firsts, lasts, sizes, kinds = (list(column) for column in (firsts, lasts, sizes, kinds))
+        changes = []  # (first step, last step, bytes added)
+        for k, (first, last, size, kind) in changed.items():
+            if first < self.first or last > self.last:
+                return problem._trial_bound_direct(cascades)  # outside the range (not met: see the class)
+            if (first, last, size) != (firsts[k], lasts[k], sizes[k]):
+                changes += [(firsts[k], lasts[k], -sizes[k]), (first, last, size)]
+            firsts[k], lasts[k], sizes[k], kinds[k] = first, last, size, kind
+        grouped = {op for g in cascades for op in g.ops}
+        dropped = set()  # scratch areas the grouped ops give up in stripes (as build_buffers)
+        if problem.striped_scratch is not None:
+            for op in grouped:
+                for k, step, size in self.scratch_of.get(op, ()):
+                    if not problem.striped_scratch(op):
+                        dropped.add(k)
+                        changes.append((step, step, -size))
+        pairs = {k for slot_k in changed for k in self.pairs_of_slot.get(slot_k, ())} | \
+            {k for op in grouped for k in self.pairs_of_op.get(op, ())}
+        for k in pairs:  # the in-place pairs whose buffers or op the groups touch (as find_overlaps)
+            now = self._pair_saving(problem, k, firsts, lasts, sizes, kinds, grouped)
+            if now != self.saving[k]:
+                step = self.pairs[k][0]
+                changes.append((step, step, self.saving[k] - now))
+
+        def owner(t):  # _Owners.get: the slot of t's buffer if it is of kind "tensor"
+            k = slot.get(t)
+            return k if k is not None and kinds[k] == "tensor" else None
+
+        for g in cascades:  # as _cascade_overlaps
+            out = owner(g.output)
+            if out is None or firsts[out] != g.first_step:
+                continue
+            for x in g.external_inputs():
+                k = owner(x)
+                if k is None or k == out or lasts[k] != g.last_step or not g.exact_overlap_allowed(x):
+                    continue
+                distance = None if x in activation_inputs(g.ops[-1]) else 0
+                changes.append((g.first_step, g.last_step, -_overlap_saving(sizes[out], sizes[k], distance)))
+        return _align(max(self._largest(changed, dropped), self._peak(changes)), problem.alignment)
+
+    def _largest(self, changed: dict, dropped: set) -> int:
+        """The largest buffer or scratch area with the groups."""
+        largest = max((entry[2] for entry in changed.values()), default=0)
+        for size, kind, k in self.largest:
+            if size <= largest:
+                break
+            if k not in (changed if kind == 0 else dropped):
+                return size
+        return largest
+
+    def _peak(self, changes: list) -> int:
+        """The most bytes (less savings) at any step, with `changes` added to the values without groups."""
+        if not changes:
+            return self.from_start[-1]
+        lo, hi = min(c[0] for c in changes), max(c[1] for c in changes)
+        lo, hi = max(lo, self.first), min(hi, self.last)
+        delta = [0] * (hi - lo + 2)
+        for a, b, amount in changes:
+            a, b = max(a, lo), min(b, hi)
+            if a <= b:
+                delta[a - lo] += amount
+                delta[b - lo + 1] -= amount
+        offset = lo - self.first
+        peak = max(v + d for v, d in zip(self.values[offset:offset + hi - lo + 1], accumulate(delta)))
+        if lo > self.first:
+            peak = max(peak, self.from_start[offset - 1])
+        if hi < self.last:
+            peak = max(peak, self.from_end[hi - self.first + 1])
+        return peak
 
 
 def co_live_overlaps(buffers: list, work: Work | None = None) -> list:

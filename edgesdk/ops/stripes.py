@@ -297,6 +297,9 @@ class CascadeGroup:
     _schedule: Schedule | None = field(default=None, repr=False)
     _windows: dict | None = field(default=None, repr=False)  # build_schedule's memo, shared by one build's groups
     lead_rows: int = 0  # rows of the first stripe (build_schedule); 0: stripe_height
+    # What `buffered`, `buffer_bytes` and `exact_overlap_allowed` found from the cached schedule: the memory
+    # planner's bound asks them again for every candidate the kept groups are tried with
+    _answers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def last_step(self) -> int:
@@ -313,7 +316,10 @@ class CascadeGroup:
     @property
     def buffered(self) -> list:
         """The tensors that live in stripe buffers: the intermediates and the streamed inputs."""
-        return self.intermediates + list(self.streamed)
+        known = self._answers.get("buffered")
+        if known is None:
+            known = self._answers["buffered"] = self.intermediates + list(self.streamed)
+        return list(known)
 
     def external_inputs(self) -> list:
         """Group inputs that are whole tensors (streamed inputs are not)."""
@@ -339,12 +345,20 @@ class CascadeGroup:
 
     def buffer_bytes(self, tensor) -> int:
         """Size of the stripe buffer of an intermediate or a streamed input."""
-        return self.schedule().rows[tensor] * row_bytes(tensor)
+        key = ("bytes", tensor)
+        if key not in self._answers:
+            self._answers[key] = self.schedule().rows[tensor] * row_bytes(tensor)
+        return self._answers[key]
 
     def exact_overlap_allowed(self, x, recompute: bool = False) -> bool:
         """May the group's output take exactly the bytes of its input x (x dying in the group)? `recompute`
         derives the schedule afresh instead of using the cached one (for the plan's proof)."""
-        return exact_overlap_allowed(self.ops, self.schedule(recompute), x)
+        if recompute:
+            return exact_overlap_allowed(self.ops, self.schedule(recompute), x)
+        key = ("exact", x)
+        if key not in self._answers:
+            self._answers[key] = exact_overlap_allowed(self.ops, self.schedule(), x)
+        return self._answers[key]
 
     def describe(self) -> dict:
         sched = self.schedule()
