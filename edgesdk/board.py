@@ -7,9 +7,9 @@ link.ld and board.h) and the emulator (memory map, peripherals) all read it thro
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from .dataclass_cache import dataclass, field
 from .errors import UsageError
 from .resources import package_dir, package_path
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .aot.executor import build_executor, collect_scratch_sizes
 from .aot.memory_plan import MemoryProblem
 from .board import BUILD_BOARD_FILE, Board, load_board
+from .dataclass_cache import dataclass, replace
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
 from .ir.health import check_health

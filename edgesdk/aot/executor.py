@@ -9,10 +9,9 @@ rendered here: the result (`ExecutorModel`) is data that the templates in edgesd
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ..dataclass_cache import dataclass, field
 from ..importer.names import UniqueIdentifiers, c_identifier, sanitize_name
 from ..ir.graph import Graph, Tensor
 from ..ir.rounding import requant_rounding

@@ -8,9 +8,9 @@ and `Op.uint8_semantics` marks ops whose TFLite uint8 kernel rounds differently 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
+
+from ..dataclass_cache import dataclass, field
 
 # Ops whose output the memory plan gives its input's bytes (same bytes, new shape): a view, not a copy.
 ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}

@@ -10,11 +10,10 @@ each kernel's footprint rule: it never parses C.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ...ctext import float_literal
+from ...dataclass_cache import dataclass, field
 
 # The kernel a cascade group's row shifts call (edgesdk/targets/c/stripes.py): a memmove (edgesdk_reshape.c).
 SHIFT_KERNEL = "edgesdk_reshape"

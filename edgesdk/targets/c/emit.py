@@ -15,12 +15,12 @@ KernelCalls (edgesdk/targets/c/calls.py); `Emit` turns tensors into arena pointe
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from ...ctext import describe_op
+from ...dataclass_cache import dataclass, field
 from ...ops import prepared
 from .calls import C_TYPES, Arena, Const, HostLayer, Int, Macro, Null, Params, PointerList, render_params
 
