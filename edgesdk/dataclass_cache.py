@@ -9,7 +9,9 @@ and compiled only when missing. The key is the exact source text, in a file per 
 (importlib's MAGIC_NUMBER), so an entry cannot go stale: a changed class writes another text, which is
 compiled and added. The functions are made from the same code objects, in the same namespaces, as the
 standard decorator's: the classes are the same. Without a readable or writable cache folder the texts are
-compiled as usual; new entries are written once, at exit (a temporary file renamed over the old one).
+compiled as usual; new entries are written once, at exit (a temporary file renamed over the old one). Like
+Python's own __pycache__ and Jinja's template cache in the same folder, the file holds code that is run: it
+is as trusted as the user's cache folder. (Not tied to PYTHONDONTWRITEBYTECODE, as the Jinja cache is not.)
 
     from ..dataclass_cache import dataclass, field     # as `from dataclasses import dataclass, field`
 """
@@ -31,9 +33,10 @@ _used: dict = {}  # the entries this process compiled or read
 
 
 def cache_file():
+    """The table's file: one per bytecode format and optimisation level (-O), which decide the code objects."""
     from .resources import cache_path
 
-    return cache_path("dataclass-code", f"{MAGIC_NUMBER.hex()}.marshal")
+    return cache_path("dataclass-code", f"{MAGIC_NUMBER.hex()}-O{sys.flags.optimize}.marshal")
 
 
 def _load() -> dict:
@@ -95,17 +98,19 @@ def _save() -> None:
     """Add this process's new texts to the file (as it is now: another process may have added some)."""
     if _table is None or all(source in _table for source in _used):
         return
-    path = cache_file()
-    table = {**_load(), **_used}
-    if len(table) > _MAX_ENTRIES:
-        table = dict(_used)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary = None
     try:
+        path = cache_file()
+        table = {**_load(), **_used}
+        if len(table) > _MAX_ENTRIES:
+            table = dict(_used)
         path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         temporary.write_bytes(marshal.dumps((MAGIC_NUMBER, table)))
         os.replace(temporary, path)
-    except OSError:  # a read-only or full disk: the next process compiles them again
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
+    except Exception:  # noqa: BLE001 - no home folder, a read-only or full disk: the next process compiles them
+        if temporary is not None:
+            try:
+                temporary.unlink()
+            except OSError:
+                pass

@@ -109,3 +109,15 @@ def test_a_damaged_file_or_an_unwritable_folder_only_costs_the_compiles(tmp_path
     assert int(_run(PROBE.format(field="a"), blocked)) > 0
     assert int(_run(PROBE.format(field="a"), blocked)) > 0
     assert blocked.read_text() == "not a folder"
+
+
+def test_a_refused_class_raises_as_the_standard_decorator_does_and_leaves_no_hook(tmp_path, monkeypatch):
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path))
+
+    class Bad:
+        a: int = 1
+        b: int  # a field without a default after one with a default
+
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+        dataclass_cache.dataclass(Bad)
+    assert "exec" not in vars(dataclasses)
