@@ -37,6 +37,8 @@ SRAM_RESERVE_BYTES = 1024
 
 @dataclass
 class BuildOptions:
+    """What `edgesdk build` was asked for (its command-line options)."""
+
     board: str = "riscv-npu"
     target: str | None = None  # priority list, last = fallback; None: the board's (targets.default_target_list)
     rounding: str = "ref"

@@ -72,6 +72,8 @@ class Null:
 
 @dataclass(frozen=True)
 class Int:
+    """An integer argument of a kernel call."""
+
     value: int
 
     def c(self) -> str:
@@ -131,6 +133,8 @@ class Params:
 
 @dataclass(frozen=True, eq=False)
 class KernelCall:
+    """A call of a C kernel with its arguments."""
+
     kernel: str
     args: tuple
     op: object = None  # the layer the call computes, when a layer's calls run several (a cascade group)

@@ -30,6 +30,8 @@ ROUNDING_C = {"double": "EDGESDK_ROUNDING_DOUBLE", "single": "EDGESDK_ROUNDING_S
 
 @dataclass
 class COp:
+    """The C target's emitter of some op types: its code, constraints and scratch rule."""
+
     types: tuple
     emit: Callable
     constraints: list = field(default_factory=list)
