@@ -7,9 +7,9 @@ link.ld and board.h) and the emulator (memory map, peripherals) all read it thro
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from .dataclass_cache import dataclass, field
 from .errors import UsageError
 from .resources import package_dir, package_path
 
@@ -26,6 +26,8 @@ def _int(value) -> int:
 
 @dataclass(frozen=True)
 class MemoryRegion:
+    """A memory of the board (board.json "memory")."""
+
     name: str
     base: int
     size: int
@@ -41,6 +43,8 @@ class MemoryRegion:
 
 @dataclass(frozen=True)
 class Peripheral:
+    """A peripheral of the board (board.json "peripherals"): its type, address range and properties."""
+
     name: str
     type: str
     base: int
@@ -50,6 +54,8 @@ class Peripheral:
 
 @dataclass(frozen=True)
 class Board:
+    """A board.json, checked and read."""
+
     name: str
     path: Path
     description: str

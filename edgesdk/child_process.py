@@ -13,7 +13,8 @@ import os
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+
+from .dataclass_cache import dataclass
 
 # The reaper: runs in its own process group, dies with its parent, and takes the group with it.
 _REAPER = r"""

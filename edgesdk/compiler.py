@@ -12,12 +12,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .aot.executor import build_executor, collect_scratch_sizes
 from .aot.memory_plan import MemoryProblem
 from .board import BUILD_BOARD_FILE, Board, load_board
+from .dataclass_cache import dataclass, replace
 from .errors import MemoryFitError, UsageError
 from .importer.onnx_importer import import_model, model_file_name
 from .ir.health import check_health
@@ -37,6 +37,8 @@ SRAM_RESERVE_BYTES = 1024
 
 @dataclass
 class BuildOptions:
+    """What `edgesdk build` was asked for (its command-line options)."""
+
     board: str = "riscv-npu"
     target: str | None = None  # priority list, last = fallback; None: the board's (targets.default_target_list)
     rounding: str = "ref"

@@ -9,8 +9,8 @@ its import alone costs more than a firmware link, so neither uses it; struct rea
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+from .dataclass_cache import dataclass
 
 EM_RISCV = 243
 PT_LOAD = 1

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
+from .dataclass_cache import dataclass, field
 from .errors import ModelError
 
 INT32_MAX = (1 << 31) - 1

@@ -75,3 +75,18 @@ def test_a_compile_without_softmax_does_not_import_the_softmax_op(tmp_path):
     assert [target for target, _ in out["regions"]] == ["npu"]
     assert "edgesdk.ops.fully_connected" in out["modules"]
     assert _loaded(out["modules"], ("edgesdk.ops.softmax", "edgesdk.ops.sigmoid", "edgesdk.targets.c.ops")) == []
+
+
+def test_a_fresh_compile_takes_its_dataclass_methods_from_the_cache(tmp_path, monkeypatch):
+    """edgesdk/dataclass_cache.py: the first process compiles each generated dataclass method and keeps it; the
+    next compiles none of them (they were ~a sixth of a fresh process's instructions)."""
+    count = COMPILE + """
+from edgesdk import dataclass_cache
+out['methods'] = len(dataclass_cache._used)
+out['compiled'] = sum(source not in dataclass_cache._table for source in dataclass_cache._used)
+"""
+    monkeypatch.setenv("EDGESDK_CACHE", str(tmp_path / "cache"))
+    first = _fresh_modules(tmp_path, count, model_path("kws"))
+    second = _fresh_modules(tmp_path, count, model_path("kws"))
+    assert first["methods"] == second["methods"] > 200  # the methods of every dataclass the compile made
+    assert first["compiled"] == first["methods"] and second["compiled"] == 0

@@ -9,10 +9,9 @@ rendered here: the result (`ExecutorModel`) is data that the templates in edgesd
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ..dataclass_cache import dataclass, field
 from ..importer.names import UniqueIdentifiers, c_identifier, sanitize_name
 from ..ir.graph import Graph, Tensor
 from ..ir.rounding import requant_rounding
@@ -30,6 +29,8 @@ WEIGHTS_REGION, ARENA_REGION = 0, 1
 
 @dataclass
 class ConstArray:
+    """A constant array the generated C defines (a table, weights of a host kernel)."""
+
     symbol: str
     ctype: str
     values: np.ndarray
@@ -77,6 +78,8 @@ class Blob:
 
 @dataclass
 class IoTensor:
+    """A model input or output as the generated API exposes it."""
+
     name: str  # C identifier
     model_name: str
     dtype: str
@@ -106,6 +109,8 @@ class StateTensor:
 
 @dataclass
 class ExecutorModel:
+    """Everything the templates render into the model's C: the run function's steps and the data they use."""
+
     model_name: str
     arena_bytes: int
     steps: list = field(default_factory=list)

@@ -61,11 +61,11 @@ from __future__ import annotations
 import heapq
 import random
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
 from itertools import accumulate
 
 import numpy as np
 
+from ..dataclass_cache import dataclass, field
 from ..ir.graph import ALIAS_OPS, DTYPE_BYTES, Graph
 from ..ops.window import WINDOW_OPS, window_geometry
 from ..ops.stripes import activation_inputs, row_bytes

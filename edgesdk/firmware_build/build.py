@@ -10,10 +10,10 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..board import Board
+from ..dataclass_cache import dataclass
 from ..elf import SHF_ALLOC, ElfFile, ElfFormatError
 from .. import child_process
 from ..errors import EdgesdkError, EnvironmentFailure, MemoryFitError, ToolchainError, UsageError

@@ -8,9 +8,9 @@ and `Op.uint8_semantics` marks ops whose TFLite uint8 kernel rounds differently 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
+
+from ..dataclass_cache import dataclass, field
 
 # Ops whose output the memory plan gives its input's bytes (same bytes, new shape): a view, not a copy.
 ALIAS_OPS = {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"}
@@ -20,6 +20,8 @@ DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float
 
 @dataclass
 class QuantParams:
+    """A tensor's affine quantization: real = scale * (q - zero_point), per channel along `axis` or per tensor."""
+
     scale: np.ndarray  # float32, one per channel (or one)
     zero_point: np.ndarray  # int64, same length as scale
     axis: int = 0  # quantized dimension for per-channel parameters
@@ -39,6 +41,8 @@ class QuantParams:
 
 @dataclass(eq=False)
 class Tensor:
+    """A tensor of the model: its shape, type, quantization and, for a constant, its data."""
+
     id: int  # tensor index in the source model
     name: str
     shape: tuple
@@ -72,6 +76,8 @@ class Tensor:
 
 @dataclass(eq=False)
 class Op:
+    """One operator of the model: its type, operand tensors and options."""
+
     index: int  # operator index in the source model
     type: str  # TFLite builtin name, e.g. "CONV_2D"
     inputs: list  # list[Tensor | None]
@@ -103,6 +109,8 @@ class Op:
 
 @dataclass(eq=False)
 class Graph:
+    """The model as edgesdk's passes see it: tensors and ops in topological order, its inputs and outputs."""
+
     name: str
     tensors: list  # list[Tensor]
     ops: list  # list[Op], topological order

@@ -18,10 +18,9 @@ own constraints (edgesdk/partition/target.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..errors import ModelError
 
 

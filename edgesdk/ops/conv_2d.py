@@ -5,8 +5,7 @@ requantization multipliers and shifts, the offsets, the fused activation's range
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
 from .conv_data import ConvData  # noqa: F401  (other modules import it from here)

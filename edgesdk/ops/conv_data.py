@@ -3,7 +3,7 @@ TRANSPOSE_CONV): what every rounding mode's prepare computes (conv_2d.py, ort.py
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..dataclass_cache import dataclass
 
 
 @dataclass(frozen=True)

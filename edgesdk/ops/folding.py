@@ -21,10 +21,9 @@ run with constant operands.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ..dataclass_cache import dataclass, field
 from ..ir.graph import DTYPE_BYTES, Op, Tensor
 from . import op_def
 from .base import op_error

@@ -5,8 +5,7 @@ clamp to the float range)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from .activation import activation_range, float_activation_range
 from .base import OpDef, Operands, fused_activation, op_error
 from . import register

@@ -13,10 +13,10 @@ Build-time data:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, op_error, require_same_elements, rounding_of
 from .tables import expf

@@ -42,8 +42,7 @@ memory_plan.verify_plan).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ..dataclass_cache import dataclass, field
 from ..ir.graph import DTYPE_BYTES
 from .window import WINDOW_OPS, window_geometry
 

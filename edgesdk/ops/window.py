@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from .base import op_error
 
 PADDINGS = {0: "SAME", 1: "VALID"}

@@ -11,9 +11,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..dataclass_cache import dataclass, field
 from ..errors import UnsupportedOpError, UsageError
 from ..ir.graph import Graph
 from ..targets import target_support

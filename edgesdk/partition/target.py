@@ -13,9 +13,9 @@ from __future__ import annotations
 import inspect
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
+from ..dataclass_cache import dataclass, field
 
 # The rounding modes a constraint must hold for when the build's own is not known (edgesdk inspect).
 UNKNOWN_MODES = ("ref", "tflm")

@@ -57,9 +57,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from ..dataclass_cache import dataclass, field, replace
 from ..errors import UsageError
 
 # Inside compile_scope(): memo name -> that memo (a dict) for the compile under way.

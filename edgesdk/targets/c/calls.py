@@ -10,11 +10,10 @@ each kernel's footprint rule: it never parses C.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ...ctext import float_literal
+from ...dataclass_cache import dataclass, field
 
 # The kernel a cascade group's row shifts call (edgesdk/targets/c/stripes.py): a memmove (edgesdk_reshape.c).
 SHIFT_KERNEL = "edgesdk_reshape"
@@ -73,6 +72,8 @@ class Null:
 
 @dataclass(frozen=True)
 class Int:
+    """An integer argument of a kernel call."""
+
     value: int
 
     def c(self) -> str:
@@ -132,6 +133,8 @@ class Params:
 
 @dataclass(frozen=True, eq=False)
 class KernelCall:
+    """A call of a C kernel with its arguments."""
+
     kernel: str
     args: tuple
     op: object = None  # the layer the call computes, when a layer's calls run several (a cascade group)

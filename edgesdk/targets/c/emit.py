@@ -15,12 +15,12 @@ KernelCalls (edgesdk/targets/c/calls.py); `Emit` turns tensors into arena pointe
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from ...ctext import describe_op
+from ...dataclass_cache import dataclass, field
 from ...ops import prepared
 from .calls import C_TYPES, Arena, Const, HostLayer, Int, Macro, Null, Params, PointerList, render_params
 
@@ -30,6 +30,8 @@ ROUNDING_C = {"double": "EDGESDK_ROUNDING_DOUBLE", "single": "EDGESDK_ROUNDING_S
 
 @dataclass
 class COp:
+    """The C target's emitter of some op types: its code, constraints and scratch rule."""
+
     types: tuple
     emit: Callable
     constraints: list = field(default_factory=list)

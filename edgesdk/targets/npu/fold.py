@@ -28,10 +28,9 @@ any candidate within SCRATCH_TOLERANCE of it that needs less scratch (arena byte
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 import numpy as np
 
+from ...dataclass_cache import dataclass, replace
 from .hw import cmdtable as C
 from .hw import registers as R
 from .hw import timing, validate

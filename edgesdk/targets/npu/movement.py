@@ -15,11 +15,11 @@ dimensions, splits long ones and loops over what is left outside four dimensions
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
 
+from ...dataclass_cache import dataclass
 from .hw import registers as R
 
 # ops.axis_map (PAD, element_strides) is imported in the functions that lower a movement op: a build without

@@ -12,8 +12,7 @@ costs by the timing model (docs/npu-datasheet.md section 6) are answered here fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ...dataclass_cache import dataclass
 from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
 from .codegen import LOWERINGS

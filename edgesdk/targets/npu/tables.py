@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
+from ...dataclass_cache import dataclass
 from .hw import registers as R
 
 WEIGHTS_BLOB = "npu_weights"  # ctx.blob: region 0 of every command table (C symbol edgesdk_npu_weights)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import itertools
 import struct
-from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from . import registers as R
+from ....dataclass_cache import dataclass, field, fields
 
 _HEADER = struct.Struct("<IHHII")  # magic, version major, minor, number of commands, table bytes
 _CMD_HEADER = struct.Struct("<BBHHH")  # opcode, rounding, size, flags, reserved

@@ -19,8 +19,7 @@ DMA_COPY and GATHER_HW only move bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ....dataclass_cache import dataclass, field
 from . import cmdtable as C
 from . import registers as R
 
