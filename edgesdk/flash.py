@@ -23,10 +23,10 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .board import Board, build_board
+from .dataclass_cache import dataclass, field
 from .errors import EdgesdkError, ProbeError, ToolchainError, UsageError  # noqa: F401 (ProbeError re-exported)
 
 PROBES = ("openocd", "gdb", "emulator")

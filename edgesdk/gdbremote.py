@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 import socket
 import time
-from dataclasses import dataclass
+
+from .dataclass_cache import dataclass
 
 MEMORY_CHUNK = 1024  # bytes per m/M packet (QEMU's packet buffer holds 4 KiB of hex)
 

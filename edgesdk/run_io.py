@@ -4,11 +4,11 @@ report.json read and checked, inputs checked against its io section, and what on
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .dataclass_cache import dataclass, field
 from .errors import UsageError
 
 NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,

@@ -18,7 +18,6 @@ import bisect
 import ctypes
 import struct
 import time
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import unicorn
 from unicorn import riscv_const as rv
 
 from ..board import PACKAGE_DIR, Board, load_board
+from ..dataclass_cache import dataclass, field
 from ..elf import EM_RISCV, STT_FUNC, ElfFile, ElfFormatError
 from ..errors import EmulatorError, UsageError
 from ..hostcc import load_shared_library

@@ -32,13 +32,13 @@ import re
 import shutil
 import tarfile
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
 from .. import __version__
 from ..board import BUILD_BOARD_FILE, Board, load_board
+from ..dataclass_cache import dataclass
 from ..errors import UsageError
 
 EXPORT_DIR = "export"  # OUT/export/

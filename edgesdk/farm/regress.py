@@ -30,12 +30,12 @@ import tarfile
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .. import __version__
+from ..dataclass_cache import dataclass
 from ..errors import EdgesdkError, UsageError
 from .runners import RUNNERS
 

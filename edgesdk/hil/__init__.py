@@ -18,9 +18,9 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..dataclass_cache import dataclass
 from ..errors import MissingDependency, ToolchainError, UsageError
 from ..progress import say
 from ..resources import package_path

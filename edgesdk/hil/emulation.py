@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..board import PACKAGE_DIR, load_board
+from ..dataclass_cache import dataclass, field
 from ..errors import EdgesdkError
 from ..renode.platform import (CPU_TYPE, EXIT_TYPE, MEMORY_TYPE, SIFIVE_GPIO_TYPE, SIFIVE_UART_TYPE, UART_TYPE, cpu_timing,
                                platform_board)

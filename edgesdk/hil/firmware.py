@@ -27,12 +27,12 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..board import build_board
+from ..dataclass_cache import dataclass
 from ..errors import UsageError
 from ..output_dir import MARKER, foreign_files, staged_output, write_manifest
 from ..renode.build_platform import BuildPlatform, renode_path, write_build_platform

@@ -24,10 +24,11 @@ multiply-add that ONNX Runtime's AVX2 kernels use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+
+from ..dataclass_cache import dataclass
 
 f32 = np.float32
 UINT8_SHIFT = 128  # uint8 value = int8 value + 128 (the domain ONNX Runtime's fused kernels compute in)

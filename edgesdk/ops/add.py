@@ -12,10 +12,9 @@ Build-time data:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of

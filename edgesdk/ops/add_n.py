@@ -8,10 +8,9 @@ TFLite Micro takes as the rescaled input offset, then requantized to the output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, dtype_range, op_error, rounding_of
 from . import register

@@ -7,10 +7,10 @@ always replaces a NaN; all NaN gives 0); TFLite Micro compares plainly, so a lea
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..errors import UnsupportedOpError
 from .base import OpDef, Operands, input_of, normalized_axis, op_error
 from . import register

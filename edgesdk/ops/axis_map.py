@@ -13,9 +13,9 @@ cannot disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from ..dataclass_cache import dataclass
 
 PAD = -1  # a map entry: this output index lies in the padding
 

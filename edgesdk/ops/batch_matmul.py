@@ -8,10 +8,9 @@ multiplies in double (measured: the int16 corpus models differ by up to 2 steps 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, dtype_range, op_error
 from . import register

@@ -7,10 +7,10 @@ the fused activation's clamp, and the small pieces of TFLite's Prepare() several
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)

@@ -5,10 +5,9 @@ BROADCAST_TO's target shape must be constant (or folded): the output's static sh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from . import register
 from .axis_map import AxisMap, broadcast, constant_ints, require_shape
 from .base import OpDef, Operands, op_error

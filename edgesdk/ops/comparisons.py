@@ -7,8 +7,7 @@ LiteRT aborts at 1 and treats larger ones as undefined). float32, int32 and bool
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands
 from . import register

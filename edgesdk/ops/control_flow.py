@@ -20,8 +20,7 @@ between the op and its subgraphs the same way, whatever the quantization paramet
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from .base import OpDef, Operands, op_error
 from . import register
 

@@ -5,8 +5,8 @@ Build-time data: the input split around the axis (outer x depth x inner)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from ..dataclass_cache import dataclass
 from ..errors import UnsupportedOpError
 from .base import OpDef, Operands, input_of, normalized_axis, op_error, require_same_shape
 from . import register

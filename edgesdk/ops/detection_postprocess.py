@@ -15,10 +15,10 @@ multiplies and adds in double and float (IEEE arithmetic, the same on the device
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from . import register
 from .base import FLEXBUFFER_OPTIONS, OpDef, Operands, op_error
 

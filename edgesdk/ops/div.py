@@ -7,10 +7,9 @@ s_a / (s_b * s_y), computed in float32 and widened to double. The kernel divides
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .activation import activation_range
 from .base import OpDef, Operands, fused_activation, rounding_of

@@ -8,10 +8,10 @@ model (docs/rounding.md)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from . import register
 from .axis_map import require_shape
 from .base import OpDef, Operands, normalized_axis, op_error

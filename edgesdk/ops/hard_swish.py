@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, require_same_elements
 from . import register

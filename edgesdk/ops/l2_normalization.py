@@ -6,8 +6,7 @@ max(sqrt(sum of squares), 1e-6)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from .base import OpDef, Operands, fused_activation, op_error, require_same_shape, rounding_of
 from . import register
 

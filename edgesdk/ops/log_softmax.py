@@ -6,8 +6,7 @@ diff_min, below which exp() is taken as 0. float32 needs only rows x depth."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, op_error, require_same_shape, rounding_of
 from .softmax import SCALED_DIFF_INTEGER_BITS, input_radius, softmax_input_rescale

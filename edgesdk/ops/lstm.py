@@ -22,10 +22,9 @@ arithmetic:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from . import register
 from .base import FUSED_ACTIVATIONS, OpDef, Operands, input_of, op_error

@@ -7,10 +7,10 @@ is divided by the float count."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..errors import UnsupportedOpError
 from ..ir import quant
 from .base import OpDef, Operands, input_of, op_error, rounding_of

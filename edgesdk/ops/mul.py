@@ -6,8 +6,7 @@ zero points 0. float32 and int32: the fused activation's clamp (`PlainData`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from ..ir.rounding import mul_effective_scale
 from .activation import activation_range

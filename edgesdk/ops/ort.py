@@ -21,10 +21,9 @@ Which op types and executions edgesdk reproduces at all is decided before (unsup
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import ort
 from ..ir.ort import UINT8_SHIFT, execution, f32
 from ..ir.rounding import ROUNDING_F32

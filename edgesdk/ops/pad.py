@@ -6,10 +6,9 @@ AxisMap (edgesdk/ops/axis_map.py) for the kernels of other types than int8 and t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from .axis_map import AxisMap, numpy_scalar, padded
 from .base import OpDef, Operands, input_of, op_error
 from . import register

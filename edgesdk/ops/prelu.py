@@ -7,10 +7,9 @@ LiteRT, double in TFLite Micro: docs/rounding.md). float32 needs no data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, dtype_range, op_error, rounding_of
 from . import register

@@ -5,8 +5,7 @@ Build-time data: the requantization multiplier of s_in / s_out and the zero poin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, require_same_elements, rounding_of
 from . import register

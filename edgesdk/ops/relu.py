@@ -6,10 +6,9 @@ s_in)] of the input quantization (measured; docs/rounding.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from ..ir.rounding import relu_effective_scale
 from .base import OpDef, Operands, dtype_range, require_same_elements, rounding_of

@@ -12,10 +12,9 @@ ComputeInterpolationValuesInteger in int32 with C's truncating division), once p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from .base import OpDef, Operands, op_error
 from . import register
 

@@ -10,10 +10,9 @@ and shift (none for a power-of-two scale) and sigmoid is interpolated in a 256-e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from ..ir.rounding import ROUNDING_LUT
 from . import fixedpoint

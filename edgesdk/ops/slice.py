@@ -6,8 +6,7 @@ it so the slice stays inside the input (where TFLite's references would read out
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..dataclass_cache import dataclass
 from . import register
 from .axis_map import AxisMap, constant_ints, element_strides, require_shape, strided
 from .base import OpDef, Operands, op_error

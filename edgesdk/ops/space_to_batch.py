@@ -9,10 +9,9 @@ SpaceToBatchParams.output_offset is never set (docs/rounding.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from . import register
 from .axis_map import AxisMap, constant_ints, element_strides, require_shape
 from .base import OpDef, Operands, op_error

@@ -8,10 +8,9 @@ float32 and int32 need no data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from .base import OpDef, Operands, dtype_range, rounding_of
 from . import register

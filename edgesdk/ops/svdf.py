@@ -16,10 +16,9 @@ bias enters the sum (LiteRT last, TFLite Micro first): docs/rounding.md, "Recurr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..errors import UnsupportedOpError
 from ..ir import quant
 from . import register

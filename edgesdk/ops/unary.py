@@ -19,10 +19,9 @@ Float32 versions compute per element (edgesdk/kernels/edgesdk_unary.c, edgesdk_m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..dataclass_cache import dataclass
 from ..ir import quant
 from . import register
 from .base import OpDef, Operands, op_error, require_same_elements, rounding_of

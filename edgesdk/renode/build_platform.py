@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..board import Board
+from ..dataclass_cache import dataclass, field
 from ..errors import ToolchainError, UsageError
 from ..run_io import used_targets  # noqa: F401 (the targets a build uses; tests and callers read it here)
 from .platform import repl_path, resc_path

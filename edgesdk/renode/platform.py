@@ -26,10 +26,10 @@ Renode types <-> board.json peripheral types:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..board import Board, MemoryRegion, Peripheral
+from ..dataclass_cache import dataclass
 from ..errors import UsageError
 from .repl import Repl, ReplEntry, read_repl
 

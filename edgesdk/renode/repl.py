@@ -20,9 +20,9 @@ file the built-in emulator reads is never silently misread.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..dataclass_cache import dataclass, field
 from ..errors import UsageError
 
 

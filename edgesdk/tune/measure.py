@@ -10,10 +10,11 @@ the benchmark's latency row (docs/performance.md).
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..dataclass_cache import dataclass
 
 
 def unit_clocks(board, targets: list) -> dict:

@@ -17,9 +17,9 @@ keys of their own ({"index": 3, ..., "some_switch": true}), which from_json stil
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from ..dataclass_cache import dataclass, field, replace
 from ..errors import UsageError
 
 _FIELDS = ("index", "type", "target")

@@ -26,8 +26,8 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from dataclasses import dataclass, field
 
+from ..dataclass_cache import dataclass, field
 from ..errors import EdgesdkError, MemoryFitError
 from .schedule import CascadeChoice, Schedule, schedule_of
 

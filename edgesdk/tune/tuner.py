@@ -15,10 +15,10 @@ write the tuning log.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__
+from ..dataclass_cache import dataclass, replace
 from ..errors import EmulatorError, MemoryFitError, UsageError
 from .log import LOG_FORMAT, LOG_VERSION, file_sha256
 from .search import OBJECTIVES, Evaluator, Search, objective_key

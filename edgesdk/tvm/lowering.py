@@ -18,9 +18,9 @@ fixed-width integer types, <math.h> and TVM's export macro: edgesdk_tvm_shim.h, 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..dataclass_cache import dataclass
 from ..errors import UnsupportedOpError
 
 SHIM_HEADER = "edgesdk_tvm_shim.h"

@@ -22,10 +22,9 @@ TVM instead (edgesdk/tvm/lowering.py), the BYOC check rejects the match.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ..dataclass_cache import dataclass, field
 from ..ir.graph import Op, QuantParams, Tensor
 
 NHWC_FROM_NCHW = (0, 2, 3, 1)  # storage axes of an NCHW tensor kept NHWC: storage = logical.transpose(perm)

@@ -15,9 +15,9 @@ subgraph (the "JSON codegen + runtime" pattern of TVM's BYOC; docs/dsp-datasheet
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from ...dataclass_cache import dataclass
 from ..api import LayerEstimate, MemoryWindows, PeripheralModel, RegionCode, RegionEstimate, Target
 from .renode import RENODE_SOURCE, RENODE_TYPE
 

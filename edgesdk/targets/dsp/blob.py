@@ -16,10 +16,10 @@ device plus the record-level ones).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...dataclass_cache import dataclass, field
 from . import registers as R
 
 MAGIC = 0x50534445  # bytes "EDSP"

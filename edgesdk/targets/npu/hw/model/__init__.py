@@ -9,9 +9,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
+from .....dataclass_cache import dataclass
 from .....hostcc import load_shared_library
 from .. import registers as R
 
