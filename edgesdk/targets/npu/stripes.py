@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
-from .codegen import LOWERINGS
+from ..api import compile_memo
+from .codegen import LOWERINGS, board_memory
 from . import fold
 from .hw import cmdtable as C
 from .hw import timing
@@ -105,17 +106,18 @@ def _folded_stripe(group, op, command, ctx) -> list:
     channels (fold.stripe_commands) when the timing model finds that cheaper and the NPU's static pass takes
     them. Only when the op's output is a stripe buffer of the group (it overlaps no input, fold.stripe_commands
     needs that). The choice depends on the stripe's shapes alone (not on offsets), so the cascade search's dry
-    pricing (stripe_cost) and the build choose alike; cached per shape in the context."""
+    pricing (stripe_cost) and the build choose alike; remembered per shape for the compile (compile_memo), so
+    the build takes the choices the pricing made."""
     if op.outputs[0] not in group.buffered or fold.Fold("w", False) not in fold.candidates(op):
         return [command]
-    cache = ctx.data("npu-stripe-folds", lambda: {"memory": timing.MemoryMap.for_board(ctx.board)
-                                                  if ctx.board is not None else timing.MemoryMap()})
-    key = (op, command.input.shape, command.output.shape, command.pad_top, command.weight_stream_bytes)
+    cache = compile_memo("npu-stripe-folds")
+    key = (op, command.input.shape, command.output.shape, command.pad_top, command.weight_stream_bytes,
+           id(ctx.board))
     if cache.get(key) is False:
         return [command]
     folded = fold.stripe_commands(op, command)
     if key not in cache:
-        memory = cache["memory"]
+        memory = board_memory(ctx.board)
         plain = timing.command_cost(command, memory).cycles
         cache[key] = fold.cycles(folded, memory) < plain and fold.accepted(folded)
     return folded if cache[key] else [command]
@@ -145,7 +147,7 @@ def whole_cost(ops, ctx) -> int:
     for op in ops:
         if op not in cache:
             if memory is None:
-                memory = timing.MemoryMap.for_board(ctx.board)
+                memory = board_memory(ctx.board)
             commands = WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx)
             cache[op] = sum(timing.command_cost(c, memory).cycles for c in commands)
         total += cache[op]
@@ -158,7 +160,7 @@ def stripe_cost(group, ctx) -> tuple:
     the context: the search asks about many groups of the same ops."""
     cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "cycles": {}, "whole": {}, "memory": None})
     if cache["memory"] is None:
-        cache["memory"] = timing.MemoryMap.for_board(ctx.board)
+        cache["memory"] = board_memory(ctx.board)
     memory, commands, cycles, whole_cycles = cache["memory"], cache["commands"], cache["cycles"], cache["whole"]
     for op in group.ops:
         if op not in commands:
