@@ -73,12 +73,12 @@ def lane_bounds(n: int) -> list:
 
 
 # -- runs and tokens --------------------------------------------------------------------------------------------
-def _run_pieces(raw: np.ndarray, run_value: int, seg: int) -> tuple:
+def _run_pieces(raw: np.ndarray, run_value: int, seg: int, is_run: np.ndarray | None = None) -> tuple:
     """Start and length (int64) of every run code, in stream order (vectorised): runs of run_value of length >= 2,
     which never cross a lane boundary (every `seg` bytes) and are split every MAX_RUN bytes. Every other byte
-    is a literal code."""
+    is a literal code. (`is_run`: raw == run_value, when the caller has it.)"""
     n = len(raw)
-    is_run = raw == run_value
+    is_run = raw == run_value if is_run is None else is_run
     padded = np.zeros(n + 2, bool)
     padded[1:-1] = is_run
     edges = np.flatnonzero(padded[1:] != padded[:-1])  # alternately the start and the end of a run
@@ -93,7 +93,8 @@ def _run_pieces(raw: np.ndarray, run_value: int, seg: int) -> tuple:
     return _split_runs(starts[long_runs], lengths[long_runs])
 
 
-def _tokens(raw: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray, run_len: np.ndarray) -> tuple:
+def _tokens(raw: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray, run_len: np.ndarray,
+            is_run: np.ndarray | None = None) -> tuple:
     """The codes of whole lanes `raw` (lanes of `seg` bytes) given their run pieces (_run_pieces, positions
     relative to raw): (the byte of each code in stream order, a uint8 array in which a run's code holds its
     first byte; the index of each run's code).
@@ -103,7 +104,7 @@ def _tokens(raw: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray, run_
     the earlier runs cover, plus one code per earlier run."""
     if not len(run_pos):
         return raw, run_pos
-    is_run = raw == run_value
+    is_run = raw == run_value if is_run is None else is_run
     starts = np.empty(len(raw), bool)
     starts[0] = True
     np.logical_not(is_run[1:], out=starts[1:])
@@ -268,8 +269,9 @@ def encode(data, run_value: int | None = None) -> bytes:
 
 
 def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict | None:
-    """Pass 1: the codes (_group_codes, EMIT_BYTES of whole lanes at a time: the working arrays stay small), the
-    symbol counts of each lane and from them the code and the exact size of every lane. None when
+    """Pass 1: the codes (_tokens: a uint8 array, one byte a code), the symbol counts of each lane and from them
+    the code and the exact size of every lane; the codes in groups of EMIT_BYTES of whole lanes (_group_codes),
+    which the emit packs one at a time (its working arrays, 4 bytes a code, stay small). None when
     `smaller_than` is given and the counts prove the stream cannot be smaller than that (_size_lower_bound):
     the code is not built."""
     raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
@@ -281,9 +283,12 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
     if smaller_than is not None and n and _literal_lower_bound(raw, run_value, byte_counts) >= smaller_than:
         return None  # not even worth tokenising
     seg = max(1, -(-n // LANES))
-    run_pos, run_len = _run_pieces(raw, run_value, seg)
-    groups = [_group_codes(raw, run_value, seg, lanes, run_pos, run_len) for lanes in _lane_groups(n)]
-    counts = _lane_counts(groups, run_value, seg, run_pos, run_len)
+    is_run = raw == run_value
+    run_pos, run_len = _run_pieces(raw, run_value, seg, is_run)
+    byte, runs = _tokens(raw, run_value, seg, run_pos, run_len, is_run)
+    lane_codes = _codes_before(np.minimum(np.arange(LANES + 1) * seg, n), run_pos, run_len)
+    counts = _lane_counts(byte, lane_codes, run_value, seg, run_pos, run_len)
+    groups = [_group_codes(lanes, byte, runs, run_len, lane_codes) for lanes in _lane_groups(n)]
     extra_bits = counts[:, LITERAL_SYMBOLS:] @ _RUN_EXTRA_BITS
     if smaller_than is not None and _size_lower_bound(counts.sum(axis=0), int(extra_bits.sum())) >= smaller_than:
         return None
@@ -320,26 +325,25 @@ def _lane_groups(n: int) -> list:
     return [range(first, min(LANES, first + per_group)) for first in range(0, LANES, per_group) if first * seg < n]
 
 
-def _group_codes(raw: np.ndarray, run_value: int, seg: int, lanes: range, run_pos: np.ndarray,
-                 run_len: np.ndarray) -> _Codes:
-    n = len(raw)
-    a, b = min(n, lanes.start * seg), min(n, lanes.stop * seg)
-    r0, r1 = np.searchsorted(run_pos, (a, b)).tolist()
-    pos, length = run_pos[r0:r1] - a, run_len[r0:r1]
-    byte, runs = _tokens(raw[a:b], run_value, seg, pos, length)
-    lane_starts = np.minimum(np.arange(lanes.start, lanes.stop + 1) * seg, n) - a
-    return _Codes(lanes, byte, runs, length, _codes_before(lane_starts, pos, length))
+def _group_codes(lanes: range, byte: np.ndarray, runs: np.ndarray, run_len: np.ndarray,
+                 lane_codes: np.ndarray) -> _Codes:
+    """The codes of `lanes` (views of the whole stream's: `byte`, the code index of each run, the runs' lengths,
+    the index of each lane's first code and then the number of codes), indexed from the group's first code."""
+    first, stop = int(lane_codes[lanes.start]), int(lane_codes[lanes.stop])
+    r0, r1 = np.searchsorted(runs, (first, stop)).tolist()
+    return _Codes(lanes, byte[first:stop], runs[r0:r1] - first, run_len[r0:r1],
+                  lane_codes[lanes.start:lanes.stop + 1] - first)
 
 
-def _lane_counts(groups: list, run_value: int, seg: int, run_pos: np.ndarray, run_len: np.ndarray) -> np.ndarray:
+def _lane_counts(byte: np.ndarray, lane_codes: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray,
+                 run_len: np.ndarray) -> np.ndarray:
     """The symbol counts of each lane (LANES x symbols): each code's byte counted as a literal (a run's code
     holds run_value, literal symbol 0), then each run moved from symbol 0 to its run symbol."""
     byte_counts = np.zeros((LANES, 256), np.int64)
-    for group in groups:
-        bounds = group.lane_codes.tolist()
-        for lane, a, b in zip(group.lanes, bounds[:-1], bounds[1:]):
-            if a < b:
-                byte_counts[lane] = np.bincount(group.byte[a:b], minlength=256)
+    bounds = lane_codes.tolist()
+    for lane, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        if a < b:
+            byte_counts[lane] = np.bincount(byte[a:b], minlength=256)
     counts = np.zeros((LANES, LITERAL_SYMBOLS + RUN_SYMBOLS), np.int64)
     counts[:, _symbol_table(run_value)] = byte_counts  # byte value v: literal symbol _symbol_table(run_value)[v]
     if len(run_pos):
@@ -383,18 +387,18 @@ def _size_lower_bound(counts: np.ndarray, extra_bits: int) -> float:
 
 
 def _emit(plan: dict) -> bytes:
-    """Pass 2, a group of lanes at a time: the lanes' bits (each lane starts on a byte). Each code is looked up
-    already at the top of a 32-bit word (`_pack_top`), with its width from a second table."""
+    """Pass 2, a group of lanes at a time: the lanes' bits (each lane starts on a byte). One lookup per code gives
+    a literal's code already at the top of a 32-bit word (`_pack_top`) and its length in the low 5 bits, which a
+    code of at most MAX_CODE_LENGTH bits leaves free."""
     lengths, lane_bits, lane_bytes = plan["lengths"], plan["lane_bits"], plan["lane_bytes"]
     codes = canonical_codes(lengths)
     symbol = _symbol_table(plan["run_value"])
-    width_of_byte = lengths[symbol]
-    top_of_byte = np.left_shift(codes[symbol], 32 - width_of_byte).astype(np.uint32)  # (unused bytes: 0)
-    width_of_byte = width_of_byte.astype(np.uint32)
+    code_of_byte = (np.left_shift(codes[symbol], 32 - lengths[symbol]) | lengths[symbol]).astype(np.uint32)
     pieces = []
     for group in plan["codes"]:
-        index = group.byte.astype(np.intp)  # (one conversion for both lookups)
-        top, widths = top_of_byte.take(index), width_of_byte.take(index)
+        top = code_of_byte.take(group.byte.astype(np.intp))
+        widths = np.bitwise_and(top, _LENGTH_BITS)
+        top &= ~_LENGTH_BITS
         if len(group.runs):
             k = _bit_length(group.run_len) - 2
             run_widths = lengths[LITERAL_SYMBOLS + k] + k + 1
@@ -405,6 +409,9 @@ def _emit(plan: dict) -> bytes:
         pieces.append(_pack_lanes(top, widths, group.lane_codes, lane_bits[lanes], lane_bytes[lanes]))
     header = _HEADER.pack(FORMAT, plan["run_value"], plan["literal_count"], plan["decoded_bytes"], *lane_bytes.tolist())
     return header + _pack_nibbles(plan["table"]) + b"".join(pieces)
+
+
+_LENGTH_BITS = np.uint32(31)  # (32 - MAX_CODE_LENGTH >= 5: a literal's code at the top leaves 5 bits for its length)
 
 
 def _pack_lanes(top: np.ndarray, widths: np.ndarray, lane_codes: np.ndarray, lane_bits: np.ndarray,
