@@ -141,8 +141,12 @@ def _rounding(op, ctx, allow_fp64: bool = False) -> int:
 
 
 def _act_range(op) -> tuple:
-    """The fused activation's clamp in the output's type (CalculateActivationRangeQuantized)."""
-    return activation_range(op)
+    """The fused activation's clamp in the output's type (CalculateActivationRangeQuantized), worked out once per
+    compile for each op (it depends on the op alone; the support check, the pricing and the codegen lower it)."""
+    ranges = compile_memo("npu-activation-ranges")  # op -> (act_min, act_max)
+    if op not in ranges:
+        ranges[op] = activation_range(op)
+    return ranges[op]
 
 
 def _note(op) -> str:

@@ -108,7 +108,7 @@ def _folded_stripe(group, op, command, ctx) -> list:
     needs that). The choice depends on the stripe's shapes alone (not on offsets), so the cascade search's dry
     pricing (stripe_cost) and the build choose alike; remembered per shape for the compile (compile_memo), so
     the build takes the choices the pricing made."""
-    if op.outputs[0] not in group.buffered or fold.Fold("w", False) not in fold.candidates(op):
+    if op.outputs[0] not in group.buffered or not _folds_w_interior(op):
         return [command]
     cache = compile_memo("npu-stripe-folds")
     key = (op, command.input.shape, command.output.shape, command.pad_top, command.weight_stream_bytes,
@@ -123,17 +123,15 @@ def _folded_stripe(group, op, command, ctx) -> list:
     return folded if cache[key] else [command]
 
 
-def _with(command, **changes):
-    """dataclasses.replace for the commands (plain dataclasses: no __post_init__, no init=False fields, so a
-    copy of the fields is what replace's __init__ call builds), without its per-field checks: the cascade
-    search builds a stripe command for each stripe shape it prices."""
-    fields = command.__dict__
-    if not changes.keys() <= fields.keys():
-        raise TypeError(f"{type(command).__name__} has no field {sorted(changes.keys() - fields.keys())}")
-    copy = object.__new__(type(command))
-    copy.__dict__.update(fields)
-    copy.__dict__.update(changes)
-    return copy
+def _folds_w_interior(op) -> bool:
+    """fold.Fold("w", False) in fold.candidates(op), once per compile for each op (asked for every stripe)."""
+    known = compile_memo("npu-stripe-foldable")  # op -> bool
+    if op not in known:
+        known[op] = fold.Fold("w", False) in fold.candidates(op)
+    return known[op]
+
+
+_with = C.with_fields  # (a stripe command is the op's command over other rows)
 
 
 def whole_cost(ops, ctx) -> int:
@@ -181,8 +179,12 @@ def stripe_cost(group, ctx) -> tuple:
             key = (event.tensor, event.stop - event.start)
         else:
             assert isinstance(event, Compute)
-            key = (event.op, event.stop - event.start,
-                   tuple(sorted((r[1] - r[0], r[2]) for r in event.reads.values())))
+            reads = event.reads
+            if len(reads) == 1:  # (most ops: the same key as below, without the sort)
+                (r,) = reads.values()
+                key = (event.op, event.stop - event.start, ((r[1] - r[0], r[2]),))
+            else:
+                key = (event.op, event.stop - event.start, tuple(sorted((r[1] - r[0], r[2]) for r in reads.values())))
         if key not in cycles:  # one command, or a few when the stripe runs folded (_folded_stripe)
             if lower is None:
                 lower = _event_lowering(group, ctx, commands.__getitem__)
