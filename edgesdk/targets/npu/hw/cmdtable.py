@@ -633,9 +633,10 @@ def describe(cmd):
     parts = []
     for name in _listed_fields(type(cmd)):
         value = getattr(cmd, name)
-        if isinstance(value, TensorDesc):
+        kind = type(value)  # (exact types: neither descriptor nor reference has subclasses)
+        if kind is TensorDesc:
             value = f"r{value.region}+{value.offset}{list(value.shape)}" + ("i16" if value.dtype == R.DTYPE_INT16 else "")
-        elif isinstance(value, ParamRef):
+        elif kind is ParamRef:
             value = f"r{value.region}+{value.offset}"
         parts.append(f"{name}={value}")
     text = f"{type(cmd).__name__}({', '.join(parts)})"

@@ -278,16 +278,21 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
     n = len(raw)
     if n > R.MAX_OPERAND_BYTES:
         raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
-    byte_counts = np.bincount(raw, minlength=256) if n else None
+    seg = max(1, -(-n // LANES))
+    lane_starts = np.minimum(np.arange(LANES + 1) * seg, n)
+    # a large tensor's bytes counted lane by lane once, which gives both its byte counts and (less the runs)
+    # its codes' (a small one's counts first: they often show no stream can be smaller, _literal_lower_bound)
+    lane_bytes = _lane_histograms(raw, zip(lane_starts[:-1].tolist(), lane_starts[1:].tolist())) \
+        if n >= LANE_COUNTS_FIRST else None
+    byte_counts = (lane_bytes.sum(axis=0) if lane_bytes is not None else np.bincount(raw, minlength=256)) if n else None
     run_value = int(np.argmax(byte_counts)) if run_value is None and n else (run_value or 0)
     if smaller_than is not None and n and _literal_lower_bound(raw, run_value, byte_counts) >= smaller_than:
         return None  # not even worth tokenising
-    seg = max(1, -(-n // LANES))
     is_run = raw == run_value
     run_pos, run_len = _run_pieces(raw, run_value, seg, is_run)
     byte, runs = _tokens(raw, run_value, seg, run_pos, run_len, is_run)
-    lane_codes = _codes_before(np.minimum(np.arange(LANES + 1) * seg, n), run_pos, run_len)
-    counts = _lane_counts(byte, lane_codes, run_value, seg, run_pos, run_len)
+    lane_codes = _codes_before(lane_starts, run_pos, run_len)
+    counts = _lane_counts(byte, lane_codes, run_value, seg, run_pos, run_len, lane_bytes)
     groups = [_group_codes(lanes, byte, runs, run_len, lane_codes) for lanes in _lane_groups(n)]
     extra_bits = counts[:, LITERAL_SYMBOLS:] @ _RUN_EXTRA_BITS
     if smaller_than is not None and _size_lower_bound(counts.sum(axis=0), int(extra_bits.sum())) >= smaller_than:
@@ -303,6 +308,7 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
                 lane_bits=lane_bits, lane_bytes=lane_bytes, size=size, decoded_bytes=n, codes=groups)
 
 
+LANE_COUNTS_FIRST = 1 << 15  # decoded bytes from which _plan counts the bytes lane by lane first
 _RUN_EXTRA_BITS = np.arange(1, RUN_SYMBOLS + 1)  # run symbol LITERAL_SYMBOLS + k carries k + 1 extra bits
 EMIT_BYTES = 1 << 14  # decoded bytes tokenised and packed at once: small arrays, which malloc reuses
 
@@ -335,15 +341,29 @@ def _group_codes(lanes: range, byte: np.ndarray, runs: np.ndarray, run_len: np.n
                   lane_codes[lanes.start:lanes.stop + 1] - first)
 
 
-def _lane_counts(byte: np.ndarray, lane_codes: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray,
-                 run_len: np.ndarray) -> np.ndarray:
-    """The symbol counts of each lane (LANES x symbols): each code's byte counted as a literal (a run's code
-    holds run_value, literal symbol 0), then each run moved from symbol 0 to its run symbol."""
+def _lane_histograms(data: np.ndarray, bounds) -> np.ndarray:
+    """The byte counts (LANES x 256) of each lane's part data[a:b] of `data`, (a, b) in `bounds`."""
     byte_counts = np.zeros((LANES, 256), np.int64)
-    bounds = lane_codes.tolist()
-    for lane, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+    for lane, (a, b) in enumerate(bounds):
         if a < b:
-            byte_counts[lane] = np.bincount(byte[a:b], minlength=256)
+            byte_counts[lane] = np.bincount(data[a:b], minlength=256)
+    return byte_counts
+
+
+def _lane_counts(byte: np.ndarray, lane_codes: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray,
+                 run_len: np.ndarray, lane_bytes: np.ndarray | None = None) -> np.ndarray:
+    """The symbol counts of each lane (LANES x symbols): each code's byte counted as a literal (a run's code
+    holds run_value, literal symbol 0), then each run moved from symbol 0 to its run symbol. `lane_bytes`: the
+    byte counts of each lane's decoded bytes when the caller has them; the codes' are those less the bytes each
+    run covers beyond its one code (a run never crosses a lane)."""
+    if lane_bytes is None:
+        bounds = lane_codes.tolist()
+        byte_counts = _lane_histograms(byte, zip(bounds[:-1], bounds[1:]))
+    else:
+        byte_counts = lane_bytes.copy()
+        if len(run_pos):  # (float sums of integers below 2^53: exact)
+            covered = np.bincount(run_pos // seg, weights=run_len - 1, minlength=LANES)
+            byte_counts[:, run_value] -= covered.astype(np.int64)
     counts = np.zeros((LANES, LITERAL_SYMBOLS + RUN_SYMBOLS), np.int64)
     counts[:, _symbol_table(run_value)] = byte_counts  # byte value v: literal symbol _symbol_table(run_value)[v]
     if len(run_pos):
