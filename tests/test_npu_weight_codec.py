@@ -219,6 +219,59 @@ def test_pack_bits_matches_the_reference():
         assert W._pack_bits(values, widths, offsets, total) == reference_pack_bits(values, widths, offsets, total)
 
 
+def reference_stream(data: bytes) -> bytes:
+    """The stream written code by code with Python integers (reference_tokens, the plan's code lengths and
+    canonical codes, each lane zero padded to a byte): what the vectorised emit must equal bit for bit."""
+    plan = W._plan(data, None)
+    raw, run_value, lengths = plan["raw"], plan["run_value"], plan["lengths"]
+    codes, n = W.canonical_codes(lengths), len(raw)
+    lanes = [(0, 0)] * 16  # per lane: (bits, count of bits)
+    for lane, symbol, extra, extra_bits in reference_tokens(raw, run_value, max(1, -(-n // 16))):
+        bits, count = lanes[lane]
+        bits = (bits << int(lengths[symbol])) | int(codes[symbol])
+        lanes[lane] = ((bits << extra_bits) | extra, count + int(lengths[symbol]) + extra_bits)
+    body = b"".join((bits << (-count % 8)).to_bytes((count + 7) // 8, "big") for bits, count in lanes)
+    sizes = [(count + 7) // 8 for _, count in lanes]
+    header = struct.pack("<BBHI16I", R.WEIGHT_STREAM_FORMAT, run_value, plan["literal_count"], n, *sizes)
+    return header + W._pack_nibbles(plan["table"]) + body
+
+
+def codec_samples() -> list:
+    """Every conv/FC weight tensor of KWS and AD (AD's largest: 80 KiB, runs across lanes), random tensors around
+    the sizes where the plan counts lane by lane first (LANE_COUNTS_FIRST) and packs in several groups
+    (EMIT_BYTES), and long runs cut at MAX_RUN and at lane boundaries."""
+    rng = np.random.default_rng(23)
+    sizes = (W.LANE_COUNTS_FIRST - 1, W.LANE_COUNTS_FIRST, 3 * W.EMIT_BYTES + 5)
+    return real_weights("kws") + real_weights("ad") + [sample(rng, kind, n) for kind in ("laplace", "sparse")
+                                                       for n in sizes] + \
+        [bytes(3) + b"\x05" + bytes(2 * W.MAX_RUN + 40) + bytes([1, 2]) * 900]
+
+
+def test_emit_matches_a_code_by_code_writer_on_real_weights():
+    for data in codec_samples():
+        assert W.encode(data) == reference_stream(data), len(data)
+
+
+def test_lane_counts_from_the_decoded_bytes_equal_the_codes_counts():
+    """A large tensor's symbol counts come from each lane's byte counts less its runs (_lane_counts with
+    lane_bytes); they equal the counts of its codes, one by one (reference_tokens)."""
+    for data in codec_samples():
+        raw = np.frombuffer(data, np.uint8)
+        n, run_value = len(raw), W.most_frequent_byte(raw)
+        seg = max(1, -(-n // 16))
+        starts = np.minimum(np.arange(17) * seg, n)
+        run_pos, run_len = W._run_pieces(raw, run_value, seg)
+        byte, _ = W._tokens(raw, run_value, seg, run_pos, run_len)
+        lane_codes = W._codes_before(starts, run_pos, run_len)
+        lane_bytes = W._lane_histograms(raw, zip(starts[:-1].tolist(), starts[1:].tolist()))
+        expected = np.zeros((16, W.LITERAL_SYMBOLS + W.RUN_SYMBOLS), np.int64)
+        for lane, symbol, _, _ in reference_tokens(raw, run_value, seg):
+            expected[lane, symbol] += 1
+        for given in (None, lane_bytes):
+            counts = W._lane_counts(byte, lane_codes, run_value, seg, run_pos, run_len, given)
+            assert np.array_equal(counts, expected), (n, given is None)
+
+
 def test_incompressible_data_stays_raw():
     assert W.compress_if_smaller(sample(np.random.default_rng(0), "uniform", 4096)) is None
     assert W.compress_if_smaller(bytes(80)) is None  # not even the header fits

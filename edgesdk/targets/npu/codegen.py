@@ -38,6 +38,17 @@ def _weights_blob(ctx):
     return ctx.blob(WEIGHTS_BLOB)
 
 
+def board_memory(board) -> timing.MemoryMap:
+    """The timing model's memories of `board` (MemoryMap.for_board; the datasheet's default without a board),
+    made once per compile: the cascade search's pricing, the fold choices and the codegen each ask for it, and
+    it is never changed."""
+    maps = compile_memo("npu-memory-maps")  # id(board) -> (board, its map): the board kept, so its id stays its own
+    known = maps.get(id(board))
+    if known is None or known[0] is not board:
+        known = maps[id(board)] = (board, timing.MemoryMap.for_board(board) if board is not None else timing.MemoryMap())
+    return known[1]
+
+
 # -- operands ------------------------------------------------------------------------------------------------
 NUMPY_DTYPES = {"int8": np.int8, "int16": np.dtype("<i2")}
 
@@ -64,9 +75,19 @@ def _conv_weights(w, ctx, shape=None, op=None) -> dict:
     slower than the fetch of the dense bytes; a tuning schedule may switch it per layer
     (CodegenOptions.layer_choice).
     """
-    data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
+    data = weight_bytes(w)
     return _placed_weights(data, _weight_stream(data, ctx, op, owner=w), w.shape if shape is None else shape, w.name,
                            ctx)
+
+
+def weight_bytes(w) -> bytes:
+    """The dense int8 bytes of weight tensor `w`, made once per compile while `w.data` stays the same array (the
+    build lowers a layer several times, and a streams memo lookup by the same bytes object skips re-hashing)."""
+    memo = compile_memo("npu-weight-bytes")  # tensor -> (its data array, the bytes)
+    known = memo.get(w)
+    if known is None or known[0] is not w.data:
+        known = memo[w] = (w.data, np.ascontiguousarray(w.data, dtype=np.int8).tobytes())
+    return known[1]
 
 
 def _weight_stream(data: bytes, ctx, op=None, owner=None) -> bytes | None:
@@ -120,8 +141,12 @@ def _rounding(op, ctx, allow_fp64: bool = False) -> int:
 
 
 def _act_range(op) -> tuple:
-    """The fused activation's clamp in the output's type (CalculateActivationRangeQuantized)."""
-    return activation_range(op)
+    """The fused activation's clamp in the output's type (CalculateActivationRangeQuantized), worked out once per
+    compile for each op (it depends on the op alone; the support check, the pricing and the codegen lower it)."""
+    ranges = compile_memo("npu-activation-ranges")  # op -> (act_min, act_max)
+    if op not in ranges:
+        ranges[op] = activation_range(op)
+    return ranges[op]
 
 
 def _note(op) -> str:
@@ -214,7 +239,7 @@ def lower_conv2d_whole(op, ctx) -> list:
     if choice is None:
         return [C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **_conv_weights(w, ctx, op=op), **common,
                          **_spatial(op))]
-    data = fold.folded_weights(op, choice).tobytes()
+    data = weight_bytes(w) if choice.axis == "w" else fold.folded_weights(op, choice).tobytes()  # (W: the same bytes)
     stream = streams[choice.axis] if choice.axis in streams else _weight_stream(data, ctx, op)
     layout = _placed_weights(data, stream, fold.folded_weights_shape(op, choice),
                              w.name if choice.axis == "w" else f"{w.name} (kernel rows as channels)", ctx)
@@ -244,14 +269,13 @@ def conv_fold(op, ctx, common: dict | None = None) -> tuple:
     def stream_bytes(data) -> int:
         axis = "w" if data.shape == w.shape else "h"
         if axis not in streams:
-            streams[axis] = _weight_stream(data.tobytes(), ctx, op)
+            streams[axis] = _weight_stream(weight_bytes(w) if axis == "w" else data.tobytes(), ctx, op)
         return len(streams[axis]) if streams[axis] is not None else 0
 
     plain = C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **common, **_spatial(op),
                      weights=C.TensorDesc.dense(WEIGHTS_REGION, 0, C.to_nhwc(w.shape)),
                      weight_stream_bytes=stream_bytes(np.ascontiguousarray(w.data, dtype=np.int8)))
-    memory = timing.MemoryMap.for_board(ctx.board) if ctx.board is not None else timing.MemoryMap()
-    choices[key] = fold.choose(op, plain, stream_bytes, memory)
+    choices[key] = fold.choose(op, plain, stream_bytes, board_memory(ctx.board))
     return choices[key], streams
 
 

@@ -239,7 +239,7 @@ def stripe_commands(op, conv: C.Conv2D) -> list:
                                 x.strides, x.dtype)
             out = C.TensorDesc(y.region, y.offset + first * y.strides[2], (y.shape[0], y.shape[1], stop - first,
                                g.o), y.strides, y.dtype)
-            commands.append(replace(conv, input=part, output=out, pad_left=c0 - start,
+            commands.append(C.with_fields(conv, input=part, output=out, pad_left=c0 - start,
                                     note=f"{conv.note} (output columns {first}..{stop - 1})"))
     view = C.TensorDesc(x.region, x.offset + (lo * g.stride_w - g.pad_left) * x.strides[2],
                         (x.shape[0], x.shape[1], hi - lo, g.kw * g.c),
@@ -247,7 +247,7 @@ def stripe_commands(op, conv: C.Conv2D) -> list:
     interior = C.TensorDesc(y.region, y.offset + lo * y.strides[2], (y.shape[0], y.shape[1], hi - lo, g.o),
                             y.strides, y.dtype)
     weights = C.TensorDesc.dense(conv.weights.region, conv.weights.offset, folded_weights_shape(op, Fold("w", False)))
-    folded = replace(conv, input=view, output=interior, weights=weights, stride_w=1, pad_left=0, dilation_w=1,
+    folded = C.with_fields(conv, input=view, output=interior, weights=weights, stride_w=1, pad_left=0, dilation_w=1,
                      note=f"{conv.note} (W taps folded into channels, output columns {lo}..{hi - 1})")
     return [folded] + commands
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from ...dataclass_cache import dataclass
 from ...ops.stripes import ELEMENTWISE_OPS, Compute, Fetch, Shift, nhwc, row_bytes
 from ...ops.window import WINDOW_OPS
-from .codegen import LOWERINGS
+from ..api import compile_memo
+from .codegen import LOWERINGS, board_memory
 from . import fold
 from .hw import cmdtable as C
 from .hw import timing
@@ -104,33 +105,32 @@ def _folded_stripe(group, op, command, ctx) -> list:
     channels (fold.stripe_commands) when the timing model finds that cheaper and the NPU's static pass takes
     them. Only when the op's output is a stripe buffer of the group (it overlaps no input, fold.stripe_commands
     needs that). The choice depends on the stripe's shapes alone (not on offsets), so the cascade search's dry
-    pricing (stripe_cost) and the build choose alike; cached per shape in the context."""
-    if op.outputs[0] not in group.buffered or fold.Fold("w", False) not in fold.candidates(op):
+    pricing (stripe_cost) and the build choose alike; remembered per shape for the compile (compile_memo), so
+    the build takes the choices the pricing made."""
+    if op.outputs[0] not in group.buffered or not _folds_w_interior(op):
         return [command]
-    cache = ctx.data("npu-stripe-folds", lambda: {"memory": timing.MemoryMap.for_board(ctx.board)
-                                                  if ctx.board is not None else timing.MemoryMap()})
-    key = (op, command.input.shape, command.output.shape, command.pad_top, command.weight_stream_bytes)
+    cache = compile_memo("npu-stripe-folds")
+    key = (op, command.input.shape, command.output.shape, command.pad_top, command.weight_stream_bytes,
+           id(ctx.board))
     if cache.get(key) is False:
         return [command]
     folded = fold.stripe_commands(op, command)
     if key not in cache:
-        memory = cache["memory"]
+        memory = board_memory(ctx.board)
         plain = timing.command_cost(command, memory).cycles
         cache[key] = fold.cycles(folded, memory) < plain and fold.accepted(folded)
     return folded if cache[key] else [command]
 
 
-def _with(command, **changes):
-    """dataclasses.replace for the commands (plain dataclasses: no __post_init__, no init=False fields, so a
-    copy of the fields is what replace's __init__ call builds), without its per-field checks: the cascade
-    search builds a stripe command for each stripe shape it prices."""
-    fields = command.__dict__
-    if not changes.keys() <= fields.keys():
-        raise TypeError(f"{type(command).__name__} has no field {sorted(changes.keys() - fields.keys())}")
-    copy = object.__new__(type(command))
-    copy.__dict__.update(fields)
-    copy.__dict__.update(changes)
-    return copy
+def _folds_w_interior(op) -> bool:
+    """fold.Fold("w", False) in fold.candidates(op), once per compile for each op (asked for every stripe)."""
+    known = compile_memo("npu-stripe-foldable")  # op -> bool
+    if op not in known:
+        known[op] = fold.Fold("w", False) in fold.candidates(op)
+    return known[op]
+
+
+_with = C.with_fields  # (a stripe command is the op's command over other rows)
 
 
 def whole_cost(ops, ctx) -> int:
@@ -144,7 +144,7 @@ def whole_cost(ops, ctx) -> int:
     for op in ops:
         if op not in cache:
             if memory is None:
-                memory = timing.MemoryMap.for_board(ctx.board)
+                memory = board_memory(ctx.board)
             commands = WHOLE_LOWERINGS.get(op.type, LOWERINGS[op.type])(op, ctx)
             cache[op] = sum(timing.command_cost(c, memory).cycles for c in commands)
         total += cache[op]
@@ -157,7 +157,7 @@ def stripe_cost(group, ctx) -> tuple:
     the context: the search asks about many groups of the same ops."""
     cache = ctx.data("npu-stripe-costs", lambda: {"commands": {}, "cycles": {}, "whole": {}, "memory": None})
     if cache["memory"] is None:
-        cache["memory"] = timing.MemoryMap.for_board(ctx.board)
+        cache["memory"] = board_memory(ctx.board)
     memory, commands, cycles, whole_cycles = cache["memory"], cache["commands"], cache["cycles"], cache["whole"]
     for op in group.ops:
         if op not in commands:
@@ -178,8 +178,12 @@ def stripe_cost(group, ctx) -> tuple:
             key = (event.tensor, event.stop - event.start)
         else:
             assert isinstance(event, Compute)
-            key = (event.op, event.stop - event.start,
-                   tuple(sorted((r[1] - r[0], r[2]) for r in event.reads.values())))
+            reads = event.reads
+            if len(reads) == 1:  # (most ops: the same key as below, without the sort)
+                (r,) = reads.values()
+                key = (event.op, event.stop - event.start, ((r[1] - r[0], r[2]),))
+            else:
+                key = (event.op, event.stop - event.start, tuple(sorted((r[1] - r[0], r[2]) for r in reads.values())))
         if key not in cycles:  # one command, or a few when the stripe runs folded (_folded_stripe)
             if lower is None:
                 lower = _event_lowering(group, ctx, commands.__getitem__)

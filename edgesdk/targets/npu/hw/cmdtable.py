@@ -7,6 +7,7 @@ The binary format (little endian, versioned) is specified in docs/npu-datasheet.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import struct
 from typing import ClassVar
@@ -113,10 +114,10 @@ class TensorDesc:
     @property
     def compact_bytes(self) -> int:
         """Bytes the NPU reads for this operand: broadcast (stride 0) dimensions are read once."""
-        n = self.element_bytes
-        for d, s in zip(self.shape, self.strides):
-            n *= d if s != 0 else 1
-        return n
+        n, h, w, c = self.shape
+        sn, sh, sw, sc = self.strides
+        return (R.DTYPE_BYTES[self.dtype] * (n if sn else 1) * (h if sh else 1) * (w if sw else 1)
+                * (c if sc else 1))
 
     def encode(self) -> bytes:
         return _DESC.pack(self.region, self.dtype, 0, self.offset, *self.shape, *self.strides)
@@ -129,9 +130,12 @@ class TensorDesc:
 
 def to_nhwc(shape) -> tuple:
     shape = tuple(map(int, shape))
-    if len(shape) > 4:
+    rank = len(shape)
+    if rank == 4:
+        return shape
+    if rank > 4:
         raise CommandTableError(f"shape {list(shape)} has rank > 4")
-    return (1,) * (4 - len(shape)) + shape
+    return (1,) * (4 - rank) + shape
 
 
 def dense_strides(shape) -> tuple:
@@ -556,6 +560,19 @@ COMMAND_TYPES = {cls.opcode: cls for cls in (End, DmaCopy, GatherHW, Conv2D, Dep
                                              MaxPool2D, AvgPool2D, Add, Mul, Sub, Minimum, Maximum, Table)}
 
 
+def with_fields(command, **changes):
+    """dataclasses.replace for the commands (plain dataclasses: no __post_init__, no init=False fields, so a copy
+    of the fields is what replace's __init__ call builds), without its per-field checks: the cascade search builds
+    commands for every stripe shape it prices."""
+    fields_now = command.__dict__
+    if not changes.keys() <= fields_now.keys():
+        raise TypeError(f"{type(command).__name__} has no field {sorted(changes.keys() - fields_now.keys())}")
+    copy = object.__new__(type(command))
+    copy.__dict__.update(fields_now)
+    copy.__dict__.update(changes)
+    return copy
+
+
 # -- tables ----------------------------------------------------------------------------------------------------
 def encode(commands) -> bytes:
     """A complete table: header + commands. The last command must be End (and only the last)."""
@@ -603,19 +620,24 @@ def decode(data: bytes) -> list:
     return commands
 
 
+@functools.lru_cache(maxsize=None)
+def _listed_fields(cls) -> tuple:
+    """The fields a listing line shows, in order: all but the note (per command class, fixed at import)."""
+    return tuple(f.name for f in fields(cls) if f.name != "note")
+
+
 def describe(cmd):
     """A listing line for a command (opcode name and fields, descriptors abbreviated); a list for a list."""
     if isinstance(cmd, (list, tuple)):
         return [describe(c) for c in cmd]
     parts = []
-    for f in fields(cmd):
-        if f.name == "note":
-            continue
-        value = getattr(cmd, f.name)
-        if isinstance(value, TensorDesc):
+    for name in _listed_fields(type(cmd)):
+        value = getattr(cmd, name)
+        kind = type(value)  # (exact types: neither descriptor nor reference has subclasses)
+        if kind is TensorDesc:
             value = f"r{value.region}+{value.offset}{list(value.shape)}" + ("i16" if value.dtype == R.DTYPE_INT16 else "")
-        elif isinstance(value, ParamRef):
+        elif kind is ParamRef:
             value = f"r{value.region}+{value.offset}"
-        parts.append(f"{f.name}={value}")
+        parts.append(f"{name}={value}")
     text = f"{type(cmd).__name__}({', '.join(parts)})"
     return f"{text}  # {cmd.note}" if cmd.note else text

@@ -73,26 +73,28 @@ def lane_bounds(n: int) -> list:
 
 
 # -- runs and tokens --------------------------------------------------------------------------------------------
-def _run_pieces(raw: np.ndarray, run_value: int, seg: int) -> tuple:
+def _run_pieces(raw: np.ndarray, run_value: int, seg: int, is_run: np.ndarray | None = None) -> tuple:
     """Start and length (int64) of every run code, in stream order (vectorised): runs of run_value of length >= 2,
     which never cross a lane boundary (every `seg` bytes) and are split every MAX_RUN bytes. Every other byte
-    is a literal code."""
+    is a literal code. (`is_run`: raw == run_value, when the caller has it.)"""
     n = len(raw)
-    is_run = raw == run_value
+    is_run = raw == run_value if is_run is None else is_run
     padded = np.zeros(n + 2, bool)
     padded[1:-1] = is_run
     edges = np.flatnonzero(padded[1:] != padded[:-1])  # alternately the start and the end of a run
     starts, ends = edges[0::2], edges[1::2]
     cuts = np.arange(seg, n, seg)
     cuts = cuts[is_run[cuts] & is_run[cuts - 1]]  # lane boundaries inside a run: it ends and starts again there
-    if len(cuts):
-        starts, ends = np.sort(np.concatenate((starts, cuts))), np.sort(np.concatenate((ends, cuts)))
+    if len(cuts):  # (a stable sort: a merge of sorted runs, ~15x faster here than the default quicksort)
+        starts = np.sort(np.concatenate((starts, cuts)), kind="stable")
+        ends = np.sort(np.concatenate((ends, cuts)), kind="stable")
     lengths = ends - starts
     long_runs = lengths >= 2
     return _split_runs(starts[long_runs], lengths[long_runs])
 
 
-def _tokens(raw: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray, run_len: np.ndarray) -> tuple:
+def _tokens(raw: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray, run_len: np.ndarray,
+            is_run: np.ndarray | None = None) -> tuple:
     """The codes of whole lanes `raw` (lanes of `seg` bytes) given their run pieces (_run_pieces, positions
     relative to raw): (the byte of each code in stream order, a uint8 array in which a run's code holds its
     first byte; the index of each run's code).
@@ -102,7 +104,7 @@ def _tokens(raw: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray, run_
     the earlier runs cover, plus one code per earlier run."""
     if not len(run_pos):
         return raw, run_pos
-    is_run = raw == run_value
+    is_run = raw == run_value if is_run is None else is_run
     starts = np.empty(len(raw), bool)
     starts[0] = True
     np.logical_not(is_run[1:], out=starts[1:])
@@ -267,35 +269,46 @@ def encode(data, run_value: int | None = None) -> bytes:
 
 
 def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict | None:
-    """Pass 1: the codes (_group_codes, EMIT_BYTES of whole lanes at a time: the working arrays stay small), the
-    symbol counts of each lane and from them the code and the exact size of every lane. None when
+    """Pass 1: the codes (_tokens: a uint8 array, one byte a code), the symbol counts of each lane and from them
+    the code and the exact size of every lane; the codes in groups of EMIT_BYTES of whole lanes (_group_codes),
+    which the emit packs one at a time (its working arrays, 4 bytes a code, stay small). None when
     `smaller_than` is given and the counts prove the stream cannot be smaller than that (_size_lower_bound):
     the code is not built."""
     raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
     n = len(raw)
     if n > R.MAX_OPERAND_BYTES:
         raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
-    byte_counts = np.bincount(raw, minlength=256) if n else None
+    seg = max(1, -(-n // LANES))
+    lane_starts = np.minimum(np.arange(LANES + 1) * seg, n)
+    # a large tensor's bytes counted lane by lane once, which gives both its byte counts and (less the runs)
+    # its codes' (a small one's counts first: they often show no stream can be smaller, _literal_lower_bound)
+    lane_bytes = _lane_histograms(raw, zip(lane_starts[:-1].tolist(), lane_starts[1:].tolist())) \
+        if n >= LANE_COUNTS_FIRST else None
+    byte_counts = (lane_bytes.sum(axis=0) if lane_bytes is not None else np.bincount(raw, minlength=256)) if n else None
     run_value = int(np.argmax(byte_counts)) if run_value is None and n else (run_value or 0)
     if smaller_than is not None and n and _literal_lower_bound(raw, run_value, byte_counts) >= smaller_than:
         return None  # not even worth tokenising
-    seg = max(1, -(-n // LANES))
-    run_pos, run_len = _run_pieces(raw, run_value, seg)
-    groups = [_group_codes(raw, run_value, seg, lanes, run_pos, run_len) for lanes in _lane_groups(n)]
-    counts = _lane_counts(groups, run_value, seg, run_pos, run_len)
+    is_run = raw == run_value
+    run_pos, run_len = _run_pieces(raw, run_value, seg, is_run)
+    byte, runs = _tokens(raw, run_value, seg, run_pos, run_len, is_run)
+    lane_codes = _codes_before(lane_starts, run_pos, run_len)
+    counts = _lane_counts(byte, lane_codes, run_value, seg, run_pos, run_len, lane_bytes)
+    groups = [_group_codes(lanes, byte, runs, run_len, lane_codes) for lanes in _lane_groups(n)]
     extra_bits = counts[:, LITERAL_SYMBOLS:] @ _RUN_EXTRA_BITS
     if smaller_than is not None and _size_lower_bound(counts.sum(axis=0), int(extra_bits.sum())) >= smaller_than:
         return None
     lengths = code_lengths(counts.sum(axis=0))
     literals = np.flatnonzero(lengths[:LITERAL_SYMBOLS])
     literal_count = int(literals[-1]) + 1 if len(literals) else 0
-    lane_bytes = (counts @ lengths + extra_bits + 7) // 8
+    lane_bits = counts @ lengths + extra_bits
+    lane_bytes = (lane_bits + 7) // 8
     table = np.concatenate((lengths[:literal_count], lengths[LITERAL_SYMBOLS:]))
     size = HEADER_BYTES + len(_pack_nibbles(table)) + int(lane_bytes.sum())
     return dict(raw=raw, run_value=run_value, lengths=lengths, literal_count=literal_count, table=table,
-                lane_bytes=lane_bytes, size=size, decoded_bytes=n, codes=groups)
+                lane_bits=lane_bits, lane_bytes=lane_bytes, size=size, decoded_bytes=n, codes=groups)
 
 
+LANE_COUNTS_FIRST = 1 << 15  # decoded bytes from which _plan counts the bytes lane by lane first
 _RUN_EXTRA_BITS = np.arange(1, RUN_SYMBOLS + 1)  # run symbol LITERAL_SYMBOLS + k carries k + 1 extra bits
 EMIT_BYTES = 1 << 14  # decoded bytes tokenised and packed at once: small arrays, which malloc reuses
 
@@ -318,26 +331,39 @@ def _lane_groups(n: int) -> list:
     return [range(first, min(LANES, first + per_group)) for first in range(0, LANES, per_group) if first * seg < n]
 
 
-def _group_codes(raw: np.ndarray, run_value: int, seg: int, lanes: range, run_pos: np.ndarray,
-                 run_len: np.ndarray) -> _Codes:
-    n = len(raw)
-    a, b = min(n, lanes.start * seg), min(n, lanes.stop * seg)
-    r0, r1 = np.searchsorted(run_pos, (a, b)).tolist()
-    pos, length = run_pos[r0:r1] - a, run_len[r0:r1]
-    byte, runs = _tokens(raw[a:b], run_value, seg, pos, length)
-    lane_starts = np.minimum(np.arange(lanes.start, lanes.stop + 1) * seg, n) - a
-    return _Codes(lanes, byte, runs, length, _codes_before(lane_starts, pos, length))
+def _group_codes(lanes: range, byte: np.ndarray, runs: np.ndarray, run_len: np.ndarray,
+                 lane_codes: np.ndarray) -> _Codes:
+    """The codes of `lanes` (views of the whole stream's: `byte`, the code index of each run, the runs' lengths,
+    the index of each lane's first code and then the number of codes), indexed from the group's first code."""
+    first, stop = int(lane_codes[lanes.start]), int(lane_codes[lanes.stop])
+    r0, r1 = np.searchsorted(runs, (first, stop)).tolist()
+    return _Codes(lanes, byte[first:stop], runs[r0:r1] - first, run_len[r0:r1],
+                  lane_codes[lanes.start:lanes.stop + 1] - first)
 
 
-def _lane_counts(groups: list, run_value: int, seg: int, run_pos: np.ndarray, run_len: np.ndarray) -> np.ndarray:
-    """The symbol counts of each lane (LANES x symbols): each code's byte counted as a literal (a run's code
-    holds run_value, literal symbol 0), then each run moved from symbol 0 to its run symbol."""
+def _lane_histograms(data: np.ndarray, bounds) -> np.ndarray:
+    """The byte counts (LANES x 256) of each lane's part data[a:b] of `data`, (a, b) in `bounds`."""
     byte_counts = np.zeros((LANES, 256), np.int64)
-    for group in groups:
-        bounds = group.lane_codes.tolist()
-        for lane, a, b in zip(group.lanes, bounds[:-1], bounds[1:]):
-            if a < b:
-                byte_counts[lane] = np.bincount(group.byte[a:b], minlength=256)
+    for lane, (a, b) in enumerate(bounds):
+        if a < b:
+            byte_counts[lane] = np.bincount(data[a:b], minlength=256)
+    return byte_counts
+
+
+def _lane_counts(byte: np.ndarray, lane_codes: np.ndarray, run_value: int, seg: int, run_pos: np.ndarray,
+                 run_len: np.ndarray, lane_bytes: np.ndarray | None = None) -> np.ndarray:
+    """The symbol counts of each lane (LANES x symbols): each code's byte counted as a literal (a run's code
+    holds run_value, literal symbol 0), then each run moved from symbol 0 to its run symbol. `lane_bytes`: the
+    byte counts of each lane's decoded bytes when the caller has them; the codes' are those less the bytes each
+    run covers beyond its one code (a run never crosses a lane)."""
+    if lane_bytes is None:
+        bounds = lane_codes.tolist()
+        byte_counts = _lane_histograms(byte, zip(bounds[:-1], bounds[1:]))
+    else:
+        byte_counts = lane_bytes.copy()
+        if len(run_pos):  # (float sums of integers below 2^53: exact)
+            covered = np.bincount(run_pos // seg, weights=run_len - 1, minlength=LANES)
+            byte_counts[:, run_value] -= covered.astype(np.int64)
     counts = np.zeros((LANES, LITERAL_SYMBOLS + RUN_SYMBOLS), np.int64)
     counts[:, _symbol_table(run_value)] = byte_counts  # byte value v: literal symbol _symbol_table(run_value)[v]
     if len(run_pos):
@@ -381,53 +407,73 @@ def _size_lower_bound(counts: np.ndarray, extra_bits: int) -> float:
 
 
 def _emit(plan: dict) -> bytes:
-    """Pass 2, a group of lanes at a time: the lanes' bits (each lane starts on a byte)."""
-    lengths, lane_bytes = plan["lengths"], plan["lane_bytes"]
+    """Pass 2, a group of lanes at a time: the lanes' bits (each lane starts on a byte). One lookup per code gives
+    a literal's code already at the top of a 32-bit word (`_pack_top`) and its length in the low 5 bits, which a
+    code of at most MAX_CODE_LENGTH bits leaves free."""
+    lengths, lane_bits, lane_bytes = plan["lengths"], plan["lane_bits"], plan["lane_bytes"]
     codes = canonical_codes(lengths)
     symbol = _symbol_table(plan["run_value"])
-    code_of_byte = ((codes[symbol] << 5) | lengths[symbol]).astype(np.uint32)  # a literal's code, then its length
+    code_of_byte = (np.left_shift(codes[symbol], 32 - lengths[symbol]) | lengths[symbol]).astype(np.uint32)
     pieces = []
     for group in plan["codes"]:
-        values = code_of_byte.take(group.byte.astype(np.intp))  # (one lookup for both, then two vector operations)
-        widths = np.bitwise_and(values, np.uint32(31))
-        values >>= np.uint32(5)
+        top = code_of_byte.take(group.byte.astype(np.intp))
+        widths = np.bitwise_and(top, _LENGTH_BITS)
+        top &= ~_LENGTH_BITS
         if len(group.runs):
             k = _bit_length(group.run_len) - 2
-            values[group.runs] = (codes[LITERAL_SYMBOLS + k] << (k + 1)) | (group.run_len - (1 << (k + 1)))
-            widths[group.runs] = lengths[LITERAL_SYMBOLS + k] + k + 1
-        pieces.append(_pack_lanes(values, widths, group.lane_codes, lane_bytes[group.lanes.start:group.lanes.stop]))
+            run_widths = lengths[LITERAL_SYMBOLS + k] + k + 1
+            run_values = (codes[LITERAL_SYMBOLS + k] << (k + 1)) | (group.run_len - (1 << (k + 1)))
+            top[group.runs] = run_values << (32 - run_widths)
+            widths[group.runs] = run_widths
+        lanes = slice(group.lanes.start, group.lanes.stop)
+        pieces.append(_pack_lanes(top, widths, group.lane_codes, lane_bits[lanes], lane_bytes[lanes]))
     header = _HEADER.pack(FORMAT, plan["run_value"], plan["literal_count"], plan["decoded_bytes"], *lane_bytes.tolist())
     return header + _pack_nibbles(plan["table"]) + b"".join(pieces)
 
 
-def _pack_lanes(values: np.ndarray, widths: np.ndarray, lane_codes: np.ndarray, lane_bytes: np.ndarray) -> bytes:
-    """Consecutive lanes, each its codes' bits (codes lane_codes[i]..lane_codes[i + 1] - 1) zero padded to
-    lane_bytes[i] bytes (which the plan worked out from the symbol counts: checked here)."""
-    offsets = np.cumsum(widths, dtype=np.uint32)  # the bit after each code if lanes were not padded ...
-    lane_ends = np.concatenate(([0], offsets))[lane_codes].tolist()
-    lane_starts = np.concatenate(([0], 8 * np.cumsum(lane_bytes))).tolist()  # ... and where each lane starts
-    assert all(end - start <= 8 * size < end - start + 8 for start, end, size in
-               zip(lane_ends[:-1], lane_ends[1:], lane_bytes.tolist())), "lane sizes differ from the plan's"
-    offsets -= widths
-    bounds = lane_codes.tolist()
-    for a, b, start, end in zip(bounds[:-1], bounds[1:], lane_starts, lane_ends):
-        offsets[a:b] += np.uint32(start - end)
-    return _pack_bits(values, widths, offsets, lane_starts[-1] // 8)
+_LENGTH_BITS = np.uint32(31)  # (32 - MAX_CODE_LENGTH >= 5: a literal's code at the top leaves 5 bits for its length)
+
+
+def _pack_lanes(top: np.ndarray, widths: np.ndarray, lane_codes: np.ndarray, lane_bits: np.ndarray,
+                lane_bytes: np.ndarray) -> bytes:
+    """Consecutive lanes, each its codes' bits (codes lane_codes[i]..lane_codes[i + 1] - 1, at the top of `top`)
+    zero padded to lane_bytes[i] bytes. The plan worked out each lane's bits from the symbol counts: the last
+    code of a lane counts its padding too while the offsets are summed, and where each lane then starts is
+    checked against the plan's sizes."""
+    pads = 8 * lane_bytes - lane_bits
+    last_codes = lane_codes[1:] - 1
+    filled = lane_codes[1:] > lane_codes[:-1]  # (an empty lane has no bits and no padding)
+    last_codes, pads = last_codes[filled], pads[filled].astype(np.uint32)
+    widths[last_codes] += pads
+    offsets = np.cumsum(widths, dtype=np.uint32)  # the bit after each code, its lane's padding included ...
+    offsets -= widths  # ... and where it starts
+    widths[last_codes] -= pads
+    lane_starts = np.concatenate(([0], 8 * np.cumsum(lane_bytes)))
+    firsts = lane_codes[:-1][filled]
+    total_bits = int(lane_starts[-1])
+    assert (len(top) == 0 or int(offsets[-1]) + int(widths[-1]) + int(pads[-1]) == total_bits) and \
+        np.array_equal(offsets[firsts], lane_starts[:-1][filled]) and ((pads >= 0) & (pads < 8)).all(), \
+        "lane sizes differ from the plan's"
+    return _pack_top(top, widths, offsets, total_bits // 8)
 
 
 def _pack_bits(values: np.ndarray, widths: np.ndarray, offsets: np.ndarray, total_bytes: int) -> bytes:
     """Write each value's `width` low bits (1 <= width <= 32; uint32 arrays) at bit `offset`, most significant
-    bit first; the offsets increase and fields never share a bit.
+    bit first; the offsets increase and fields never share a bit."""
+    shift = np.subtract(np.uint32(32), widths, dtype=np.uint32)
+    return _pack_top(np.left_shift(values, shift, dtype=np.uint32), widths, offsets, total_bytes)
 
-    In 32-bit words: each field is shifted to the top of a word, then down to its place in the word its first
-    bit falls in; the fields that start in one word are consecutive and share no bit, so the word is their sum;
-    the bits a field spills past its word's end are added to the next word. (The shift counts are named
-    arrays: numpy may write a result over a temporary operand, and a shift whose result overwrites its counts
-    goes without its vector loop, ~20x slower.)"""
+
+def _pack_top(top: np.ndarray, widths: np.ndarray, offsets: np.ndarray, total_bytes: int) -> bytes:
+    """_pack_bits of fields given at the top of 32-bit words (`top`: value << (32 - width)).
+
+    In 32-bit words: each field is shifted down to its place in the word its first bit falls in; the fields
+    that start in one word are consecutive and share no bit, so the word is their sum; the bits a field spills
+    past its word's end are added to the next word. (The shift counts are named arrays: numpy may write a
+    result over a temporary operand, and a shift whose result overwrites its counts goes without its vector
+    loop, ~20x slower.)"""
     words = np.zeros(total_bytes // 4 + 2, np.uint32)
-    if len(values):
-        shift = np.subtract(np.uint32(32), widths, dtype=np.uint32)
-        top = np.left_shift(values, shift, dtype=np.uint32)
+    if len(top):
         within = np.bitwise_and(offsets, np.uint32(31))
         word = np.right_shift(offsets, np.uint32(5))
         lasts = np.flatnonzero(word[1:] != word[:-1])  # the last field of each word but the last word's
