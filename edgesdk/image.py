@@ -27,6 +27,7 @@ from .errors import UsageError
 from .model_name import DEFAULT_NAME, HARNESS_FILE_PREFIX
 
 IMAGE_FILE = "image.json"
+STATUSES_SYMBOL = "edgesdk_harness_statuses"  # harness_main.c.j2: each model's status, read after exit
 BOARD_FILES = ("board.h", "link.ld")  # the same for every build for one board
 
 
@@ -35,7 +36,8 @@ class ImageRun:
     """One boot of an image: each model ran once on its inputs."""
 
     outputs: dict  # model name -> its outputs (numpy arrays, model order)
-    exit_code: int
+    statuses: dict  # model name -> what its run returned (0: EDGESDK_OK; its outputs are valid only then)
+    exit_code: int  # the harness's: 0, or -status of the first model that failed
     cpu_instructions: int
     uart: str
     peripheral_stats: dict  # the board's peripherals' counters (e.g. an accelerator's cycles), by name
@@ -149,10 +151,12 @@ def run_image(image_dir, inputs: dict, timeout_s: float = 120.0, max_instruction
                     coerce_input(x, s, k).tobytes()) for k, (x, s) in enumerate(zip(inputs[name], specs))]
         reads += [(name, s, arena + s["arena_offset"]) for s in report["io"]["outputs"]]
     board = build_board(image_dir, next(iter(models.values())))
-    result = run_elf(elf, board, writes=writes, reads=[(address, s["bytes"]) for _, s, address in reads],
-                     timeout_s=timeout_s, max_instructions=max_instructions)
+    status_read = (elf_symbol(elf, STATUSES_SYMBOL), 4 * len(models))
+    result = run_elf(elf, board, writes=writes, timeout_s=timeout_s, max_instructions=max_instructions,
+                     reads=[(address, s["bytes"]) for _, s, address in reads] + [status_read])
     outputs = {name: [] for name in models}
     for (name, spec, _), raw in zip(reads, result.reads):
         outputs[name].append(np.frombuffer(raw, NUMPY_DTYPES[spec["dtype"]]).reshape(spec["shape"]).copy())
+    statuses = dict(zip(models, np.frombuffer(result.reads[-1], "<i4").tolist()))
     stats = {name: dict(counters) for name, counters in result.peripheral_stats.items()}
-    return ImageRun(outputs, result.exit_code, result.cpu_instructions, result.uart, stats)
+    return ImageRun(outputs, statuses, result.exit_code, result.cpu_instructions, result.uart, stats)

@@ -59,7 +59,7 @@ def test_three_named_models_in_one_firmware_are_bit_exact(tmp_path):
     for seed in (0, 1):
         inputs = {name: random_inputs(reports[name], seed) for name in builds}
         run = run_image(tmp_path / "image", inputs)
-        assert run.exit_code == 0, run.uart
+        assert run.exit_code == 0 and run.statuses == {name: 0 for name in builds}, run.uart
         assert "models kws, anomaly, kws_cpu" in run.uart
         assert run.peripheral_stats["npu0"]["cycles"] > 0  # the kws model's layers ran on the NPU
         for name, (model, _) in builds.items():
