@@ -382,13 +382,12 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     """Compile, render, cross-compile and write OUT atomically; return the report."""
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
+    from .model_name import DEFAULT_NAME, check_model_name
     from .output_dir import check_replaceable, staged_output
     from .passdump import print_dump
     from .progress import VERBOSE, say
     from .report.html import write_build_report
     from .verify import verify_build
-
-    from .model_name import DEFAULT_NAME, check_model_name
 
     check_model_name(options.name)
     model_path = Path(model_path)

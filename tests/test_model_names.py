@@ -122,3 +122,9 @@ def test_named_build_sources_keep_no_default_symbol(tmp_path):
             text, want = (REENTRANCY.sub("", t, count=1) for t in (text, want))
         assert text == want, file
     assert (tmp_path / "kws" / "report.json").read_text().count('"name": "kws"') == 1
+    # edgesdk run finds the arena by the report's name: an edited one is refused, not looked up
+    from edgesdk.run_io import check_report, load_report
+
+    report = load_report(tmp_path / "kws")
+    with pytest.raises(UsageError, match="'name' is 'kws; rm'"):
+        check_report({**report, "name": "kws; rm"}, "report.json")

@@ -12,8 +12,8 @@ import numpy as np
 from .. import __version__
 from ..ctext import c_value_lines, comment_text
 from ..importer.names import sanitize_name
-from ..resources import template_bytecode_cache
 from ..model_name import DEFAULT_NAME, public_header, rename_sources, stream_symbol
+from ..resources import template_bytecode_cache
 from .executor import C_TYPES, ExecutorModel
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
