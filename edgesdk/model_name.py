@@ -9,7 +9,7 @@ named NAME renames, in every generated source of the model:
   inputs/outputs structs, the input-row reader of a streamed input, the macros);
 * the arena: `edgesdk_arena` -> `edgesdk_NAME_arena` (and its guarded block);
 * every other symbol the model's C files define with external linkage (weights, constant blobs, a target's
-  command tables or serialized graphs): SYMBOL -> `edgesdk_NAME_SYMBOL` (an `edgesdk_` prefix is not repeated);
+  command tables or serialized graphs): SYMBOL -> `edgesdk_NAME__SYMBOL` (private_symbol);
 * its header guards, and its file names: `model.h` -> `NAME_model.h`, ... (and the #includes naming them).
 
 What stays shared is the library code the targets bring (kernels, drivers): the same files for every model, so
@@ -120,6 +120,15 @@ def defined_symbols(c_text: str) -> list:
     return found
 
 
+def private_symbol(name: str, symbol: str, taken: set = frozenset()) -> str:
+    """The name of a model's own external symbol (not its API) in a build named `name`: edgesdk_NAME__SYMBOL.
+    The double underscore, which no name contains, keeps models apart whatever their names: edgesdk_kws__x
+    can only be model kws's, where edgesdk_kws_cpu_x could be kws's symbol cpu_x or kws_cpu's x. An
+    `edgesdk_` prefix is not repeated, unless that makes two of the model's symbols one."""
+    short = f"{api_prefix(name)}_{symbol.removeprefix('edgesdk_')}"
+    return short if short not in taken else f"{api_prefix(name)}_{symbol}"
+
+
 _STRUCT_BODY = re.compile(r"(struct\s+\w+\s*\{[^}]*\})")
 
 
@@ -140,18 +149,13 @@ def rename_sources(files: dict, name: str) -> dict:
         if file.endswith(".c") and not file.startswith(HARNESS_FILE_PREFIX):
             for symbol in defined_symbols(text):
                 if symbol not in symbols and not symbol.startswith("edgesdk_default_"):
-                    symbols[symbol] = api_prefix(name) + symbol.removeprefix("edgesdk_")
+                    symbols[symbol] = private_symbol(name, symbol, taken=set(symbols.values()))
     guards = {}
     for file, text in files.items():
         if file.endswith(".h") and not file.startswith(HARNESS_FILE_PREFIX):
             for guard in _HEADER_GUARD.findall(text):
                 guards[guard] = f"EDGESDK_{upper}_{guard.removeprefix('EDGESDK_')}"
     renamed_files = {file: file_name(name, file) for file in files}
-    taken = set(renamed_files.values())
-    api = {f"{api_prefix(name)}{part}" for part in ("run", "reset", "arena_io", "read_input_rows", "inputs", "outputs")}
-    clashes = sorted(s for s in symbols.values() if s in api)
-    if clashes:
-        raise ValueError(f"renaming the model's symbols for --name {name} makes {clashes[0]}, an API name")
     word = re.compile(r"(?<![\w.>])(" + "|".join(sorted(map(re.escape, symbols), key=len, reverse=True)) + r")\b")
     include = re.compile(r'#include "(' + "|".join(map(re.escape, files)) + r')"')
     result = {}
@@ -165,5 +169,4 @@ def rename_sources(files: dict, name: str) -> dict:
                 text = re.sub(rf"\b{guard}\b", new, text)
         text = include.sub(lambda m: f'#include "{renamed_files[m.group(1)]}"', text)
         result[renamed_files[file]] = text
-    assert len(result) == len(taken)
     return result

@@ -70,12 +70,12 @@ def test_rename_prefixes_api_arena_data_guards_and_files():
     assert '#define EDGESDK_KWS_MODEL_NAME "m"' in header and "EDGESDK_KWS_ARENA_BYTES 64u" in header
     assert "struct edgesdk_kws_inputs {\n    int8_t *weights;" in header  # a field is no symbol: unchanged
     assert "extern uint8_t edgesdk_kws_arena[EDGESDK_KWS_ARENA_BYTES];" in header
-    assert "extern const int8_t edgesdk_kws_weights[4];" in out["kws_model_data.h"]
-    assert "const int8_t edgesdk_kws_weights[4] = " in out["kws_model_data.c"]
+    assert "extern const int8_t edgesdk_kws__weights[4];" in out["kws_model_data.h"]
+    assert "const int8_t edgesdk_kws__weights[4] = " in out["kws_model_data.c"]
     source = out["kws_model.c"]
     assert '#include "kws_model.h"\n#include "kws_model_data.h"\n#include "edgesdk_softmax.h"' in source
     assert "inputs->weights = (int8_t *)(edgesdk_kws_arena + 16);" in source
-    assert "edgesdk_softmax_s8(edgesdk_kws_weights, edgesdk_kws_arena);" in source  # the kernel stays shared
+    assert "edgesdk_softmax_s8(edgesdk_kws__weights, edgesdk_kws_arena);" in source  # the kernel stays shared
     assert "void edgesdk_kws_arena_io(struct edgesdk_kws_inputs *inputs)" in source
     assert rename_sources(files, "default") == files
 
@@ -113,7 +113,7 @@ def test_named_build_sources_keep_no_default_symbol(tmp_path):
         text = (named / f"kws_{file}").read_text()
         text = re.sub(r"\bedgesdk_kws_arena(?!_io)", "edgesdk_arena", text)
         text = re.sub(r"\bedgesdk_kws_(?=run|reset|arena_io|inputs|outputs|read_input_rows)", "edgesdk_default_", text)
-        text = re.sub(r"\bedgesdk_kws_(?=npu_)", "edgesdk_", text)
+        text = re.sub(r"\bedgesdk_kws__(?=npu_)", "edgesdk_", text)
         text = re.sub(r"\bEDGESDK_KWS_(?=MODEL_NAME)", "EDGESDK_", text)
         text = re.sub(r"\bEDGESDK_KWS_(?=MODEL)", "EDGESDK_", text)
         text = re.sub(r"\bEDGESDK_KWS_", "EDGESDK_DEFAULT_", text).replace('#include "kws_', '#include "')
@@ -128,3 +128,12 @@ def test_named_build_sources_keep_no_default_symbol(tmp_path):
     report = load_report(tmp_path / "kws")
     with pytest.raises(UsageError, match="'name' is 'kws; rm'"):
         check_report({**report, "name": "kws; rm"}, "report.json")
+
+
+def test_private_symbols_of_two_names_never_meet():
+    """kws's cpu_x and kws_cpu's x: with one underscore both would be edgesdk_kws_cpu_x."""
+    from edgesdk.model_name import private_symbol
+
+    assert private_symbol("kws", "cpu_x") == "edgesdk_kws__cpu_x" != private_symbol("kws_cpu", "x") == "edgesdk_kws_cpu__x"
+    assert private_symbol("kws", "edgesdk_npu_table_0") == "edgesdk_kws__npu_table_0"
+    assert private_symbol("kws", "edgesdk_w", taken={"edgesdk_kws__w"}) == "edgesdk_kws__edgesdk_w"  # a model's w, too

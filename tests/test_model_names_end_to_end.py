@@ -33,14 +33,17 @@ def _defined(elf) -> dict:
 
 
 @pytest.mark.slow
-def test_three_named_models_in_one_firmware_are_bit_exact(tmp_path):
-    """KWS on the NPU and the CPU, KWS on the CPU alone and the anomaly detector on the CPU: three arenas, three
-    sets of weights, one NPU command table set, and the kernels the CPU builds share (softmax, fully connected)
-    linked once."""
-    builds = {"kws": (model_path("kws"), "npu,c"), "anomaly": (model_path("ad"), "c"), "kws_cpu": (model_path("kws"), "c")}
+def test_four_named_models_in_one_firmware_are_bit_exact(tmp_path):
+    """KWS on the NPU and the CPU, KWS on the CPU alone, the anomaly detector on the CPU, KWS on the DSP and the CPU: four
+    arenas, four sets of weights, the NPU's command tables and the DSP's graph each prefixed, and the kernels
+    the CPU builds share (softmax, fully connected) linked once. Each named build also builds its own firmware,
+    but the last (sources only: the image needs no more)."""
+    builds = {"kws": (model_path("kws"), "npu,c"), "anomaly": (model_path("ad"), "c"), "kws_cpu": (model_path("kws"), "c"),
+              "kws_dsp": (model_path("kws"), "dsp,c")}
     reports = {}
     for name, (model, target) in builds.items():
-        reports[name] = build(model, tmp_path / name, BuildOptions(target=target, name=name, werror=True))
+        options = BuildOptions(target=target, name=name, werror=True, compile_firmware=name != "kws_dsp")
+        reports[name] = build(model, tmp_path / name, options)
         assert reports[name]["name"] == name
     image = link_builds([tmp_path / name for name in builds], tmp_path / "image", werror=True)
     assert [m["name"] for m in image["models"]] == list(builds)
@@ -52,7 +55,8 @@ def test_three_named_models_in_one_firmware_are_bit_exact(tmp_path):
             assert defined.get(f"edgesdk_{name}_{symbol}") == 1, (name, symbol)
     assert not any(s.startswith("edgesdk_default_") or s == "edgesdk_arena" for s in defined)
     assert defined.get("edgesdk_softmax_s8") == 1  # called by all three models' code, linked once
-    assert any(s.startswith("edgesdk_kws_npu_table_") for s in defined)
+    assert any(s.startswith("edgesdk_kws__npu_table_") for s in defined)
+    assert any(s.startswith("edgesdk_kws_dsp__") for s in defined)  # its serialized graph, its weights
     kernel_files = sorted(p.name for p in (tmp_path / "image" / "src" / "targets").rglob("*.c"))
     assert kernel_files == sorted(set(kernel_files))
 
@@ -60,8 +64,9 @@ def test_three_named_models_in_one_firmware_are_bit_exact(tmp_path):
         inputs = {name: random_inputs(reports[name], seed) for name in builds}
         run = run_image(tmp_path / "image", inputs)
         assert run.exit_code == 0 and run.statuses == {name: 0 for name in builds}, run.uart
-        assert "models kws, anomaly, kws_cpu" in run.uart
+        assert "models kws, anomaly, kws_cpu, kws_dsp" in run.uart
         assert run.peripheral_stats["npu0"]["cycles"] > 0  # the kws model's layers ran on the NPU
+        assert run.peripheral_stats["dsp0"]["cycles"] > 0  # and kws_dsp's on the DSP
         for name, (model, _) in builds.items():
             want = run_reference(model, inputs[name], "ref")
             assert len(run.outputs[name]) == len(want)
