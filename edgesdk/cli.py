@@ -143,6 +143,10 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("--stream-input", action="store_true",
                    help="the caller gives the image input in rows (camera lines) through "
                         "edgesdk_default_read_input_rows(), so it is never whole in the arena (docs/streaming-input.md)")
+    b.add_argument("--name", default="default",
+                   help="prefix of the model's C symbols and files: edgesdk_NAME_run(), NAME_model.h (default "
+                        "'default': edgesdk_default_run(), model.h); models of different names link into one "
+                        "firmware (docs/several-models.md). Lower-case letters, digits and '_'")
     b.add_argument("--tuning-log", metavar="LOG.json",
                    help="apply the schedule 'edgesdk tune' wrote (same model, board, targets and rounding)")
     b.add_argument("--export", action="store_true",
@@ -269,7 +273,8 @@ def cmd_build(args) -> int:
     options = BuildOptions(board=args.board, target=args.target, rounding=args.rounding,
                            compile_firmware=not args.no_firmware, werror=args.werror,
                            cascade=not args.no_cascade, tuning_log=args.tuning_log, export=args.export,
-                           dump_after=_dump_after(args.dump_after), stream_input=args.stream_input)
+                           dump_after=_dump_after(args.dump_after), stream_input=args.stream_input,
+                           name=args.name)
     output = args.output or default_output_dir(args.model)
     if args.output is None and args.verbosity >= NORMAL:
         print(f"edgesdk: no -o given: writing {output}", file=sys.stderr)

@@ -58,6 +58,9 @@ class BuildOptions:
     # (edgesdk/export); report.json's `export` says where.
     export: bool = False
     dump_after: tuple = ()  # pass names (PASS_NAMES) after which compile_model calls its `dump` (--dump-after)
+    # The prefix of the model's C symbols and files (edgesdk/model_name.py): "default" writes edgesdk_default_run()
+    # and model.h; another name lets several models link into one firmware. Rendering only: same program.
+    name: str = "default"
 
 
 @dataclass
@@ -395,12 +398,14 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
     """Compile, render, cross-compile and write OUT atomically; return the report."""
     # Imported here, not at the top: compile_model (the tuner, the benchmark's compile step) needs none of them.
     from .aot.render import ARENA_GUARD_BYTES_PER_SIDE, render_sources
+    from .model_name import DEFAULT_NAME, check_model_name
     from .output_dir import check_replaceable, staged_output
     from .passdump import print_dump
     from .progress import VERBOSE, say
     from .report.html import write_build_report
     from .verify import verify_build
 
+    check_model_name(options.name)
     model_path = Path(model_path)
     out_dir = check_replaceable(Path(out_dir), protect=(model_path,))  # refuse before the work, and again at the end
     t0 = time.perf_counter()
@@ -413,7 +418,7 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         say("writing the C sources")
         src = stage / "src"
         render_sources(compiled.executor, src, source=model_path.name, board=compiled.board.name,
-                       rounding=options.rounding)
+                       rounding=options.rounding, name=options.name)
         from .firmware_build.board_files import render_board_files
         from .firmware_build.target_sources import copy_target_sources
 
@@ -424,6 +429,8 @@ def build(model_path, out_dir, options: BuildOptions, graph=None) -> dict:
         shutil.copyfile(compiled.board.path, stage / BUILD_BOARD_FILE)
         firmware_s, sections = 0.0, {}
         report = make_report(model_path, compiled, options, sections, {})
+        if options.name != DEFAULT_NAME:  # a default build's report.json stays as it was
+            report["name"] = options.name
         if options.compile_firmware:
             t1 = time.perf_counter()
             say("cross-compiling the firmware (CMake)")

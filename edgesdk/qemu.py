@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .board import SEMIHOSTING, Board, exit_method
 from .errors import EmulatorError, ToolchainError, UsageError
-from .run_io import NUMPY_DTYPES, STREAM_SYMBOL, InferenceResult, coerce_input, input_address, load_report
+from .run_io import NUMPY_DTYPES, InferenceResult, coerce_input, input_address, load_report
 
 QEMU_PACKAGE = "qemu-system-misc"
 MARK_SYMBOL = "edgesdk_harness_mark"
@@ -103,10 +103,13 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
     elf = (build_dir / "firmware.elf").resolve()
     if not elf.is_file():
         raise UsageError(f"{elf} is missing; rebuild with 'edgesdk build'.")
-    symbols = {name: elf_symbol(elf, name) for name in ("edgesdk_arena", MARK_SYMBOL, EXIT_SYMBOL, STEPS_SYMBOL)}
-    arena = symbols["edgesdk_arena"]
+    from .model_name import DEFAULT_NAME, arena_symbol, stream_symbol
+
+    name = report.get("name", DEFAULT_NAME)  # a build named with --name: edgesdk_NAME_arena
+    symbols = {s: elf_symbol(elf, s) for s in (arena_symbol(name), MARK_SYMBOL, EXIT_SYMBOL, STEPS_SYMBOL)}
+    arena = symbols[arena_symbol(name)]
     in_specs, out_specs = report["io"]["inputs"], report["io"]["outputs"]
-    step_writes = [[(input_address(s, arena, lambda: elf_symbol(elf, STREAM_SYMBOL)), coerce_input(x, s, k).tobytes())
+    step_writes = [[(input_address(s, arena, lambda: elf_symbol(elf, stream_symbol(name))), coerce_input(x, s, k).tobytes())
                     for k, (x, s) in enumerate(zip(inputs, in_specs))] for inputs in steps]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]
     with tempfile.TemporaryDirectory(prefix="edgesdk-qemu-") as tmp:

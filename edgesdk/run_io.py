@@ -10,6 +10,7 @@ import numpy as np
 
 from .dataclass_cache import dataclass, field
 from .errors import UsageError
+from .model_name import NAME_PATTERN
 
 NUMPY_DTYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
                 "float32": np.float32, "bool": np.bool_}  # bool: one byte, 0 or 1 (TFLite's layout)
@@ -79,6 +80,8 @@ def check_report(report, report_path) -> None:
         raise bad("'board' is not a board name")
     if report.get("rounding") not in ROUNDING_MODES:
         raise bad(f"'rounding' is {report.get('rounding')!r}, not one of {', '.join(ROUNDING_MODES)}")
+    if "name" in report and not (isinstance(report["name"], str) and NAME_PATTERN.match(report["name"])):
+        raise bad(f"'name' is {report['name']!r}, not a model name (edgesdk build --name)")
     memory = report.get("memory")
     arena = memory.get("arena_bytes") if isinstance(memory, dict) else None
     if not _is_int(arena) or not 0 < arena <= MAX_ARENA_BYTES:

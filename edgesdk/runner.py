@@ -8,6 +8,7 @@ import numpy as np
 
 from .board import build_board
 from .errors import EmulatorError, UsageError
+from .model_name import DEFAULT_NAME, arena_symbol, stream_symbol
 from .qemu import run_qemu_sequence
 # the run contract lives in run_io (QEMU and attached boards share it); InferenceResult and load_report stay
 # importable from here
@@ -20,8 +21,9 @@ def check_firmware_arena(report: dict, elf) -> int:
     guards, so every slot check_report accepted lies inside the firmware's arena. Returns edgesdk_arena."""
     from .emulator.machine import elf_symbol, elf_symbol_size
 
-    arena = elf_symbol(elf, "edgesdk_arena")
-    block, block_bytes = elf_symbol(elf, "edgesdk_arena_block"), elf_symbol_size(elf, "edgesdk_arena_block")
+    symbol = arena_symbol(report.get("name", DEFAULT_NAME))  # a build named with --name: edgesdk_NAME_arena
+    arena = elf_symbol(elf, symbol)
+    block, block_bytes = elf_symbol(elf, f"{symbol}_block"), elf_symbol_size(elf, f"{symbol}_block")
     guard = arena - block
     capacity = block_bytes - 2 * guard
     if guard < 0 or capacity != report["memory"]["arena_bytes"]:
@@ -94,7 +96,7 @@ def run_sequence(build_dir, steps: list, timeout_s: float = 120.0, emulator: str
     from .emulator.machine import elf_symbol
 
     def stream_base():
-        return elf_symbol(elf, STREAM_SYMBOL)
+        return elf_symbol(elf, stream_symbol(report.get("name", DEFAULT_NAME)))
 
     step_writes = [[(input_address(s, arena, stream_base), coerce_input(x, s, i).tobytes())
                     for i, (x, s) in enumerate(zip(inputs, specs))] for inputs in steps]

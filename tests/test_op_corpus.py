@@ -5,12 +5,13 @@ compile are exactly those tests/corpus.py lists as not yet supported.
 * host level (fast, every model): the C target's generated calls run on the host kernels (edgesdk.targets.c.
   testing) on each reference's own op inputs, for the cases the references were checked on (seeded random,
   all-min, all-max: tests/models/check_references.py);
-* firmware (slow, one model per op and mode): built for the emulator and run end to end.
+* firmware (slow, one model per op and mode): built for the emulator and run end to end, a batch of models in
+  one firmware image (each under a name of its own: edgesdk build --name, tests/image_batches.py).
 """
 
 from __future__ import annotations
 
-import re
+import pickle
 from collections import defaultdict
 from dataclasses import replace
 
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 import corpus
+from image_batches import batch, link_and_run, load_runs
 from edgesdk.errors import ModelError, UnsupportedOpError
 from edgesdk.importer import import_tflite
 from edgesdk.ops.folding import fold_constants
@@ -129,95 +131,97 @@ def one_per_op_and_mode() -> list:
     return [chosen[k] for k in sorted(chosen)]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("entry", [e for e in one_per_op_and_mode() if not corpus.expected_unsupported(e)],
-                         ids=lambda e: e["file"])
-def test_corpus_firmware_bit_exact(entry, tmp_path):
-    """One model per op and mode, built into firmware and run on the emulator, against each reference that
-    runs it, on --target c and npu,c. A rounding mode whose generated program equals the other mode's (most
-    ops round alike under both: the sources then differ only in model.c's rounding-mode comment) runs that
-    firmware's outputs against its own reference instead of building and running the same firmware again."""
-    from edgesdk.compiler import BuildOptions, compile_model
-    from edgesdk.reference import run_reference
+FIRMWARE_ENTRIES = [e for e in one_per_op_and_mode() if not corpus.expected_unsupported(e)]
+FIRMWARE_FILES = [e["file"] for e in FIRMWARE_ENTRIES]
+FIRMWARE_CASES = ("seed0", "min", "max")
+FIRMWARE_BATCH = 12  # corpus models per firmware image (each built for up to 2 targets x 2 modes)
+
+
+@pytest.fixture(scope="session")
+def corpus_firmware(session_builds):
+    """file -> ([(target, mode) built], {case: {(file, target, mode): (status, outputs, uart)}}): the model's
+    builds, compiled (sources only) under names of their own with the other models of its batch, linked into one
+    firmware image and run on each case, once per session (any worker; tests/image_batches.py)."""
+    by_file = {e["file"]: e for e in FIRMWARE_ENTRIES}
+
+    def get(file: str):
+        index, members = batch(FIRMWARE_FILES, file, FIRMWARE_BATCH)
+
+        def make(out):
+            builds, plans = {}, {}
+            for k, member in enumerate(members):
+                plans[member] = _compile_builds(by_file[member], out, f"e{k}", builds)
+            link_and_run(out, builds, {case: {key: corpus.case_inputs(by_file[key[0]], case, 0) for key in builds}
+                                       for case in FIRMWARE_CASES})
+            (out / "builds.pkl").write_bytes(pickle.dumps(plans))
+
+        out = session_builds(f"corpus-batch{index}", make)
+        return pickle.loads((out / "builds.pkl").read_bytes())[file], load_runs(out)
+
+    return get
+
+
+def _compile_builds(entry, out, name: str, builds: dict) -> list:
+    """The (target, mode) builds of `entry` the firmware test checks, compiled into out/<name>_<target>_<mode>/
+    and added to `builds` {(file, target, mode): directory}: --target c and npu,c (npu,c only when the NPU takes
+    an op: else its program is --target c's), each rounding mode whose reference runs the model and that its ops
+    build for (a mode refused on one target, e.g. a float32 LSTM under --rounding ref, is not tried again)."""
+    from edgesdk.compiler import BuildOptions, build, compile_model
 
     path = corpus.CORPUS / entry["file"]
-    problems, refused = [], set()
-    references = {}  # (mode, case) -> the reference's outputs: the same for both targets' firmware
+    refused, built = set(), []
     for target in ("c", "npu,c"):
-        built = {}  # generated program -> that firmware's outputs per input case
         for mode in ("ref", "tflm"):
             if not corpus.reference_ok(entry, mode) or mode in refused:
                 continue
-            out = tmp_path / f"{mode}_{target.replace(',', '_')}"
             options = BuildOptions(target=target, rounding=mode)
+            build_name = f"{name}_{target.replace(',', '_')}_{mode}"
             try:
                 if target == "npu,c" and not _npu_takes_an_op(compile_model(path, options)):
                     continue  # the same program as --target c: compiled (above), not built into firmware again
-                runs = _firmware_runs(path, entry, out, options, built)
+                report = build(path, out / build_name, replace(options, name=build_name, compile_firmware=False))
             except UnsupportedOpError:
                 refused.add(mode)  # a mode the model's ops do not build for (a float32 LSTM under --rounding ref)
                 continue
-            for case, (exit_code, outputs) in runs.items():
-                if exit_code != 0:
-                    problems.append(f"{mode} {target} {case}: exit {exit_code}")
-                    continue
-                if (mode, case) not in references:
-                    references[mode, case] = run_reference(path, corpus.case_inputs(entry, case, 0), mode)
-                expected = references[mode, case]
-                for want, got in zip(expected, outputs):
-                    differ = np.count_nonzero(np.asarray(want).reshape(-1).view(np.uint8)
-                                              != np.asarray(got).reshape(-1).view(np.uint8))
-                    if differ:
-                        problems.append(f"{mode} {target} {case}: {differ} bytes differ")
+            _check_targets(report, options)
+            builds[entry["file"], target, mode] = out / build_name
+            built.append((target, mode))
+    return built
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", FIRMWARE_ENTRIES, ids=lambda e: e["file"])
+def test_corpus_firmware_bit_exact(entry, corpus_firmware):
+    """One model per op and mode, built into firmware and run on the emulator, against each reference that
+    runs it, on --target c and npu,c (tests/image_batches.py: in a firmware image with other corpus models,
+    under a name of its own)."""
+    from edgesdk.reference import run_reference
+
+    path = corpus.CORPUS / entry["file"]
+    built, runs = corpus_firmware(entry["file"])
+    problems = []
+    references = {}  # (mode, case) -> the reference's outputs: the same for both targets' firmware
+    for target, mode in built:
+        for case in FIRMWARE_CASES:
+            status, outputs, _ = runs[case][entry["file"], target, mode]
+            if status != 0:
+                problems.append(f"{mode} {target} {case}: exit {-status}")
+                continue
+            if (mode, case) not in references:
+                references[mode, case] = run_reference(path, corpus.case_inputs(entry, case, 0), mode)
+            expected = references[mode, case]
+            assert len(outputs) == len(expected), f"{mode} {target} {case}"
+            for want, got in zip(expected, outputs):
+                differ = np.count_nonzero(np.asarray(want).reshape(-1).view(np.uint8)
+                                          != np.asarray(got).reshape(-1).view(np.uint8))
+                if differ:
+                    problems.append(f"{mode} {target} {case}: {differ} bytes differ")
     assert not problems, "\n".join(problems)
-
-
-FIRMWARE_CASES = ("seed0", "min", "max")
-
-
-def _firmware_runs(path, entry, out, options, built: dict) -> dict:
-    """{case: (exit code, outputs)} of the firmware `options` builds, run on the emulator on each case's
-    inputs. When `built` holds runs already, the sources are generated first (no firmware): if they are the
-    same program as a build in `built`, its runs are returned (the same sources make the same firmware, and
-    the emulator is deterministic). Otherwise the firmware is built, run, and remembered in `built`."""
-    from edgesdk.compiler import build
-    from edgesdk.runner import run_inference
-
-    if built:
-        sources = out.with_name(out.name + "_sources")
-        _check_targets(build(path, sources, replace(options, compile_firmware=False)), options)
-        program = generated_program(sources / "src")
-        if program in built:
-            return built[program]
-    _check_targets(build(path, out, options), options)
-    runs = {}
-    for case in FIRMWARE_CASES:
-        result = run_inference(out, corpus.case_inputs(entry, case, 0))
-        runs[case] = (result.exit_code, result.outputs)
-    built[generated_program(out / "src")] = runs
-    return runs
 
 
 def _check_targets(report, options) -> None:
     if options.target == "npu,c":
         assert any(op["target"] == "npu" for op in report["ops"]), "the build disagrees with its compile step"
-
-
-# model.c's header names the rounding mode it was generated for: a comment, nothing the compiler sees.
-ROUNDING_COMMENT = re.compile(rb"^ \* Rounding mode: \w+ \(see docs/rounding\.md\)\.$", re.MULTILINE)
-
-
-def generated_program(src) -> tuple:
-    """The generated sources under `src` as ((relative path, content), ...), without model.c's rounding-mode
-    comment: two builds with equal programs compile to the same firmware."""
-    files = []
-    for file in sorted(p for p in src.rglob("*") if p.is_file()):
-        data = file.read_bytes()
-        if file.name == "model.c":
-            data, count = ROUNDING_COMMENT.subn(b"", data, count=1)
-            assert count == 1, "model.c no longer names its rounding mode where generated_program looks for it"
-        files.append((str(file.relative_to(src)), data))
-    return tuple(files)
 
 
 def _npu_takes_an_op(compiled) -> bool:

@@ -12,12 +12,15 @@ import numpy as np
 from .. import __version__
 from ..ctext import c_value_lines, comment_text
 from ..importer.names import sanitize_name
+from ..model_name import DEFAULT_NAME, public_header, rename_sources, stream_symbol
 from ..resources import template_bytecode_cache
 from .executor import C_TYPES, ExecutorModel
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 # Guard bytes on each side of the activation arena (model.c.j2; EDGESDK_ARENA_GUARD_BYTES is twice this).
 ARENA_GUARD_BYTES_PER_SIDE = 16
+# The test harness's main of a firmware of named models (edgesdk/firmware/main.c is the default model's).
+HARNESS_MAIN = "edgesdk_harness_main.c"
 
 
 def environment() -> jinja2.Environment:
@@ -64,15 +67,17 @@ def api_targets(model: ExecutorModel) -> list:
     return result
 
 
-def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str) -> list:
+def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: str, rounding: str,
+                   name: str = DEFAULT_NAME) -> list:
     """Write model.h/.c, model_data.h/.c and the files each target renders (Target.render_sources); return the
-    paths."""
+    paths. A build named `name` (edgesdk build --name) prefixes their symbols and files (edgesdk/model_name.py)
+    and brings its test harness's main (harness_main.c.j2)."""
     env = environment()
     model = _with_safe_text(model)
     common = {"m": model, "version": __version__, "source": sanitize_name(source), "board": comment_text(board),
               "rounding": rounding, "ctypes": C_TYPES, "guard_bytes_per_side": ARENA_GUARD_BYTES_PER_SIDE}
     files = {
-        "model.h": env.get_template("model.h.j2").render(**common, targets=api_targets(model)),
+        "model.h": env.get_template("model.h.j2").render(**common, targets=api_targets(model), name=name),
         "model.c": env.get_template("model.c.j2").render(**common, steps=model.steps),
         "model_data.h": env.get_template("model_data.h.j2").render(**common),
         "model_data.c": env.get_template("model_data.c.j2").render(
@@ -86,14 +91,34 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
     files["edgesdk_harness_targets.h"] = env.get_template("edgesdk_harness_targets.h.j2").render(
         **common, harness_targets=[t for t in _targets_of(model) if t.harness_failure()])
     for target in _targets_of(model):
-        for name, text in target.render_sources(model, env, common).items():
-            if name in files:
-                raise ValueError(f"target '{target.name}' renders {name}, which another step already wrote")
-            files[name] = text
+        for file, text in target.render_sources(model, env, common).items():
+            if file in files:
+                raise ValueError(f"target '{target.name}' renders {file}, which another step already wrote")
+            files[file] = text
+    if name != DEFAULT_NAME:
+        files = rename_sources(files, name)
+        files[HARNESS_MAIN] = render_harness_main([name], board)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, text in files.items():
-        path = out_dir / name
+    for file, text in files.items():
+        path = out_dir / file
         path.write_text(text)
         paths.append(path)
     return paths
+
+
+def render_harness_main(names: list, board: str) -> str:
+    """The test harness's main for a firmware of the models named `names` (each built with --name): it runs
+    them one after the other, each between the emulator's marks 1 and 2."""
+    models = [{"name": n, "upper": n.upper(), "header": public_header(n), "stream": stream_symbol(n)} for n in names]
+    return environment().get_template("harness_main.c.j2").render(models=models, version=__version__,
+                                                                   board=comment_text(board))
+
+
+def render_harness_targets(target_names: list, title: str) -> str:
+    """edgesdk_harness_targets.h for a firmware whose models use the targets `target_names` (their union)."""
+    from ..targets import get_target
+
+    targets = [t for t in map(get_target, target_names) if t.harness_failure()]
+    return environment().get_template("edgesdk_harness_targets.h.j2").render(
+        m={"model_name": comment_text(title)}, version=__version__, harness_targets=targets)

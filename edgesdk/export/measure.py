@@ -34,7 +34,7 @@ ERROR_TEXT_LIMIT = 4000
 
 # Each kind of section in its own output section, so the probe's section sizes are the library's.
 PROBE_LINKER_SCRIPT = """\
-ENTRY(edgesdk_default_run)
+ENTRY({entry})
 SECTIONS
 {
     .text : { *(.text .text.*) }
@@ -51,21 +51,22 @@ SECTION_KINDS = {".text": "text", ".rodata": "rodata", ".data": "data", ".tdata"
                  ".bss": "bss", ".noinit": "noinit"}
 
 
-def measure_library(root: Path, sources: list, include_dirs: list, cflags: list, link_flags: list) -> dict:
+def measure_library(root: Path, sources: list, include_dirs: list, cflags: list, link_flags: list,
+                    api_functions: tuple = API_FUNCTIONS) -> dict:
     """Compile `sources` (paths relative to `root`) with `cflags`, link the probe with `link_flags`; return
     {"sizes": {...}, "stack": {...}, "externals": [...]}. Raises ToolchainError if the library does not build
-    or does not link on its own."""
+    or does not link on its own. `api_functions`: the model's run, reset and arena_io (edgesdk build --name)."""
     work = Path(tempfile.mkdtemp(prefix="edgesdk-export-measure-"))
     try:
         objects = _compile(root, sources, include_dirs, cflags, work)
         probe = work / "probe.elf"
         script = work / "probe.ld"
-        script.write_text(PROBE_LINKER_SCRIPT)
-        keep = [f"-Wl,--undefined={name}" for name in API_FUNCTIONS]
+        script.write_text(PROBE_LINKER_SCRIPT.replace("{entry}", api_functions[0]))
+        keep = [f"-Wl,--undefined={name}" for name in api_functions]
         _run([cflags[0], *link_flags, "-nostartfiles", "-Wl,--gc-sections", f"-T{script}", *keep, "-o", probe,
               *objects, "-lm"], "link")
         return {"sizes": _section_sizes(probe), "arena_alignment": _alignment(probe, ".noinit"),
-                "stack": _stack(work, _declared_bounds(root, sources)), "externals": _externals(objects, probe)}
+                "stack": _stack(work, _declared_bounds(root, sources), api_functions), "externals": _externals(objects, probe)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -146,7 +147,7 @@ def _declared_bounds(root: Path, sources: list) -> dict:
     return bounds
 
 
-def _stack(work: Path, bounds: dict | None = None) -> dict:
+def _stack(work: Path, bounds: dict | None = None, api_functions: tuple = API_FUNCTIONS) -> dict:
     frames, calls = {}, {}
     for ci in sorted(work.glob("*.ci")):
         text = ci.read_text(errors="replace")
@@ -162,7 +163,7 @@ def _stack(work: Path, bounds: dict | None = None) -> dict:
                         "chain of frames from each function (libc and libgcc functions excepted)",
               "functions": {}}
     externals, problems = set(), []
-    for root in API_FUNCTIONS:
+    for root in api_functions:
         if root not in frames:
             problems.append(f"no frame recorded for {root}")
             continue

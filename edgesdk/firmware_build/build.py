@@ -187,7 +187,9 @@ def build_firmware_reusing(gen_dir, out_dir, board: Board, werror: bool = False,
 
 def _checked_dirs(gen_dir, out_dir, board: Board) -> tuple:
     gen_dir, out_dir = Path(gen_dir).resolve(), Path(out_dir).resolve()
-    for required in ("model.h", "board.h", "link.ld"):
+    # a firmware of named models (edgesdk build --name) has NAME_model.h and its harness main instead of model.h
+    model = "edgesdk_harness_main.c" if (gen_dir / "edgesdk_harness_main.c").is_file() else "model.h"
+    for required in (model, "board.h", "link.ld"):
         if not (gen_dir / required).is_file():
             raise UsageError(f"{gen_dir / required} is missing: {gen_dir} is not a generated sources directory "
                              "(run 'edgesdk build' to create it).")

@@ -79,6 +79,9 @@ def prepare_hil(build_dir, inputs: list | None = None, seed: int = 0) -> HilBuil
     build_dir = Path(build_dir).resolve()
     report = load_report(build_dir)
     src = build_dir / "src"
+    if report.get("name"):  # edgesdk build --name: its harness is generated, without the HIL options
+        raise UsageError(f"{build_dir} was built with --name {report['name']}: edgesdk hil runs builds without a "
+                         "name. Build the model again without --name for the HIL suites.")
     if not (src / "model.h").is_file():
         raise UsageError(f"{build_dir} has no generated sources (src/model.h); rebuild it with 'edgesdk build' "
                          "(the HIL firmware is compiled from them).")
