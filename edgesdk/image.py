@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .board import BUILD_BOARD_FILE, build_board
+from .dataclass_cache import dataclass
 from .errors import UsageError
 from .model_name import DEFAULT_NAME, HARNESS_FILE_PREFIX
 
