@@ -389,6 +389,14 @@ class Target:
         when can_stripe answers True for some op."""
         raise NotImplementedError(f"target '{self.name}' can stripe ops but has no stripe_cost")
 
+    def stripe_cost_floor(self, group, ctx) -> int | None:
+        """A lower bound on stripe_cost(group, ctx)[0], cheaper to work out than the price, or None (the
+        default: no bound). The rule: when it returns a number, stripe_cost returns a cost (not None) whose
+        cycles in stripes are at least that number. The cascade search skips pricing a group this bound
+        already puts over its cycle budget (edgesdk/aot/cascade.py, Striping.floor_costs): the same decisions,
+        fewer prices."""
+        return None
+
     def stripes_use_scratch(self, op) -> bool:
         """Does `op`'s code in a cascade group use the scratch scratch_bytes asked for? The planner leaves it
         out of the arena when not. True (keep it) by default."""
