@@ -17,6 +17,8 @@ target provides, and which step of the flow uses it:
     can_stripe /       cascade search (aot/cascade.py)  ops it can run in row stripes, and what a group of them
     stripe_cost /                                       costs in stripes and whole (its cycles), and how much
     default_model_increase                              more a default build's groups may cost the model on it
+    stripe_cost_floor  cascade search                   a cheap lower bound on that cost: no price where it is
+                                                        already over the budget (optional)
     generate_stripes   executor (aot/executor.py)       one run of a group that crosses targets
     generate           AOT executor                     code for one region: C statements in the run
                                                         function, plus constants / command tables /

@@ -39,62 +39,84 @@ def stripe_cost_floor(group, ctx) -> int | None:
     runs' tables are priced only)."""
     if not isinstance(group, CascadeGroup):
         return None
-    state = ctx.data("npu-stripe-floors", lambda: {"memory": timing.MemoryMap.for_board(ctx.board), "consts": {}})
-    memory = state["memory"]
-    sram, flash = memory.class_of(ARENA_REGION, 0), memory.class_of(WEIGHTS_REGION, 0)
+    state = ctx.data("npu-stripe-floors", lambda: _State(timing.MemoryMap.for_board(ctx.board)))
+    sram = state.sram
     buffered = set(group.buffered)
-    end = timing.command_cost(C.End(), memory).cycles
     total = 0
     for event in group.schedule().events:
         if isinstance(event, Fetch):
-            total += end
+            total += state.end
         elif isinstance(event, Shift):
             moved = _fetch((event.stop - event.start) * row_bytes(event.tensor), sram)
             total += R.CMD_OVERHEAD_CYCLES + 2 * moved
         else:
-            total += _compute_floor(event, buffered, state["consts"], sram, flash, ctx)
+            op = event.op
+            terms = state.ops.get(op)
+            if terms is None:
+                terms = state.ops[op] = _OpTerms.of(op, ctx, state.flash)
+            total += terms.floor(event, op.outputs[0] in buffered, sram)
     return total
 
 
-def _compute_floor(event, buffered, consts: dict, sram, flash, ctx) -> int:
-    op = event.op
-    y = op.outputs[0]
-    rows = event.stop - event.start
-    _, _, width, channels = nhwc(y.shape)
-    write = _fetch(rows * row_bytes(y), sram)
-    if op.type in CONV_OPS:
-        w = op.inputs[1]
-        _, kh, kw, wc = w.shape
-        if op not in consts:
-            consts[op] = _constants_cycles(op, ctx, flash)
-        fetched = consts[op]
-        if op.type == "CONV_2D":
-            if y in buffered:  # may run folded: the same MACs in one or more commands
-                macs = rows * width * kh * kw * wc * channels
-                return R.CMD_OVERHEAD_CYCLES + max(-(-macs // R.MACS_PER_CYCLE), fetched + write)
-            lanes = R.CONV_IC_LANES_16 if op.inputs[0].dtype == "int16" else R.CONV_IC_LANES
-            compute = rows * width * kh * kw * -(-wc // lanes) * -(-channels // R.CONV_OC_LANES)
-        else:
-            compute = _vector_cycles(rows, width, channels, y.dtype, kh * kw)
-        return R.CMD_OVERHEAD_CYCLES + max(compute, _reads(event, (op.inputs[0],), sram) + fetched + write)
-    if op.type in POOL_OPS:
-        compute = _vector_cycles(rows, width, channels, y.dtype, op.attrs["filter_h"] * op.attrs["filter_w"])
-        return R.CMD_OVERHEAD_CYCLES + max(compute, _reads(event, (op.inputs[0],), sram) + write)
-    if op.type in ELEMENTWISE:
-        compute = _vector_cycles(rows, width, channels, y.dtype, 1)
-        return R.CMD_OVERHEAD_CYCLES + max(compute, _reads(event, op.inputs[:2], sram) + write)
-    return R.CMD_OVERHEAD_CYCLES
+class _State:
+    """Per dry context: the memory classes and each op's terms."""
+
+    def __init__(self, memory):
+        self.sram, self.flash = memory.class_of(ARENA_REGION, 0), memory.class_of(WEIGHTS_REGION, 0)
+        self.end = timing.command_cost(C.End(), memory).cycles
+        self.ops = {}
 
 
-def _reads(event, inputs, sram) -> int:
-    """Cycles of the stripe's input rows as its command reads them (one stream each)."""
-    total = 0
-    for x in inputs:
-        if x not in event.reads:
-            continue  # read whole, not in rows: left out (a lower bound)
-        start, stop = event.reads[x][:2]
-        total += _fetch((stop - start) * row_bytes(x), sram)
-    return total
+class _OpTerms:
+    """What one stripe command of an op costs per output row, and per command."""
+
+    def __init__(self, compute_per_row: int, inputs: tuple, out_row_bytes: int, constants: int,
+                 macs_per_row: int | None):
+        self.compute_per_row = compute_per_row  # lane-granular compute cycles; 0: not modelled (32 only)
+        self.inputs = inputs  # (input tensor, its row bytes): read in rows by the command
+        self.out_row_bytes = out_row_bytes
+        self.constants = constants  # cycles fetching weights and per-channel records (a convolution's)
+        self.macs_per_row = macs_per_row  # a CONV_2D's: its stripes may run folded
+
+    @classmethod
+    def of(cls, op, ctx, flash) -> "_OpTerms":
+        y = op.outputs[0]
+        _, _, width, channels = nhwc(y.shape)
+        out_row = row_bytes(y)
+        if op.type in CONV_OPS:
+            x, w = op.inputs[0], op.inputs[1]
+            _, kh, kw, wc = w.shape
+            constants = _constants_cycles(op, ctx, flash)
+            if op.type == "CONV_2D":
+                lanes = R.CONV_IC_LANES_16 if x.dtype == "int16" else R.CONV_IC_LANES
+                per_row = width * kh * kw * -(-wc // lanes) * -(-channels // R.CONV_OC_LANES)
+                return cls(per_row, ((x, row_bytes(x)),), out_row, constants, width * kh * kw * wc * channels)
+            return cls(_vector_cycles(width, channels, y.dtype, kh * kw), ((x, row_bytes(x)),), out_row, constants,
+                       None)
+        if op.type in POOL_OPS:
+            taps = op.attrs["filter_h"] * op.attrs["filter_w"]
+            x = op.inputs[0]
+            return cls(_vector_cycles(width, channels, y.dtype, taps), ((x, row_bytes(x)),), out_row, 0, None)
+        if op.type in ELEMENTWISE:
+            inputs = tuple((x, row_bytes(x)) for x in op.inputs[:2])
+            return cls(_vector_cycles(width, channels, y.dtype, 1), inputs, out_row, 0, None)
+        return cls(0, (), 0, 0, None)
+
+    def floor(self, event, output_buffered: bool, sram) -> int:
+        """At most what the event's command(s) cost (module docstring)."""
+        if not self.compute_per_row:
+            return R.CMD_OVERHEAD_CYCLES
+        rows = event.stop - event.start
+        write = _fetch(rows * self.out_row_bytes, sram)
+        if self.macs_per_row is not None and output_buffered:  # may run folded: the same MACs, >= 1 command
+            return R.CMD_OVERHEAD_CYCLES + max(-(-rows * self.macs_per_row // R.MACS_PER_CYCLE),
+                                               self.constants + write)
+        memory = self.constants + write
+        for x, x_row_bytes in self.inputs:
+            read = event.reads.get(x)
+            if read is not None:  # (an input read whole, not in rows, is left out: a lower bound)
+                memory += _fetch((read[1] - read[0]) * x_row_bytes, sram)
+        return R.CMD_OVERHEAD_CYCLES + max(rows * self.compute_per_row, memory)
 
 
 def _constants_cycles(op, ctx, flash) -> int:
@@ -113,9 +135,10 @@ def _constants_cycles(op, ctx, flash) -> int:
     return weights + _fetch(nhwc(op.outputs[0].shape)[3] * record, flash)
 
 
-def _vector_cycles(rows: int, width: int, channels: int, dtype: str, taps: int) -> int:
+def _vector_cycles(width: int, channels: int, dtype: str, taps: int) -> int:
+    """A vector command's compute cycles per output row (timing._vector_cycles)."""
     lanes = R.VEC_CHANNEL_LANES_16 if dtype == "int16" else R.VEC_CHANNEL_LANES
-    return rows * -(-width // R.VEC_PIXEL_LANES) * -(-channels // lanes) * taps
+    return -(-width // R.VEC_PIXEL_LANES) * -(-channels // lanes) * taps
 
 
 def _fetch(nbytes: int, mclass) -> int:
