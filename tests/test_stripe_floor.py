@@ -81,3 +81,24 @@ def test_search_chooses_the_same_plan_with_fewer_prices(name, options, monkeypat
     assert priced <= reference_priced
     if name == "kws" and not options:
         assert (priced, reference_priced) == (0, 30)
+
+
+@pytest.mark.parametrize("name", ["vww", "ic", "kws"])
+def test_fit_search_chooses_the_same_groups_with_fewer_prices(name, monkeypatch):
+    """fit_cascades (a model that does not fit: every candidate, the finer heights and shorter first stripes,
+    within the fit budget of the model's cycles) picks the same groups with the floors as without."""
+    c = compile_model(model_path(name), BuildOptions(target="npu,c", compile_firmware=False, cascade=False))
+    runs = []
+    for floors in (True, False):
+        priced = []
+        price = cascade.Striping._price
+        monkeypatch.setattr(cascade.Striping, "_price", lambda self, group: priced.append(1) or price(self, group))
+        if not floors:
+            monkeypatch.setattr(cascade.Striping, "floor_costs", lambda self, group: None)
+        striping = cascade.Striping(c.regions, c.codegen_options)
+        groups = cascade.fit_cascades(c.memory_problem, c.regions, striping) or []
+        monkeypatch.undo()
+        runs.append(([(tuple(op.index for op in g.ops), g.stripe_height, g.lead_rows) for g in groups], len(priced)))
+    (groups, priced), (reference, reference_priced) = runs
+    assert groups == reference
+    assert priced <= reference_priced

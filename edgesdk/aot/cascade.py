@@ -54,7 +54,6 @@ class Striping:
         # op's row windows, which every schedule of a group with that op reads).
         self._schedules, self._costs, self._windows = {}, {}, {}
         self._floors = {}
-        self.priced = 0  # groups priced (each target's stripe_cost asked): what the floors save
 
     def group(self, chain, height: int, first: int, graph, lead_rows: int = 0) -> CascadeGroup:
         """The cascade group of `chain` in stripes of `height` rows (the first of `lead_rows`, if not 0),
@@ -149,7 +148,6 @@ class Striping:
         return result
 
     def _price(self, group) -> dict | None:
-        self.priced += 1
         result = {}
         for name, part in self.parts(group).items():
             target = self._target_of[part.ops[0]]
