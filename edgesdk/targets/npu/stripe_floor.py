@@ -39,7 +39,10 @@ def stripe_cost_floor(group, ctx) -> int | None:
     runs' tables are priced only)."""
     if not isinstance(group, CascadeGroup):
         return None
-    state = ctx.data("npu-stripe-floors", lambda: _State(timing.MemoryMap.for_board(ctx.board)))
+    held = ctx.data("npu-stripe-floors", dict)  # (ctx.data builds its default on every call: made once here)
+    state = held.get("state")
+    if state is None:
+        state = held["state"] = _State(timing.MemoryMap.for_board(ctx.board))
     sram = state.sram
     buffered = set(group.buffered)
     total = 0
