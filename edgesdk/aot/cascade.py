@@ -53,6 +53,7 @@ class Striping:
         # asks about the same groups again in every round, so they are remembered for this build (and each
         # op's row windows, which every schedule of a group with that op reads).
         self._schedules, self._costs, self._windows = {}, {}, {}
+        self._floors = {}
 
     def group(self, chain, height: int, first: int, graph, lead_rows: int = 0) -> CascadeGroup:
         """The cascade group of `chain` in stripes of `height` rows (the first of `lead_rows`, if not 0),
@@ -120,6 +121,31 @@ class Striping:
                 self._schedules.setdefault(key, group.schedule())
         known = self._costs[key]
         return None if known is None else dict(known)
+
+    def floor_costs(self, group) -> dict | None:
+        """{target name: (a lower bound on its part's cycles in stripes, its ops' cycles whole)} when every
+        target of the group bounds its part (Target.stripe_cost_floor) and prices its ops whole (whole_cost,
+        remembered per layer since model_cycles), else None; None too once the group is priced (`costs` is
+        exact). Each bound is at most the part's price and promises the price is not None, so a group whose
+        floors are over a budget is over it priced: the search skips pricing it, with the same decisions."""
+        key = _group_key(group)
+        if key in self._costs:
+            return None
+        if key not in self._floors:
+            self._floors[key] = self._floor(group)
+        known = self._floors[key]
+        return None if known is None else dict(known)
+
+    def _floor(self, group) -> dict | None:
+        result = {}
+        for name, part in self.parts(group).items():
+            target = self._target_of[part.ops[0]]
+            floor = target.stripe_cost_floor(part, self._ctx)
+            whole = None if floor is None else target.whole_cost(part.ops, self._whole_ctx)
+            if whole is None:
+                return None
+            result[name] = (floor, whole)
+        return result
 
     def _price(self, group) -> dict | None:
         result = {}
@@ -249,18 +275,14 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
             kept_extra = striping.extra(kept) if budget is not None else None
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = striping.group(chain, height, first, problem.graph)
+                floors = striping.floor_costs(group)
+                if floors is not None and _over(floors, striping, max_cycle_increase, kept_extra, budget):
+                    break  # over at its price too (floor <= price): not priced
                 costs = striping.costs(group)
                 if costs is None:
                     continue  # a target cannot run this group's row ranges (another height may do)
-                if budget is None:
-                    if not striping.within(costs, max_cycle_increase):
-                        break
-                else:
-                    total = dict(kept_extra)
-                    for name, (striped, whole) in costs.items():
-                        total[name] = total.get(name, 0) + striped - whole
-                    if not _within_budget(total, budget):
-                        break
+                if _over(costs, striping, max_cycle_increase, kept_extra, budget):
+                    break
                 extra = sum(striped - whole for striped, whole in costs.values())
                 if prune:  # placed below, lowest bound first
                     trial = problem.trial(kept + [group])
@@ -278,6 +300,18 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
             return best
         best = round_best[3]
         chosen = list(best.cascades)
+
+
+def _over(costs: dict, striping: Striping, max_cycle_increase, kept_extra, budget) -> bool:
+    """Is a candidate with these costs ({target name: (striped, whole)}) over choose_cascades' cycle budget:
+    each part's `max_cycle_increase` of its ops whole, or (None) with the kept groups' `kept_extra`, a
+    target's model-level `budget`?"""
+    if budget is None:
+        return not striping.within(costs, max_cycle_increase)
+    total = dict(kept_extra)
+    for name, (striped, whole) in costs.items():
+        total[name] = total.get(name, 0) + striped - whole
+    return not _within_budget(total, budget)
 
 
 def _place_best(problem: MemoryProblem, tried: list, below) -> tuple | None:
@@ -330,6 +364,10 @@ def fit_cascades(problem: MemoryProblem, regions, striping: Striping, max_increa
                     even = group
                 elif not _smaller_buffers(group, even):
                     continue  # the same buffers in one stripe more: never a lower peak
+                floors = striping.floor_costs(group)
+                if floors is not None and _share_of_model(floors, totals) > max_increase:
+                    over = over or not lead  # over at its price too (floor <= price): not priced
+                    continue
                 cost = striping.costs(group)
                 if cost is None:
                     continue
@@ -462,6 +500,9 @@ def _streamed_search(problem: MemoryProblem, regions, plan, striping: Striping, 
             group = striping.group(chain, height, first, problem.graph)
             if not missing <= set(group.streamed):
                 break  # the chain does not read them alone, at any height
+            floors = striping.floor_costs(group)
+            if floors is not None and _share_of_model(floors, totals) > max_increase:
+                break  # over at its price too (floor <= price): not priced
             cost = striping.costs(group)
             if cost is None:
                 continue

@@ -17,6 +17,8 @@ target provides, and which step of the flow uses it:
     can_stripe /       cascade search (aot/cascade.py)  ops it can run in row stripes, and what a group of them
     stripe_cost /                                       costs in stripes and whole (its cycles), and how much
     default_model_increase                              more a default build's groups may cost the model on it
+    stripe_cost_floor  cascade search                   a cheap lower bound on that cost: no price where it is
+                                                        already over the budget (optional)
     generate_stripes   executor (aot/executor.py)       one run of a group that crosses targets
     generate           AOT executor                     code for one region: C statements in the run
                                                         function, plus constants / command tables /
@@ -388,6 +390,14 @@ class Target:
         dry codegen context (edgesdk/aot/executor.py: dry_context) that nothing reaches the build from. Needed
         when can_stripe answers True for some op."""
         raise NotImplementedError(f"target '{self.name}' can stripe ops but has no stripe_cost")
+
+    def stripe_cost_floor(self, group, ctx) -> int | None:
+        """A lower bound on stripe_cost(group, ctx)[0], cheaper to work out than the price, or None (the
+        default: no bound). The rule: when it returns a number, stripe_cost returns a cost (not None) whose
+        cycles in stripes are at least that number. The cascade search skips pricing a group this bound
+        already puts over its cycle budget (edgesdk/aot/cascade.py, Striping.floor_costs): the same decisions,
+        fewer prices."""
+        return None
 
     def stripes_use_scratch(self, op) -> bool:
         """Does `op`'s code in a cascade group use the scratch scratch_bytes asked for? The planner leaves it

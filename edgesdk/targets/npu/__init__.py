@@ -122,6 +122,11 @@ class NpuTarget(Target):
 
         return stripe_cost(group, ctx)
 
+    def stripe_cost_floor(self, group, ctx) -> int | None:
+        from .stripe_floor import stripe_cost_floor
+
+        return stripe_cost_floor(group, ctx)
+
     def stripes_use_scratch(self, op) -> bool:
         """Only a folded convolution takes scratch (fold.py); a stripe command is the one-command form."""
         return False
