@@ -282,3 +282,31 @@ def test_inspect_without_target_uses_the_board_default():
     hifive = edgesdk("inspect", model, "--json", "--board", "hifive1-revb")
     assert hifive.returncode == 0, hifive.stderr
     assert {op["target"] for op in json.loads(hifive.stdout)["ops"]} == {"c"}
+
+
+def test_a_board_text_checked_once_per_process_and_an_edit_checked_again(tmp_path, monkeypatch):
+    """load_board checks a text against the schema once per process (the tuner loads the same board for every
+    compile); the same file edited into an invalid board is a new text, checked and refused."""
+    import edgesdk.board as board_module
+    import edgesdk.schema as schema_module
+
+    calls = []
+    real = schema_module.validate
+    def counted(value, *rest):  # validate recurses through the module's name: count the whole files only
+        if isinstance(value, dict) and "peripherals" in value:
+            calls.append(1)
+        return real(value, *rest)
+
+    monkeypatch.setattr(schema_module, "validate", counted)
+    path = tmp_path / "board.json"
+    board = riscv_npu()
+    board["description"] = "checked once"  # a text no other test loaded
+    path.write_text(json.dumps(board))
+    load_board(str(path))
+    load_board(str(path))
+    assert len(calls) == 1 and path.read_text() in board_module._VALID_BOARD_TEXTS
+    board["memory"]["sram"].update(kind="flash")
+    path.write_text(json.dumps(board))
+    with pytest.raises(UsageError, match="memory.sram.kind"):
+        load_board(str(path))
+    assert len(calls) == 2
