@@ -630,7 +630,8 @@ def conv_firmware(session_builds):
                     build(path, out / f"{member}_{mode}",
                           BuildOptions(target="c", rounding=mode, name=f"m{k}_{mode}", compile_firmware=False))
                     builds[member, mode] = out / f"{member}_{mode}"
-            link_and_run(out, builds, {label: {key: cases[key[0]][label] for key in builds} for label in FIRMWARE_LABELS})
+            link_and_run(out, builds,
+                         {label: {key: cases[key[0]][label] for key in builds} for label in FIRMWARE_LABELS})
 
         out = session_builds(f"conv-batch{index}", make)
         return out / f"{name}.tflite", load_runs(out)
