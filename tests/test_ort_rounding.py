@@ -21,6 +21,7 @@ pytest.importorskip("onnxruntime", reason="onnxruntime is not installed: pip ins
 pytest.importorskip("tvm", reason="apache-tvm is not installed: pip install '.[tvm]' (docs/tvm-interop.md)")
 
 import ort_corpus as oc  # noqa: E402
+from image_batches import link_and_run, load_runs  # noqa: E402
 from edgesdk.errors import UnsupportedOpError  # noqa: E402
 
 ENTRIES = oc.models()
@@ -265,24 +266,44 @@ FIRMWARE = ("net_mixed_u8.onnx", "net_issue12_u8_pc.onnx", "elementwise_fanout_s
             "net_issue12_s8.onnx", "net_mixed_s8.onnx", "fanout_gemm_s8.onnx")
 
 
+def _firmware_cases(file: str) -> range:
+    """The corpus cases a model's firmware is checked on: all for the first, every other for the rest."""
+    return range(0, len(oc.CASES), 2 if file != FIRMWARE[0] else 1)
+
+
+@pytest.fixture(scope="session")
+def ort_firmware(session_builds):
+    """{case: {file: (status, outputs, uart)}}: the FIRMWARE models built with --rounding ort (sources only, each
+    under a name of its own), linked into one firmware image and booted once per corpus case, once per session
+    (any worker; tests/image_batches.py). A model not checked on a case runs on it all the same."""
+    from edgesdk.compiler import BuildOptions, build
+
+    def make(out):
+        builds = {}
+        for k, file in enumerate(FIRMWARE):
+            build(oc.path(_entry(file)), out / f"m{k}", BuildOptions(rounding="ort", name=f"m{k}", compile_firmware=False))
+            builds[file] = out / f"m{k}"
+        feeds = {file: [list(oc.inputs(_entry(file), case, oc.input_scales(oc.path(_entry(file)))).values())
+                        for case in range(len(oc.CASES))] for file in FIRMWARE}
+        link_and_run(out, builds, {case: {file: feeds[file][case] for file in FIRMWARE} for case in range(len(oc.CASES))})
+
+    return load_runs(session_builds("ort-firmware", make))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("file", FIRMWARE)
-def test_firmware_bit_exact_with_onnxruntime(file, tmp_path):
-    from edgesdk.compiler import BuildOptions, build
-    from edgesdk.runner import run_inference
-
+def test_firmware_bit_exact_with_onnxruntime(file, ort_firmware):
+    """Each model's firmware outputs (in one image with the other FIRMWARE models) bit for bit onnxruntime's."""
     entry = _entry(file)
-    out = tmp_path / "fw"
-    build(oc.path(entry), out, BuildOptions(rounding="ort"))
     scales = oc.input_scales(oc.path(entry))
     problems = []
-    for case in range(0, len(oc.CASES), 2 if file != FIRMWARE[0] else 1):
+    for case in _firmware_cases(file):
         feeds = oc.inputs(entry, case, scales)
-        result = run_inference(out, list(feeds.values()))
-        assert result.exit_code == 0
-        for want, got in zip(oc.onnxruntime_outputs(oc.path(entry), feeds), result.outputs):
+        status, outputs, uart = ort_firmware[case][file]
+        assert status == 0, f"{file} [{oc.CASES[case]} {case}]: exit {-status} {uart!r}"
+        for want, got in zip(oc.onnxruntime_outputs(oc.path(entry), feeds), outputs):
             if not oc.same_bits(np.asarray(want, np.float32), got):
-                problems.append(f"[{oc.CASES[case]} {case}]: {want.reshape(-1)[:8]} != {got.reshape(-1)[:8]}")
+                problems.append(f"{file} [{oc.CASES[case]} {case}]: {want.reshape(-1)[:8]} != {got.reshape(-1)[:8]}")
     assert not problems, "\n".join(problems)
 
 
