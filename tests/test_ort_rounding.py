@@ -273,21 +273,32 @@ def _firmware_cases(file: str) -> range:
 
 @pytest.fixture(scope="session")
 def ort_firmware(session_builds):
-    """{case: {file: (status, outputs, uart)}}: the FIRMWARE models built with --rounding ort (sources only, each
-    under a name of its own), linked into one firmware image and booted once per corpus case, once per session
-    (any worker; tests/image_batches.py). A model not checked on a case runs on it all the same."""
+    """{case: {file: (status, outputs, uart)}} for each (file, case) of _firmware_cases: the FIRMWARE models built
+    with --rounding ort (sources only, each under a name of its own), once per session (any worker;
+    tests/image_batches.py): all of them linked into one firmware image booted once per every-other case, and the
+    first (checked on every case) in an image of its own for the other cases."""
     from edgesdk.compiler import BuildOptions, build
 
     def make(out):
         builds = {}
         for k, file in enumerate(FIRMWARE):
-            build(oc.path(_entry(file)), out / f"m{k}", BuildOptions(rounding="ort", name=f"m{k}", compile_firmware=False))
+            build(oc.path(_entry(file)), out / f"m{k}",
+                  BuildOptions(rounding="ort", name=f"m{k}", compile_firmware=False))
             builds[file] = out / f"m{k}"
-        feeds = {file: [list(oc.inputs(_entry(file), case, oc.input_scales(oc.path(_entry(file)))).values())
-                        for case in range(len(oc.CASES))] for file in FIRMWARE}
-        link_and_run(out, builds, {case: {file: feeds[file][case] for file in FIRMWARE} for case in range(len(oc.CASES))})
+        feeds = {file: {case: list(oc.inputs(_entry(file), case, oc.input_scales(oc.path(_entry(file)))).values())
+                        for case in _firmware_cases(file)} for file in FIRMWARE}
+        every_other = _firmware_cases(FIRMWARE[1])
+        rest = [case for case in _firmware_cases(FIRMWARE[0]) if case not in every_other]
+        for folder, files, cases in (("all", FIRMWARE, every_other), ("first", FIRMWARE[:1], rest)):
+            (out / folder).mkdir()
+            link_and_run(out / folder, {file: builds[file] for file in files},
+                         {case: {file: feeds[file][case] for file in files} for case in cases})
 
-    return load_runs(session_builds("ort-firmware", make))
+    out = session_builds("ort-firmware", make)
+    runs = load_runs(out / "all")
+    for case, by_file in load_runs(out / "first").items():
+        runs[case] = by_file
+    return runs
 
 
 @pytest.mark.slow
