@@ -21,7 +21,6 @@ pytest.importorskip("onnxruntime", reason="onnxruntime is not installed: pip ins
 pytest.importorskip("tvm", reason="apache-tvm is not installed: pip install '.[tvm]' (docs/tvm-interop.md)")
 
 import ort_corpus as oc  # noqa: E402
-from image_batches import link_and_run, load_runs  # noqa: E402
 from edgesdk.errors import UnsupportedOpError  # noqa: E402
 
 ENTRIES = oc.models()
@@ -266,55 +265,24 @@ FIRMWARE = ("net_mixed_u8.onnx", "net_issue12_u8_pc.onnx", "elementwise_fanout_s
             "net_issue12_s8.onnx", "net_mixed_s8.onnx", "fanout_gemm_s8.onnx")
 
 
-def _firmware_cases(file: str) -> range:
-    """The corpus cases a model's firmware is checked on: all for the first, every other for the rest."""
-    return range(0, len(oc.CASES), 2 if file != FIRMWARE[0] else 1)
-
-
-@pytest.fixture(scope="session")
-def ort_firmware(session_builds):
-    """{case: {file: (status, outputs, uart)}} for each (file, case) of _firmware_cases: the FIRMWARE models built
-    with --rounding ort (sources only, each under a name of its own), once per session (any worker;
-    tests/image_batches.py): all of them linked into one firmware image booted once per every-other case, and the
-    first (checked on every case) in an image of its own for the other cases."""
-    from edgesdk.compiler import BuildOptions, build
-
-    def make(out):
-        builds = {}
-        for k, file in enumerate(FIRMWARE):
-            build(oc.path(_entry(file)), out / f"m{k}",
-                  BuildOptions(rounding="ort", name=f"m{k}", compile_firmware=False))
-            builds[file] = out / f"m{k}"
-        feeds = {file: {case: list(oc.inputs(_entry(file), case, oc.input_scales(oc.path(_entry(file)))).values())
-                        for case in _firmware_cases(file)} for file in FIRMWARE}
-        every_other = _firmware_cases(FIRMWARE[1])
-        rest = [case for case in _firmware_cases(FIRMWARE[0]) if case not in every_other]
-        for folder, files, cases in (("all", FIRMWARE, every_other), ("first", FIRMWARE[:1], rest)):
-            (out / folder).mkdir()
-            link_and_run(out / folder, {file: builds[file] for file in files},
-                         {case: {file: feeds[file][case] for file in files} for case in cases})
-
-    out = session_builds("ort-firmware", make)
-    runs = load_runs(out / "all")
-    for case, by_file in load_runs(out / "first").items():
-        runs[case] = by_file
-    return runs
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("file", FIRMWARE)
-def test_firmware_bit_exact_with_onnxruntime(file, ort_firmware):
-    """Each model's firmware outputs (in one image with the other FIRMWARE models) bit for bit onnxruntime's."""
+def test_firmware_bit_exact_with_onnxruntime(file, tmp_path):
+    from edgesdk.compiler import BuildOptions, build
+    from edgesdk.runner import run_inference
+
     entry = _entry(file)
+    out = tmp_path / "fw"
+    build(oc.path(entry), out, BuildOptions(rounding="ort"))
     scales = oc.input_scales(oc.path(entry))
     problems = []
-    for case in _firmware_cases(file):
+    for case in range(0, len(oc.CASES), 2 if file != FIRMWARE[0] else 1):
         feeds = oc.inputs(entry, case, scales)
-        status, outputs, uart = ort_firmware[case][file]
-        assert status == 0, f"{file} [{oc.CASES[case]} {case}]: exit {-status} {uart!r}"
-        for want, got in zip(oc.onnxruntime_outputs(oc.path(entry), feeds), outputs):
+        result = run_inference(out, list(feeds.values()))
+        assert result.exit_code == 0
+        for want, got in zip(oc.onnxruntime_outputs(oc.path(entry), feeds), result.outputs):
             if not oc.same_bits(np.asarray(want, np.float32), got):
-                problems.append(f"{file} [{oc.CASES[case]} {case}]: {want.reshape(-1)[:8]} != {got.reshape(-1)[:8]}")
+                problems.append(f"[{oc.CASES[case]} {case}]: {want.reshape(-1)[:8]} != {got.reshape(-1)[:8]}")
     assert not problems, "\n".join(problems)
 
 
