@@ -99,9 +99,10 @@ def rename_api_text(text: str, name: str) -> str:
     return re.sub(r"(?<![\w.])model\.h\b", public_header(name), text)
 
 
-# A file-scope definition with external linkage, as the templates and targets write them: at column 0, a type,
-# then the symbol, then '[', '(' or '=' (static ones, declarations, macros and asm statements do not match).
-_DEFINITION = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*[A-Za-z_]\w*[\s*]+([A-Za-z_]\w*)\s*[\[(=]")
+# A file-scope definition with external linkage, as the templates and targets write them: at column 0, a type
+# (after qualifiers or a macro such as TVM's TVM_DLL), then the symbol, then '[', '(' or '=' (static ones,
+# declarations, macros and asm statements do not match).
+_DEFINITION = re.compile(r"^(?:[A-Za-z_]\w*[\s*]+)+([A-Za-z_]\w*)\s*[\[(=]")
 _NOT_DEFINITION = re.compile(r"\b(?:static|extern|typedef|struct|union|enum)\b|^(?:#|_Static_assert|__asm__)")
 _HEADER_GUARD = re.compile(r"^#ifndef (\w+)\n#define \1\b", re.MULTILINE)
 

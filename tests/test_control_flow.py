@@ -21,6 +21,7 @@ from edgesdk.ops.control_flow import control_flow_units
 from edgesdk.ops.folding import fold_constants
 from edgesdk.partition.partitioner import partition
 from edgesdk.targets.c import testing
+from image_batches import link_and_run, load_runs
 from modelgen import ModelBuilder
 
 Q = dict(scale=0.05, zero_point=0)  # every int8 activation of these models
@@ -335,36 +336,45 @@ def test_partition_report_names_subgraph_ops(tmp_path):
 
 # -- firmware ---------------------------------------------------------------------------------------------------
 
-def _bit_exact(build_dir, model_path, inputs, mode) -> list:
+def _bit_exact(run, model_path, inputs, mode) -> list:
+    """Problems of one model's run in an image, (status, outputs, uart) (tests/image_batches.py), against the
+    reference on the same inputs."""
     from edgesdk.reference import run_reference
-    from edgesdk.runner import run_inference
 
-    result = run_inference(build_dir, inputs)
-    if result.exit_code != 0:
-        return [f"exit {result.exit_code}: {result.uart[-200:]}"]
+    status, outputs, uart = run
+    if status != 0:
+        return [f"exit {-status}: {uart[-200:]}"]
     expected = run_reference(model_path, inputs, mode)
     return [f"output {k}: {np.count_nonzero(np.asarray(w).view(np.uint8) != np.asarray(g).view(np.uint8))} bytes differ"
-            for k, (w, g) in enumerate(zip(expected, result.outputs))
+            for k, (w, g) in enumerate(zip(expected, outputs))
             if np.asarray(w).tobytes() != np.asarray(g).tobytes()]
+
+
+SEEDS = range(4)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["c", "npu,c"])
 def test_firmware_bit_exact(target, tmp_path):
     """Every hand-written model in firmware, against both references; with "npu,c" the int8 ADD and MUL inside
-    loop bodies and branches run on the NPU."""
+    loop bodies and branches run on the NPU. The models' builds (each model and mode under a name of its own)
+    are linked into one firmware image, booted once per seed (tests/image_batches.py)."""
     from edgesdk.compiler import BuildOptions, build
 
-    problems, on_npu = [], 0
-    for name in sorted(CASES):
-        data = CASES[name]()
-        path = _write(tmp_path, name, data)
+    on_npu, builds, paths, datas = 0, {}, {}, {}
+    for k, name in enumerate(sorted(CASES)):
+        datas[name] = CASES[name]()
+        paths[name] = _write(tmp_path, name, datas[name])
         for mode in ("ref", "tflm"):
             out = tmp_path / f"{name}_{mode}"
-            report = build(path, out, BuildOptions(target=target, rounding=mode, werror=True))
+            report = build(paths[name], out, BuildOptions(target=target, rounding=mode, werror=True,
+                                                          name=f"m{k}_{mode}", compile_firmware=False))
             on_npu += sum(op["target"] == "npu" and op.get("subgraph", 0) > 0 for op in report["ops"])
-            for seed in range(4):
-                problems += [f"{name} {mode} seed {seed}: {p}" for p in _bit_exact(out, path, case_inputs(data, seed), mode)]
+            builds[name, mode] = out
+    runs = link_and_run(tmp_path, builds,
+                        {seed: {key: case_inputs(datas[key[0]], seed) for key in builds} for seed in SEEDS})
+    problems = [f"{name} {mode} seed {seed}: {p}" for seed in SEEDS for (name, mode) in builds
+                for p in _bit_exact(runs[seed][name, mode], paths[name], case_inputs(datas[name], seed), mode)]
     assert not problems, "\n".join(problems)
     assert (on_npu > 0) == (target == "npu,c")
 
@@ -386,15 +396,40 @@ def test_unbounded_loop_stops_at_the_instruction_budget(tmp_path, capsys):
 
 
 LOOP_MODELS = [e for e in corpus.entries() if "WHILE" in e["ops"] or "IF" in e["ops"]]
+LOOP_FILES = [e["file"] for e in LOOP_MODELS if not corpus.expected_unsupported(e)]
+
+
+@pytest.fixture(scope="session")
+def loop_firmware(session_builds):
+    """{(file, mode, target): (status, outputs, uart)} per corpus case: every supported LOOP_MODELS model built for
+    each reference that runs it and both targets (sources only, under names of their own), linked into one
+    firmware image and run on each case, once per session (any worker; tests/image_batches.py)."""
+    from edgesdk.compiler import BuildOptions, build
+
+    def make(out):
+        builds = {}
+        for k, entry in enumerate(e for e in LOOP_MODELS if e["file"] in LOOP_FILES):
+            for mode in ("ref", "tflm"):
+                if not corpus.reference_ok(entry, mode):
+                    continue
+                for target in ("c", "npu,c"):
+                    name = f"l{k}_{mode}_{target.replace(',', '_')}"
+                    build(corpus.CORPUS / entry["file"], out / name,
+                          BuildOptions(target=target, rounding=mode, werror=True, name=name, compile_firmware=False))
+                    builds[entry["file"], mode, target] = out / name
+        entries = {e["file"]: e for e in LOOP_MODELS}
+        link_and_run(out, builds, {case: {key: corpus.case_inputs(entries[key[0]], case, 0) for key in builds}
+                                   for case in corpus.CASES})
+
+    return load_runs(session_builds("control-flow-corpus", make))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", LOOP_MODELS, ids=lambda e: e["file"])
-def test_corpus_control_flow_firmware(entry, tmp_path):
+def test_corpus_control_flow_firmware(entry, loop_firmware):
     """Every converter-made WHILE / IF model edgesdk compiles (Keras GRU and SimpleRNN loops, tf.while_loop,
-    tf.cond), in firmware on both targets, against each reference that runs it, on the corpus's cases."""
-    from edgesdk.compiler import BuildOptions, build
-
+    tf.cond), in firmware on both targets, against each reference that runs it, on the corpus's cases (in one
+    firmware image with the other models, each build under a name of its own)."""
     if corpus.expected_unsupported(entry):
         pytest.skip(corpus.expected_unsupported(entry))
     path = corpus.CORPUS / entry["file"]
@@ -403,11 +438,10 @@ def test_corpus_control_flow_firmware(entry, tmp_path):
         if not corpus.reference_ok(entry, mode):
             continue
         for target in ("c", "npu,c"):
-            out = tmp_path / f"{mode}_{target.replace(',', '_')}"
-            build(path, out, BuildOptions(target=target, rounding=mode, werror=True))
             for case in corpus.CASES:
-                problems += [f"{mode} {target} {case}: {p}"
-                             for p in _bit_exact(out, path, corpus.case_inputs(entry, case, 0), mode)]
+                problems += [f"{entry['file']} {mode} {target} {case}: {p}"
+                             for p in _bit_exact(loop_firmware[case][entry["file"], mode, target], path,
+                                                 corpus.case_inputs(entry, case, 0), mode)]
     assert not problems, "\n".join(problems)
 
 

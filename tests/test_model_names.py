@@ -44,8 +44,9 @@ def test_defined_symbols_are_the_external_definitions():
             "static const int8_t table[2] = {0, 1};\n__attribute__((noinline)) static int helper(void)\n{\n}\n"
             "uint32_t edgesdk_arena_block[8]\n    __attribute__((section(\".noinit\")));\n"
             "__asm__(\".globl edgesdk_arena\");\nextern const uint8_t other[3];\n_Static_assert(1, \"x\");\n"
-            "int32_t edgesdk_default_run(const struct edgesdk_default_inputs *inputs)\n{\n    int32_t x = 0;\n}\n")
-    assert defined_symbols(text) == ["weights_1", "edgesdk_arena_block", "edgesdk_default_run"]
+            "int32_t edgesdk_default_run(const struct edgesdk_default_inputs *inputs)\n{\n    int32_t x = 0;\n}\n"
+            "EDGESDK_DEFAULT_TVM_DLL void tvmgen_leaky_relu_12(int8_t* p0_data) {\n}\n")
+    assert defined_symbols(text) == ["weights_1", "edgesdk_arena_block", "edgesdk_default_run", "tvmgen_leaky_relu_12"]
 
 
 def test_rename_prefixes_api_arena_data_guards_and_files():

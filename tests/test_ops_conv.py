@@ -19,6 +19,7 @@ from edgesdk.errors import ModelError, UnsupportedOpError
 from edgesdk.importer import import_tflite
 from edgesdk.partition.partitioner import partition
 from edgesdk.targets.c import testing
+from image_batches import batch, link_and_run, load_runs
 from modelgen import (ACTIVATION_CODES, SAME, VALID, ModelBuilder, _conv_out_shape, batch_matmul_model, pool_model,
                       resize_model, transpose_conv_model)
 
@@ -603,29 +604,60 @@ FIRMWARE_MODELS = ["conv16_int32_bias", "conv_f32_same_relu", "dwconv_f32_mult2_
                    "avg_pool_f32_relu6", "max_pool_s16_relu", "fc16_rows_ties", "conv16_rest2_dilated", "dwconv16_2ch"]
 
 
+FIRMWARE_BATCH = 10  # models per firmware image, each built for each rounding mode it is checked in
+FIRMWARE_LABELS = ("random0", "random1", "small", "min", "max")  # case_inputs' cases but "inf" (NaN bytes differ
+# between x86 and the soft-float, docs/rounding.md)
+
+
+@pytest.fixture(scope="session")
+def conv_firmware(session_builds):
+    """name -> (model path, {label: {(name, mode): (status, outputs, uart)}}): the model built with --target c for
+    each of its rounding modes (sources only, under names of their own), linked with the other models of its
+    batch into one firmware image and run on each case, once per session (any worker; tests/image_batches.py)."""
+    from edgesdk.compiler import BuildOptions, build
+
+    def get(name: str):
+        index, members = batch(FIRMWARE_MODELS, name, FIRMWARE_BATCH)
+
+        def make(out):
+            builds, cases = {}, {}
+            for k, member in enumerate(members):
+                data, modes = ALL_MODELS[member]
+                path = out / f"{member}.tflite"
+                path.write_bytes(data)
+                cases[member] = dict(case_inputs(path))
+                for mode in modes:
+                    build(path, out / f"{member}_{mode}",
+                          BuildOptions(target="c", rounding=mode, name=f"m{k}_{mode}", compile_firmware=False))
+                    builds[member, mode] = out / f"{member}_{mode}"
+            link_and_run(out, builds,
+                         {label: {key: cases[key[0]][label] for key in builds} for label in FIRMWARE_LABELS})
+
+        out = session_builds(f"conv-batch{index}", make)
+        return out / f"{name}.tflite", load_runs(out)
+
+    return get
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", FIRMWARE_MODELS)
-def test_hand_made_model_firmware_bit_exact(name, tmp_path):
-    """Built for the emulator with --target c and run end to end against each reference that runs it."""
-    from edgesdk.compiler import BuildOptions, build
+def test_hand_made_model_firmware_bit_exact(name, conv_firmware):
+    """Built for the emulator with --target c and run end to end against each reference that runs it (in a
+    firmware image with other models of this file, under a name of its own)."""
     from edgesdk.reference import run_reference
-    from edgesdk.runner import run_inference
 
-    data, modes = ALL_MODELS[name]
-    path = tmp_path / f"{name}.tflite"
-    path.write_bytes(data)
+    path, runs = conv_firmware(name)
+    assert [label for label, _ in case_inputs(path) if label != "inf"] == list(FIRMWARE_LABELS)
     problems = []
-    for mode in modes:
-        out = tmp_path / f"out_{mode}"
-        build(path, out, BuildOptions(target="c", rounding=mode))
+    for mode in ALL_MODELS[name][1]:
         for label, inputs in case_inputs(path):
             if label == "inf":
                 continue  # NaN bytes differ between x86 and the soft-float (docs/rounding.md)
-            result = run_inference(out, inputs)
-            assert result.exit_code == 0
-            for want, got in zip(run_reference(path, inputs, mode), result.outputs):
+            status, outputs, uart = runs[label][name, mode]
+            assert status == 0, f"{name} {mode} {label}: exit {-status} {uart!r}"
+            for want, got in zip(run_reference(path, inputs, mode), outputs):
                 if np.asarray(want).tobytes() != np.asarray(got).tobytes():
-                    problems.append(f"{mode} {label}")
+                    problems.append(f"{name} {mode} {label}")
     assert not problems, problems
 
 

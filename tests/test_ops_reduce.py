@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import modelgen as mg
+from image_batches import link_and_run, load_runs
 from edgesdk.errors import ModelError
 from edgesdk.hostcc import build_shared_library
 from edgesdk.importer import import_tflite
@@ -485,28 +486,53 @@ FIRMWARE_CASES = ("softmax_float_0.3", "log_softmax_float", "l2norm_float_rows",
                   "sum_float_all_dims", "arg_max_float_4d_axis1_int64", "cumsum_3d_1_False_True", "reduce_all_4_False")
 
 
+@pytest.fixture(scope="session")
+def reduce_firmware(session_builds):
+    """name -> (model path, {boot: {(name, mode): (status, outputs, uart)}}): the FIRMWARE_CASES models built with
+    --target c for each of their modes (sources only, under names of their own), linked into one firmware image,
+    booted once per input set, once per session (any worker; tests/image_batches.py). Boot k runs each model on
+    its input set k; a model with fewer sets runs its first again there (not checked)."""
+    from edgesdk.compiler import BuildOptions, build
+
+    chosen = {name: (data, input_sets, modes) for name, data, input_sets, modes in CASES if name in FIRMWARE_CASES}
+
+    def make(out):
+        builds = {}
+        for k, (name, (data, _, modes)) in enumerate(chosen.items()):
+            (out / f"{name}.tflite").write_bytes(data)
+            for mode in modes:
+                build(out / f"{name}.tflite", out / f"{name}_{mode}",
+                      BuildOptions(target="c", rounding=mode, name=f"m{k}_{mode}", compile_firmware=False))
+                builds[name, mode] = out / f"{name}_{mode}"
+        boots = max(len(input_sets) for _, input_sets, _ in chosen.values())
+        sets = {name: input_sets for name, (_, input_sets, _) in chosen.items()}
+        link_and_run(out, builds, {k: {key: (sets[key[0]] + sets[key[0]][:1] * boots)[k] for key in builds}
+                                   for k in range(boots)})
+
+    out = session_builds("reduce-firmware", make)
+    return lambda name: (out / f"{name}.tflite", load_runs(out))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", FIRMWARE_CASES)
-def test_firmware_bit_exact(models, tmp_path, name):
+def test_firmware_bit_exact(reduce_firmware, name):
     """Float kernels (soft-float double arithmetic, expf/logf without picolibc), int16 tables, int64 indices and
-    bool tensors end to end: the firmware's outputs equal each reference's, byte for byte."""
-    from edgesdk.compiler import BuildOptions, build
+    bool tensors end to end: the firmware's outputs equal each reference's, byte for byte (in one firmware image
+    with the other FIRMWARE_CASES models, each build under a name of its own)."""
     from edgesdk.reference import run_reference
-    from edgesdk.runner import run_inference
 
-    _, path, _, input_sets, modes = next(m for m in models if m[0] == name)
+    _, _, input_sets, modes = next(c for c in CASES if c[0] == name)
+    path, runs = reduce_firmware(name)
     problems = []
     for mode in modes:
-        out = tmp_path / mode
-        build(path, out, BuildOptions(target="c", rounding=mode))
         for k, inputs in enumerate(input_sets):
-            result = run_inference(out, inputs)
-            assert result.exit_code == 0, f"{mode} inputs {k}: exit {result.exit_code}"
-            for want, got in zip(run_reference(path, inputs, mode), result.outputs):
+            status, outputs, uart = runs[k][name, mode]
+            assert status == 0, f"{name} {mode} inputs {k}: exit {-status} {uart!r}"
+            for want, got in zip(run_reference(path, inputs, mode), outputs):
                 differ = np.count_nonzero(np.asarray(want).reshape(-1).view(np.uint8)
                                           != np.asarray(got).reshape(-1).view(np.uint8))
                 if differ:
-                    problems.append(f"{mode} inputs {k}: {differ} bytes differ")
+                    problems.append(f"{name} {mode} inputs {k}: {differ} bytes differ")
     assert not problems, "\n".join(problems)
 
 

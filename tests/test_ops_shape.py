@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import corpus
+from image_batches import link_and_run
 from modelgen import ModelBuilder
 from edgesdk.compiler import BuildOptions, compile_model
 from edgesdk.errors import ModelError, UnsupportedOpError
@@ -578,34 +579,41 @@ FIRMWARE_CASES = ("transpose_int64", "gather_bool", "mirror_pad_symmetric_float3
                   "batch_to_space_nd_int16", "depth_to_space_float32", "fill_int32", "ss_new_axis")
 
 
+SEEDS = range(2)
+
+
 @pytest.mark.slow
 def test_family_firmware_bit_exact(tmp_path):
     """A selection of the hand-made models in every element type, built into firmware (--target c) and run on the
     emulator, output bytes against LiteRT's reference kernels; and the folding models end to end: the shape
-    chain (folded to RESHAPE + ADD) and a constant graph output written by its copy."""
+    chain (folded to RESHAPE + ADD) and a constant graph output written by its copy. The models are built under
+    names of their own and linked into one firmware image, booted once per seed (tests/image_batches.py)."""
     from edgesdk.compiler import build
     from edgesdk.reference import run_reference
-    from edgesdk.runner import run_inference
 
     cases = {c.name: c for c in all_cases()}
     models = [(name, cases[name].model, cases[name].make_inputs) for name in FIRMWARE_CASES]
     models.append(("shape_chain", shape_chain_model(out_const=True),
                    lambda seed: [values_of("int8", (2, 6, 4), np.random.default_rng(seed))]))
-    problems = []
-    for name, model, make_inputs in models:
-        path = tmp_path / f"{name}.tflite"
-        path.write_bytes(model)
-        report = build(path, tmp_path / name, BuildOptions(target="c"))
+    builds, paths = {}, {}
+    for k, (name, model, _) in enumerate(models):
+        paths[name] = tmp_path / f"{name}.tflite"
+        paths[name].write_bytes(model)
+        report = build(paths[name], tmp_path / name, BuildOptions(target="c", name=f"m{k}", compile_firmware=False))
         if name == "shape_chain":
             assert [op["type"] for op in report["ops"]] == ["RESHAPE", "ADD", "RESHAPE"], report["ops"]
             assert report["folding"]["constant_outputs"] == ["dims"] and len(report["folding"]["folded_ops"]) == 9
-        for seed in range(2):
-            inputs = make_inputs(seed)
-            result = run_inference(tmp_path / name, inputs)
-            if result.exit_code != 0:
-                problems.append(f"{name}: exit {result.exit_code} {result.uart!r}")
+        builds[name] = tmp_path / name
+    inputs = {seed: {name: make_inputs(seed) for name, _, make_inputs in models} for seed in SEEDS}
+    runs = link_and_run(tmp_path, builds, inputs)
+    problems = []
+    for name, _, _ in models:
+        for seed in SEEDS:
+            status, outputs, uart = runs[seed][name]
+            if status != 0:
+                problems.append(f"{name} seed {seed}: exit {-status} {uart!r}")
                 continue
-            for k, (want, got) in enumerate(zip(run_reference(path, inputs, "ref"), result.outputs)):
+            for k, (want, got) in enumerate(zip(run_reference(paths[name], inputs[seed][name], "ref"), outputs)):
                 differ = np.count_nonzero(np.asarray(want).reshape(-1).view(np.uint8) != got.reshape(-1).view(np.uint8))
                 if differ:
                     problems.append(f"{name} seed {seed} output {k}: {differ} bytes differ")
