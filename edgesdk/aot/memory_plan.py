@@ -1081,21 +1081,7 @@ class MemoryProblem:
         if not spans:
             return 0
 
-        def owner(t):  # _Owners.get: the slot of t's buffer if it is of kind "tensor"
-            k = slot.get(t)
-            return k if k is not None and kinds[k] == "tensor" else None
-
-        savings = []
-        for g in cascades:  # as _cascade_overlaps
-            out = owner(g.output)
-            if out is None or firsts[out] != g.first_step:
-                continue
-            for x in g.external_inputs():
-                k = owner(x)
-                if k is None or k == out or lasts[k] != g.last_step or not g.exact_overlap_allowed(x):
-                    continue
-                distance = None if x in activation_inputs(g.ops[-1]) else 0
-                savings.append((g.first_step, g.last_step, _overlap_saving(sizes[out], sizes[k], distance)))
+        savings = list(_cascade_savings(cascades, slot, firsts, lasts, sizes, kinds))
         for step, op, out, k, x in pairs:  # as find_overlaps
             if firsts[out] == step and lasts[k] == step and kinds[out] == kinds[k] == "tensor" and op not in grouped:
                 rule = self._overlap_rule(op, x)
@@ -1227,21 +1213,8 @@ class _TrialBase:
             if now != self.saving[k]:
                 step = self.pairs[k][0]
                 changes.append((step, step, self.saving[k] - now))
-
-        def owner(t):  # _Owners.get: the slot of t's buffer if it is of kind "tensor"
-            k = slot.get(t)
-            return k if k is not None and kinds[k] == "tensor" else None
-
-        for g in cascades:  # as _cascade_overlaps
-            out = owner(g.output)
-            if out is None or firsts[out] != g.first_step:
-                continue
-            for x in g.external_inputs():
-                k = owner(x)
-                if k is None or k == out or lasts[k] != g.last_step or not g.exact_overlap_allowed(x):
-                    continue
-                distance = None if x in activation_inputs(g.ops[-1]) else 0
-                changes.append((g.first_step, g.last_step, -_overlap_saving(sizes[out], sizes[k], distance)))
+        changes += [(first, last, -saving)
+                    for first, last, saving in _cascade_savings(cascades, slot, firsts, lasts, sizes, kinds)]
         return _align(max(self._largest(changed, dropped), self._peak(changes)), problem.alignment)
 
     def _largest(self, changed: dict, dropped: set) -> int:
@@ -1273,6 +1246,26 @@ class _TrialBase:
         if hi < self.last:
             peak = max(peak, self.from_end[hi - self.first + 1])
         return peak
+
+
+def _cascade_savings(cascades, slot: dict, firsts: list, lasts: list, sizes: list, kinds: list):
+    """(first step, last step, bytes saved) of each exact overlap a group's output may take of an input dying in
+    it (as _cascade_overlaps), over the slot arrays of a trial bound."""
+
+    def owner(t):  # _Owners.get: the slot of t's buffer if it is of kind "tensor"
+        k = slot.get(t)
+        return k if k is not None and kinds[k] == "tensor" else None
+
+    for g in cascades:
+        out = owner(g.output)
+        if out is None or firsts[out] != g.first_step:
+            continue
+        for x in g.external_inputs():
+            k = owner(x)
+            if k is None or k == out or lasts[k] != g.last_step or not g.exact_overlap_allowed(x):
+                continue
+            distance = None if x in activation_inputs(g.ops[-1]) else 0
+            yield g.first_step, g.last_step, _overlap_saving(sizes[out], sizes[k], distance)
 
 
 def co_live_overlaps(buffers: list, work: Work | None = None) -> list:
