@@ -533,20 +533,23 @@ def make_report(model_path: Path, c: Compiled, options: BuildOptions, sections: 
             "outputs": [_io_json(t) for t in ex.outputs],
         },
         "timing": timing,
-        "warnings": list(getattr(c.graph, "warnings", [])) + _streaming_warnings(c),
+        "warnings": list(getattr(c.graph, "warnings", [])) + _streaming_warnings(c, options.name),
         **({"stream_input": c.input_streaming} if c.input_streaming is not None else {}),
         **({"tuning": _tuning_json(c)} if c.schedule is not None else {}),
     }
 
 
-def _streaming_warnings(c: Compiled) -> list:
+def _streaming_warnings(c: Compiled, name: str) -> list:
+    """`name`: the build's --name, whose header and row reader the message names."""
+    from .model_name import api_prefix, public_header
+
     s = c.input_streaming
     if s is None or s["streamed"]:
         return []
     return [f"--stream-input: the input stays whole, in its arena slot: streaming it would take a "
             f"{s['arena_bytes_streamed']:,} B arena, whole it takes {s['arena_bytes_whole']:,} B. The model reads "
-            "the input from its slot (model.h defines no EDGESDK_DEFAULT_INPUT_<k>_STREAMED and declares no "
-            "edgesdk_default_read_input_rows)."]
+            f"the input from its slot ({public_header(name)} defines no {api_prefix(name).upper()}INPUT_<k>_STREAMED "
+            f"and declares no {api_prefix(name)}read_input_rows)."]
 
 
 def firmware_memory_fields(c: Compiled, sections: dict) -> dict:

@@ -189,6 +189,12 @@ def test_a_small_input_that_costs_more_streamed_stays_whole(tmp_path, capsys):
     report = json.loads((out / "report.json").read_text())
     assert report["stream_input"]["streamed"] is False and "arena_offset" in report["io"]["inputs"][0]
     assert "edgesdk_default_read_input_rows" not in (out / "src" / "model.h").read_text()
+    named = tmp_path / "named"  # the warning names the build's own header and reader
+    assert main(["build", str(model_path("ic")), "--target", "c", "--stream-input", "--no-firmware", "-q",
+                 "--name", "ic", "-o", str(named)]) == 0
+    warning = capsys.readouterr().err
+    assert "ic_model.h defines no EDGESDK_IC_INPUT_<k>_STREAMED" in warning
+    assert "edgesdk_ic_read_input_rows" in warning and "edgesdk_default" not in warning
 
 
 def test_a_streamed_input_that_lowers_the_arena_streams():
