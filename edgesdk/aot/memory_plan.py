@@ -1062,16 +1062,8 @@ class MemoryProblem:
         firsts = [entry[2] for entry in facts.base]
         lasts = [entry[3] for entry in facts.base]
         kinds = [entry[5] for entry in facts.base]
-        for g in cascades:  # as build_buffers
-            stripe = set(g.buffered)
-            for op in g.ops:
-                for t in op.inputs + op.outputs:
-                    if t is not None and not t.is_const and t not in stripe:
-                        k = slot[t]
-                        firsts[k], lasts[k] = min(firsts[k], g.first_step), max(lasts[k], g.last_step)
-            for t in g.buffered:
-                k = slot[t]
-                sizes[k], kinds[k], firsts[k], lasts[k] = g.buffer_bytes(t), "stripe", g.first_step, g.last_step
+        for k, (first, last, size, kind) in _grouped_buffers(cascades, slot, firsts, lasts, sizes, kinds).items():
+            firsts[k], lasts[k], sizes[k], kinds[k] = first, last, size, kind
         spans = list(zip(firsts, lasts, sizes))
         grouped = {op for g in cascades for op in g.ops}
         scratch, pairs = self._trial_facts()
@@ -1177,17 +1169,7 @@ class _TrialBase:
             return 0
         slot = problem._graph().slot
         firsts, lasts, sizes, kinds = self.firsts, self.lasts, self.sizes, self.kinds
-        changed = {}  # slot -> its buffer's [first, last, size, kind] with the groups
-        for g in cascades:  # as build_buffers
-            stripe = set(g.buffered)
-            for op in g.ops:
-                for t in op.inputs + op.outputs:
-                    if t is not None and not t.is_const and t not in stripe:
-                        k = slot[t]
-                        entry = changed.get(k) or changed.setdefault(k, [firsts[k], lasts[k], sizes[k], kinds[k]])
-                        entry[0], entry[1] = min(entry[0], g.first_step), max(entry[1], g.last_step)
-            for t in g.buffered:
-                changed[slot[t]] = [g.first_step, g.last_step, g.buffer_bytes(t), "stripe"]
+        changed = _grouped_buffers(cascades, slot, firsts, lasts, sizes, kinds)
         if not changed:
             return _align(max(self.largest[0][0], self.from_start[-1]), problem.alignment)
         firsts, lasts, sizes, kinds = (list(column) for column in (firsts, lasts, sizes, kinds))
@@ -1246,6 +1228,24 @@ class _TrialBase:
         if hi < self.last:
             peak = max(peak, self.from_end[hi - self.first + 1])
         return peak
+
+
+def _grouped_buffers(cascades, slot: dict, firsts, lasts, sizes, kinds) -> dict:
+    """{slot: its buffer's [first step, last step, size, kind] with the groups}, for the slots the groups change
+    (as build_buffers): a whole tensor a group touches lives over all of the group's steps, a buffered one is
+    the group's stripe buffer. `firsts`..`kinds`: the slot arrays without the groups (not changed here)."""
+    changed = {}
+    for g in cascades:
+        stripe = set(g.buffered)
+        for op in g.ops:
+            for t in op.inputs + op.outputs:
+                if t is not None and not t.is_const and t not in stripe:
+                    k = slot[t]
+                    entry = changed.get(k) or changed.setdefault(k, [firsts[k], lasts[k], sizes[k], kinds[k]])
+                    entry[0], entry[1] = min(entry[0], g.first_step), max(entry[1], g.last_step)
+        for t in g.buffered:
+            changed[slot[t]] = [g.first_step, g.last_step, g.buffer_bytes(t), "stripe"]
+    return changed
 
 
 def _cascade_savings(cascades, slot: dict, firsts: list, lasts: list, sizes: list, kinds: list):

@@ -173,16 +173,8 @@ def weight_decode_cycles(decoded_bytes: int) -> int:
 
 
 def _desc_stream(cost: CommandCost, memory: MemoryMap, desc: C.TensorDesc, is_write: bool) -> None:
-    """_add_stream of a descriptor's compact bytes (spelled out: the cascade search prices many commands)."""
-    mclass = memory.class_of(desc.region, desc.offset)
-    nbytes = desc.compact_bytes
-    cost.memory_cycles += -(-(nbytes * R.BANDWIDTH_SCALE) // mclass.bytes_per_cycle_x256)
-    if is_write:
-        cost.write_bytes += nbytes
-    elif mclass.kind == R.MEM_KIND_FLASH:
-        cost.flash_read_bytes += nbytes
-    else:
-        cost.sram_read_bytes += nbytes
+    """_add_stream of a descriptor's compact bytes."""
+    _add_stream(cost, memory.class_of(desc.region, desc.offset), desc.compact_bytes, is_write)
 
 
 def _vector_cycles(out: C.TensorDesc, taps: int) -> int:
