@@ -21,9 +21,8 @@ _weight_stream: the same bytes, the same answer, computed once per tensor in a b
 
 from __future__ import annotations
 
-import numpy as np
-
 from ...ops.stripes import CascadeGroup, Fetch, Shift, nhwc, row_bytes
+from .codegen import _weight_stream, board_memory, weight_bytes
 from .hw import cmdtable as C
 from .hw import registers as R
 from .hw import timing
@@ -42,7 +41,7 @@ def stripe_cost_floor(group, ctx) -> int | None:
     held = ctx.data("npu-stripe-floors", dict)  # (ctx.data builds its default on every call: made once here)
     state = held.get("state")
     if state is None:
-        state = held["state"] = _State(timing.MemoryMap.for_board(ctx.board))
+        state = held["state"] = _State(board_memory(ctx.board))
     sram = state.sram
     buffered = set(group.buffered)
     total = 0
@@ -125,10 +124,8 @@ class _OpTerms:
 def _constants_cycles(op, ctx, flash) -> int:
     """Cycles a conv command of `op` spends fetching its weights (dense, or the compressed stream the lowering
     places: the fetch or the worst-case decode, the slower) and its per-channel records, as _conv_cost."""
-    from .codegen import _weight_stream
-
     w, x = op.inputs[1], op.inputs[0]
-    data = np.ascontiguousarray(w.data, dtype=np.int8).tobytes()
+    data = weight_bytes(w)
     stream = _weight_stream(data, ctx, op, owner=w)
     if stream is None:
         weights = _fetch(len(data), flash)
