@@ -156,6 +156,19 @@ def compact_conv_layers(ops, ctx) -> set:
     return compact
 
 
+def conv_geometry(op) -> dict:
+    """The window fields every conv kernel's params begin with (int8, int16, float32), in the structs' order."""
+    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
+    return {
+        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": y.shape[3],
+        "filter_h": w.shape[1], "filter_w": w.shape[2], "filter_in_c": w.shape[3],
+        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
+        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
+        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+    }
+
+
 @c_op("CONV_2D", constraints=[rules.conv_shapes, *LAYER_CONSTRAINTS],
       headers=("edgesdk_conv2d.h", "edgesdk_layer16.h"),
       sources=("edgesdk_conv2d.c", "edgesdk_conv2d_blocked.c", "edgesdk_conv2d_paired.c", "edgesdk_conv2d_s16.c",
@@ -168,16 +181,10 @@ def emit_conv2d(e: Emit):
         return emit_conv2d_f32(e)
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
-    a = op.attrs
     out_c = y.shape[3]
     mults, shifts = list(d.multipliers), list(d.shifts)
     fields = {
-        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
-        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c,
-        "filter_h": w.shape[1], "filter_w": w.shape[2], "filter_in_c": w.shape[3],
-        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
-        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
-        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        **conv_geometry(op),
         "input_offset": d.input_offset, "filter_offset": d.filter_offset, "output_offset": d.output_offset,
         "act_min": d.act_min, "act_max": d.act_max,
         "multiplier": None, "shift": None,
@@ -231,17 +238,26 @@ def emit_conv2d(e: Emit):
     return e.layer
 
 
-@footprint("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired")
-def conv2d_footprint(call, op) -> list:
-    p, x, w, b, y = call.args
+def _geometry_checks(p) -> tuple:
+    """(checks, groups) of the window fields every conv kernel shares (conv_geometry's: int8, int16, float32);
+    groups None when a size is not positive or a padding negative (nothing further can be checked)."""
     checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
                       "filter_in_c", "stride_h", "stride_w", "dilation_h", "dilation_w")
     checks += non_negative(p, "pad_top", "pad_left")
     if checks:
-        return checks
+        return checks, None
     groups = p["in_c"] // p["filter_in_c"]
-    checks += require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0,
-                      f"{p['in_c']} input channels do not split into groups of {p['filter_in_c']} for {p['out_c']} outputs")
+    return require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0,
+                   f"{p['in_c']} input channels do not split into groups of {p['filter_in_c']} for {p['out_c']} "
+                   "outputs"), groups
+
+
+@footprint("edgesdk_conv2d_s8", "edgesdk_conv2d_s8_paired")
+def conv2d_footprint(call, op) -> list:
+    p, x, w, b, y = call.args
+    checks, groups = _geometry_checks(p)
+    if groups is None:
+        return checks
     if p["blocked"]:
         checks += _blocked_preconditions(p, b)
     out_c = p["out_c"]
@@ -361,18 +377,6 @@ def _blocked_preconditions(p, bias) -> list:
                             f"{patch_max}-byte stack buffer ({which})")
 
 
-def conv_geometry(op) -> dict:
-    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
-    return {
-        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
-        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": y.shape[3],
-        "filter_h": w.shape[1], "filter_w": w.shape[2], "filter_in_c": w.shape[3],
-        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
-        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
-        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
-    }
-
-
 def emit_conv2d_s16(e: Emit):
     """16x8 CONV_2D: TFLite's int16 ConvPerChannel, accumulator of the bias type (edgesdk_layer16.h)."""
     op, d = e.op, e.data
@@ -420,14 +424,9 @@ def block_channels16(weights_2d) -> np.ndarray:
 @footprint("edgesdk_conv2d_s16")
 def conv2d_s16_footprint(call, op) -> list:
     p, x, w, b, y = call.args
-    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
-                      "filter_in_c", "stride_h", "stride_w", "dilation_h", "dilation_w")
-    checks += non_negative(p, "pad_top", "pad_left")
-    if checks:
+    checks, groups = _geometry_checks(p)
+    if groups is None:
         return checks
-    groups = p["in_c"] // p["filter_in_c"]
-    checks += require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0,
-                      f"{p['in_c']} input channels do not split into groups of {p['filter_in_c']} for {p['out_c']} outputs")
     out_c = p["out_c"]
     checks += require(p["sum32"] in (0, 1), "sum32 is a flag")
     if p["sum32"] and hasattr(w, "values"):
@@ -467,13 +466,9 @@ def emit_conv2d_f32(e: Emit):
 @footprint("edgesdk_conv2d_f32")
 def conv2d_f32_footprint(call, op) -> list:
     p, x, w, b, y = call.args
-    checks = positive(p, "batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h", "filter_w",
-                      "filter_in_c", "stride_h", "stride_w", "dilation_h", "dilation_w")
-    checks += non_negative(p, "pad_top", "pad_left")
-    if checks:
+    checks, groups = _geometry_checks(p)
+    if groups is None:
         return checks
-    groups = p["in_c"] // p["filter_in_c"]
-    checks += require(p["in_c"] % p["filter_in_c"] == 0 and p["out_c"] % groups == 0, "channels do not split into groups")
     out_c = p["out_c"]
     return checks + [(x, 4 * p["batches"] * p["in_h"] * p["in_w"] * p["in_c"], "input"),
                      (w, 4 * out_c * p["filter_h"] * p["filter_w"] * p["filter_in_c"], "filter"),

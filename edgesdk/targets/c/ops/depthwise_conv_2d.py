@@ -45,6 +45,20 @@ def _pad_right(f: dict) -> int:
     return max(0, (f["out_w"] - 1) * f["stride_w"] - f["pad_left"] + 3 - f["in_w"])
 
 
+def depthwise_geometry(op) -> dict:
+    """The window fields every depthwise kernel's params begin with (int8, int16, float32), in the structs'
+    order."""
+    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
+    return {
+        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
+        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": y.shape[3], "depth_multiplier": y.shape[3] // x.shape[3],
+        "filter_h": w.shape[1], "filter_w": w.shape[2],
+        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
+        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
+        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+    }
+
+
 @c_op("DEPTHWISE_CONV_2D", constraints=[rules.depthwise_shapes, depthwise_dtypes, symmetric_filters,
                                          rules.supported_fused_activation, int16_shifts_in_range],
       headers=("edgesdk_depthwise_conv2d.h", "edgesdk_layer16.h"),
@@ -60,17 +74,10 @@ def emit_depthwise_conv2d(e: Emit, sliding: bool = True):
         return emit_depthwise_conv2d_f32(e)
     x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
-    a = op.attrs
     out_c = y.shape[3]
     mults, shifts = list(d.multipliers), list(d.shifts)
     fields = {
-        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
-        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c,
-        "depth_multiplier": out_c // x.shape[3],
-        "filter_h": w.shape[1], "filter_w": w.shape[2],
-        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
-        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
-        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        **depthwise_geometry(op),
         "input_offset": d.input_offset, "filter_offset": d.filter_offset, "output_offset": d.output_offset,
         "act_min": d.act_min, "act_max": d.act_max,
         "multiplier": None, "shift": None,
@@ -155,18 +162,12 @@ def _record_checks(records, channels: int) -> list:
 def emit_depthwise_conv2d_s16(e: Emit):
     """16x8 DEPTHWISE_CONV_2D: TFLite's int16 DepthwiseConvPerChannel (int64 accumulator and bias)."""
     op, d = e.op, e.data
-    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     out_c = y.shape[3]
     weights = w.data.astype(np.int8)
     fields = {
-        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
-        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c,
-        "depth_multiplier": out_c // x.shape[3],
-        "filter_h": w.shape[1], "filter_w": w.shape[2],
-        "stride_h": a["stride_h"], "stride_w": a["stride_w"],
-        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
-        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        **depthwise_geometry(op),
         "act_min": d.act_min, "act_max": d.act_max,
         "multiplier": e.int32s("multiplier", d.multipliers), "shift": e.int32s("shift", d.shifts),
         "sum32": sum32(weights.reshape(-1, out_c).T, bias=None if b is None else b.data.astype(np.int64).reshape(-1)),
@@ -201,15 +202,11 @@ def depthwise_s16_footprint(call, op) -> list:
 def emit_depthwise_conv2d_f32(e: Emit):
     """float32 DEPTHWISE_CONV_2D: TFLite's reference_ops::DepthwiseConv."""
     op, d = e.op, e.data
-    x, w, y, a = op.inputs[0], op.inputs[1], op.outputs[0], op.attrs
+    x, w, y = op.inputs[0], op.inputs[1], op.outputs[0]
     b = op.inputs[2] if len(op.inputs) > 2 else None
     out_c = y.shape[3]
     fields = {
-        "batches": x.shape[0], "in_h": x.shape[1], "in_w": x.shape[2], "in_c": x.shape[3],
-        "out_h": y.shape[1], "out_w": y.shape[2], "out_c": out_c, "depth_multiplier": out_c // x.shape[3],
-        "filter_h": w.shape[1], "filter_w": w.shape[2], "stride_h": a["stride_h"], "stride_w": a["stride_w"],
-        "dilation_h": a.get("dilation_h", 1), "dilation_w": a.get("dilation_w", 1),
-        "pad_top": a["pad_top"], "pad_left": a["pad_left"],
+        **depthwise_geometry(op),
         "act_min": float(d.act_min), "act_max": float(d.act_max),
     }
     params = e.params("edgesdk_depthwise_conv2d_f32_params", fields)
