@@ -167,6 +167,16 @@ def make_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print metadata.json instead of the summary")
     e.set_defaults(func=cmd_export)
 
+    k = sub.add_parser("link", parents=common,
+                       help="link builds made with different --name into one firmware image (run it with 'edgesdk run')")
+    k.add_argument("build_dirs", nargs="+", metavar="BUILD_DIR",
+                   help="output directories of 'edgesdk build --name NAME', one per model, all for one board")
+    k.add_argument("-o", "--output", required=True, metavar="IMAGE",
+                   help="the image's directory (replaced as a whole, under the same rules as a build's -o)")
+    k.add_argument("--werror", action="store_true", help="fail the firmware build on any compiler warning")
+    k.add_argument("--json", action="store_true", help="print image.json instead of the summary")
+    k.set_defaults(func=cmd_link)
+
     t = sub.add_parser("tune", parents=common,
                        help="search per-layer schedules (cost models + emulator), write a tuning log")
     t.add_argument("model", help="the .tflite model")
@@ -202,13 +212,13 @@ def make_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_regress)
 
     r = sub.add_parser("run", parents=common, help="run a build on the built-in emulator (or on QEMU)")
-    r.add_argument("build_dir", help="output directory of 'edgesdk build'")
+    r.add_argument("build_dir", help="output directory of 'edgesdk build', or an image of 'edgesdk link'")
     r.add_argument("--emulator", default="builtin", choices=["builtin", "qemu"],
                    help="the built-in emulator (default), or stock QEMU with the board's machine (board.json "
                         "\"qemu\"; CPU-only builds)")
     r.add_argument("--input", action="append", default=[],
                    help=".npy input (repeat per model input, in order), or one .npz holding every input (by the model's "
-                        "input names, or arr_0, arr_1, ... in order)")
+                        "input names, or arr_0, arr_1, ... in order); for an image, NAME=FILE per model")
     r.add_argument("--random-input", type=int, metavar="SEED", help="use seeded random inputs instead of --input")
     r.add_argument("--output-dir", help="where to write output_0.npy, ... (default BUILD_DIR/run)")
     r.add_argument("--check", action="store_true", help="also run the reference interpreter and compare byte for byte")
@@ -303,6 +313,21 @@ def _dump_after(values: list) -> tuple:
 
     names = [n.strip() for value in values for n in value.split(",") if n.strip()]
     return PASS_NAMES if "all" in names else tuple(names)  # unknown names: compile_model says which exist
+
+
+def cmd_link(args) -> int:
+    from .image import link_builds
+
+    image = link_builds(args.build_dirs, args.output, werror=args.werror)
+    if args.json:
+        print(json.dumps(image, indent=2))
+    elif args.verbosity >= NORMAL:
+        models = ", ".join(f"{m['name']} ({Path(m['build']).name})" for m in image["models"])
+        print(f"image: {args.output}/firmware.elf, {len(image['models'])} models for {image['board']}: {models}")
+        if image.get("flash_bytes") is not None:
+            print(f"flash: {image['flash_bytes']} B")
+        print(f"run it: edgesdk run {args.output} --random-input 0 --check")
+    return 0
 
 
 def cmd_export(args) -> int:
@@ -435,8 +460,11 @@ def partition_table(ops: list) -> list:
 
 # -- run --------------------------------------------------------------------------------------------
 def cmd_run(args) -> int:
+    from .image import is_image
     from .runner import failure_message, load_report, random_inputs, run_sequence
 
+    if is_image(args.build_dir):
+        return run_image_command(args)
     report = load_report(Path(args.build_dir))
     if args.check:  # before the emulator runs: without the reference interpreter, say which extra to install
         from .reference import require_reference
@@ -516,6 +544,116 @@ def cmd_run(args) -> int:
         print("edgesdk: error: the firmware's output differs from the reference (see above).", file=sys.stderr)
         return 8
     return 0
+
+
+# -- run an image of several models (edgesdk link) -------------------------------------------------------
+IMAGE_RUN_REFUSES = (("steps", 1, "--steps"), ("profile", False, "--profile"), ("emulator", "builtin", "--emulator qemu"))
+
+
+def run_image_command(args) -> int:
+    """`edgesdk run IMAGE`: one boot runs every model once; each model's outputs in IMAGE/run/NAME/, each checked
+    against its own reference with --check."""
+    from .image import load_image, run_image
+    from .runner import random_inputs
+
+    for field, default, flag in IMAGE_RUN_REFUSES:
+        if getattr(args, field) != default:
+            raise UsageError(f"{flag} is for one model's build; an image runs each of its models once on the built-in "
+                             "emulator. Run a model's own build for it.")
+    if args.print_top is not None and args.print_top < 1:
+        raise UsageError(f"--print-top must be at least 1, not {args.print_top}.")
+    if args.max_instructions is not None and args.max_instructions < 1:
+        raise UsageError(f"--max-instructions must be at least 1, not {args.max_instructions}.")
+    image_dir = Path(args.build_dir)
+    models = {m["name"]: m for m in load_image(image_dir)["models"]}
+    if args.check:
+        from .reference import require_reference
+
+        for m in models.values():
+            require_reference(m["report"]["rounding"], "edgesdk run --check")
+    if args.random_input is not None and args.input:
+        raise UsageError("Give either --input NAME=FILE or --random-input, not both.")
+    if args.random_input is not None:
+        inputs = {name: random_inputs(m["report"], args.random_input) for name, m in models.items()}
+    else:
+        inputs = image_inputs(args.input, models)
+    from .progress import say
+
+    say(f"running the image {image_dir.name} ({', '.join(models)}) on the built-in emulator")
+    run = run_image(image_dir, inputs, timeout_s=args.timeout, max_instructions=args.max_instructions)
+    out_root = Path(args.output_dir) if args.output_dir else image_dir / "run"
+    summary = {"models": {}, "cpu_instructions": run.cpu_instructions, "peripherals": run.peripheral_stats,
+               "exit_code": run.exit_code}
+    for name, m in models.items():
+        summary["models"][name] = _image_model_summary(args, m, inputs[name], run, out_root / name)
+    if args.json:
+        print(json.dumps(summary))
+    elif args.verbosity >= NORMAL:
+        print(image_run_summary(summary, all_values=args.verbosity >= VERBOSE))
+    failed = [name for name, status in run.statuses.items() if status != 0]
+    if run.exit_code != 0 or failed:
+        print(f"edgesdk: error: model(s) {', '.join(failed) or '?'} failed in the image "
+              f"(statuses {run.statuses}, exit code {run.exit_code}). UART output: {run.uart.strip()!r}.",
+              file=sys.stderr)
+        return 6
+    if any(not m.get("reference", {"bit_exact": True})["bit_exact"] for m in summary["models"].values()):
+        print("edgesdk: error: a model's output differs from its reference (see above).", file=sys.stderr)
+        return 8
+    return 0
+
+
+def image_inputs(values: list, models: dict) -> dict:
+    """--input NAME=FILE for an image: per model, one .npz of all its inputs or .npy files in input order."""
+    if not values:
+        raise UsageError("An image runs every model: give each its inputs with --input NAME=FILE (repeat .npy files "
+                         f"in input order, or one .npz), models {', '.join(models)}; or use --random-input SEED.")
+    files = {name: [] for name in models}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or name not in models:
+            raise UsageError(f"--input {value!r}: for an image, write NAME=FILE with NAME one of {', '.join(models)}.")
+        files[name].append(path)
+    missing = [name for name, paths in files.items() if not paths]
+    if missing:
+        raise UsageError(f"No --input given for model(s) {', '.join(missing)} of the image.")
+    return {name: load_inputs(paths, models[name]["report"]["io"]["inputs"]) for name, paths in files.items()}
+
+
+def _image_model_summary(args, model: dict, inputs: list, run, out_dir: Path) -> dict:
+    """One model's part of an image run: its status, outputs (saved as .npy), and its reference check."""
+    name, report = model["name"], model["report"]
+    outputs = run.outputs[name]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    entry = {"status": run.statuses[name], "outputs": []}
+    for k, (spec, y) in enumerate(zip(report["io"]["outputs"], outputs)):
+        path = out_dir / f"output_{k}.npy"
+        save_npy(path, y)
+        entry["outputs"].append({"path": str(path), "name": spec["name"], "dtype": spec["dtype"],
+                                 "shape": spec["shape"], "values": y.reshape(-1).tolist()})
+    if args.random_input is not None:
+        for k, x in enumerate(inputs):
+            save_npy(out_dir / f"input_{k}.npy", x)
+    if args.print_top is not None:
+        entry["top"] = [top_values(y, spec, args.print_top) for y, spec in zip(outputs, report["io"]["outputs"])]
+    if args.check and run.statuses[name] == 0:
+        entry["reference"] = compare_with_reference(Path(model["build"]), report, [inputs], [outputs])
+    return entry
+
+
+def image_run_summary(summary: dict, all_values: bool = False) -> str:
+    lines = []
+    for name, m in summary["models"].items():
+        lines.append(f"model {name}: status {m['status']}" + (" (ok)" if m["status"] == 0 else " (failed)"))
+        lines += output_lines(m, all_values, indent="  ")
+        if "reference" in m:
+            ref = m["reference"]
+            lines.append(f"  reference ({ref['oracle']}): " + ("bit-exact" if ref["bit_exact"] else
+                                                               f"MISMATCH, differing bytes per output {ref['mismatched_bytes']}"))
+    lines.append(f"cpu instructions: {summary['cpu_instructions']} total (all models)")
+    for name, counters in sorted(summary["peripherals"].items()):
+        lines.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counters.items()))
+    lines.append(f"exit code: {summary['exit_code']}")
+    return "\n".join(lines)
 
 
 def top_values(output: np.ndarray, spec: dict, k: int) -> list:
@@ -631,15 +769,21 @@ def compare_with_reference(build_dir: Path, report: dict, steps: list, step_outp
     return result
 
 
-def run_summary(summary: dict, result, all_values: bool = False) -> str:
+def output_lines(summary: dict, all_values: bool, indent: str = "") -> list:
+    """A run's outputs (the first 16 values of each, or all) and their --print-top values, a line each."""
     lines = []
     for k, o in enumerate(summary["outputs"]):
         values = o["values"] if all_values else o["values"][:16]
         shown = ", ".join(str(v) for v in values) + (", ..." if len(values) < len(o["values"]) else "")
-        lines.append(f"output {k} '{o['name']}' {o['dtype']}{o['shape']}: [{shown}] -> {o['path']}")
+        lines.append(f"{indent}output {k} '{o['name']}' {o['dtype']}{o['shape']}: [{shown}] -> {o['path']}")
         for rank, entry in enumerate(summary.get("top", [[]] * (k + 1))[k], 1):
             real = f" (real {entry['real']:g})" if "real" in entry else ""
-            lines.append(f"  top {rank}: index {entry['index']}: {entry['value']}{real}")
+            lines.append(f"{indent}  top {rank}: index {entry['index']}: {entry['value']}{real}")
+    return lines
+
+
+def run_summary(summary: dict, result, all_values: bool = False) -> str:
+    lines = output_lines(summary, all_values)
     inf = summary["inference_instructions"]
     lines.append(f"cpu instructions: {summary['cpu_instructions']} total" + (f", {inf} in the inference" if inf is not None else ""))
     if summary.get("emulator", "builtin") != "builtin":

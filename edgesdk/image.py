@@ -1,5 +1,6 @@
 """One firmware image of several models: builds made with different `--name`s, linked together and run on the
-built-in emulator (Python API: `link_builds`, `run_image`; the tests use it to build fewer firmware images).
+built-in emulator (`edgesdk link` and `edgesdk run IMAGE`: edgesdk/image_cli.py; Python API: `link_builds`,
+`run_image`; the tests use it to build fewer firmware images).
 
 Each build brings its model's sources (every symbol prefixed with its name: edgesdk/model_name.py) and the
 library sources its targets need (kernels, drivers: edgesdk_* files that are the same for every model). The
@@ -40,7 +41,7 @@ class ImageRun:
     exit_code: int  # the harness's: 0, or -status of the first model that failed
     cpu_instructions: int
     uart: str
-    peripheral_stats: dict  # the board's peripherals' counters (e.g. an accelerator's cycles), by name
+    peripheral_stats: dict  # the counters of the peripherals the models use (e.g. an accelerator's cycles), by name
 
 
 def link_builds(build_dirs: list, out_dir, werror: bool = False) -> dict:
@@ -118,11 +119,16 @@ def _merge_sources(src: Path, image_src: Path) -> None:
         shutil.copyfile(path, dest)
 
 
+def is_image(directory) -> bool:
+    """Whether `directory` holds an image of several models (`edgesdk link`) rather than one build."""
+    return (Path(directory) / IMAGE_FILE).is_file()
+
+
 def load_image(image_dir) -> dict:
     path = Path(image_dir) / IMAGE_FILE
     if not path.is_file():
         raise UsageError(f"{image_dir} is not an image of several models (no {IMAGE_FILE}); make one with "
-                         "edgesdk.image.link_builds.")
+                         "'edgesdk link BUILD_DIR... -o IMAGE'.")
     return json.loads(path.read_text())
 
 
@@ -132,7 +138,7 @@ def run_image(image_dir, inputs: dict, timeout_s: float = 120.0, max_instruction
     from .emulator.machine import elf_symbol
     from .model_name import stream_symbol
     from .run_io import NUMPY_DTYPES, check_report, coerce_input, input_address
-    from .runner import check_firmware_arena
+    from .runner import check_firmware_arena, target_peripherals
 
     image_dir = Path(image_dir)
     image = load_image(image_dir)
@@ -158,5 +164,6 @@ def run_image(image_dir, inputs: dict, timeout_s: float = 120.0, max_instruction
     for (name, spec, _), raw in zip(reads, result.reads):
         outputs[name].append(np.frombuffer(raw, NUMPY_DTYPES[spec["dtype"]]).reshape(spec["shape"]).copy())
     statuses = dict(zip(models, np.frombuffer(result.reads[-1], "<i4").tolist()))
-    stats = {name: dict(counters) for name, counters in result.peripheral_stats.items()}
+    used = set().union(*(target_peripherals(r, board).values() for r in models.values()))
+    stats = {name: dict(counters) for name, counters in result.peripheral_stats.items() if name in used}
     return ImageRun(outputs, statuses, result.exit_code, result.cpu_instructions, result.uart, stats)

@@ -138,3 +138,44 @@ def test_private_symbols_of_two_names_never_meet():
     assert private_symbol("kws", "cpu_x") == "edgesdk_kws__cpu_x" != private_symbol("kws_cpu", "x") == "edgesdk_kws_cpu__x"
     assert private_symbol("kws", "edgesdk_npu_table_0") == "edgesdk_kws__npu_table_0"
     assert private_symbol("kws", "edgesdk_w", taken={"edgesdk_kws__w"}) == "edgesdk_kws__edgesdk_w"  # a model's w, too
+
+
+def test_link_refuses_builds_it_cannot_put_in_one_image(tmp_path, capsys):
+    """`edgesdk link`: a build without --name, or two of one name, is a usage error (exit 7) and no image is
+    written."""
+    from edgesdk.cli import main
+    from edgesdk.compiler import BuildOptions, build
+
+    build(KWS, tmp_path / "default", BuildOptions(compile_firmware=False))
+    build(KWS, tmp_path / "kws", BuildOptions(name="kws", compile_firmware=False))
+    image = tmp_path / "image"
+    assert main(["link", str(tmp_path / "default"), str(tmp_path / "kws"), "-o", str(image)]) == 7
+    assert "was built without --name" in capsys.readouterr().err
+    assert main(["link", str(tmp_path / "kws"), str(tmp_path / "kws"), "-o", str(image)]) == 7
+    assert "Two builds are named 'kws'" in capsys.readouterr().err
+    assert not image.exists()
+
+
+def test_run_on_an_image_refuses_what_only_one_build_can_do(tmp_path, capsys):
+    """`edgesdk run IMAGE` runs each model once on the built-in emulator: --steps, --profile and QEMU are refused,
+    and --input must name each model (NAME=FILE), before anything runs."""
+    import json
+
+    import numpy as np
+
+    from edgesdk.cli import main
+
+    spec = {"name": "x", "dtype": "int8", "shape": [1, 4], "bytes": 4, "arena_offset": 0}
+    report = {"io": {"inputs": [spec], "outputs": [spec]}, "rounding": "ref"}
+    (tmp_path / "image.json").write_text(json.dumps({"models": [{"name": "kws", "build": "b", "report": report},
+                                                                {"name": "ad", "build": "c", "report": report}]}))
+    np.save(tmp_path / "x.npy", np.zeros((1, 4), np.int8))
+    for extra, said in ((["--steps", "2", "--random-input", "0"], "--steps is for one model's build"),
+                        (["--profile", "--random-input", "0"], "--profile is for one model's build"),
+                        (["--emulator", "qemu", "--random-input", "0"], "--emulator qemu is for one model's build"),
+                        ([], "give each its inputs with --input NAME=FILE"),
+                        (["--input", f"vww={tmp_path / 'x.npy'}"], "NAME one of kws, ad"),
+                        (["--input", f"kws={tmp_path / 'x.npy'}"], "No --input given for model(s) ad")):
+        assert main(["run", str(tmp_path), *extra]) == 7, extra
+        assert said in capsys.readouterr().err, extra
+    assert not (tmp_path / "run").exists()

@@ -15,7 +15,8 @@ from conftest import REPO, model_path
 from edgesdk.compiler import BuildOptions, build
 from edgesdk.elf import ElfFile
 from edgesdk.emulator import elf_symbol, run_elf
-from edgesdk.image import link_builds, run_image
+from edgesdk.cli import main
+from edgesdk.image import load_image, run_image
 from edgesdk.reference import run_reference
 from edgesdk.run_io import NUMPY_DTYPES
 from edgesdk.runner import random_inputs
@@ -33,7 +34,7 @@ def _defined(elf) -> dict:
 
 
 @pytest.mark.slow
-def test_four_named_models_in_one_firmware_are_bit_exact(tmp_path):
+def test_four_named_models_in_one_firmware_are_bit_exact(tmp_path, capsys):
     """KWS on the NPU and the CPU, KWS on the CPU alone, the anomaly detector on the CPU, KWS on the DSP and the CPU: four
     arenas, four sets of weights, the NPU's command tables and the DSP's graph each prefixed, and the kernels
     the CPU builds share (softmax, fully connected) linked once. Each named build also builds its own firmware,
@@ -45,7 +46,9 @@ def test_four_named_models_in_one_firmware_are_bit_exact(tmp_path):
         options = BuildOptions(target=target, name=name, werror=True, compile_firmware=name != "kws_dsp")
         reports[name] = build(model, tmp_path / name, options)
         assert reports[name]["name"] == name
-    image = link_builds([tmp_path / name for name in builds], tmp_path / "image", werror=True)
+    assert main(["link", *(str(tmp_path / name) for name in builds), "-o", str(tmp_path / "image"), "--werror",
+                 "-q"]) == 0  # edgesdk link: edgesdk.image.link_builds
+    image = load_image(tmp_path / "image")
     assert [m["name"] for m in image["models"]] == list(builds)
 
     elf = tmp_path / "image" / "firmware.elf"
@@ -72,6 +75,16 @@ def test_four_named_models_in_one_firmware_are_bit_exact(tmp_path):
             assert len(run.outputs[name]) == len(want)
             for k, (got, expected) in enumerate(zip(run.outputs[name], want)):
                 assert np.array_equal(got, expected), f"seed {seed}: model {name} output {k} differs"
+
+    # edgesdk run IMAGE --check: each model checked against its own build's model and reference
+    assert main(["run", str(tmp_path / "image"), "--random-input", "2", "--check", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["exit_code"] == 0 and list(summary["models"]) == list(builds)
+    for name, model in summary["models"].items():
+        assert model["status"] == 0 and model["reference"]["bit_exact"], name
+        saved = np.load(tmp_path / "image" / "run" / name / "output_0.npy")
+        assert saved.reshape(-1).tolist() == model["outputs"][0]["values"]
+    assert set(summary["peripherals"]) == {"npu0", "dsp0"}  # those the models use
 
 
 @pytest.mark.slow
