@@ -20,7 +20,6 @@ import fcntl
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -147,6 +146,8 @@ def _exclusive(lock_path: Path):
 
 
 def _compile(name: str, cc: str, flags: list, include_dirs, sources, target: Path) -> None:
+    import subprocess  # (here: a process that only loads cached libraries, e.g. a compile's, never imports it)
+
     with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
         tmp_target = Path(tmp) / target.name
         cmd = [cc, *flags, *[f"-I{d}" for d in include_dirs], *map(str, sources), "-o", str(tmp_target), "-lm"]

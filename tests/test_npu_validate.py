@@ -171,6 +171,8 @@ def _op(data: bytes, tmp_path):
 class _RunContext(_ProbeContext):
     """Lowers an op for a real run: activations placed one after another, constants kept in a blob."""
 
+    probing = False  # the run reads the constants (channel records, tables): lowered with their values
+
     def __init__(self):
         self.offsets, self.weights = {}, Blob("weights", "weights")
 

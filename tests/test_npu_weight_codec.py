@@ -105,7 +105,7 @@ def test_size_bound_skips_only_streams_that_cannot_be_smaller(name, monkeypatch)
     skipped = 0
     for data in tensors:
         before = len(built)
-        answer = W._compress_if_smaller(data)
+        answer = W._numpy_compress_if_smaller(data)
         skipped += len(built) == before
         full = W._plan(data, None)
         assert answer == (W._emit(full) if full["size"] < len(data) else None)
@@ -249,7 +249,81 @@ def codec_samples() -> list:
 
 def test_emit_matches_a_code_by_code_writer_on_real_weights():
     for data in codec_samples():
-        assert W.encode(data) == reference_stream(data), len(data)
+        assert W.numpy_encode(data) == reference_stream(data), len(data)
+
+
+# -- the C encoder against the numpy one ------------------------------------------------------------------------
+def edge_case_samples() -> list:
+    """(data, run_value) pairs the two encoders must agree on: all zeros, one value, every byte value (the
+    widest literal table), incompressible bytes, sizes around multiples of the 16 lanes, runs of run_value
+    longer than one code and across lanes, and a given run value that is not the commonest byte."""
+    rng = np.random.default_rng(29)
+    samples = []
+    for n in (0, 1, 2, 15, 16, 17, 31, 33, 95, 1000, 4097, 20011):
+        samples += [(bytes(n), None), (bytes([0x85]) * n, None), (bytes(range(256)) * (n // 256) + bytes(n % 256), None),
+                    (sample(rng, "uniform", n), None), (sample(rng, "laplace", n), None), (sample(rng, "sparse", n), 3)]
+    samples += [(bytes([0x80, 0x7F]) * 3000, None),  # the largest zig-zag differences
+                (bytes(16 * (W.MAX_RUN + 1) + 3), None), (bytes(3) + b"\x01" + bytes(W.MAX_RUN * 20), None),
+                (bytes(3) + b"\x05" + bytes(2 * W.MAX_RUN + 40) + bytes([1, 2]) * 900, 0)]
+    return samples
+
+
+def test_c_encoder_gives_the_numpy_encoders_bytes():
+    assert W.native_encoder() is not None, "the C weight encoder does not build (a host C compiler is needed)"
+    for data, run_value in edge_case_samples() + [(data, None) for data in codec_samples()]:
+        assert W.native_encode(data, run_value) == W.numpy_encode(data, run_value), (len(data), run_value)
+
+
+@pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad"])
+def test_c_encoder_compresses_real_weights_as_numpy_does(name):
+    """compress_if_smaller's answer (the stream, or None when it is not smaller) is the same from both encoders,
+    and the C encoder returns only streams smaller than the bytes."""
+    for data in real_weights(name) + [data for data, _ in edge_case_samples()]:
+        expected = W._numpy_compress_if_smaller(data) if len(data) > W.HEADER_BYTES + W.RUN_SYMBOLS // 2 else None
+        assert W._compress_if_smaller(data) == expected, len(data)
+        assert W.native_encode(data, smaller_than=len(data)) == expected, len(data)
+
+
+def test_c_code_lengths_equal_numpy_ones_with_and_without_the_length_limit():
+    rng = np.random.default_rng(31)
+    fibonacci = [1, 1]
+    while len(fibonacci) < 40:
+        fibonacci.append(fibonacci[-1] + fibonacci[-2])
+    histograms = [np.array([2 ** i for i in range(30)]), np.array(fibonacci), np.array(fibonacci[:16]),
+                  np.array([5]), np.array([0, 0, 7]), np.zeros(272, np.int64)]
+    for trial in range(300):
+        used = np.sort(rng.choice(272, int(rng.integers(1, 273)), replace=False))
+        freqs = np.zeros(272, np.int64)
+        freqs[used] = (rng.integers(1, 4, len(used)) if trial % 3 == 0 else  # many equal weights: the tie rules
+                       2 ** rng.integers(0, 40, len(used)) if trial % 3 == 1 else rng.integers(1, 100_000, len(used)))
+        histograms.append(freqs)
+    limited = 0
+    for freqs in histograms:
+        expected = W.code_lengths(freqs)
+        assert np.array_equal(W.native_code_lengths(freqs), expected), freqs.tolist()
+        limited += int(expected.max(initial=0)) == W.MAX_CODE_LENGTH
+    assert limited >= 60  # package-merge's ties too, not only Huffman's
+
+
+def test_without_the_c_encoder_numpy_encodes(monkeypatch):
+    """No host C compiler (the library cannot be built): native_encoder() is None, and encode and
+    compress_if_smaller give the same bytes through numpy, no error."""
+    from edgesdk.errors import ToolchainError
+
+    def no_compiler(*args, **kwargs):
+        raise ToolchainError("No host C compiler found")
+
+    data = real_weights("ad")[0]
+    expected = (W.encode(data), W._compress_if_smaller(data))
+    monkeypatch.setattr(W, "load_shared_library", no_compiler)
+    W.native_encoder.cache_clear()
+    try:
+        assert W.native_encoder() is None
+        assert (W.encode(data), W._compress_if_smaller(data)) == expected
+    finally:
+        monkeypatch.undo()
+        W.native_encoder.cache_clear()
+    assert W.native_encoder() is not None
 
 
 def test_lane_counts_from_the_decoded_bytes_equal_the_codes_counts():

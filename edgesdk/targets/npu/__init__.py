@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 from pathlib import Path
 
 from ..api import LayerEstimate, PeripheralModel, RegionCode, RegionEstimate, Target
@@ -71,6 +73,14 @@ def _run_tables(parts: list, ops: list, label: str, ctx, code: RegionCode) -> Re
     return code
 
 
+@functools.cache
+def _submodule(name: str):
+    """This package's module `name`, imported on first use (the package itself stays light: a run imports it
+    for the NPU model) and then without an import statement per call: the cascade search asks the hooks that
+    use it a few hundred times a compile, ~1 us each."""
+    return importlib.import_module(f"{__name__}.{name}")
+
+
 class NpuTarget(Target):
     name = "npu"
     description = "the NPU-1 layer engine: one command table per region, weights streamed from flash"
@@ -113,19 +123,13 @@ class NpuTarget(Target):
         return sizes
 
     def can_stripe(self, op) -> bool:
-        from .stripes import can_stripe
-
-        return can_stripe(op)
+        return _submodule("stripes").can_stripe(op)
 
     def stripe_cost(self, group, ctx) -> tuple:
-        from .stripes import stripe_cost
-
-        return stripe_cost(group, ctx)
+        return _submodule("stripes").stripe_cost(group, ctx)
 
     def stripe_cost_floor(self, group, ctx) -> int | None:
-        from .stripe_floor import stripe_cost_floor
-
-        return stripe_cost_floor(group, ctx)
+        return _submodule("stripe_floor").stripe_cost_floor(group, ctx)
 
     def stripes_use_scratch(self, op) -> bool:
         """Only a folded convolution takes scratch (fold.py); a stripe command is the one-command form."""
@@ -133,9 +137,7 @@ class NpuTarget(Target):
 
     def whole_cost(self, ops, ctx) -> int:
         """The ops' commands as an op-by-op build lowers them (a folded convolution's, fold.py)."""
-        from .stripes import whole_cost
-
-        return whole_cost(ops, ctx)
+        return _submodule("stripes").whole_cost(ops, ctx)
 
     @property
     def support(self):

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import EdgesdkError
+from ..api import compile_memo
 from .codegen import LOWERINGS, quantized_multipliers
+from .hw import cmdtable as C
 from .hw import registers as R
+from .hw import validate
 from ...ops import prepared
 from ...partition.target import TargetSupport
 from .shapes import broadcasts, collapse_broadcast
@@ -430,7 +434,6 @@ def constraint_int16_table_exact(op, modes):
 # -- data movement (strided DMA) --------------------------------------------------------------------------------
 def constraint_movement_expressible(op, modes):
     """The movement is known at build time (constant parameters) and takes at most 256 DMA copies of four dimensions"""
-    from ...errors import EdgesdkError
     from .movement import MAX_COMMANDS, command_count, map_boxes, op_maps, moved_input
 
     for mode in modes:
@@ -508,9 +511,6 @@ class _NoBlob:
 
 def constraint_commands_accepted(op, modes):
     """The NPU accepts the op's commands: lowered on their own, they pass every static check of the NPU (edgesdk/targets/npu/hw/validate.py)"""
-    from ...errors import EdgesdkError
-    from .hw import cmdtable as C
-
     for mode in modes:
         try:
             commands = LOWERINGS[op.type](op, _ProbeContext(mode))  # dense weights: only the shapes matter
@@ -527,9 +527,6 @@ def constraint_commands_accepted(op, modes):
 def _table_check(table: bytes) -> tuple:
     """validate.check_table(table), once per compile for the same bytes: layers of one shape probe to the same
     table (every operand at offset 0), and a model repeats its blocks."""
-    from ..api import compile_memo
-    from .hw import validate
-
     checks = compile_memo("npu-probe-table-checks")
     if table not in checks:
         checks[table] = validate.check_table(table)

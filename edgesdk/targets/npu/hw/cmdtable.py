@@ -98,7 +98,12 @@ class TensorDesc:
         code = dtype_code(dtype)
         size = R.DTYPE_BYTES[code]
         _, h, w, c = shape  # dense_strides(shape) times the element size, spelled out (built for every operand)
-        return cls(region, offset, shape, (h * w * c * size, w * c * size, c * size, size), code)
+        # the fields set as with_fields sets a copy's (~500 descriptors a compile; the frozen __init__ sets each
+        # through object.__setattr__, a third of this function's time)
+        desc = object.__new__(cls)
+        desc.__dict__.update(region=region, offset=offset, shape=shape,
+                             strides=(h * w * c * size, w * c * size, c * size, size), dtype=code)
+        return desc
 
     @property
     def element_bytes(self) -> int:

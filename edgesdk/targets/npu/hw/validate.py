@@ -30,14 +30,21 @@ _OPCODE_BYTES = {R.OP_END: R.CMD_BYTES_END, R.OP_DMA_COPY: R.CMD_BYTES_DMA_COPY,
                  **{op: R.CMD_BYTES_CONV for op in _CONV_OPS}, **{op: R.CMD_BYTES_ELEMENTWISE for op in _ELTWISE_OPS}}
 
 
+_DESC = struct.Struct("<BBHI4H4i")  # region, dtype, reserved, offset, shape, strides (signed)
+
+
 class _Desc:
-    __slots__ = ("region", "dtype", "reserved", "offset", "shape", "stride", "stride_word")
+    __slots__ = ("region", "dtype", "reserved", "offset", "shape", "stride")
 
     def __init__(self, data: bytes, pos: int):
-        self.region, self.dtype, self.reserved, self.offset = struct.unpack_from("<BBHI", data, pos)
-        self.shape = struct.unpack_from("<4H", data, pos + 8)
-        self.stride = struct.unpack_from("<4i", data, pos + 16)
-        self.stride_word = struct.unpack_from("<4I", data, pos + 16)
+        fields = _DESC.unpack_from(data, pos)  # (one unpack: a table check reads thousands of descriptors)
+        self.region, self.dtype, self.reserved, self.offset = fields[:4]
+        self.shape, self.stride = fields[4:8], fields[8:]
+
+    @property
+    def stride_word(self) -> tuple:
+        """The stride words unsigned (a compressed weights descriptor carries its stream size in them)."""
+        return tuple(s & U32_MAX for s in self.stride)
 
 
 def _prod(values) -> int:
@@ -52,7 +59,9 @@ def _dtype_bytes(dtype: int) -> int:
 
 
 def _compact_bytes(d: _Desc) -> int:
-    return _prod(1 if s == 0 else n for n, s in zip(d.shape, d.stride)) * _dtype_bytes(d.dtype)
+    n, h, w, c = d.shape
+    sn, sh, sw, sc = d.stride
+    return (n if sn else 1) * (h if sh else 1) * (w if sw else 1) * (c if sc else 1) * _dtype_bytes(d.dtype)
 
 
 def check_desc(d: _Desc, bases, is_output: bool) -> int:

@@ -17,17 +17,28 @@ layers (flash delivers 1 byte per NPU cycle). The format, in short:
 
 `encode(data)` returns the stream; `decode(stream)` inverts it (the reference the C model is tested
 against); `compress_if_smaller(data)` is what the NPU codegen uses.
+
+Two encoders make the same bytes: the C one (encoder/weight_encoder.c, built into a cached shared library by
+edgesdk.hostcc on first use and called through ctypes; ~10x faster, and the weights of a large model are most
+of the compile step's encoding time) and the numpy one below, the reference, which `encode` and
+`compress_if_smaller` use when the C library cannot be built or loaded (no host C compiler: `native_encoder()`
+is None). A missing compiler therefore costs time, never a compile; tests/test_npu_weight_codec.py checks both
+give the same bytes.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import struct
 import weakref
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from ....errors import ToolchainError
+from ....hostcc import load_shared_library
 from . import registers as R
 
 FORMAT = R.WEIGHT_STREAM_FORMAT
@@ -263,9 +274,16 @@ def most_frequent_byte(data: np.ndarray) -> int:
 
 
 def encode(data, run_value: int | None = None) -> bytes:
-    """The compressed stream of `data` (bytes or int8/uint8 array); run_value defaults to its commonest byte."""
-    plan = _plan(data, run_value)
-    return _emit(plan)
+    """The compressed stream of `data` (bytes or int8/uint8 array); run_value defaults to its commonest byte.
+    The C encoder's when it is available, else numpy_encode's (the same bytes)."""
+    if native_encoder() is not None:
+        return native_encode(data, run_value)
+    return numpy_encode(data, run_value)
+
+
+def numpy_encode(data, run_value: int | None = None) -> bytes:
+    """encode() in numpy: the reference of the C encoder, and its fallback."""
+    return _emit(_plan(data, run_value))
 
 
 def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict | None:
@@ -514,10 +532,76 @@ _STREAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def _compress_if_smaller(data: bytes) -> bytes | None:
     if len(data) <= HEADER_BYTES + RUN_SYMBOLS // 2:  # the header alone is as large
         return None
+    if native_encoder() is not None:
+        return native_encode(data, smaller_than=len(data))
+    return _numpy_compress_if_smaller(data)
+
+
+def _numpy_compress_if_smaller(data: bytes) -> bytes | None:
     # The exact size first (and not even that when the symbol counts alone rule a smaller stream out, as for
     # most small tensors, whose code table alone takes ~140 bytes): the bits are packed only if it is smaller.
     plan = _plan(data, None, smaller_than=len(data))
     return _emit(plan) if plan is not None and plan["size"] < len(data) else None
+
+
+# -- the C encoder ---------------------------------------------------------------------------------------------
+ENCODER_SOURCE = Path(__file__).resolve().parent / "encoder" / "weight_encoder.c"
+_NATIVE_ERRORS = {-1: "the output buffer is too small", -2: "out of memory",
+                  -3: "the lanes' sizes differ from the counted ones"}
+
+
+@functools.lru_cache(maxsize=None)
+def native_encoder() -> ctypes.CDLL | None:
+    """The C encoder's library, built on first use and cached across processes (edgesdk.hostcc); None when it
+    cannot be built or loaded (no host C compiler, a compiler that fails): the callers then use numpy's."""
+    try:
+        lib = load_shared_library("npu_weight_encoder", [ENCODER_SOURCE])
+    except (ToolchainError, OSError):
+        return None
+    lib.wc_encode.restype = ctypes.c_int64
+    lib.wc_encode.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_int64, ctypes.c_char_p,
+                              ctypes.c_uint64]
+    lib.wc_code_lengths.restype = ctypes.c_int
+    lib.wc_code_lengths.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_int, ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_int32)]
+    return lib
+
+
+def native_encode(data, run_value: int | None = None, smaller_than: int | None = None) -> bytes | None:
+    """encode() by the C encoder (which must be available: native_encoder()); with `smaller_than`, the stream
+    only when it is smaller than that many bytes, else None (as _compress_if_smaller)."""
+    raw = _raw_bytes(data)
+    n = len(raw)
+    if n > R.MAX_OPERAND_BYTES:
+        raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
+    if smaller_than is not None and smaller_than <= HEADER_BYTES:
+        return None  # no stream is that small
+    # a stream codes each byte in at most 15 bits (a run's code and extra bits: at most 31 for 2 or more bytes)
+    capacity = smaller_than or HEADER_BYTES + stream_table_bytes(LITERAL_SYMBOLS) + 2 * n + LANES
+    out = ctypes.create_string_buffer(capacity)
+    size = native_encoder().wc_encode(raw, n, -1 if run_value is None else (run_value or 0), smaller_than or 0, out,
+                                      capacity)
+    if size < 0:
+        raise RuntimeError(f"the C weight encoder failed: {_NATIVE_ERRORS.get(size, size)}")
+    return ctypes.string_at(out, size) if size else None
+
+
+def native_code_lengths(freqs, max_length: int = MAX_CODE_LENGTH) -> np.ndarray:
+    """code_lengths() by the C encoder (for the tests that compare the two)."""
+    counts = np.ascontiguousarray(freqs, np.uint64)
+    lengths = np.zeros(len(counts), np.int32)
+    status = native_encoder().wc_code_lengths(counts.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), len(counts),
+                                              max_length, lengths.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)))
+    if status:
+        raise RuntimeError(f"the C weight encoder failed: {_NATIVE_ERRORS.get(status, status)}")
+    return lengths.astype(np.int64)
+
+
+def _raw_bytes(data) -> bytes:
+    """The bytes of `data` (bytes-like, or an int8/uint8 array), as _plan reads them."""
+    if isinstance(data, np.ndarray):
+        return np.ascontiguousarray(data).reshape(-1).view(np.uint8).tobytes()
+    return bytes(data)
 
 
 def stream_table_bytes(literal_count: int) -> int:
