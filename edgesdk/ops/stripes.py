@@ -91,15 +91,18 @@ def _rows_read(window, out_start: int, out_stop: int) -> tuple:
     stride, pad_top, extent, height = window
     first = out_start * stride - pad_top  # input row of the first tap of the first window (may be padding)
     last = (out_stop - 1) * stride - pad_top + extent  # last tap of the last window
-    start, stop = max(first, 0), min(last + 1, height)
+    start = first if first > 0 else 0  # (conditionals, not max/min: the schedules ask this for every stripe)
+    stop = last + 1 if last < height else height
     return start, stop, start - first
 
 
 # -- the schedule ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass
 class Compute:
     """Output rows [start, stop) of `op`; `reads` maps each activation input to (start, stop, pad_top);
-    `bases` the first tensor row each stripe buffer holds at this point."""
+    `bases` the first tensor row each stripe buffer holds at this point. Read only, as Shift and Fetch, but
+    not frozen: a frozen dataclass sets each field through object.__setattr__ (~5x the time), and the cascade
+    search builds hundreds of these per compile (its dict fields made it unhashable anyway)."""
 
     op: object
     start: int
@@ -162,29 +165,33 @@ def build_schedule(ops, stripe_height: int, capacity: dict | None = None, stream
     (those read by 1x1 layers above it) at the steady stripes' rows."""
     ops = tuple(ops)
     last = ops[-1]
-    inter = intermediates(ops) + [t for t in streamed if t not in intermediates(ops)]
+    inter = intermediates(ops)
+    inter += [t for t in streamed if t not in inter]
     height = nhwc(last.outputs[0].shape)[1]
     stripes = _stripe_rows(ops, stripe_height, height, inter, windows, lead_rows)
     if capacity is None:
         capacity = {t: 0 for t in inter}
         for _, _, needs in stripes:
             for x, (n0, n1) in needs.items():
-                capacity[x] = max(capacity[x], n1 - n0)
+                if n1 - n0 > capacity[x]:
+                    capacity[x] = n1 - n0
     return Schedule(tuple(_events(ops, stripes, inter, capacity)), dict(capacity), len(stripes))
 
 
-def _make_room(y, stop, needs, produced, base, capacity, events) -> None:
+def _make_room(y, stop, needs, produced, base, capacity, events) -> bool:
     """Before rows up to `stop` of buffered tensor y are written: if they would pass the buffer's end, move the
-    rows still needed to its top (a Shift) and move its base up."""
+    rows still needed to its top (a Shift) and move its base up. Did the base move?"""
     if stop <= base[y] + capacity[y]:
-        return
+        return False
     keep_from = needs[y][0]  # rows below this are never read again
     if stop - keep_from > capacity[y]:
         raise ValueError(f"cascade: a stripe buffer of {capacity[y]} rows cannot hold rows "
                          f"{keep_from}..{stop - 1} of '{y.name}'")
     if keep_from < produced[y]:
         events.append(Shift(y, keep_from, produced[y], keep_from - base[y]))
+    moved = base[y] != keep_from
     base[y] = keep_from
+    return moved
 
 
 def _row_windows(ops, memo: dict | None = None) -> list:
@@ -211,13 +218,14 @@ def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None, le
     computes depends only on what was produced before, never on the stripe buffers' sizes. `memo`:
     build_schedule's `windows`; `lead_rows`: build_schedule's."""
     windows = _row_windows(ops, memo)
-    backwards = windows[::-1]
     buffered = set(inter)
     outputs = {y for _, y, _ in windows}
     fetched = [t for t in inter if t not in outputs]  # streamed inputs: filled by Fetch events
     produced = {t: 0 for t in inter}
-    made = [(op, y) for op, y, _ in windows if y in buffered]  # ops whose output lives in a stripe buffer
     last = ops[-1]
+    # per op, last first: (op, its output if buffered else None, [(input, its window, is it buffered)])
+    backwards = [(op, y if y in buffered else None, [(x, window, x in buffered) for x, window in op_windows])
+                 for op, y, op_windows in windows[::-1]]
     stripes = []
     starts = [0] + list(range(lead_rows, height, stripe_height)) if 0 < lead_rows < height else \
         list(range(0, height, stripe_height))
@@ -228,55 +236,60 @@ def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None, le
                 start, stop = y0, y1
             else:
                 start = produced[y]
-                stop = max(start, needs[y][1]) if y in needs else start
+                need = needs.get(y)
+                stop = need[1] if need is not None and need[1] > start else start
             ranges[op] = (start, stop)
             if start >= stop:
                 continue
             op_reads = reads[op] = {}
-            for x, window in op_windows:
+            for x, window, x_buffered in op_windows:
                 r0, r1, _pad = op_reads[x] = _rows_read(window, start, stop)
-                if x in buffered:  # the rows all its readers in the group take in this stripe
-                    if x in needs:
-                        n0, n1 = needs[x]
-                        needs[x] = (n0 if n0 < r0 else r0, n1 if n1 > r1 else r1)
-                    else:
+                if x_buffered:  # the rows all its readers in the group take in this stripe
+                    need = needs.get(x)
+                    if need is None:
                         needs[x] = (r0, r1)
+                    elif need[0] > r0 or need[1] < r1:
+                        needs[x] = (need[0] if need[0] < r0 else r0, need[1] if need[1] > r1 else r1)
         for x in fetched:
             produced[x] = max(produced[x], needs.get(x, (0, 0))[1])
-        for op, y in made:
-            start, stop = ranges[op]
-            if start < stop:
-                produced[y] = stop
+        for op, y, _ in backwards:
+            if y is not None:
+                start, stop = ranges[op]
+                if start < stop:
+                    produced[y] = stop
         stripes.append((ranges, reads, needs))
     return stripes
 
 
 def _events(ops, stripes, inter, capacity) -> list:
     """The Fetch, Shift and Compute events of the stripes (`_stripe_rows`) with stripe buffers of `capacity`
-    rows."""
+    rows. Events between two moves of a buffer's base share one `bases` dict (read only)."""
     outputs = {op.outputs[0] for op in ops}
     fetched = [t for t in inter if t not in outputs]
     buffered = set(inter)
+    made = [(op, op.outputs[0] if op.outputs[0] in buffered else None) for op in ops]  # in execution order
     produced = {t: 0 for t in inter}
     base = {t: 0 for t in inter}
+    bases = dict(base)  # the current `base`, as the Compute events hold it
     events = []
     for ranges, reads, needs in stripes:
         for x in fetched:  # the caller's new rows, before any op reads them
             start, stop = produced[x], needs.get(x, (0, 0))[1]
             if start >= stop:
                 continue
-            _make_room(x, stop, needs, produced, base, capacity, events)
+            if _make_room(x, stop, needs, produced, base, capacity, events):
+                bases = dict(base)
             events.append(Fetch(x, start, stop, start - base[x]))
             produced[x] = stop
-        for op in ops:  # in execution order
+        for op, y in made:
             start, stop = ranges[op]
             if start >= stop:
                 continue
-            y = op.outputs[0]
-            if y in buffered:
+            if y is not None and stop > base[y] + capacity[y]:  # (_make_room's test, asked here first)
                 _make_room(y, stop, needs, produced, base, capacity, events)
-            events.append(Compute(op, start, stop, reads[op], dict(base)))
-            if y in buffered:
+                bases = dict(base)
+            events.append(Compute(op, start, stop, reads[op], bases))
+            if y is not None:
                 produced[y] = stop
     return events
 
