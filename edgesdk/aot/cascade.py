@@ -197,16 +197,19 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
     ops = list(graph.ops)  # in steps
     table = ChainTable(ops, graph, users)
     # per op, asked once: may it end a chain (its target stripes it, it comes from the model file: inlined
-    # WHILE / IF subgraphs are not cascaded, schedules name groups by operator index), its output's rows
+    # WHILE / IF subgraphs are not cascaded, schedules name groups by operator index), its output's rows; per
+    # pair of neighbours (joins[k]: ops k and k + 1), may both be in one chain
     usable = [striping.can_stripe(op) and bool(op.file_operator) for op in ops]
+    rows = [nhwc(op.outputs[0].shape)[1] if use else 0 for op, use in zip(ops, usable)]
+    joins = [usable[k] and usable[k + 1] and striping.can_join(ops[k:k + 2]) for k in range(len(ops) - 1)]
     result = []
     for i in range(len(ops)):
-        if not striping.can_stripe(ops[i]):
+        if not usable[i]:
             continue
         for j in range(i + 2, min(i + MAX_CHAIN_OPS, len(ops)) + 1):
-            if not usable[j - 1] or not usable[i] or not striping.can_join(ops[j - 2:j]):
+            if not usable[j - 1] or not joins[j - 2]:
                 break  # longer chains contain this op too (ops i..j - 2 passed at shorter j)
-            if nhwc(ops[j - 1].outputs[0].shape)[1] < 2:
+            if rows[j - 1] < 2:
                 continue  # one output row: nothing to stripe
             if table.ok(i, j):
                 result.append((i, tuple(ops[i:j])))

@@ -42,6 +42,8 @@ memory_plan.verify_plan).
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from ..dataclass_cache import dataclass, field
 from ..ir.graph import DTYPE_BYTES
 from .window import WINDOW_OPS, window_geometry
@@ -514,39 +516,36 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
 
 class ChainTable:
     """chain_ok for every run of consecutive ops of `ops` (a graph's ops in steps), each op and intermediate
-    checked once (when first asked): `ok(i, j)` is chain_ok(ops[i:j], graph, users), for the search that asks
-    about every run."""
+    checked once: `ok(i, j)` is chain_ok(ops[i:j], graph, users), for the search that asks about every run."""
 
     def __init__(self, ops, graph, users: dict):
-        self._ops = list(ops)
-        self._step = {op: k for k, op in enumerate(self._ops)}
-        self._outputs = set(graph.outputs)
-        self._users = users
-        self._alone, self._readers = {}, {}
-
-    def _op_alone(self, k: int) -> bool:
-        if k not in self._alone:
-            self._alone[k] = _stripes_alone(self._ops[k])
-        return self._alone[k]
-
-    def _reader_steps(self, k: int):
-        """(first, last) step of the readers of op k's output if it may be an intermediate, else None."""
-        if k not in self._readers:
-            t = self._ops[k].outputs[0]
-            readers = self._users.get(t, [])
-            ok = _intermediate_ok(t, readers, self._outputs) and all(r in self._step for r in readers)
-            self._readers[k] = (min(self._step[r] for r in readers), max(self._step[r] for r in readers)) \
-                if ok else None
-        return self._readers[k]
+        ops = list(ops)
+        step = {op: k for k, op in enumerate(ops)}
+        outputs = set(graph.outputs)
+        alone = [_stripes_alone(op) for op in ops]
+        # ops before each step that may not be in any chain: ops[i:j] all may when the counts at i and j agree
+        self._not_alone = list(accumulate((not a for a in alone), initial=0))
+        # per op: (first, last) step of its output's readers if that output may be an intermediate, else None
+        self._readers = [_reader_steps(op.outputs[0], users.get(op.outputs[0], []), outputs, step) if a else None
+                         for op, a in zip(ops, alone)]
 
     def ok(self, i: int, j: int) -> bool:
-        if j - i < 2 or not all(self._op_alone(k) for k in range(i, j)):
+        if j - i < 2 or self._not_alone[j] != self._not_alone[i]:
             return False
+        readers = self._readers
         for k in range(i, j - 1):
-            r = self._reader_steps(k)
+            r = readers[k]
             if r is None or r[0] < i or r[1] >= j:
                 return False
         return True
+
+
+def _reader_steps(t, readers, outputs, step: dict):
+    """(first, last) step of the readers of `t` if it may be an intermediate (_intermediate_ok, every reader in
+    `step`), else None."""
+    if not _intermediate_ok(t, readers, outputs) or not all(r in step for r in readers):
+        return None
+    return min(step[r] for r in readers), max(step[r] for r in readers)
 
 
 def _stripes_alone(op) -> bool:
