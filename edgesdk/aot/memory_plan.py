@@ -62,6 +62,7 @@ import heapq
 import random
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
+from operator import add
 
 import numpy as np
 
@@ -1222,7 +1223,7 @@ class _TrialBase:
                 delta[a - lo] += amount
                 delta[b - lo + 1] -= amount
         offset = lo - self.first
-        peak = max(v + d for v, d in zip(self.values[offset:offset + hi - lo + 1], accumulate(delta)))
+        peak = max(map(add, self.values[offset:offset + hi - lo + 1], accumulate(delta)))
         if lo > self.first:
             peak = max(peak, self.from_start[offset - 1])
         if hi < self.last:

@@ -311,8 +311,8 @@ class CascadeGroup:
     _schedule: Schedule | None = field(default=None, repr=False)
     _windows: dict | None = field(default=None, repr=False)  # build_schedule's memo, shared by one build's groups
     lead_rows: int = 0  # rows of the first stripe (build_schedule); 0: stripe_height
-    # What `buffered`, `buffer_bytes` and `exact_overlap_allowed` found from the cached schedule: the memory
-    # planner's bound asks them again for every candidate the kept groups are tried with
+    # What `buffered`, `external_inputs`, `buffer_bytes` and `exact_overlap_allowed` found (the last two from the
+    # cached schedule): the memory planner's bound asks them again for every candidate the kept groups are tried with
     _answers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -337,8 +337,12 @@ class CascadeGroup:
 
     def external_inputs(self) -> list:
         """Group inputs that are whole tensors (streamed inputs are not)."""
-        inter = set(self.buffered)
-        return list(dict.fromkeys(x for op in self.ops for x in activation_inputs(op) if x not in inter))
+        known = self._answers.get("external")
+        if known is None:
+            inter = set(self.buffered)
+            known = self._answers["external"] = list(dict.fromkeys(x for op in self.ops for x in activation_inputs(op)
+                                                                   if x not in inter))
+        return list(known)
 
     def schedule(self, recompute: bool = False) -> Schedule:
         """The group's events (cached); `recompute` derives them afresh (for the plan's proof)."""
