@@ -173,7 +173,7 @@ def build_schedule(ops, stripe_height: int, capacity: dict | None = None, stream
     stripes = _stripe_rows(ops, stripe_height, height, inter, windows, lead_rows)
     if capacity is None:
         capacity = {t: 0 for t in inter}
-        for _, _, needs in stripes:
+        for _, needs in stripes:
             for x, (n0, n1) in needs.items():
                 if n1 - n0 > capacity[x]:
                     capacity[x] = n1 - n0
@@ -215,10 +215,11 @@ def _op_row_windows(op) -> tuple:
 
 
 def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None, lead_rows: int = 0) -> list:
-    """Per stripe: (ranges: op -> output rows [start, stop) it computes, reads: op -> {input: input_rows},
-    needs: buffered tensor -> the rows [start, stop) its readers take in this stripe). Which rows each op
-    computes depends only on what was produced before, never on the stripe buffers' sizes. `memo`:
-    build_schedule's `windows`; `lead_rows`: build_schedule's."""
+    """Per stripe: (computes: (op, its output if buffered else None, output rows start, stop, {input:
+    input_rows}) of each op that computes rows in it, in execution order; needs: buffered tensor -> the rows
+    [start, stop) its readers take in this stripe). Which rows each op computes depends only on what was
+    produced before, never on the stripe buffers' sizes. `memo`: build_schedule's `windows`; `lead_rows`:
+    build_schedule's."""
     windows = _row_windows(ops, memo)
     buffered = set(inter)
     outputs = {y for _, y, _ in windows}
@@ -232,18 +233,17 @@ def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None, le
     starts = [0] + list(range(lead_rows, height, stripe_height)) if 0 < lead_rows < height else \
         list(range(0, height, stripe_height))
     for y0, y1 in zip(starts, starts[1:] + [height]):
-        ranges, needs, reads = {}, {}, {}
+        computes, needs = [], {}
         for op, y, op_windows in backwards:  # what each op must compute in this stripe
             if op is last:
                 start, stop = y0, y1
             else:
                 start = produced[y]
                 need = needs.get(y)
-                stop = need[1] if need is not None and need[1] > start else start
-            ranges[op] = (start, stop)
-            if start >= stop:
-                continue
-            op_reads = reads[op] = {}
+                if need is None or need[1] <= start:
+                    continue  # nothing new of it is read in this stripe
+                stop = need[1]
+            op_reads = {}
             for x, window, x_buffered in op_windows:
                 r0, r1, _pad = op_reads[x] = _rows_read(window, start, stop)
                 if x_buffered:  # the rows all its readers in the group take in this stripe
@@ -252,14 +252,14 @@ def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None, le
                         needs[x] = (r0, r1)
                     elif need[0] > r0 or need[1] < r1:
                         needs[x] = (need[0] if need[0] < r0 else r0, need[1] if need[1] > r1 else r1)
+            computes.append((op, y, start, stop, op_reads))
+        computes.reverse()
         for x in fetched:
             produced[x] = max(produced[x], needs.get(x, (0, 0))[1])
-        for op, y, _ in backwards:
+        for _, y, _, stop, _ in computes:
             if y is not None:
-                start, stop = ranges[op]
-                if start < stop:
-                    produced[y] = stop
-        stripes.append((ranges, reads, needs))
+                produced[y] = stop
+        stripes.append((computes, needs))
     return stripes
 
 
@@ -268,13 +268,11 @@ def _events(ops, stripes, inter, capacity) -> list:
     rows. Events between two moves of a buffer's base share one `bases` dict (read only)."""
     outputs = {op.outputs[0] for op in ops}
     fetched = [t for t in inter if t not in outputs]
-    buffered = set(inter)
-    made = [(op, op.outputs[0] if op.outputs[0] in buffered else None) for op in ops]  # in execution order
     produced = {t: 0 for t in inter}
     base = {t: 0 for t in inter}
     bases = dict(base)  # the current `base`, as the Compute events hold it
     events = []
-    for ranges, reads, needs in stripes:
+    for computes, needs in stripes:
         for x in fetched:  # the caller's new rows, before any op reads them
             start, stop = produced[x], needs.get(x, (0, 0))[1]
             if start >= stop:
@@ -283,14 +281,11 @@ def _events(ops, stripes, inter, capacity) -> list:
                 bases = dict(base)
             events.append(Fetch(x, start, stop, start - base[x]))
             produced[x] = stop
-        for op, y in made:
-            start, stop = ranges[op]
-            if start >= stop:
-                continue
+        for op, y, start, stop, reads in computes:  # in execution order
             if y is not None and stop > base[y] + capacity[y]:  # (_make_room's test, asked here first)
                 _make_room(y, stop, needs, produced, base, capacity, events)
                 bases = dict(base)
-            events.append(Compute(op, start, stop, reads[op], bases))
+            events.append(Compute(op, start, stop, reads, bases))
             if y is not None:
                 produced[y] = stop
     return events
