@@ -268,15 +268,19 @@ def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
     """Smallest `distance` with which y may start below x (module docstring, rule 'raster'). Remembered for the
     compile by what it depends on (the shapes, element sizes and window): the planner and the plan's proof
     ask it of every window op of each memory problem, and a model repeats its layers' shapes."""
-    in_bytes, out_bytes = DTYPE_BYTES[x.dtype], DTYPE_BYTES[y.dtype]
-    if op.type == "FULLY_CONNECTED":
-        key = (op.inputs[1].shape[1], x.num_elements, y.num_elements, in_bytes, out_bytes, block)
-    else:
-        key = (_nhwc(x.shape), _nhwc(y.shape), in_bytes, out_bytes, window_geometry(op), block)
-    known = compile_memo("memory-plan-raster-distances")
-    if key not in known:
-        known[key] = _raster_distance_of(op, x, y, block)
-    return known[key]
+    of_op = compile_memo("memory-plan-raster-distances")  # (op, x, y, block) -> distance
+    distance = of_op.get((op, x, y, block))
+    if distance is None:
+        in_bytes, out_bytes = DTYPE_BYTES[x.dtype], DTYPE_BYTES[y.dtype]
+        if op.type == "FULLY_CONNECTED":
+            key = (op.inputs[1].shape[1], x.num_elements, y.num_elements, in_bytes, out_bytes, block)
+        else:
+            key = (_nhwc(x.shape), _nhwc(y.shape), in_bytes, out_bytes, window_geometry(op), block)
+        of_geometry = compile_memo("memory-plan-raster-distances-by-geometry")
+        if key not in of_geometry:
+            of_geometry[key] = _raster_distance_of(op, x, y, block)
+        distance = of_op[(op, x, y, block)] = of_geometry[key]
+    return distance
 
 
 def _raster_distance_of(op, x, y, block: int) -> int:
