@@ -197,16 +197,19 @@ def candidate_chains(graph, regions, striping: Striping) -> list:
     ops = list(graph.ops)  # in steps
     table = ChainTable(ops, graph, users)
     # per op, asked once: may it end a chain (its target stripes it, it comes from the model file: inlined
-    # WHILE / IF subgraphs are not cascaded, schedules name groups by operator index), its output's rows
+    # WHILE / IF subgraphs are not cascaded, schedules name groups by operator index), its output's rows; per
+    # pair of neighbours (joins[k]: ops k and k + 1), may both be in one chain
     usable = [striping.can_stripe(op) and bool(op.file_operator) for op in ops]
+    rows = [nhwc(op.outputs[0].shape)[1] if use else 0 for op, use in zip(ops, usable)]
+    joins = [usable[k] and usable[k + 1] and striping.can_join(ops[k:k + 2]) for k in range(len(ops) - 1)]
     result = []
     for i in range(len(ops)):
-        if not striping.can_stripe(ops[i]):
+        if not usable[i]:
             continue
         for j in range(i + 2, min(i + MAX_CHAIN_OPS, len(ops)) + 1):
-            if not usable[j - 1] or not usable[i] or not striping.can_join(ops[j - 2:j]):
+            if not usable[j - 1] or not joins[j - 2]:
                 break  # longer chains contain this op too (ops i..j - 2 passed at shorter j)
-            if nhwc(ops[j - 1].outputs[0].shape)[1] < 2:
+            if rows[j - 1] < 2:
                 continue  # one output row: nothing to stripe
             if table.ok(i, j):
                 result.append((i, tuple(ops[i:j])))
@@ -252,10 +255,12 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
     (busiest_steps). Returns the best plan (`baseline` itself when no group helps); a plan of its own is proven
     (MemoryProblem.prove), `baseline` is returned as the caller gave it.
 
-    `prune` (the default) gives the same plan with fewer placements: a round places its candidates in order of
-    their plan's lower bound (`MemoryProblem.trial`), stops at the first whose bound is above the best arena
-    found, and places one whose bound equals it only when it would win the tie. False: each candidate is
-    placed as it is tried, unless its bound is above the round's best arena (the reference for the tests)."""
+    `prune` (the default) gives the same plan with fewer placements and prices: a round places its candidates in
+    order of their plan's lower bound (`MemoryProblem.trial`), stops at the first whose bound is above the best
+    arena found, and places one whose bound equals it only when it would win the tie; a height whose bound is
+    not below the best arena is priced only if a later height of its chain is tried (its price then says
+    whether the chain stops there, as it would have). False: each candidate is priced, and placed as it is
+    tried unless its bound is above the round's best arena (the reference for the tests)."""
     candidates = candidate_chains(problem.graph, regions, striping)
     if not candidates:
         return baseline
@@ -273,21 +278,32 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
             if len(kept) < len(chosen) and not replace:
                 continue
             kept_extra = striping.extra(kept) if budget is not None else None
+
+            def over(costs) -> bool:
+                return _over(costs, striping, max_cycle_increase, kept_extra, budget)
+
+            unpriced = []  # (prune) the heights so far that cannot be placed below the best arena, not priced yet
             for height in stripe_heights(chain):  # largest first: lower stripes only cost more cycles
                 group = striping.group(chain, height, first, problem.graph)
                 floors = striping.floor_costs(group)
-                if floors is not None and _over(floors, striping, max_cycle_increase, kept_extra, budget):
+                if floors is not None and over(floors):
                     break  # over at its price too (floor <= price): not priced
+                if prune:  # placed below, lowest bound first
+                    trial = problem.trial(kept + [group])
+                    if trial[0] >= best.arena_bytes:
+                        unpriced.append(group)  # never tried: its price would only say whether the chain stops
+                        continue
+                    if _stops(unpriced, striping, over):
+                        break
+                    unpriced = []
                 costs = striping.costs(group)
                 if costs is None:
                     continue  # a target cannot run this group's row ranges (another height may do)
-                if _over(costs, striping, max_cycle_increase, kept_extra, budget):
+                if over(costs):
                     break
                 extra = sum(striped - whole for striped, whole in costs.values())
-                if prune:  # placed below, lowest bound first
-                    trial = problem.trial(kept + [group])
-                    if trial[0] < best.arena_bytes:
-                        tried.append((trial[0], len(tried), extra, kept + [group], trial))
+                if prune:
+                    tried.append((trial[0], len(tried), extra, kept + [group], trial))
                     continue
                 below = round_best[0] + 1 if round_best else best.arena_bytes
                 plan = problem.plan_below(kept + [group], below, prove=False)
@@ -300,6 +316,17 @@ def choose_cascades(problem: MemoryProblem, regions, baseline, striping: Stripin
             return best
         best = round_best[3]
         chosen = list(best.cascades)
+
+
+def _stops(groups: list, striping: Striping, over) -> bool:
+    """Does the height loop stop at one of these heights of a chain (in the order tried): is one over the cycle
+    budget (`over`) at its price? Asked only when a later height may be tried, so that the heights whose bound
+    already says they cannot win are priced only when their price decides something."""
+    for group in groups:
+        costs = striping.costs(group)
+        if costs is not None and over(costs):
+            return True
+    return False
 
 
 def _over(costs: dict, striping: Striping, max_cycle_increase, kept_extra, budget) -> bool:

@@ -62,6 +62,7 @@ import heapq
 import random
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
+from operator import add
 
 import numpy as np
 
@@ -69,6 +70,7 @@ from ..dataclass_cache import dataclass, field
 from ..ir.graph import ALIAS_OPS, DTYPE_BYTES, Graph
 from ..ops.window import WINDOW_OPS, window_geometry
 from ..ops.stripes import activation_inputs, row_bytes
+from ..targets.api import compile_memo
 
 IN_PLACE_RULES = ("exact", "raster")  # what Target.in_place may answer (module docstring)
 RASTER_PIXEL_BLOCK = 4  # consecutive output pixels a kernel may compute together (besides a whole row)
@@ -263,7 +265,26 @@ def _first_taps(out_size: int, stride: int, pad: int, dilation: int, kernel: int
 
 
 def _raster_distance(op, x, y, block: int = RASTER_PIXEL_BLOCK) -> int:
-    """Smallest `distance` with which y may start below x (module docstring, rule 'raster')."""
+    """Smallest `distance` with which y may start below x (module docstring, rule 'raster'). Remembered for the
+    compile by what it depends on (the shapes, element sizes and window): the planner and the plan's proof
+    ask it of every window op of each memory problem, and a model repeats its layers' shapes."""
+    of_op = compile_memo("memory-plan-raster-distances")  # (op, x, y, block) -> distance
+    distance = of_op.get((op, x, y, block))
+    if distance is None:
+        in_bytes, out_bytes = DTYPE_BYTES[x.dtype], DTYPE_BYTES[y.dtype]
+        if op.type == "FULLY_CONNECTED":
+            key = (op.inputs[1].shape[1], x.num_elements, y.num_elements, in_bytes, out_bytes, block)
+        else:
+            key = (_nhwc(x.shape), _nhwc(y.shape), in_bytes, out_bytes, window_geometry(op), block)
+        of_geometry = compile_memo("memory-plan-raster-distances-by-geometry")
+        if key not in of_geometry:
+            of_geometry[key] = _raster_distance_of(op, x, y, block)
+        distance = of_op[(op, x, y, block)] = of_geometry[key]
+    return distance
+
+
+def _raster_distance_of(op, x, y, block: int) -> int:
+    """_raster_distance, worked out."""
     in_bytes, out_bytes = DTYPE_BYTES[x.dtype], DTYPE_BYTES[y.dtype]
     if op.type == "FULLY_CONNECTED":
         depth = op.inputs[1].shape[1]
@@ -1222,7 +1243,7 @@ class _TrialBase:
                 delta[a - lo] += amount
                 delta[b - lo + 1] -= amount
         offset = lo - self.first
-        peak = max(v + d for v, d in zip(self.values[offset:offset + hi - lo + 1], accumulate(delta)))
+        peak = max(map(add, self.values[offset:offset + hi - lo + 1], accumulate(delta)))
         if lo > self.first:
             peak = max(peak, self.from_start[offset - 1])
         if hi < self.last:

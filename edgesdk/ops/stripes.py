@@ -42,6 +42,8 @@ memory_plan.verify_plan).
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from ..dataclass_cache import dataclass, field
 from ..ir.graph import DTYPE_BYTES
 from .window import WINDOW_OPS, window_geometry
@@ -91,15 +93,18 @@ def _rows_read(window, out_start: int, out_stop: int) -> tuple:
     stride, pad_top, extent, height = window
     first = out_start * stride - pad_top  # input row of the first tap of the first window (may be padding)
     last = (out_stop - 1) * stride - pad_top + extent  # last tap of the last window
-    start, stop = max(first, 0), min(last + 1, height)
+    start = first if first > 0 else 0  # (conditionals, not max/min: the schedules ask this for every stripe)
+    stop = last + 1 if last < height else height
     return start, stop, start - first
 
 
 # -- the schedule ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass
 class Compute:
     """Output rows [start, stop) of `op`; `reads` maps each activation input to (start, stop, pad_top);
-    `bases` the first tensor row each stripe buffer holds at this point."""
+    `bases` the first tensor row each stripe buffer holds at this point. Read only, as Shift and Fetch, but
+    not frozen: a frozen dataclass sets each field through object.__setattr__ (~5x the time), and the cascade
+    search builds hundreds of these per compile (its dict fields made it unhashable anyway)."""
 
     op: object
     start: int
@@ -162,29 +167,33 @@ def build_schedule(ops, stripe_height: int, capacity: dict | None = None, stream
     (those read by 1x1 layers above it) at the steady stripes' rows."""
     ops = tuple(ops)
     last = ops[-1]
-    inter = intermediates(ops) + [t for t in streamed if t not in intermediates(ops)]
+    inter = intermediates(ops)
+    inter += [t for t in streamed if t not in inter]
     height = nhwc(last.outputs[0].shape)[1]
     stripes = _stripe_rows(ops, stripe_height, height, inter, windows, lead_rows)
     if capacity is None:
         capacity = {t: 0 for t in inter}
-        for _, _, needs in stripes:
+        for _, needs in stripes:
             for x, (n0, n1) in needs.items():
-                capacity[x] = max(capacity[x], n1 - n0)
+                if n1 - n0 > capacity[x]:
+                    capacity[x] = n1 - n0
     return Schedule(tuple(_events(ops, stripes, inter, capacity)), dict(capacity), len(stripes))
 
 
-def _make_room(y, stop, needs, produced, base, capacity, events) -> None:
+def _make_room(y, stop, needs, produced, base, capacity, events) -> bool:
     """Before rows up to `stop` of buffered tensor y are written: if they would pass the buffer's end, move the
-    rows still needed to its top (a Shift) and move its base up."""
+    rows still needed to its top (a Shift) and move its base up. Did the base move?"""
     if stop <= base[y] + capacity[y]:
-        return
+        return False
     keep_from = needs[y][0]  # rows below this are never read again
     if stop - keep_from > capacity[y]:
         raise ValueError(f"cascade: a stripe buffer of {capacity[y]} rows cannot hold rows "
                          f"{keep_from}..{stop - 1} of '{y.name}'")
     if keep_from < produced[y]:
         events.append(Shift(y, keep_from, produced[y], keep_from - base[y]))
+    moved = base[y] != keep_from
     base[y] = keep_from
+    return moved
 
 
 def _row_windows(ops, memo: dict | None = None) -> list:
@@ -206,77 +215,78 @@ def _op_row_windows(op) -> tuple:
 
 
 def _stripe_rows(ops, stripe_height, height, inter, memo: dict | None = None, lead_rows: int = 0) -> list:
-    """Per stripe: (ranges: op -> output rows [start, stop) it computes, reads: op -> {input: input_rows},
-    needs: buffered tensor -> the rows [start, stop) its readers take in this stripe). Which rows each op
-    computes depends only on what was produced before, never on the stripe buffers' sizes. `memo`:
-    build_schedule's `windows`; `lead_rows`: build_schedule's."""
+    """Per stripe: (computes: (op, its output if buffered else None, output rows start, stop, {input:
+    input_rows}) of each op that computes rows in it, in execution order; needs: buffered tensor -> the rows
+    [start, stop) its readers take in this stripe). Which rows each op computes depends only on what was
+    produced before, never on the stripe buffers' sizes. `memo`: build_schedule's `windows`; `lead_rows`:
+    build_schedule's."""
     windows = _row_windows(ops, memo)
-    backwards = windows[::-1]
     buffered = set(inter)
     outputs = {y for _, y, _ in windows}
     fetched = [t for t in inter if t not in outputs]  # streamed inputs: filled by Fetch events
     produced = {t: 0 for t in inter}
-    made = [(op, y) for op, y, _ in windows if y in buffered]  # ops whose output lives in a stripe buffer
     last = ops[-1]
+    # per op, last first: (op, its output if buffered else None, [(input, its window, is it buffered)])
+    backwards = [(op, y if y in buffered else None, [(x, window, x in buffered) for x, window in op_windows])
+                 for op, y, op_windows in windows[::-1]]
     stripes = []
     starts = [0] + list(range(lead_rows, height, stripe_height)) if 0 < lead_rows < height else \
         list(range(0, height, stripe_height))
     for y0, y1 in zip(starts, starts[1:] + [height]):
-        ranges, needs, reads = {}, {}, {}
+        computes, needs = [], {}
         for op, y, op_windows in backwards:  # what each op must compute in this stripe
             if op is last:
                 start, stop = y0, y1
             else:
                 start = produced[y]
-                stop = max(start, needs[y][1]) if y in needs else start
-            ranges[op] = (start, stop)
-            if start >= stop:
-                continue
-            op_reads = reads[op] = {}
-            for x, window in op_windows:
+                need = needs.get(y)
+                if need is None or need[1] <= start:
+                    continue  # nothing new of it is read in this stripe
+                stop = need[1]
+            op_reads = {}
+            for x, window, x_buffered in op_windows:
                 r0, r1, _pad = op_reads[x] = _rows_read(window, start, stop)
-                if x in buffered:  # the rows all its readers in the group take in this stripe
-                    if x in needs:
-                        n0, n1 = needs[x]
-                        needs[x] = (n0 if n0 < r0 else r0, n1 if n1 > r1 else r1)
-                    else:
+                if x_buffered:  # the rows all its readers in the group take in this stripe
+                    need = needs.get(x)
+                    if need is None:
                         needs[x] = (r0, r1)
+                    elif need[0] > r0 or need[1] < r1:
+                        needs[x] = (need[0] if need[0] < r0 else r0, need[1] if need[1] > r1 else r1)
+            computes.append((op, y, start, stop, op_reads))
+        computes.reverse()
         for x in fetched:
             produced[x] = max(produced[x], needs.get(x, (0, 0))[1])
-        for op, y in made:
-            start, stop = ranges[op]
-            if start < stop:
+        for _, y, _, stop, _ in computes:
+            if y is not None:
                 produced[y] = stop
-        stripes.append((ranges, reads, needs))
+        stripes.append((computes, needs))
     return stripes
 
 
 def _events(ops, stripes, inter, capacity) -> list:
     """The Fetch, Shift and Compute events of the stripes (`_stripe_rows`) with stripe buffers of `capacity`
-    rows."""
+    rows. Events between two moves of a buffer's base share one `bases` dict (read only)."""
     outputs = {op.outputs[0] for op in ops}
     fetched = [t for t in inter if t not in outputs]
-    buffered = set(inter)
     produced = {t: 0 for t in inter}
     base = {t: 0 for t in inter}
+    bases = dict(base)  # the current `base`, as the Compute events hold it
     events = []
-    for ranges, reads, needs in stripes:
+    for computes, needs in stripes:
         for x in fetched:  # the caller's new rows, before any op reads them
             start, stop = produced[x], needs.get(x, (0, 0))[1]
             if start >= stop:
                 continue
-            _make_room(x, stop, needs, produced, base, capacity, events)
+            if _make_room(x, stop, needs, produced, base, capacity, events):
+                bases = dict(base)
             events.append(Fetch(x, start, stop, start - base[x]))
             produced[x] = stop
-        for op in ops:  # in execution order
-            start, stop = ranges[op]
-            if start >= stop:
-                continue
-            y = op.outputs[0]
-            if y in buffered:
+        for op, y, start, stop, reads in computes:  # in execution order
+            if y is not None and stop > base[y] + capacity[y]:  # (_make_room's test, asked here first)
                 _make_room(y, stop, needs, produced, base, capacity, events)
-            events.append(Compute(op, start, stop, reads[op], dict(base)))
-            if y in buffered:
+                bases = dict(base)
+            events.append(Compute(op, start, stop, reads, bases))
+            if y is not None:
                 produced[y] = stop
     return events
 
@@ -296,8 +306,8 @@ class CascadeGroup:
     _schedule: Schedule | None = field(default=None, repr=False)
     _windows: dict | None = field(default=None, repr=False)  # build_schedule's memo, shared by one build's groups
     lead_rows: int = 0  # rows of the first stripe (build_schedule); 0: stripe_height
-    # What `buffered`, `buffer_bytes` and `exact_overlap_allowed` found from the cached schedule: the memory
-    # planner's bound asks them again for every candidate the kept groups are tried with
+    # What `buffered`, `external_inputs`, `buffer_bytes` and `exact_overlap_allowed` found (the last two from the
+    # cached schedule): the memory planner's bound asks them again for every candidate the kept groups are tried with
     _answers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -322,8 +332,12 @@ class CascadeGroup:
 
     def external_inputs(self) -> list:
         """Group inputs that are whole tensors (streamed inputs are not)."""
-        inter = set(self.buffered)
-        return list(dict.fromkeys(x for op in self.ops for x in activation_inputs(op) if x not in inter))
+        known = self._answers.get("external")
+        if known is None:
+            inter = set(self.buffered)
+            known = self._answers["external"] = list(dict.fromkeys(x for op in self.ops for x in activation_inputs(op)
+                                                                   if x not in inter))
+        return list(known)
 
     def schedule(self, recompute: bool = False) -> Schedule:
         """The group's events (cached); `recompute` derives them afresh (for the plan's proof)."""
@@ -501,39 +515,36 @@ def chain_ok(ops, graph, users: dict | None = None) -> bool:
 
 class ChainTable:
     """chain_ok for every run of consecutive ops of `ops` (a graph's ops in steps), each op and intermediate
-    checked once (when first asked): `ok(i, j)` is chain_ok(ops[i:j], graph, users), for the search that asks
-    about every run."""
+    checked once: `ok(i, j)` is chain_ok(ops[i:j], graph, users), for the search that asks about every run."""
 
     def __init__(self, ops, graph, users: dict):
-        self._ops = list(ops)
-        self._step = {op: k for k, op in enumerate(self._ops)}
-        self._outputs = set(graph.outputs)
-        self._users = users
-        self._alone, self._readers = {}, {}
-
-    def _op_alone(self, k: int) -> bool:
-        if k not in self._alone:
-            self._alone[k] = _stripes_alone(self._ops[k])
-        return self._alone[k]
-
-    def _reader_steps(self, k: int):
-        """(first, last) step of the readers of op k's output if it may be an intermediate, else None."""
-        if k not in self._readers:
-            t = self._ops[k].outputs[0]
-            readers = self._users.get(t, [])
-            ok = _intermediate_ok(t, readers, self._outputs) and all(r in self._step for r in readers)
-            self._readers[k] = (min(self._step[r] for r in readers), max(self._step[r] for r in readers)) \
-                if ok else None
-        return self._readers[k]
+        ops = list(ops)
+        step = {op: k for k, op in enumerate(ops)}
+        outputs = set(graph.outputs)
+        alone = [_stripes_alone(op) for op in ops]
+        # ops before each step that may not be in any chain: ops[i:j] all may when the counts at i and j agree
+        self._not_alone = list(accumulate((not a for a in alone), initial=0))
+        # per op: (first, last) step of its output's readers if that output may be an intermediate, else None
+        self._readers = [_reader_steps(op.outputs[0], users.get(op.outputs[0], []), outputs, step) if a else None
+                         for op, a in zip(ops, alone)]
 
     def ok(self, i: int, j: int) -> bool:
-        if j - i < 2 or not all(self._op_alone(k) for k in range(i, j)):
+        if j - i < 2 or self._not_alone[j] != self._not_alone[i]:
             return False
+        readers = self._readers
         for k in range(i, j - 1):
-            r = self._reader_steps(k)
+            r = readers[k]
             if r is None or r[0] < i or r[1] >= j:
                 return False
         return True
+
+
+def _reader_steps(t, readers, outputs, step: dict):
+    """(first, last) step of the readers of `t` if it may be an intermediate (_intermediate_ok, every reader in
+    `step`), else None."""
+    if not _intermediate_ok(t, readers, outputs) or not all(r in step for r in readers):
+        return None
+    return min(step[r] for r in readers), max(step[r] for r in readers)
 
 
 def _stripes_alone(op) -> bool:
