@@ -138,7 +138,7 @@ def test_supervisor_classifies_hangs_deaths_and_memory(monkeypatch):
     kernel, whatever the load), the other faults are recognised for what they are, and no wall-clock limit
     decides anything here (the backstop is generous)."""
     monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST", "1")
-    with Worker(timeout_s=2, memory_mb=1024, wall_timeout_s=600) as w:
+    with Worker(timeout_s=1, memory_mb=1024, wall_timeout_s=600) as w:
         hang = w.run(b"selftest:hang", "c", "ref")
         assert hang.kind == "hang" and "CPU seconds" in hang.detail, hang
         assert w.run(b"selftest:die", "c", "ref").kind == "crash"
@@ -163,7 +163,7 @@ def test_a_time_out_is_a_hang_only_when_it_repeats(monkeypatch, tmp_path):
     monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST", "1")
     monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST_MARK", str(tmp_path / "hung"))
     stats = Stats()
-    with Worker(timeout_s=2, memory_mb=1024, wall_timeout_s=600) as w:
+    with Worker(timeout_s=1, memory_mb=1024, wall_timeout_s=600) as w:
         assert run_confirmed(w, stats, b"selftest:hang-once", "c", "ref").kind == "error"
         assert stats.timeouts_not_reproduced == 1 and (tmp_path / "hung").exists()
         assert run_confirmed(w, stats, b"selftest:hang", "c", "ref").kind == "hang"

@@ -54,9 +54,13 @@ class HostContext:
 
     ALIGN = 16
 
-    def __init__(self, mode: str = "ref", force_rounding: dict | None = None):
+    def __init__(self, mode: str = "ref", force_rounding: dict | None = None, distinct_constants: bool = False):
         self.rounding_mode = mode
         self.force_rounding = force_rounding or {}  # op type -> rounding, to test alternatives
+        # Each constant array initialized with its distinct values only (its declared size unchanged): for code
+        # that is compiled but never run, such as the warning check of tests/test_c_codegen.py, where the
+        # shared models' weights would be most of the compile.
+        self.distinct_constants = distinct_constants
         self.declarations: list = []
         self.buffers: dict = {}  # Tensor -> (offset, nbytes); ops of several graphs may share a library
         self.arena_bytes = 0
@@ -82,13 +86,15 @@ class HostContext:
     def const_array(self, name_hint: str, array: np.ndarray, ctype: str, comment: str = "") -> str:
         symbol = self.symbol(name_hint)
         values = np.asarray(array).reshape(-1)
+        size = max(values.size, 1)
+        if self.distinct_constants:
+            values = distinct_values(values)
         if ctype == "float":
             items = ", ".join(float_literal(v) for v in values)
         elif ctype == "double":
             items = ", ".join(float(v).hex() for v in values)
         else:
             items = ", ".join(str(int(v)) for v in values)
-        size = max(values.size, 1)
         self.declarations.append(f"static const {C_ARRAY_TYPES[ctype]} {symbol}[{size}] = {{{items or '0'}}};")
         return symbol
 
@@ -102,11 +108,21 @@ class HostContext:
         return self.target_data.setdefault(target_name, default_factory())
 
 
-def generate_source(ops, mode: str = "ref", force_rounding: dict | None = None) -> tuple:
+def distinct_values(values: np.ndarray) -> np.ndarray:
+    """The values of a flat array with distinct bit patterns (so -0.0 and each NaN stay), in first-seen order."""
+    values = np.ascontiguousarray(values)
+    if values.size == 0:
+        return values
+    _, first = np.unique(values.view(f"u{values.itemsize}"), return_index=True)
+    return values[np.sort(first)]
+
+
+def generate_source(ops, mode: str = "ref", force_rounding: dict | None = None,
+                    distinct_constants: bool = False) -> tuple:
     """(C source text, HostContext) with one function per op: edgesdk_op_<position>(), and one per inlined WHILE or
     IF with everything nested in it, edgesdk_unit_<position of its first op>() (control_flow_units): its loop
-    and branches are statements that only compile together."""
-    ctx = HostContext(mode, force_rounding)
+    and branches are statements that only compile together. `distinct_constants`: see HostContext."""
+    ctx = HostContext(mode, force_rounding, distinct_constants)
     ctx.data(OUTPUT_TABLE_ADDS, set).update(output_table_adds(ops, None))  # as CTarget.generate, no flash limit
     bodies, rendered = [], []
     for k, op in enumerate(ops):
