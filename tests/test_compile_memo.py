@@ -71,3 +71,31 @@ def test_memos_live_only_inside_their_scope():
         assert compile_memo("test") == {"k": 2}
     with compile_scope():
         assert compile_memo("test") == {}
+
+
+def test_a_compile_makes_no_listing_until_the_tables_are_rendered(monkeypatch):
+    """The listing lines of the NPU tables (model_npu.c's comments) are made when first read, from the commands."""
+    from edgesdk.targets.npu.hw import cmdtable
+    from edgesdk.targets.npu.tables import tables_of
+
+    described = []
+    real = cmdtable.describe
+    monkeypatch.setattr(cmdtable, "describe", lambda commands: described.append(commands) or real(commands))
+    tables = tables_of(compile_model(model_path("kws"), BuildOptions()).executor)
+    assert tables and not described
+    assert [len(t.listing) for t in tables] == [len(t.commands) for t in tables]
+    assert all(line.startswith(type(c).__name__ + "(") for t in tables for line, c in zip(t.listing, t.commands))
+
+
+def test_a_dry_blob_gives_the_offsets_and_charges_of_a_real_one():
+    """A dry codegen context's blob (aot.executor.DryBlob) keeps no bytes, and places and charges as Blob does."""
+    from edgesdk.aot.executor import Blob, DryBlob
+
+    charges = {"real": [], "dry": []}
+    real, dry = Blob("w", "edgesdk_w"), DryBlob("w", "edgesdk_w")
+    real.charge = lambda n, label: charges["real"].append((n, label))
+    dry.charge = lambda n, label: charges["dry"].append((n, label))
+    adds = [(b"\1" * 5, 16, "a"), (b"", 4, "empty"), (b"\2" * 3, 1, "b"), (b"\3" * 7, 4, "c"), (b"\4" * 33, 16, "d")]
+    assert [dry.add(*a) for a in adds] == [real.add(*a) for a in adds]
+    assert charges["dry"] == charges["real"] and dry.size == len(real.data) and dry.align == real.align
+    assert not dry.data and not dry.labels

@@ -76,6 +76,21 @@ class Blob:
         return offset
 
 
+class DryBlob(Blob):
+    """A dry context's blob (dry_context): the offsets and the flash charge Blob.add gives, without the bytes and
+    labels, which nothing reads (the cascade search's pricing lowers every layer's weights into one)."""
+
+    size = 0  # bytes Blob.add would hold by now
+
+    def add(self, data: bytes, align: int = 16, label: str = "") -> int:
+        offset = self.size + (-self.size % align)
+        if self.charge is not None:
+            self.charge(offset - self.size + len(data), label)
+        self.size = offset + len(data)
+        self.align = max(self.align, align)
+        return offset
+
+
 @dataclass
 class IoTensor:
     """A model input or output as the generated API exposes it."""
@@ -138,6 +153,8 @@ class CodegenContext:
     `plan` is None during the scratch-sizing dry run (offsets read as 0 then).
     """
 
+    blob_type = Blob  # DryBlob in a dry context
+
     def __init__(self, model: ExecutorModel, plan: MemoryPlan | None, symbols: UniqueIdentifiers,
                  options: CodegenOptions):
         self.model = model
@@ -197,7 +214,7 @@ class CodegenContext:
         """The named constant blob of this build (created on first use; its C symbol is edgesdk_<name>). A
         target puts the bytes its generated data addresses by offset there (e.g. the NPU's weights)."""
         if name not in self.model.blobs:
-            self.model.blobs[name] = Blob(name, "edgesdk_" + c_identifier(name, "blob"))
+            self.model.blobs[name] = self.blob_type(name, "edgesdk_" + c_identifier(name, "blob"))
         blob = self.model.blobs[name]
         blob.charge = self._charge_flash  # constants count against the flash budget as they are added
         return blob
@@ -231,8 +248,11 @@ class CodegenContext:
 
 def dry_context(name: str, options: CodegenOptions) -> CodegenContext:
     """A codegen context whose output goes nowhere (a throwaway ExecutorModel, no memory plan: offsets read as
-    0): for the questions asked before the real code is generated (scratch sizes, cascade costs)."""
-    return CodegenContext(ExecutorModel(name, 0), None, UniqueIdentifiers(), options)
+    0; blobs keep no bytes): for the questions asked before the real code is generated (scratch sizes, cascade
+    costs)."""
+    ctx = CodegenContext(ExecutorModel(name, 0), None, UniqueIdentifiers(), options)
+    ctx.blob_type = DryBlob
+    return ctx
 
 
 def collect_scratch_sizes(graph: Graph, regions: list, options: CodegenOptions) -> dict:

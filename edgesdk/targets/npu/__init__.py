@@ -48,7 +48,7 @@ def _read_rows_call(read, ctx) -> str:
 def _run_tables(parts: list, ops: list, label: str, ctx, code: RegionCode) -> RegionCode:
     """Blocks that run `parts` (region.split_tables: [(input reads, commands of one table)]) one table after
     another, each table made from its commands for layers `ops`."""
-    from ...importer.names import sanitize_name
+    from .codegen import board_memory
     from .hw import cmdtable, timing
     from .tables import WEIGHTS_BLOB, NpuTable, command_layers
 
@@ -58,11 +58,10 @@ def _run_tables(parts: list, ops: list, label: str, ctx, code: RegionCode) -> Re
     ctx.define_function("npu.run_table", RUN_TABLE_HELPER)
     tables = ctx.data(NpuTarget.name, list)
     layers = ", ".join(str(op.index) for op in ops)
-    memory = timing.MemoryMap.for_board(ctx.board)
+    memory = board_memory(ctx.board)  # (the compile's one map)
     for k, (reads, commands) in enumerate(parts):
-        table = NpuTable(f"edgesdk_npu_table_{len(tables)}", cmdtable.encode(commands), commands,
-                         [sanitize_name(line, max_chars=400) for line in cmdtable.describe(commands)],
-                         ops, timing.table_cycles(commands, memory))
+        table = NpuTable(f"edgesdk_npu_table_{len(tables)}", cmdtable.encode(commands), commands, ops,
+                         timing.table_cycles(commands, memory))
         tables.append(table)
         part = f", part {k + 1} of {len(parts)}" if len(parts) > 1 else ""
         rows = "".join(f" after reading {r.note}" for r in reads)
@@ -177,7 +176,7 @@ class NpuTarget(Target):
         return {
             "model_npu.h": render_template(templates, "model_npu.h.j2", **common, tables=tables),
             "model_npu.c": render_template(templates, "model_npu.c.j2", **common, tables=[
-                {"symbol": t.symbol, "data_len": len(t.data), "cycles": t.cycles, "command_count": len(t.listing),
+                {"symbol": t.symbol, "data_len": len(t.data), "cycles": t.cycles, "command_count": len(t.commands),
                  "layers": ", ".join(str(op.index) for op in t.ops), "chunks": table_chunks(t, c_value_lines)}
                 for t in tables]),
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 import numpy as np
 
@@ -17,9 +18,17 @@ class NpuTable:
     symbol: str
     data: bytes
     commands: list
-    listing: list  # one human-readable line per command
     ops: list
     cycles: int
+
+    @cached_property
+    def listing(self) -> list:
+        """One human-readable line per command, made when first read: only the rendering of model_npu.c reads
+        it, and a compile (the tuner's, the compile step's) renders nothing (~70 lines a VWW build)."""
+        from ...importer.names import sanitize_name
+        from .hw import cmdtable
+
+        return [sanitize_name(line, max_chars=400) for line in cmdtable.describe(self.commands)]
 
 
 def tables_of(model) -> list:

@@ -180,8 +180,10 @@ def pack_channel_params_fp64(bias, scales, wide: bool = False) -> bytes:
     """Channel records for rounding FP64: int32 (int64 when `wide`) bias, then the real scale as a binary64."""
     if len(bias) != len(scales):
         raise CommandTableError("bias and scales differ in length")
-    record = "<qd" if wide else "<id"
-    return b"".join(struct.pack(record, int(b), float(s)) for b, s in zip(bias, scales))
+    fields = [0] * (2 * len(bias))  # one pack call for every record, as pack_channel_params (AD: ~1,700 channels)
+    fields[0::2] = map(int, bias)
+    fields[1::2] = map(float, scales)
+    return struct.pack("<" + ("qd" if wide else "id") * len(bias), *fields)
 
 
 def pack_table(values, dtype) -> bytes:

@@ -147,7 +147,7 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def _add_stream(cost: CommandCost, mclass: MemoryClass, nbytes: int, is_write: bool) -> None:
-    cost.memory_cycles += _ceil_div(nbytes * R.BANDWIDTH_SCALE, mclass.bytes_per_cycle_x256)
+    cost.memory_cycles += -(-nbytes * R.BANDWIDTH_SCALE // mclass.bytes_per_cycle_x256)  # (_ceil_div, inline)
     if is_write:
         cost.write_bytes += nbytes
     elif mclass.kind == R.MEM_KIND_FLASH:
@@ -173,8 +173,11 @@ def weight_decode_cycles(decoded_bytes: int) -> int:
 
 
 def _desc_stream(cost: CommandCost, memory: MemoryMap, desc: C.TensorDesc, is_write: bool) -> None:
-    """_add_stream of a descriptor's compact bytes."""
-    _add_stream(cost, memory.class_of(desc.region, desc.offset), desc.compact_bytes, is_write)
+    """_add_stream of a descriptor's compact bytes (class_of's region lookup inline: the cascade search's pricing
+    and the codegen's table cycles ask ~10,000 times a VWW compile)."""
+    mclass = memory.region_classes.get(desc.region, DEFAULT_CLASS) if memory.region_bases is None \
+        else memory.class_of(desc.region, desc.offset)
+    _add_stream(cost, mclass, desc.compact_bytes, is_write)
 
 
 def _vector_cycles(out: C.TensorDesc, taps: int) -> int:
