@@ -138,6 +138,24 @@ class _Table:
         return [start + 4 * i + offset for i, offset in enumerate(offsets)]
 
 
+_ABSENT_FIELDS = (0,) * 8
+
+
+def _table_fields(buf: bytes, pos: int, count: int) -> tuple:
+    """The vtable entries of the first `count` fields of the table at `pos` (0: absent), read as _Table reads
+    them: a field's value lies at pos + its entry."""
+    vtable = pos - _I32.unpack_from(buf, pos)[0]
+    n = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
+    fields = struct.unpack_from(f"<{n}H", buf, vtable + 4) if n > 0 else ()
+    return fields[:count] if len(fields) >= count else fields + _ABSENT_FIELDS[:count - len(fields)]
+
+
+def _vector(buf: bytes, at: int) -> tuple:
+    """(position of the first element, element count) of the vector whose offset is at `at` (_Table.vector)."""
+    start = at + _U32.unpack_from(buf, at)[0]
+    return start + 4, _U32.unpack_from(buf, start)[0]
+
+
 # Field numbers (tflite/schema.fbs).
 TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_QUANTIZATION, TENSOR_IS_VARIABLE = range(6)
 QUANT_SCALE, QUANT_ZERO_POINT, QUANT_DIMENSION = 2, 3, 6
@@ -235,54 +253,66 @@ class _Importer:
         return tensor if tensor is not None else self.tensor_ref(index, f"operator #{op_number} ({op_name}) {role}")
 
     def read_tensor(self, pos: int, index: int) -> Tensor:
-        t = _Table(self.buf, pos)
-        start, length = t.vector(TENSOR_NAME)
-        name = sanitize_name(self.buf[start:start + length].decode("utf-8", "replace")) or f"tensor_{index}"
-        ttype = t.scalar(TENSOR_TYPE, _I8)
-        if ttype not in TENSOR_TYPES:
-            dtype = f"type{ttype}"
-        else:
-            dtype = TENSOR_TYPES[ttype]
-        start, length = t.vector(TENSOR_SHAPE)
-        shape = struct.unpack_from(f"<{length}i", self.buf, start) if length else ()
+        # The Tensor table's fields straight from its vtable (no _Table: ~90 tensors a model, the import's
+        # busiest path), read in the order, and with the reads, of the _Table accessors (the same error on a
+        # corrupt file).
+        buf = self.buf
+        shape_at, type_at, buffer_at, name_at, quant_at, variable_at = _table_fields(buf, pos, 6)
+        start, length = _vector(buf, pos + name_at) if name_at else (0, 0)
+        name = sanitize_name(buf[start:start + length].decode("utf-8", "replace")) or f"tensor_{index}"
+        ttype = _I8.unpack_from(buf, pos + type_at)[0] if type_at else 0
+        dtype = TENSOR_TYPES[ttype] if ttype in TENSOR_TYPES else f"type{ttype}"
+        start, length = _vector(buf, pos + shape_at) if shape_at else (0, 0)
+        shape = struct.unpack_from(f"<{length}i", buf, start) if length else ()
         if len(shape) > MAX_RANK or (shape and min(shape) < 0):
             raise self.fail(f"tensor {index} '{name}' has an invalid shape {list(shape)} (dynamic or negative dimensions are not supported)")
         count = math.prod(shape)  # Python integers: a product of int32 dimensions must not wrap around
         if count > MAX_TENSOR_ELEMENTS:
             raise self.fail(f"tensor {index} '{name}' has {count} elements, beyond any microcontroller")
-        tensor = Tensor(index, name, shape, dtype, self.read_quant(t, ttype, index, name, shape))
-        tensor.data = self.read_buffer(t, index, name, dtype, shape, count)
+        quant = self.read_quant(pos + quant_at if quant_at else 0, ttype, index, name, shape)
+        tensor = Tensor(index, name, shape, dtype, quant)
+        buffer = _U32.unpack_from(buf, pos + buffer_at)[0] if buffer_at else 0
+        tensor.data = data = self.read_buffer(buffer, index, name, dtype, shape, count) if buffer else None
         # TFLite variable tensors (an LSTM's activation and cell state) keep their value between inferences.
-        tensor.persistent = bool(t.scalar(TENSOR_IS_VARIABLE, _U8)) and tensor.data is None
+        tensor.persistent = bool(_U8.unpack_from(buf, pos + variable_at)[0] if variable_at else 0) and data is None
         # Empty constants (a scalar's shape) are fine, and so are the quantization-only "intermediate" tensors
         # the converter attaches to recurrent ops (they hold scales, never data).
-        if tensor.data is None and count == 0 and index not in self.intermediate_ids:
+        if data is None and count == 0 and index not in self.intermediate_ids:
             raise self.fail(f"tensor {index} '{name}' has a zero dimension {list(shape)}; empty activations are not supported")
         return tensor
 
-    def read_quant(self, t: _Table, ttype: int, index: int, name: str, shape: tuple) -> QuantParams | None:
-        q = t.table(TENSOR_QUANTIZATION)
-        if q is None:
+    def read_quant(self, at: int, ttype: int, index: int, name: str, shape: tuple) -> QuantParams | None:
+        """The QuantizationParameters table whose offset is at `at` (0: the tensor has none)."""
+        if not at:
             return None
-        start, count = q.vector(QUANT_SCALE)
+        buf = self.buf
+        pos = at + _U32.unpack_from(buf, at)[0]
+        _, _, scale_at, zero_point_at, _, _, axis_at = _table_fields(buf, pos, 7)
+        start, count = _vector(buf, pos + scale_at) if scale_at else (0, 0)
         if count == 0:
             return None
-        scale = np.frombuffer(self.buf, SCALE_TYPE, count, start).astype(np.float32)  # (a copy: not a file view)
-        start, zp_count = q.vector(QUANT_ZERO_POINT)
-        zp = np.frombuffer(self.buf, ZERO_POINT_TYPE, zp_count, start).astype(np.int64) if zp_count \
+        scale = np.frombuffer(buf, SCALE_TYPE, count, start).astype(np.float32)  # (a copy: not a file view)
+        start, zp_count = _vector(buf, pos + zero_point_at) if zero_point_at else (0, 0)
+        zp = np.frombuffer(buf, ZERO_POINT_TYPE, zp_count, start).astype(np.int64) if zp_count \
             else np.zeros(count, np.int64)
         if zp.size == 1 and count > 1:
             zp = np.repeat(zp, count)
-        axis = int(q.scalar(QUANT_DIMENSION, _I32))
+        axis = int(_I32.unpack_from(buf, pos + axis_at)[0]) if axis_at else 0
         if zp.size != count:
             raise self.fail(f"tensor {index} '{name}' has {count} scales but {zp.size} zero points")
         low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(ttype, ""), (-(1 << 31), (1 << 31) - 1))
-        zero_points = zp.tolist()  # (Python ints: a few values, numpy's reductions cost more than the work)
-        if zero_points and (min(zero_points) < low or max(zero_points) > high):
+        # One value: a Python number, no array temporaries. Per channel (a weight's, often hundreds): numpy's
+        # reductions, the zero points' skipped when all are 0 (0 is in every range) as int8 weights' are; a NaN
+        # scale makes min() and max() NaN, out of range.
+        if count == 1:
+            zero_point = zp.item()
+            zero_point_in_range = low <= zero_point <= high
+            in_range = MIN_SCALE <= scale.item() <= MAX_SCALE
+        else:
+            zero_point_in_range = not zp.any() or (low <= zp.min() and zp.max() <= high)
+            in_range = MIN_SCALE <= scale.min() and scale.max() <= MAX_SCALE
+        if not zero_point_in_range:
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
-        # one test for the common case (a single scale: Python floats, no array temporaries); then which
-        in_range = MIN_SCALE <= scale.item() <= MAX_SCALE if count == 1 else \
-            ((scale >= MIN_SCALE) & (scale <= MAX_SCALE)).all()
         if not in_range:
             if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
                 raise self.fail(f"tensor {index} '{name}' has a non-positive or non-finite quantization scale")
@@ -298,26 +328,26 @@ class _Importer:
             self.axis_beyond_rank[index] = problem
         return QuantParams(scale, zp, axis)
 
-    def read_buffer(self, t: _Table, index: int, name: str, dtype: str, shape: tuple, count: int) -> np.ndarray | None:
-        b = t.scalar(TENSOR_BUFFER, _U32)
-        if b == 0:
-            return None
+    def read_buffer(self, b: int, index: int, name: str, dtype: str, shape: tuple, count: int) -> np.ndarray | None:
+        """The constant data of a tensor that refers to buffer `b` (not 0, TFLite's empty buffer)."""
         if b >= self.buffer_count:
             raise self.fail(f"tensor {index} '{name}' refers to buffer {b}, but the model has {self.buffer_count} buffers")
+        buf = self.buf
         if self.buffer_positions is None:
-            self.buffer_positions = _Table(self.buf, self.model._tab.Pos).table_positions(MODEL_BUFFERS)
-        buffer = _Table(self.buf, self.buffer_positions[b])
-        offset = buffer.scalar(BUFFER_OFFSET, _U64)
+            self.buffer_positions = _Table(buf, self.model._tab.Pos).table_positions(MODEL_BUFFERS)
+        pos = self.buffer_positions[b]
+        data_at, offset_at, size_at = _table_fields(buf, pos, 3)
+        offset = _U64.unpack_from(buf, pos + offset_at)[0] if offset_at else 0
         if offset > 1:  # large models keep data after the flatbuffer
-            start, size = int(offset), int(buffer.scalar(BUFFER_SIZE, _U64))
-            if start + size > len(self.buf):
+            start, size = int(offset), int(_U64.unpack_from(buf, pos + size_at)[0] if size_at else 0)
+            if start + size > len(buf):
                 raise self.fail(f"tensor {index} '{name}' data lies outside the file (truncated?)")
-            raw = memoryview(self.buf)[start:start + size]  # views, not copies: the one copy is made below
+            raw = memoryview(buf)[start:start + size]  # views, not copies: the one copy is made below
         else:
-            start, size = buffer.vector(BUFFER_DATA)
+            start, size = _vector(buf, pos + data_at) if data_at else (0, 0)
             if size == 0:
                 return None
-            raw = memoryview(self.buf)[start:start + size]
+            raw = memoryview(buf)[start:start + size]
         if dtype not in NUMPY_TYPES:
             raise self.fail(f"tensor {index} '{name}' is constant data of an unsupported type")
         expected = count * ITEM_BYTES[dtype]
