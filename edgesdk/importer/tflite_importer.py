@@ -176,6 +176,7 @@ class _Importer:
         self.buffer_count = self.model.BuffersLength()
         self.buffer_positions: list | None = None  # read on first use (after the count is checked)
         self.opcodes: dict = {}  # opcode index -> (builtin code, op type name)
+        self.arity_problems: dict = {}  # (op type, inputs, outputs, omitted inputs) -> Operands.arity_problem
         self.tensors: dict[int, Tensor] = {}
         self.intermediate_ids: set = set()
         self.warnings: list = []  # what the build prints and records in report.json (a file one reference refuses)
@@ -229,10 +230,11 @@ class _Importer:
             self.count(sg.vector(SUBGRAPH_TENSORS)[1], "tensors")
             self.count(sg.vector(SUBGRAPH_OPERATORS)[1], "operators")
             operators = [_Table(self.buf, pos) for pos in sg.table_positions(SUBGRAPH_OPERATORS)]
-            self.intermediate_ids = _intermediate_tensor_ids(operators)
+            intermediates = [_indices(op, OPERATOR_INTERMEDIATES) for op in operators]
+            self.intermediate_ids = {j for op_intermediates in intermediates for j in op_intermediates}
             for i, pos in enumerate(sg.table_positions(SUBGRAPH_TENSORS)):
                 self.tensors[i] = self.read_tensor(pos, i)
-            ops = [self.read_op(op, i) for i, op in enumerate(operators)]
+            ops = [self.read_op(op, i, intermediates[i]) for i, op in enumerate(operators)]
             inputs = [self.tensor_ref(j, "subgraph input") for j in sg.array(SUBGRAPH_INPUTS, INDEX_TYPE).tolist()]
             outputs = [self.tensor_ref(j, "subgraph output") for j in sg.array(SUBGRAPH_OUTPUTS, INDEX_TYPE).tolist()]
             self.check_axis_beyond_rank(ops, inputs + outputs)
@@ -309,7 +311,7 @@ class _Importer:
             zero_point_in_range = low <= zero_point <= high
             in_range = MIN_SCALE <= scale.item() <= MAX_SCALE
         else:
-            zero_point_in_range = not zp.any() or (low <= zp.min() and zp.max() <= high)
+            zero_point_in_range = not np.count_nonzero(zp) or (low <= zp.min() and zp.max() <= high)
             in_range = MIN_SCALE <= scale.min() and scale.max() <= MAX_SCALE
         if not zero_point_in_range:
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
@@ -377,24 +379,28 @@ class _Importer:
                 "the build against TFLite Micro (--rounding tflm). docs/rounding.md, 'Recurrent ops'.")
 
     # -- operators -------------------------------------------------------------------------------
-    def read_op(self, table: _Table, i: int):
+    def read_op(self, table: _Table, i: int, intermediates: list):
         """One operator: its type, operands (checked against the op layer's schema), attributes and rules.
         An op type edgesdk has no definition for is imported as it is: the partitioner reports it together
-        with every other op that cannot run (one message for the whole model)."""
+        with every other op that cannot run (one message for the whole model). `intermediates`: its
+        intermediate tensors' indices (read before the tensors)."""
         code, name = self.opcode(table.scalar(OPERATOR_OPCODE_INDEX, _U32), i)
-        raw_inputs = table.array(OPERATOR_INPUTS, INDEX_TYPE).tolist()
+        raw_inputs = _indices(table, OPERATOR_INPUTS)
         inputs = [None if j < 0 else self.operand(j, i, name, "input") for j in raw_inputs]
-        outputs = [self.operand(j, i, name, "output") for j in table.array(OPERATOR_OUTPUTS, INDEX_TYPE).tolist()]
+        outputs = [self.operand(j, i, name, "output") for j in _indices(table, OPERATOR_OUTPUTS)]
         ir_op = Op(i, name, inputs, outputs)
-        ir_op.intermediates = [self.operand(j, i, name, "intermediate")
-                               for j in table.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist()]
+        ir_op.intermediates = [self.operand(j, i, name, "intermediate") for j in intermediates]
         definition = op_def(name)
         if definition is None:
             if not outputs:
                 raise self.fail(f"operator #{i} ({name}) has no outputs")
             ir_op.attrs = {"options": read_options(table)}
             return ir_op
-        problem = definition.operands.arity_problem(len(inputs), len(outputs), {k for k, j in enumerate(raw_inputs) if j < 0})
+        omitted = frozenset(k for k, j in enumerate(raw_inputs) if j < 0) if None in inputs else frozenset()
+        arity = name, len(inputs), len(outputs), omitted
+        if arity not in self.arity_problems:  # (a model has a few op types, each with its operand counts)
+            self.arity_problems[arity] = definition.operands.arity_problem(len(inputs), len(outputs), omitted)
+        problem = self.arity_problems[arity]
         if problem:
             raise self.fail(f"{ir_op.location} {problem}")
         options = read_options(table, definition.options)
@@ -417,12 +423,14 @@ class _Importer:
         return self.opcodes[index]
 
 
-def _intermediate_tensor_ids(operators: list) -> set:
-    """Tensors an operator lists as intermediates (quantization parameters of recurrent ops' gates)."""
-    ids = set()
-    for op in operators:
-        ids.update(op.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist())
-    return ids
+def _indices(table: _Table, field: int) -> list:
+    """A vector of tensor indices (an operator's inputs, outputs or intermediates) as Python ints, what
+    table.array(field, INDEX_TYPE).tolist() gives: read by struct when it lies inside the file, else by numpy,
+    whose error on a vector past the end is the one the user sees."""
+    start, length = table.vector(field)
+    if length and start + 4 * length <= len(table.buf):
+        return list(struct.unpack_from(f"<{length}i", table.buf, start))
+    return np.frombuffer(table.buf, INDEX_TYPE, length, start).tolist()
 
 
 def _check_topological(graph: Graph, imp) -> None:
