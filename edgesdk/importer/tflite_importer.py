@@ -89,6 +89,25 @@ def import_tflite(path) -> Graph:
 _I8, _U8, _I32, _U32, _U64, _U16 = (struct.Struct(f) for f in ("<b", "<B", "<i", "<I", "<Q", "<H"))
 
 
+class _Arrays(dict):
+    """The struct of n little-endian values of one type, by n: made once (struct.unpack_from(f"<{n}H", ...)
+    formats and looks up its string each call, half the cost of a short read). The same struct, so the same
+    values and errors; a few hundred lengths kept (a corrupt file's are not)."""
+
+    def __init__(self, code: str):
+        super().__init__()
+        self.code = code
+
+    def __missing__(self, n: int) -> struct.Struct:
+        array = struct.Struct(f"<{n}{self.code}")
+        if len(self) < 256:
+            self[n] = array
+        return array
+
+
+_VTABLE_ENTRIES, _INT32_ARRAYS, _UINT32_ARRAYS = _Arrays("H"), _Arrays("i"), _Arrays("I")
+
+
 class _Table:
     """One flatbuffer table, its vtable read once: the fields a model has for every tensor (Tensor,
     QuantizationParameters, Buffer) read by field number, in the schema's order, with the `tflite` package's
@@ -100,7 +119,7 @@ class _Table:
         vtable = pos - _I32.unpack_from(buf, pos)[0]
         count = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
         self.buf, self.pos = buf, pos
-        self.fields = struct.unpack_from(f"<{count}H", buf, vtable + 4) if count > 0 else ()
+        self.fields = _VTABLE_ENTRIES[count].unpack_from(buf, vtable + 4) if count > 0 else ()
 
     def at(self, field: int) -> int:
         """The position of a field's value, 0 when the table does not have it."""
@@ -134,7 +153,7 @@ class _Table:
     def table_positions(self, field: int) -> list:
         """The position of each table of a vector-of-tables field (each element is an offset to its table)."""
         start, length = self.vector(field)
-        offsets = struct.unpack_from(f"<{length}I", self.buf, start) if length else ()
+        offsets = _UINT32_ARRAYS[length].unpack_from(self.buf, start) if length else ()
         return [start + 4 * i + offset for i, offset in enumerate(offsets)]
 
 
@@ -146,7 +165,7 @@ def _table_fields(buf: bytes, pos: int, count: int) -> tuple:
     them: a field's value lies at pos + its entry."""
     vtable = pos - _I32.unpack_from(buf, pos)[0]
     n = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
-    fields = struct.unpack_from(f"<{n}H", buf, vtable + 4) if n > 0 else ()
+    fields = _VTABLE_ENTRIES[n].unpack_from(buf, vtable + 4) if n > 0 else ()
     return fields[:count] if len(fields) >= count else fields + _ABSENT_FIELDS[:count - len(fields)]
 
 
@@ -265,7 +284,7 @@ class _Importer:
         ttype = _I8.unpack_from(buf, pos + type_at)[0] if type_at else 0
         dtype = TENSOR_TYPES[ttype] if ttype in TENSOR_TYPES else f"type{ttype}"
         start, length = _vector(buf, pos + shape_at) if shape_at else (0, 0)
-        shape = struct.unpack_from(f"<{length}i", buf, start) if length else ()
+        shape = _INT32_ARRAYS[length].unpack_from(buf, start) if length else ()
         if len(shape) > MAX_RANK or (shape and min(shape) < 0):
             raise self.fail(f"tensor {index} '{name}' has an invalid shape {list(shape)} (dynamic or negative dimensions are not supported)")
         count = math.prod(shape)  # Python integers: a product of int32 dimensions must not wrap around
@@ -429,7 +448,7 @@ def _indices(table: _Table, field: int) -> list:
     whose error on a vector past the end is the one the user sees."""
     start, length = table.vector(field)
     if length and start + 4 * length <= len(table.buf):
-        return list(struct.unpack_from(f"<{length}i", table.buf, start))
+        return list(_INT32_ARRAYS[length].unpack_from(table.buf, start))
     return np.frombuffer(table.buf, INDEX_TYPE, length, start).tolist()
 
 
