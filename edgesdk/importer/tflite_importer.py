@@ -193,6 +193,7 @@ BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = range(3)
 MODEL_OPERATOR_CODES, MODEL_BUFFERS = 1, 4
 SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS = range(4)
 OPERATOR_OPCODE_INDEX, OPERATOR_INPUTS, OPERATOR_OUTPUTS, OPERATOR_INTERMEDIATES = 0, 1, 2, 8
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce  # (ndarray.min() and max() add a Python call)
 INDEX_TYPE = np.dtype("int32").newbyteorder("<")  # tensor indices in operators and subgraphs
 
 
@@ -341,8 +342,8 @@ class _Importer:
             zero_point_in_range = low <= zero_point <= high
             in_range = MIN_SCALE <= scale.item() <= MAX_SCALE
         else:
-            zero_point_in_range = not np.count_nonzero(zp) or (low <= zp.min() and zp.max() <= high)
-            in_range = MIN_SCALE <= scale.min() and scale.max() <= MAX_SCALE
+            zero_point_in_range = not np.count_nonzero(zp) or (low <= _MIN(zp) and _MAX(zp) <= high)
+            in_range = MIN_SCALE <= _MIN(scale) and _MAX(scale) <= MAX_SCALE
         if not zero_point_in_range:
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
         if not in_range:
