@@ -109,9 +109,10 @@ _VTABLE_ENTRIES, _INT32_ARRAYS, _UINT32_ARRAYS = _Arrays("H"), _Arrays("i"), _Ar
 
 
 class _Table:
-    """One flatbuffer table, its vtable read once: the fields a model has for every tensor (Tensor,
-    QuantizationParameters, Buffer) read by field number, in the schema's order, with the `tflite` package's
-    defaults. Its generated accessors look the vtable up again for every field (~80 lookups per tensor)."""
+    """One flatbuffer table, its vtable read once: its fields read by field number, in the schema's order, with
+    the `tflite` package's defaults (its generated accessors look the vtable up again for every field). The
+    tables of a model's subgraphs and operators; a tensor's three (Tensor, QuantizationParameters, Buffer),
+    ~90 a model, are read with no object at all, by _table_fields."""
 
     __slots__ = ("buf", "pos", "fields")
 
@@ -290,7 +291,7 @@ class _Importer:
         # busiest path), read in the order, and with the reads, of the _Table accessors (the same error on a
         # corrupt file).
         buf = self.buf
-        shape_at, type_at, buffer_at, name_at, quant_at, variable_at = _table_fields(buf, pos, 6)
+        shape_at, type_at, buffer_at, name_at, quant_at, variable_at = _table_fields(buf, pos, 6)  # (TENSOR_*)
         start, length = _vector(buf, pos + name_at) if name_at else (0, 0)
         name = sanitize_name(buf[start:start + length].decode("utf-8", "replace")) or f"tensor_{index}"
         ttype = _I8.unpack_from(buf, pos + type_at)[0] if type_at else 0
@@ -320,7 +321,8 @@ class _Importer:
             return None
         buf = self.buf
         pos = at + _U32.unpack_from(buf, at)[0]
-        _, _, scale_at, zero_point_at, _, _, axis_at = _table_fields(buf, pos, 7)
+        fields = _table_fields(buf, pos, QUANT_DIMENSION + 1)
+        scale_at, zero_point_at, axis_at = fields[QUANT_SCALE], fields[QUANT_ZERO_POINT], fields[QUANT_DIMENSION]
         start, count = _vector(buf, pos + scale_at) if scale_at else (0, 0)
         if count == 0:
             return None
@@ -369,7 +371,7 @@ class _Importer:
         if self.buffer_positions is None:
             self.buffer_positions = _Table(buf, self.model._tab.Pos).table_positions(MODEL_BUFFERS)
         pos = self.buffer_positions[b]
-        data_at, offset_at, size_at = _table_fields(buf, pos, 3)
+        data_at, offset_at, size_at = _table_fields(buf, pos, 3)  # (BUFFER_*)
         offset = _U64.unpack_from(buf, pos + offset_at)[0] if offset_at else 0
         if offset > 1:  # large models keep data after the flatbuffer
             start, size = int(offset), int(_U64.unpack_from(buf, pos + size_at)[0] if size_at else 0)
