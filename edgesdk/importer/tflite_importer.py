@@ -492,6 +492,8 @@ def _indices(table: _Table, field: int) -> list:
     table.array(field, INDEX_TYPE).tolist() gives: read by struct when it lies inside the file, else by numpy,
     whose error on a vector past the end is the one the user sees."""
     start, length = table.vector(field)
+    if not start:  # absent (a vector's elements never start at 0): most operators' intermediates
+        return []
     if length and start + 4 * length <= len(table.buf):
         return list(_INT32_ARRAYS[length].unpack_from(table.buf, start))
     return np.frombuffer(table.buf, INDEX_TYPE, length, start).tolist()
