@@ -127,6 +127,11 @@ def test_tensor_fields_read_as_the_tflite_package_reads_them(name):
             assert q.scalar(T.QUANT_DIMENSION, T._I32) == quant.QuantizedDimension()
         buffer = model.Buffers(t.Buffer())
         fast_buffer = T._Table(buf, buffer._tab.Pos)
+        # read_tensor reads these three tables by _table_fields: each field where _Table finds it
+        for table, count in ((fast, 6), (q, 7), (fast_buffer, 3)):
+            if table is not None:
+                fields = T._table_fields(buf, table.pos, count)
+                assert [table.pos + entry if entry else 0 for entry in fields] == [table.at(k) for k in range(count)]
         assert fast_buffer.scalar(T.BUFFER_OFFSET, T._U64) == buffer.Offset()
         assert fast_buffer.vector(T.BUFFER_DATA)[1] == buffer.DataLength()
         if buffer.DataLength():
@@ -160,6 +165,38 @@ def test_table_positions_and_operator_fields_read_as_the_tflite_package_reads_th
                                         (T.OPERATOR_OUTPUTS, op.OutputsAsNumpy, op.OutputsLength),
                                         (T.OPERATOR_INTERMEDIATES, op.IntermediatesAsNumpy, op.IntermediatesLength)):
             assert fast.array(field, T.INDEX_TYPE).tolist() == (numpy_of().tolist() if length() else [])
+
+
+@pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad", "micro_speech", "mobilenet_uint8"])
+def test_opcodes_read_directly_equal_the_generated_accessors(name):
+    """An opcode's builtin code is read straight from the file; the `tflite` package's accessors give the same
+    code for every entry, and they are the ones asked when an entry's vtable is one they read otherwise."""
+    from pathlib import Path
+
+    from edgesdk.importer import tflite_importer as T
+
+    buf = model_path(name).read_bytes()
+    importer = T._Importer(Path(name), buf)
+    for index in range(importer.model.OperatorCodesLength()):
+        oc = importer.model.OperatorCodes(index)
+        assert importer.builtin_code_read_directly(index) == max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+    # an odd vtable length (the accessors read one byte past it): not read directly
+    oc = importer.model.OperatorCodes(0)
+    vtable = oc._tab.Pos - T._I32.unpack_from(buf, oc._tab.Pos)[0]
+    odd = bytearray(buf)
+    T._U16.pack_into(odd, vtable, T._U16.unpack_from(buf, vtable)[0] + 1)
+    odd_importer = T._Importer(Path(name), bytes(odd))
+    assert odd_importer.builtin_code_read_directly(0) is None
+    generated = odd_importer.model.OperatorCodes(0)
+    assert _outcome(odd_importer.builtin_code, 0) == _outcome(
+        lambda: max(generated.BuiltinCode(), generated.DeprecatedBuiltinCode()))  # (a value or the same error)
+
+
+def _outcome(call, *args):
+    try:
+        return call(*args)
+    except Exception as exc:  # noqa: BLE001
+        return type(exc), str(exc)
 
 
 @pytest.mark.parametrize("name", ["kws", "vww", "ic", "ad", "micro_speech", "mobilenet_uint8"])

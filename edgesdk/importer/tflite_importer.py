@@ -89,10 +89,30 @@ def import_tflite(path) -> Graph:
 _I8, _U8, _I32, _U32, _U64, _U16 = (struct.Struct(f) for f in ("<b", "<B", "<i", "<I", "<Q", "<H"))
 
 
+class _Arrays(dict):
+    """The struct of n little-endian values of one type, by n: made once (struct.unpack_from(f"<{n}H", ...)
+    formats and looks up its string each call, half the cost of a short read). The same struct, so the same
+    values and errors; a few hundred lengths kept (a corrupt file's are not)."""
+
+    def __init__(self, code: str):
+        super().__init__()
+        self.code = code
+
+    def __missing__(self, n: int) -> struct.Struct:
+        array = struct.Struct(f"<{n}{self.code}")
+        if len(self) < 256:
+            self[n] = array
+        return array
+
+
+_VTABLE_ENTRIES, _INT32_ARRAYS, _UINT32_ARRAYS = _Arrays("H"), _Arrays("i"), _Arrays("I")
+
+
 class _Table:
-    """One flatbuffer table, its vtable read once: the fields a model has for every tensor (Tensor,
-    QuantizationParameters, Buffer) read by field number, in the schema's order, with the `tflite` package's
-    defaults. Its generated accessors look the vtable up again for every field (~80 lookups per tensor)."""
+    """One flatbuffer table, its vtable read once: its fields read by field number, in the schema's order, with
+    the `tflite` package's defaults (its generated accessors look the vtable up again for every field). The
+    tables of a model's subgraphs and operators; a tensor's three (Tensor, QuantizationParameters, Buffer),
+    ~90 a model, are read with no object at all, by _table_fields."""
 
     __slots__ = ("buf", "pos", "fields")
 
@@ -100,7 +120,7 @@ class _Table:
         vtable = pos - _I32.unpack_from(buf, pos)[0]
         count = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
         self.buf, self.pos = buf, pos
-        self.fields = struct.unpack_from(f"<{count}H", buf, vtable + 4) if count > 0 else ()
+        self.fields = _VTABLE_ENTRIES[count].unpack_from(buf, vtable + 4) if count > 0 else ()
 
     def at(self, field: int) -> int:
         """The position of a field's value, 0 when the table does not have it."""
@@ -134,8 +154,35 @@ class _Table:
     def table_positions(self, field: int) -> list:
         """The position of each table of a vector-of-tables field (each element is an offset to its table)."""
         start, length = self.vector(field)
-        offsets = struct.unpack_from(f"<{length}I", self.buf, start) if length else ()
+        offsets = _UINT32_ARRAYS[length].unpack_from(self.buf, start) if length else ()
         return [start + 4 * i + offset for i, offset in enumerate(offsets)]
+
+
+_ABSENT_FIELDS = (0,) * 8
+
+
+def _table_fields(buf: bytes, pos: int, count: int) -> tuple:
+    """The vtable entries of the first `count` fields of the table at `pos` (0: absent), read as _Table reads
+    them: a field's value lies at pos + its entry."""
+    vtable = pos - _I32.unpack_from(buf, pos)[0]
+    n = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
+    fields = _VTABLE_ENTRIES[n].unpack_from(buf, vtable + 4) if n > 0 else ()
+    return fields[:count] if len(fields) >= count else fields + _ABSENT_FIELDS[:count - len(fields)]
+
+
+def _plain_table_fields(buf: bytes, pos: int, count: int) -> tuple | None:
+    """_table_fields of a table whose vtable the generated flatbuffers accessors read as _Table does (at a
+    non-negative position, a whole number of entries long); None for any other."""
+    vtable = pos - _I32.unpack_from(buf, pos)[0]
+    if vtable < 0 or _U16.unpack_from(buf, vtable)[0] % 2:
+        return None
+    return _table_fields(buf, pos, count)
+
+
+def _vector(buf: bytes, at: int) -> tuple:
+    """(position of the first element, element count) of the vector whose offset is at `at` (_Table.vector)."""
+    start = at + _U32.unpack_from(buf, at)[0]
+    return start + 4, _U32.unpack_from(buf, start)[0]
 
 
 # Field numbers (tflite/schema.fbs).
@@ -144,9 +191,10 @@ QUANT_SCALE, QUANT_ZERO_POINT, QUANT_DIMENSION = 2, 3, 6
 # The element types of those vectors as the `tflite` package gives them (little endian, marked so).
 SCALE_TYPE, ZERO_POINT_TYPE = np.dtype("float32").newbyteorder("<"), np.dtype("int64").newbyteorder("<")
 BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = range(3)
-MODEL_BUFFERS = 4
+MODEL_OPERATOR_CODES, MODEL_BUFFERS = 1, 4
 SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS = range(4)
 OPERATOR_OPCODE_INDEX, OPERATOR_INPUTS, OPERATOR_OUTPUTS, OPERATOR_INTERMEDIATES = 0, 1, 2, 8
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce  # (ndarray.min() and max() add a Python call)
 INDEX_TYPE = np.dtype("int32").newbyteorder("<")  # tensor indices in operators and subgraphs
 
 
@@ -158,6 +206,9 @@ class _Importer:
         self.buffer_count = self.model.BuffersLength()
         self.buffer_positions: list | None = None  # read on first use (after the count is checked)
         self.opcodes: dict = {}  # opcode index -> (builtin code, op type name)
+        self.opcode_count: int | None = None  # the opcode table's length (run() reads it first)
+        self.opcode_positions: list | None = None  # where each opcode table is, read on first use
+        self.arity_problems: dict = {}  # (op type, inputs, outputs, omitted inputs) -> Operands.arity_problem
         self.tensors: dict[int, Tensor] = {}
         self.intermediate_ids: set = set()
         self.warnings: list = []  # what the build prints and records in report.json (a file one reference refuses)
@@ -177,7 +228,7 @@ class _Importer:
         model = self.model
         self.count(model.SubgraphsLength(), "subgraphs")
         self.count(model.BuffersLength(), "buffers")
-        self.count(model.OperatorCodesLength(), "operator codes")
+        self.opcode_count = self.count(model.OperatorCodesLength(), "operator codes")
         if model.SubgraphsLength() < 1:
             raise self.fail("it has no subgraph")
         tensors, ops, inputs, outputs = self.read_subgraph(0)
@@ -211,10 +262,11 @@ class _Importer:
             self.count(sg.vector(SUBGRAPH_TENSORS)[1], "tensors")
             self.count(sg.vector(SUBGRAPH_OPERATORS)[1], "operators")
             operators = [_Table(self.buf, pos) for pos in sg.table_positions(SUBGRAPH_OPERATORS)]
-            self.intermediate_ids = _intermediate_tensor_ids(operators)
+            intermediates = [_indices(op, OPERATOR_INTERMEDIATES) for op in operators]
+            self.intermediate_ids = {j for op_intermediates in intermediates for j in op_intermediates}
             for i, pos in enumerate(sg.table_positions(SUBGRAPH_TENSORS)):
                 self.tensors[i] = self.read_tensor(pos, i)
-            ops = [self.read_op(op, i) for i, op in enumerate(operators)]
+            ops = [self.read_op(op, i, intermediates[i]) for i, op in enumerate(operators)]
             inputs = [self.tensor_ref(j, "subgraph input") for j in sg.array(SUBGRAPH_INPUTS, INDEX_TYPE).tolist()]
             outputs = [self.tensor_ref(j, "subgraph output") for j in sg.array(SUBGRAPH_OUTPUTS, INDEX_TYPE).tolist()]
             self.check_axis_beyond_rank(ops, inputs + outputs)
@@ -235,54 +287,67 @@ class _Importer:
         return tensor if tensor is not None else self.tensor_ref(index, f"operator #{op_number} ({op_name}) {role}")
 
     def read_tensor(self, pos: int, index: int) -> Tensor:
-        t = _Table(self.buf, pos)
-        start, length = t.vector(TENSOR_NAME)
-        name = sanitize_name(self.buf[start:start + length].decode("utf-8", "replace")) or f"tensor_{index}"
-        ttype = t.scalar(TENSOR_TYPE, _I8)
-        if ttype not in TENSOR_TYPES:
-            dtype = f"type{ttype}"
-        else:
-            dtype = TENSOR_TYPES[ttype]
-        start, length = t.vector(TENSOR_SHAPE)
-        shape = struct.unpack_from(f"<{length}i", self.buf, start) if length else ()
+        # The Tensor table's fields straight from its vtable (no _Table: ~90 tensors a model, the import's
+        # busiest path), read in the order, and with the reads, of the _Table accessors (the same error on a
+        # corrupt file).
+        buf = self.buf
+        shape_at, type_at, buffer_at, name_at, quant_at, variable_at = _table_fields(buf, pos, 6)  # (TENSOR_*)
+        start, length = _vector(buf, pos + name_at) if name_at else (0, 0)
+        name = sanitize_name(buf[start:start + length].decode("utf-8", "replace")) or f"tensor_{index}"
+        ttype = _I8.unpack_from(buf, pos + type_at)[0] if type_at else 0
+        dtype = TENSOR_TYPES[ttype] if ttype in TENSOR_TYPES else f"type{ttype}"
+        start, length = _vector(buf, pos + shape_at) if shape_at else (0, 0)
+        shape = _INT32_ARRAYS[length].unpack_from(buf, start) if length else ()
         if len(shape) > MAX_RANK or (shape and min(shape) < 0):
             raise self.fail(f"tensor {index} '{name}' has an invalid shape {list(shape)} (dynamic or negative dimensions are not supported)")
         count = math.prod(shape)  # Python integers: a product of int32 dimensions must not wrap around
         if count > MAX_TENSOR_ELEMENTS:
             raise self.fail(f"tensor {index} '{name}' has {count} elements, beyond any microcontroller")
-        tensor = Tensor(index, name, shape, dtype, self.read_quant(t, ttype, index, name, shape))
-        tensor.data = self.read_buffer(t, index, name, dtype, shape, count)
+        quant = self.read_quant(pos + quant_at if quant_at else 0, ttype, index, name, shape)
+        tensor = Tensor(index, name, shape, dtype, quant)
+        buffer = _U32.unpack_from(buf, pos + buffer_at)[0] if buffer_at else 0
+        tensor.data = data = self.read_buffer(buffer, index, name, dtype, shape, count) if buffer else None
         # TFLite variable tensors (an LSTM's activation and cell state) keep their value between inferences.
-        tensor.persistent = bool(t.scalar(TENSOR_IS_VARIABLE, _U8)) and tensor.data is None
+        tensor.persistent = bool(_U8.unpack_from(buf, pos + variable_at)[0] if variable_at else 0) and data is None
         # Empty constants (a scalar's shape) are fine, and so are the quantization-only "intermediate" tensors
         # the converter attaches to recurrent ops (they hold scales, never data).
-        if tensor.data is None and count == 0 and index not in self.intermediate_ids:
+        if data is None and count == 0 and index not in self.intermediate_ids:
             raise self.fail(f"tensor {index} '{name}' has a zero dimension {list(shape)}; empty activations are not supported")
         return tensor
 
-    def read_quant(self, t: _Table, ttype: int, index: int, name: str, shape: tuple) -> QuantParams | None:
-        q = t.table(TENSOR_QUANTIZATION)
-        if q is None:
+    def read_quant(self, at: int, ttype: int, index: int, name: str, shape: tuple) -> QuantParams | None:
+        """The QuantizationParameters table whose offset is at `at` (0: the tensor has none)."""
+        if not at:
             return None
-        start, count = q.vector(QUANT_SCALE)
+        buf = self.buf
+        pos = at + _U32.unpack_from(buf, at)[0]
+        fields = _table_fields(buf, pos, QUANT_DIMENSION + 1)
+        scale_at, zero_point_at, axis_at = fields[QUANT_SCALE], fields[QUANT_ZERO_POINT], fields[QUANT_DIMENSION]
+        start, count = _vector(buf, pos + scale_at) if scale_at else (0, 0)
         if count == 0:
             return None
-        scale = np.frombuffer(self.buf, SCALE_TYPE, count, start).astype(np.float32)  # (a copy: not a file view)
-        start, zp_count = q.vector(QUANT_ZERO_POINT)
-        zp = np.frombuffer(self.buf, ZERO_POINT_TYPE, zp_count, start).astype(np.int64) if zp_count \
+        scale = np.frombuffer(buf, SCALE_TYPE, count, start).astype(np.float32)  # (a copy: not a file view)
+        start, zp_count = _vector(buf, pos + zero_point_at) if zero_point_at else (0, 0)
+        zp = np.frombuffer(buf, ZERO_POINT_TYPE, zp_count, start).astype(np.int64) if zp_count \
             else np.zeros(count, np.int64)
         if zp.size == 1 and count > 1:
             zp = np.repeat(zp, count)
-        axis = int(q.scalar(QUANT_DIMENSION, _I32))
+        axis = int(_I32.unpack_from(buf, pos + axis_at)[0]) if axis_at else 0
         if zp.size != count:
             raise self.fail(f"tensor {index} '{name}' has {count} scales but {zp.size} zero points")
         low, high = ZERO_POINT_RANGES.get(TENSOR_TYPES.get(ttype, ""), (-(1 << 31), (1 << 31) - 1))
-        zero_points = zp.tolist()  # (Python ints: a few values, numpy's reductions cost more than the work)
-        if zero_points and (min(zero_points) < low or max(zero_points) > high):
+        # One value: a Python number, no array temporaries. Per channel (a weight's, often hundreds): numpy's
+        # reductions, the zero points' skipped when all are 0 (0 is in every range) as int8 weights' are; a NaN
+        # scale makes min() and max() NaN, out of range.
+        if count == 1:
+            zero_point = zp.item()
+            zero_point_in_range = low <= zero_point <= high
+            in_range = MIN_SCALE <= scale.item() <= MAX_SCALE
+        else:
+            zero_point_in_range = not np.count_nonzero(zp) or (low <= _MIN(zp) and _MAX(zp) <= high)
+            in_range = MIN_SCALE <= _MIN(scale) and _MAX(scale) <= MAX_SCALE
+        if not zero_point_in_range:
             raise self.fail(f"tensor {index} '{name}' has a zero point outside [{low}, {high}], the range of its type")
-        # one test for the common case (a single scale: Python floats, no array temporaries); then which
-        in_range = MIN_SCALE <= scale.item() <= MAX_SCALE if count == 1 else \
-            ((scale >= MIN_SCALE) & (scale <= MAX_SCALE)).all()
         if not in_range:
             if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
                 raise self.fail(f"tensor {index} '{name}' has a non-positive or non-finite quantization scale")
@@ -298,26 +363,26 @@ class _Importer:
             self.axis_beyond_rank[index] = problem
         return QuantParams(scale, zp, axis)
 
-    def read_buffer(self, t: _Table, index: int, name: str, dtype: str, shape: tuple, count: int) -> np.ndarray | None:
-        b = t.scalar(TENSOR_BUFFER, _U32)
-        if b == 0:
-            return None
+    def read_buffer(self, b: int, index: int, name: str, dtype: str, shape: tuple, count: int) -> np.ndarray | None:
+        """The constant data of a tensor that refers to buffer `b` (not 0, TFLite's empty buffer)."""
         if b >= self.buffer_count:
             raise self.fail(f"tensor {index} '{name}' refers to buffer {b}, but the model has {self.buffer_count} buffers")
+        buf = self.buf
         if self.buffer_positions is None:
-            self.buffer_positions = _Table(self.buf, self.model._tab.Pos).table_positions(MODEL_BUFFERS)
-        buffer = _Table(self.buf, self.buffer_positions[b])
-        offset = buffer.scalar(BUFFER_OFFSET, _U64)
+            self.buffer_positions = _Table(buf, self.model._tab.Pos).table_positions(MODEL_BUFFERS)
+        pos = self.buffer_positions[b]
+        data_at, offset_at, size_at = _table_fields(buf, pos, 3)  # (BUFFER_*)
+        offset = _U64.unpack_from(buf, pos + offset_at)[0] if offset_at else 0
         if offset > 1:  # large models keep data after the flatbuffer
-            start, size = int(offset), int(buffer.scalar(BUFFER_SIZE, _U64))
-            if start + size > len(self.buf):
+            start, size = int(offset), int(_U64.unpack_from(buf, pos + size_at)[0] if size_at else 0)
+            if start + size > len(buf):
                 raise self.fail(f"tensor {index} '{name}' data lies outside the file (truncated?)")
-            raw = memoryview(self.buf)[start:start + size]  # views, not copies: the one copy is made below
+            raw = memoryview(buf)[start:start + size]  # views, not copies: the one copy is made below
         else:
-            start, size = buffer.vector(BUFFER_DATA)
+            start, size = _vector(buf, pos + data_at) if data_at else (0, 0)
             if size == 0:
                 return None
-            raw = memoryview(self.buf)[start:start + size]
+            raw = memoryview(buf)[start:start + size]
         if dtype not in NUMPY_TYPES:
             raise self.fail(f"tensor {index} '{name}' is constant data of an unsupported type")
         expected = count * ITEM_BYTES[dtype]
@@ -347,24 +412,28 @@ class _Importer:
                 "the build against TFLite Micro (--rounding tflm). docs/rounding.md, 'Recurrent ops'.")
 
     # -- operators -------------------------------------------------------------------------------
-    def read_op(self, table: _Table, i: int):
+    def read_op(self, table: _Table, i: int, intermediates: list):
         """One operator: its type, operands (checked against the op layer's schema), attributes and rules.
         An op type edgesdk has no definition for is imported as it is: the partitioner reports it together
-        with every other op that cannot run (one message for the whole model)."""
+        with every other op that cannot run (one message for the whole model). `intermediates`: its
+        intermediate tensors' indices (read before the tensors)."""
         code, name = self.opcode(table.scalar(OPERATOR_OPCODE_INDEX, _U32), i)
-        raw_inputs = table.array(OPERATOR_INPUTS, INDEX_TYPE).tolist()
+        raw_inputs = _indices(table, OPERATOR_INPUTS)
         inputs = [None if j < 0 else self.operand(j, i, name, "input") for j in raw_inputs]
-        outputs = [self.operand(j, i, name, "output") for j in table.array(OPERATOR_OUTPUTS, INDEX_TYPE).tolist()]
+        outputs = [self.operand(j, i, name, "output") for j in _indices(table, OPERATOR_OUTPUTS)]
         ir_op = Op(i, name, inputs, outputs)
-        ir_op.intermediates = [self.operand(j, i, name, "intermediate")
-                               for j in table.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist()]
+        ir_op.intermediates = [self.operand(j, i, name, "intermediate") for j in intermediates]
         definition = op_def(name)
         if definition is None:
             if not outputs:
                 raise self.fail(f"operator #{i} ({name}) has no outputs")
             ir_op.attrs = {"options": read_options(table)}
             return ir_op
-        problem = definition.operands.arity_problem(len(inputs), len(outputs), {k for k, j in enumerate(raw_inputs) if j < 0})
+        omitted = frozenset(k for k, j in enumerate(raw_inputs) if j < 0) if None in inputs else frozenset()
+        arity = name, len(inputs), len(outputs), omitted
+        if arity not in self.arity_problems:  # (a model has a few op types, each with its operand counts)
+            self.arity_problems[arity] = definition.operands.arity_problem(len(inputs), len(outputs), omitted)
+        problem = self.arity_problems[arity]
         if problem:
             raise self.fail(f"{ir_op.location} {problem}")
         options = read_options(table, definition.options)
@@ -375,24 +444,59 @@ class _Importer:
     def opcode(self, index: int, op_number: int) -> tuple:
         """(builtin code, op type name) of an opcode table entry, read once per model."""
         if index not in self.opcodes:
-            if index >= self.model.OperatorCodesLength():
+            if self.opcode_count is None:
+                self.opcode_count = self.model.OperatorCodesLength()
+            if index >= self.opcode_count:
                 raise self.fail(f"operator #{op_number} uses opcode index {index}, beyond the opcode table")
-            oc = self.model.OperatorCodes(index)
-            code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+            code = self.builtin_code(index)
             name = OP_NAMES.get(code, f"BUILTIN_{code}")
             if code == BuiltinOperator.CUSTOM:
-                custom = (oc.CustomCode() or b'').decode('utf-8', 'replace')
+                custom = (self.model.OperatorCodes(index).CustomCode() or b'').decode('utf-8', 'replace')
                 name = CUSTOM_TYPES.get(custom) or f"CUSTOM '{sanitize_name(custom)}'"
             self.opcodes[index] = code, name
         return self.opcodes[index]
 
+    def builtin_code(self, index: int) -> int:
+        """The builtin code of opcode table entry `index`: max(BuiltinCode(), DeprecatedBuiltinCode()) of the
+        `tflite` package's accessors, read directly (theirs cost ~10 us an opcode) unless the model's or the
+        entry's table is one they would read otherwise or fail on (then theirs is the value, or the error)."""
+        try:
+            code = self.builtin_code_read_directly(index)
+        except struct.error:  # a read past the end: the accessors fail their own way
+            code = None
+        if code is None:
+            oc = self.model.OperatorCodes(index)
+            code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+        return code
 
-def _intermediate_tensor_ids(operators: list) -> set:
-    """Tensors an operator lists as intermediates (quantization parameters of recurrent ops' gates)."""
-    ids = set()
-    for op in operators:
-        ids.update(op.array(OPERATOR_INTERMEDIATES, INDEX_TYPE).tolist())
-    return ids
+    def builtin_code_read_directly(self, index: int) -> int | None:
+        buf = self.buf
+        if self.opcode_positions is None:
+            model_pos = self.model._tab.Pos
+            if _plain_table_fields(buf, model_pos, 0) is None:
+                return None
+            self.opcode_positions = _Table(buf, model_pos).table_positions(MODEL_OPERATOR_CODES)
+        pos = self.opcode_positions[index]
+        fields = _plain_table_fields(buf, pos, 4)
+        if fields is None:
+            return None
+        deprecated_at, _, _, builtin_at = fields
+        deprecated = _I8.unpack_from(buf, pos + deprecated_at)[0] if deprecated_at else 0
+        builtin = _I32.unpack_from(buf, pos + builtin_at)[0] if builtin_at else 0
+        # BuiltinCode() gives DeprecatedBuiltinCode() below PLACEHOLDER_FOR_GREATER_OP_CODES (schema 3a)
+        return max(builtin if builtin >= BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES else deprecated, deprecated)
+
+
+def _indices(table: _Table, field: int) -> list:
+    """A vector of tensor indices (an operator's inputs, outputs or intermediates) as Python ints, what
+    table.array(field, INDEX_TYPE).tolist() gives: read by struct when it lies inside the file, else by numpy,
+    whose error on a vector past the end is the one the user sees."""
+    start, length = table.vector(field)
+    if not start:  # absent (a vector's elements never start at 0): most operators' intermediates
+        return []
+    if length and start + 4 * length <= len(table.buf):
+        return list(_INT32_ARRAYS[length].unpack_from(table.buf, start))
+    return np.frombuffer(table.buf, INDEX_TYPE, length, start).tolist()
 
 
 def _check_topological(graph: Graph, imp) -> None:

@@ -84,7 +84,7 @@ def read_options(table, expected: str | None = None) -> dict:
         return {}
     if _plain_vtable(table.buf, position):
         try:
-            return _read_fields(cls, table.table(OPERATOR_BUILTIN_OPTIONS), fields)
+            return _read_fields(cls, type(table)(table.buf, position), fields)  # (table.table(...): the same)
         except Exception:  # noqa: BLE001 -- a corrupt table: the generated accessors fail (or not) their own way
             pass
     return _read_by_accessors(cls, table.buf, position)
@@ -102,13 +102,13 @@ def _plain_vtable(buf, position: int) -> bool:
 
 def _read_fields(cls, options, fields) -> dict:
     values = {}
+    buf, pos, entries = options.buf, options.pos, options.fields
     for key, slot, how, kind, default in fields:
-        if how == SCALAR:
-            at = options.at(slot)
-            values[key] = kind.unpack_from(options.buf, at)[0] if at else default
+        if how == SCALAR:  # (options.at(slot), inline: a few fields an operator)
+            entry = entries[slot] if slot < len(entries) else 0
+            values[key] = kind.unpack_from(buf, pos + entry)[0] if entry else default
         elif how == STRING:
-            at = options.at(slot)
-            if at:
+            if options.at(slot):
                 start, length = options.vector(slot)
                 values[key] = options.buf[start:start + length].decode("utf-8", "replace")
             else:

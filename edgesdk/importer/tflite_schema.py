@@ -10,6 +10,7 @@ process sees what it would have seen.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 import types
@@ -51,6 +52,7 @@ def install() -> None:
     sys.modules[PACKAGE] = package
 
 
+@functools.lru_cache(maxsize=None)  # (an import_module call per operator otherwise)
 def table_class(name: str):
     """The generated class of flatbuffer table `name` (e.g. "Conv2DOptions"), or None if the schema has none."""
     try:

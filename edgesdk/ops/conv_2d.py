@@ -6,6 +6,7 @@ requantization multipliers and shifts, the offsets, the fused activation's range
 from __future__ import annotations
 
 from ..dataclass_cache import dataclass
+from ..errors import UnsupportedOpError
 from ..ir import quant
 from ..ir.rounding import conv_effective_scales
 from .conv_data import ConvData  # noqa: F401  (other modules import it from here)
@@ -58,8 +59,6 @@ def require_bias(op, channels: int) -> None:
 
 
 def require_constant_weights(op) -> None:
-    from ..errors import UnsupportedOpError
-
     for t in op.inputs[1:]:
         if t is not None and not t.is_const:
             raise UnsupportedOpError(f"{op.type} at {op.location} has non-constant weights or bias ('{t.name}'); "
