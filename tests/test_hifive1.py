@@ -36,6 +36,7 @@ from edgesdk.compiler import BuildOptions, build
 from edgesdk.emulator import Machine, elf_symbol, run_elf
 from edgesdk.errors import EmulatorError, MemoryFitError, UsageError
 from edgesdk.firmware_build import build_firmware, render_board_files
+from edgesdk.image import link_builds, load_image, run_image
 from edgesdk.qemu import check_runs_on_qemu, qemu_command, run_qemu_sequence
 from edgesdk.reference import run_reference, run_reference_sequence
 from edgesdk.runner import load_report, random_inputs, run_inference, run_sequence
@@ -212,6 +213,59 @@ def test_qemu_reports_a_firmware_that_ends_inside_the_inference(tmp_path, hello)
     with pytest.raises(EmulatorError, match=r"exit code 254 on QEMU before finishing inference 1 of 1.*"
                                             r"trap mcause=0x00000002"):
         run_qemu_sequence(broken, [random_inputs(load_report(broken), 0)], timeout_s=QEMU_TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def two_model_image(tmp_path_factory) -> Path:
+    """hello_world and an ADD of the op corpus, built under names of their own and linked into one image."""
+    tmp = tmp_path_factory.mktemp("hifive1_image")
+    models = {"hello": model_path("hello_world"), "adder": corpus.CORPUS / "add_bcast_both_int8.tflite"}
+    for name, model in models.items():
+        build(model, tmp / name, BuildOptions(board=BOARD, target="c", name=name, compile_firmware=False))
+    link_builds([tmp / name for name in models], tmp / "image", werror=True)
+    return tmp / "image"
+
+
+@needs_qemu
+def test_qemu_runs_an_image_of_several_models_like_the_builtin_emulator(two_model_image):
+    """run_image(..., emulator="qemu"): each model's outputs (bit-exact with its reference), status and own
+    instruction count, and the whole boot's count, as on the built-in emulator."""
+    models = {m["name"]: m["report"] for m in load_image(two_model_image)["models"]}
+    inputs = {name: random_inputs(report, 4) for name, report in models.items()}
+    ours = run_image(two_model_image, inputs)
+    qemu = run_image(two_model_image, inputs, QEMU_TIMEOUT_S, emulator="qemu")
+    assert qemu.exit_code == 0 and qemu.statuses == {"hello": 0, "adder": 0} and qemu.uart == ours.uart
+    for name, report in models.items():
+        want = run_reference(Path(report_build(two_model_image, name)) / "model.tflite", inputs[name], "ref")
+        assert [y.tobytes() for y in qemu.outputs[name]] == [np.asarray(w).tobytes() for w in want], name
+    assert qemu.inference_instructions == ours.inference_instructions and all(ours.inference_instructions.values())
+    assert qemu.cpu_instructions == ours.cpu_instructions > sum(ours.inference_instructions.values())
+    assert qemu.peripheral_stats == {}
+
+
+def report_build(image: Path, name: str) -> str:
+    return next(m["build"] for m in load_image(image)["models"] if m["name"] == name)
+
+
+@needs_qemu
+def test_cli_runs_an_image_on_qemu_and_checks_each_model(two_model_image, tmp_path, capsys):
+    assert cli_main(["run", str(two_model_image), "--emulator", "qemu", "--random-input", "1", "--check", "--json",
+                     "--output-dir", str(tmp_path / "run")]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["emulator"] == "qemu" and summary["exit_code"] == 0 and summary["peripherals"] == {}
+    for name in ("hello", "adder"):
+        model = summary["models"][name]
+        assert model["status"] == 0 and model["reference"]["bit_exact"] and model["inference_instructions"] > 0
+
+
+@needs_qemu
+def test_qemu_names_the_image_model_the_firmware_ended_in(tmp_path, two_model_image):
+    broken = tmp_path / "image"
+    shutil.copytree(two_model_image, broken, ignore=shutil.ignore_patterns("run"))
+    _patch_elf(broken / "firmware.elf", elf_symbol(broken / "firmware.elf", "edgesdk_adder_run"), 0x00000000)
+    inputs = {m["name"]: random_inputs(m["report"], 0) for m in load_image(broken)["models"]}
+    with pytest.raises(EmulatorError, match=r"exit code 254 on QEMU inside model 'adder'.*trap mcause=0x00000002"):
+        run_image(broken, inputs, QEMU_TIMEOUT_S, emulator="qemu")
 
 
 def _patch_elf(elf: Path, address: int, word: int) -> None:
