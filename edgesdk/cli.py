@@ -647,8 +647,9 @@ def _image_model_summary(args, model: dict, inputs: list, run, out_dir: Path) ->
 def image_run_summary(summary: dict, all_values: bool = False) -> str:
     lines = []
     for name, m in summary["models"].items():
+        counted = m["inference_instructions"] is not None
         lines.append(f"model {name}: status {m['status']}" + (" (ok)" if m["status"] == 0 else " (failed)")
-                     + (f", {m['inference_instructions']} cpu instructions" if m["inference_instructions"] is not None else ""))
+                     + (f", {m['inference_instructions']} cpu instructions" if counted else ""))
         lines += output_lines(m, all_values, indent="  ")
         if "reference" in m:
             ref = m["reference"]

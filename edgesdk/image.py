@@ -165,7 +165,8 @@ def run_image(image_dir, inputs: dict, timeout_s: float = 120.0, max_instruction
                     coerce_input(x, s, k).tobytes()) for k, (x, s) in enumerate(zip(inputs[name], specs))]
         reads += [(name, s, arena + s["arena_offset"]) for s in report["io"]["outputs"]]
     board = build_board(image_dir, next(iter(models.values())))
-    raw_reads = [(address, s["bytes"]) for _, s, address in reads] + [(elf_symbol(elf, STATUSES_SYMBOL), 4 * len(models))]
+    statuses_read = (elf_symbol(elf, STATUSES_SYMBOL), 4 * len(models))
+    raw_reads = [(address, s["bytes"]) for _, s, address in reads] + [statuses_read]
     if emulator == "qemu":
         run = _run_on_qemu(elf, board, models, writes, raw_reads, timeout_s)
     else:

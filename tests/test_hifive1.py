@@ -258,6 +258,12 @@ def test_cli_runs_an_image_on_qemu_and_checks_each_model(two_model_image, tmp_pa
     for name in ("hello", "adder"):
         model = summary["models"][name]
         assert model["status"] == 0 and model["reference"]["bit_exact"] and model["inference_instructions"] > 0
+    assert cli_main(["run", str(two_model_image), "--emulator", "qemu", "--random-input", "1",
+                     "--output-dir", str(tmp_path / "run")]) == 0
+    printed = capsys.readouterr().out
+    for name in ("hello", "adder"):
+        count = summary["models"][name]["inference_instructions"]
+        assert f"model {name}: status 0 (ok), {count} cpu instructions" in printed
 
 
 @needs_qemu
