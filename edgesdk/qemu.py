@@ -20,6 +20,10 @@ temporary folder), driven by edgesdk.gdbremote:
 
 Instruction counts equal the built-in emulator's: between the marks (the inference), and from reset up to and
 including the exit instruction (the total). tests/test_hifive1.py checks both on the HiFive1.
+
+An image of several models (edgesdk.image.run_image(..., emulator="qemu"), `edgesdk run IMAGE --emulator qemu`)
+boots the same way, once: every model's inputs loaded before boot, each model's count between its own pair of
+marks, and its outputs and the harness's statuses read at the exit instruction (run_qemu_image).
 """
 
 from __future__ import annotations
@@ -180,7 +184,7 @@ def run_qemu_image(elf, board: Board, writes: list, reads: list, timeout_s: floa
 
     program = require_qemu(board)
     elf = Path(elf).resolve()
-    symbols = {s: elf_symbol(elf, s) for s in (MARK_SYMBOL, EXIT_SYMBOL, STEPS_SYMBOL)}
+    symbols = {s: elf_symbol(elf, s) for s in (MARK_SYMBOL, EXIT_SYMBOL)}
     outcome, uart = _boot(board, program, elf, writes, symbols, timeout_s, exit_reads=reads)
     return QemuImageRun(outcome["exit_code"], uart, outcome["total"], outcome["marks"], outcome["exit_reads"])
 
