@@ -547,7 +547,7 @@ def cmd_run(args) -> int:
 
 
 # -- run an image of several models (edgesdk link) -------------------------------------------------------
-IMAGE_RUN_REFUSES = (("steps", 1, "--steps"), ("profile", False, "--profile"), ("emulator", "builtin", "--emulator qemu"))
+IMAGE_RUN_REFUSES = (("steps", 1, "--steps"), ("profile", False, "--profile"))
 
 
 def run_image_command(args) -> int:
@@ -558,12 +558,14 @@ def run_image_command(args) -> int:
 
     for field, default, flag in IMAGE_RUN_REFUSES:
         if getattr(args, field) != default:
-            raise UsageError(f"{flag} is for one model's build; an image runs each of its models once on the built-in "
-                             "emulator. Run a model's own build for it.")
+            raise UsageError(f"{flag} is for one model's build; an image runs each of its models once. Run a model's "
+                             "own build for it.")
     if args.print_top is not None and args.print_top < 1:
         raise UsageError(f"--print-top must be at least 1, not {args.print_top}.")
     if args.max_instructions is not None and args.max_instructions < 1:
         raise UsageError(f"--max-instructions must be at least 1, not {args.max_instructions}.")
+    if args.max_instructions is not None and args.emulator == "qemu":
+        raise UsageError("--max-instructions is for the built-in emulator; on QEMU, --timeout stops a run.")
     image_dir = Path(args.build_dir)
     models = {m["name"]: m for m in load_image(image_dir)["models"]}
     if args.check:
@@ -579,11 +581,13 @@ def run_image_command(args) -> int:
         inputs = image_inputs(args.input, models)
     from .progress import say
 
-    say(f"running the image {image_dir.name} ({', '.join(models)}) on the built-in emulator")
-    run = run_image(image_dir, inputs, timeout_s=args.timeout, max_instructions=args.max_instructions)
+    where = "QEMU" if args.emulator == "qemu" else "the built-in emulator"
+    say(f"running the image {image_dir.name} ({', '.join(models)}) on {where}")
+    run = run_image(image_dir, inputs, timeout_s=args.timeout, max_instructions=args.max_instructions,
+                    emulator=args.emulator)
     out_root = Path(args.output_dir) if args.output_dir else image_dir / "run"
-    summary = {"models": {}, "cpu_instructions": run.cpu_instructions, "peripherals": run.peripheral_stats,
-               "exit_code": run.exit_code}
+    summary = {"emulator": args.emulator, "models": {}, "cpu_instructions": run.cpu_instructions,
+               "peripherals": run.peripheral_stats, "exit_code": run.exit_code}
     for name, m in models.items():
         summary["models"][name] = _image_model_summary(args, m, inputs[name], run, out_root / name)
     if args.json:
@@ -624,7 +628,7 @@ def _image_model_summary(args, model: dict, inputs: list, run, out_dir: Path) ->
     name, report = model["name"], model["report"]
     outputs = run.outputs[name]
     out_dir.mkdir(parents=True, exist_ok=True)
-    entry = {"status": run.statuses[name], "outputs": []}
+    entry = {"status": run.statuses[name], "inference_instructions": run.inference_instructions[name], "outputs": []}
     for k, (spec, y) in enumerate(zip(report["io"]["outputs"], outputs)):
         path = out_dir / f"output_{k}.npy"
         save_npy(path, y)
@@ -643,7 +647,9 @@ def _image_model_summary(args, model: dict, inputs: list, run, out_dir: Path) ->
 def image_run_summary(summary: dict, all_values: bool = False) -> str:
     lines = []
     for name, m in summary["models"].items():
-        lines.append(f"model {name}: status {m['status']}" + (" (ok)" if m["status"] == 0 else " (failed)"))
+        counted = m["inference_instructions"] is not None
+        lines.append(f"model {name}: status {m['status']}" + (" (ok)" if m["status"] == 0 else " (failed)")
+                     + (f", {m['inference_instructions']} cpu instructions" if counted else ""))
         lines += output_lines(m, all_values, indent="  ")
         if "reference" in m:
             ref = m["reference"]

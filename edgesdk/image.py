@@ -42,6 +42,7 @@ class ImageRun:
     cpu_instructions: int
     uart: str
     peripheral_stats: dict  # the counters of the peripherals the models use (e.g. an accelerator's cycles), by name
+    inference_instructions: dict  # model name -> instructions of its run (between its harness marks); None if unrun
 
 
 def link_builds(build_dirs: list, out_dir, werror: bool = False) -> dict:
@@ -132,14 +133,21 @@ def load_image(image_dir) -> dict:
     return json.loads(path.read_text())
 
 
-def run_image(image_dir, inputs: dict, timeout_s: float = 120.0, max_instructions: int | None = None) -> ImageRun:
-    """Boot the image once: each model runs once on inputs[name] (one array per model input)."""
-    from .emulator import run_elf
+EMULATORS = ("builtin", "qemu")
+
+
+def run_image(image_dir, inputs: dict, timeout_s: float = 120.0, max_instructions: int | None = None,
+              emulator: str = "builtin") -> ImageRun:
+    """Boot the image once: each model runs once on inputs[name] (one array per model input). `emulator`: the
+    built-in one, or stock QEMU (edgesdk/qemu.py: the board's "qemu" machine, the host core only; the same
+    outputs, statuses and instruction counts; no peripheral counters, no instruction limit)."""
     from .emulator.machine import elf_symbol
     from .model_name import stream_symbol
     from .run_io import NUMPY_DTYPES, check_report, coerce_input, input_address
-    from .runner import check_firmware_arena, target_peripherals
+    from .runner import check_firmware_arena
 
+    if emulator not in EMULATORS:
+        raise UsageError(f"Unknown emulator '{emulator}': use one of {', '.join(EMULATORS)}.")
     image_dir = Path(image_dir)
     image = load_image(image_dir)
     elf = image_dir / "firmware.elf"
@@ -157,13 +165,56 @@ def run_image(image_dir, inputs: dict, timeout_s: float = 120.0, max_instruction
                     coerce_input(x, s, k).tobytes()) for k, (x, s) in enumerate(zip(inputs[name], specs))]
         reads += [(name, s, arena + s["arena_offset"]) for s in report["io"]["outputs"]]
     board = build_board(image_dir, next(iter(models.values())))
-    status_read = (elf_symbol(elf, STATUSES_SYMBOL), 4 * len(models))
-    result = run_elf(elf, board, writes=writes, timeout_s=timeout_s, max_instructions=max_instructions,
-                     reads=[(address, s["bytes"]) for _, s, address in reads] + [status_read])
+    statuses_read = (elf_symbol(elf, STATUSES_SYMBOL), 4 * len(models))
+    raw_reads = [(address, s["bytes"]) for _, s, address in reads] + [statuses_read]
+    if emulator == "qemu":
+        run = _run_on_qemu(elf, board, models, writes, raw_reads, timeout_s)
+    else:
+        run = _run_builtin(elf, board, models, writes, raw_reads, timeout_s, max_instructions)
+    exit_code, cpu_instructions, uart, marks, raw, stats = run
     outputs = {name: [] for name in models}
-    for (name, spec, _), raw in zip(reads, result.reads):
-        outputs[name].append(np.frombuffer(raw, NUMPY_DTYPES[spec["dtype"]]).reshape(spec["shape"]).copy())
-    statuses = dict(zip(models, np.frombuffer(result.reads[-1], "<i4").tolist()))
+    for (name, spec, _), data in zip(reads, raw):
+        outputs[name].append(np.frombuffer(data, NUMPY_DTYPES[spec["dtype"]]).reshape(spec["shape"]).copy())
+    statuses = dict(zip(models, np.frombuffer(raw[-1], "<i4").tolist()))
+    return ImageRun(outputs, statuses, exit_code, cpu_instructions, uart, stats, _model_instructions(models, marks))
+
+
+def _run_builtin(elf, board, models: dict, writes: list, reads: list, timeout_s: float, max_instructions) -> tuple:
+    from .emulator import run_elf
+    from .runner import target_peripherals
+
+    result = run_elf(elf, board, writes=writes, timeout_s=timeout_s, max_instructions=max_instructions, reads=reads,
+                     observers=[_MarkCounts()])
     used = set().union(*(target_peripherals(r, board).values() for r in models.values()))
     stats = {name: dict(counters) for name, counters in result.peripheral_stats.items() if name in used}
-    return ImageRun(outputs, statuses, result.exit_code, result.cpu_instructions, result.uart, stats)
+    return result.exit_code, result.cpu_instructions, result.uart, result.observations[0], result.reads, stats
+
+
+def _run_on_qemu(elf, board, models: dict, writes: list, reads: list, timeout_s: float) -> tuple:
+    from .errors import EmulatorError
+    from .qemu import check_runs_on_qemu, run_qemu_image
+
+    for report in models.values():
+        check_runs_on_qemu(report, board)
+    run = run_qemu_image(elf, board, writes, reads, timeout_s)
+    if len(run.marks) < 2 * len(models) or not run.reads:  # a trap or a stack overflow ended it inside a model
+        unfinished = list(models)[min(len(run.marks) // 2, len(models) - 1)]
+        raise EmulatorError(f"The firmware ended with exit code {run.exit_code} on QEMU inside model "
+                            f"'{unfinished}'s run. UART output: {run.uart.strip()[-400:]!r}")
+    return run.exit_code, run.cpu_instructions, run.uart, run.marks, run.reads, {}
+
+
+class _MarkCounts:
+    """A run_elf observer: the instructions before each entry to edgesdk_harness_mark."""
+
+    def attach(self, machine) -> None:
+        pass
+
+    def collect(self, machine) -> list:
+        return machine.mark_instructions()
+
+
+def _model_instructions(models: dict, marks: list) -> dict:
+    """Each model's run, between its two harness marks (the harness marks before and after each, in order)."""
+    pairs = [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]
+    return {name: pairs[k] if k < len(pairs) else None for k, name in enumerate(models)}

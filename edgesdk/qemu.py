@@ -20,6 +20,10 @@ temporary folder), driven by edgesdk.gdbremote:
 
 Instruction counts equal the built-in emulator's: between the marks (the inference), and from reset up to and
 including the exit instruction (the total). tests/test_hifive1.py checks both on the HiFive1.
+
+An image of several models (edgesdk.image.run_image(..., emulator="qemu"), `edgesdk run IMAGE --emulator qemu`)
+boots the same way, once: every model's inputs loaded before boot, each model's count between its own pair of
+marks, and its outputs and the harness's statuses read at the exit instruction (run_qemu_image).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import time
 from pathlib import Path
 
 from .board import SEMIHOSTING, Board, exit_method
+from .dataclass_cache import dataclass
 from .errors import EmulatorError, ToolchainError, UsageError
 from .run_io import NUMPY_DTYPES, InferenceResult, coerce_input, input_address, load_report
 
@@ -112,24 +117,8 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
     step_writes = [[(input_address(s, arena, lambda: elf_symbol(elf, stream_symbol(name))), coerce_input(x, s, k).tobytes())
                     for k, (x, s) in enumerate(zip(inputs, in_specs))] for inputs in steps]
     reads = [(arena + s["arena_offset"], s["bytes"]) for s in out_specs]
-    with tempfile.TemporaryDirectory(prefix="edgesdk-qemu-") as tmp:
-        tmp = Path(tmp)
-        loads = []
-        for k, (address, data) in enumerate(step_writes[0]):
-            (tmp / f"input_{k}.bin").write_bytes(data)
-            loads.append((tmp / f"input_{k}.bin", address))
-        uart_file = tmp / "uart.txt"
-        cmd = qemu_command(board, elf, loads, program=program, gdb=f"unix:{tmp / 'gdb.sock'},server=on,wait=off",
-                           serial=f"file:{uart_file}")
-        session = _Session(cmd, tmp / "gdb.sock", time.monotonic() + timeout_s, timeout_s)
-        try:
-            outcome = session.run(symbols, step_writes, reads)
-        finally:
-            session.close()
-        uart = uart_file.read_text(errors="replace") if uart_file.is_file() else ""
-    if outcome["exit_code"] is None:
-        raise EmulatorError(f"QEMU ended without an exit status ({outcome['why']}). QEMU said: "
-                            f"{outcome['stderr'].strip()[-1000:]!r}. UART output: {uart.strip()[-400:]!r}")
+    outcome, uart = _boot(board, program, elf, step_writes[0], symbols, timeout_s, step_writes=step_writes,
+                          step_reads=reads)
 
     def decode(raw_list):
         return [np.frombuffer(raw, NUMPY_DTYPES[s["dtype"]]).reshape(s["shape"]).copy() for raw, s in zip(raw_list, out_specs)]
@@ -148,6 +137,56 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
         inference_instructions=step_instructions[0] if step_instructions else None,
         uart=uart, step_outputs=step_outputs,
         step_instructions=step_instructions if len(steps) > 1 else [])
+
+
+def _boot(board: Board, program: str, elf: Path, writes: list, symbols: dict, timeout_s: float, *,
+          step_writes: list = (), step_reads: list = (), exit_reads: list = ()) -> tuple:
+    """Boot `elf` once under QEMU's GDB server, with `writes` [(address, bytes)] put in memory by the generic
+    loader before the CPU starts; return (the session's outcome: _Session.run, the UART text). EmulatorError when
+    QEMU ends without an exit status."""
+    with tempfile.TemporaryDirectory(prefix="edgesdk-qemu-") as tmp:
+        tmp = Path(tmp)
+        loads = []
+        for k, (address, data) in enumerate(writes):
+            (tmp / f"input_{k}.bin").write_bytes(data)
+            loads.append((tmp / f"input_{k}.bin", address))
+        uart_file = tmp / "uart.txt"
+        cmd = qemu_command(board, elf, loads, program=program, gdb=f"unix:{tmp / 'gdb.sock'},server=on,wait=off",
+                           serial=f"file:{uart_file}")
+        session = _Session(cmd, tmp / "gdb.sock", time.monotonic() + timeout_s, timeout_s)
+        try:
+            outcome = session.run(symbols, list(step_writes), list(step_reads), list(exit_reads))
+        finally:
+            session.close()
+        uart = uart_file.read_text(errors="replace") if uart_file.is_file() else ""
+    if outcome["exit_code"] is None:
+        raise EmulatorError(f"QEMU ended without an exit status ({outcome['why']}). QEMU said: "
+                            f"{outcome['stderr'].strip()[-1000:]!r}. UART output: {uart.strip()[-400:]!r}")
+    return outcome, uart
+
+
+@dataclass
+class QemuImageRun:
+    """One boot of a firmware of several models (edgesdk.image.run_image(..., emulator="qemu"))."""
+
+    exit_code: int
+    uart: str
+    cpu_instructions: int | None  # from reset up to and including the exit instruction; None if never reached
+    marks: list  # instructions before each entry to edgesdk_harness_mark (two per model run: before, after)
+    reads: list  # the bytes of each (address, length) asked for, read at the exit instruction
+
+
+def run_qemu_image(elf, board: Board, writes: list, reads: list, timeout_s: float = 120.0) -> QemuImageRun:
+    """Boot a firmware image (edgesdk.image) once on QEMU: `writes` [(address, bytes)] loaded before boot, `reads`
+    [(address, length)] taken at the exit instruction, before the exit (which ends QEMU). A firmware that ends
+    without reaching its exit instruction (QEMU's sifive_test device ends at once) has no reads."""
+    from .emulator import elf_symbol
+
+    program = require_qemu(board)
+    elf = Path(elf).resolve()
+    symbols = {s: elf_symbol(elf, s) for s in (MARK_SYMBOL, EXIT_SYMBOL)}
+    outcome, uart = _boot(board, program, elf, writes, symbols, timeout_s, exit_reads=reads)
+    return QemuImageRun(outcome["exit_code"], uart, outcome["total"], outcome["marks"], outcome["exit_reads"])
 
 
 class _Session:
@@ -173,11 +212,12 @@ class _Session:
             self.proc.wait()
         return self.proc.stderr.read().decode(errors="replace")
 
-    def run(self, symbols: dict, step_writes: list, reads: list) -> dict:
+    def run(self, symbols: dict, step_writes: list, reads: list, exit_reads: list = ()) -> dict:
         from .gdbremote import GdbRemote, GdbRemoteError
 
         mark, exit_insn = symbols[MARK_SYMBOL], symbols[EXIT_SYMBOL]
-        result = {"exit_code": None, "total": None, "marks": [], "step_reads": [], "why": "", "stderr": ""}
+        result = {"exit_code": None, "total": None, "marks": [], "step_reads": [], "exit_reads": [], "why": "",
+                  "stderr": ""}
         try:
             self.gdb = gdb = GdbRemote.connect_unix(self.socket_path, self.deadline, lambda: self.proc.poll() is None)
             minstret = gdb.register_number("minstret")
@@ -196,6 +236,7 @@ class _Session:
                     result["marks"].append(gdb.register(minstret) - base)
                 elif pc == exit_insn:
                     result["total"] = gdb.register(minstret) - base + 1  # + 1: the exit instruction itself
+                    result["exit_reads"] = [gdb.read_memory(address, length) for address, length in exit_reads]
                 else:
                     raise EmulatorError(f"QEMU stopped at {pc:#010x}, not at a breakpoint edgesdk set (signal "
                                         f"{stop.status}).")

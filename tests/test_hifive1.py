@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import pickle
 import re
 import shutil
 import socket
@@ -29,6 +30,7 @@ import numpy as np
 import pytest
 
 import corpus
+from image_batches import batch
 from conftest import MODELS_DIR, REPO, model_path
 from edgesdk.board import BOARDS_DIR, console_uart, exit_method, load_board
 from edgesdk.cli import main as cli_main
@@ -36,6 +38,7 @@ from edgesdk.compiler import BuildOptions, build
 from edgesdk.emulator import Machine, elf_symbol, run_elf
 from edgesdk.errors import EmulatorError, MemoryFitError, UsageError
 from edgesdk.firmware_build import build_firmware, render_board_files
+from edgesdk.image import link_builds, load_image, run_image
 from edgesdk.qemu import check_runs_on_qemu, qemu_command, run_qemu_sequence
 from edgesdk.reference import run_reference, run_reference_sequence
 from edgesdk.runner import load_report, random_inputs, run_inference, run_sequence
@@ -212,6 +215,65 @@ def test_qemu_reports_a_firmware_that_ends_inside_the_inference(tmp_path, hello)
     with pytest.raises(EmulatorError, match=r"exit code 254 on QEMU before finishing inference 1 of 1.*"
                                             r"trap mcause=0x00000002"):
         run_qemu_sequence(broken, [random_inputs(load_report(broken), 0)], timeout_s=QEMU_TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def two_model_image(tmp_path_factory) -> Path:
+    """hello_world and an ADD of the op corpus, built under names of their own and linked into one image."""
+    tmp = tmp_path_factory.mktemp("hifive1_image")
+    models = {"hello": model_path("hello_world"), "adder": corpus.CORPUS / "add_bcast_both_int8.tflite"}
+    for name, model in models.items():
+        build(model, tmp / name, BuildOptions(board=BOARD, target="c", name=name, compile_firmware=False))
+    link_builds([tmp / name for name in models], tmp / "image", werror=True)
+    return tmp / "image"
+
+
+@needs_qemu
+def test_qemu_runs_an_image_of_several_models_like_the_builtin_emulator(two_model_image):
+    """run_image(..., emulator="qemu"): each model's outputs (bit-exact with its reference), status and own
+    instruction count, and the whole boot's count, as on the built-in emulator."""
+    models = {m["name"]: m["report"] for m in load_image(two_model_image)["models"]}
+    inputs = {name: random_inputs(report, 4) for name, report in models.items()}
+    ours = run_image(two_model_image, inputs)
+    qemu = run_image(two_model_image, inputs, QEMU_TIMEOUT_S, emulator="qemu")
+    assert qemu.exit_code == 0 and qemu.statuses == {"hello": 0, "adder": 0} and qemu.uart == ours.uart
+    for name, report in models.items():
+        want = run_reference(Path(report_build(two_model_image, name)) / "model.tflite", inputs[name], "ref")
+        assert [y.tobytes() for y in qemu.outputs[name]] == [np.asarray(w).tobytes() for w in want], name
+    assert qemu.inference_instructions == ours.inference_instructions and all(ours.inference_instructions.values())
+    assert qemu.cpu_instructions == ours.cpu_instructions > sum(ours.inference_instructions.values())
+    assert qemu.peripheral_stats == {}
+
+
+def report_build(image: Path, name: str) -> str:
+    return next(m["build"] for m in load_image(image)["models"] if m["name"] == name)
+
+
+@needs_qemu
+def test_cli_runs_an_image_on_qemu_and_checks_each_model(two_model_image, tmp_path, capsys):
+    assert cli_main(["run", str(two_model_image), "--emulator", "qemu", "--random-input", "1", "--check", "--json",
+                     "--output-dir", str(tmp_path / "run")]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["emulator"] == "qemu" and summary["exit_code"] == 0 and summary["peripherals"] == {}
+    for name in ("hello", "adder"):
+        model = summary["models"][name]
+        assert model["status"] == 0 and model["reference"]["bit_exact"] and model["inference_instructions"] > 0
+    assert cli_main(["run", str(two_model_image), "--emulator", "qemu", "--random-input", "1",
+                     "--output-dir", str(tmp_path / "run")]) == 0
+    printed = capsys.readouterr().out
+    for name in ("hello", "adder"):
+        count = summary["models"][name]["inference_instructions"]
+        assert f"model {name}: status 0 (ok), {count} cpu instructions" in printed
+
+
+@needs_qemu
+def test_qemu_names_the_image_model_the_firmware_ended_in(tmp_path, two_model_image):
+    broken = tmp_path / "image"
+    shutil.copytree(two_model_image, broken, ignore=shutil.ignore_patterns("run"))
+    _patch_elf(broken / "firmware.elf", elf_symbol(broken / "firmware.elf", "edgesdk_adder_run"), 0x00000000)
+    inputs = {m["name"]: random_inputs(m["report"], 0) for m in load_image(broken)["models"]}
+    with pytest.raises(EmulatorError, match=r"exit code 254 on QEMU inside model 'adder'.*trap mcause=0x00000002"):
+        run_image(broken, inputs, QEMU_TIMEOUT_S, emulator="qemu")
 
 
 def _patch_elf(elf: Path, address: int, word: int) -> None:
@@ -474,11 +536,83 @@ def test_state_model_sequence_is_bit_exact_on_qemu(model, tmp_path):
     _check_on_qemu(model, tmp_path / model.stem, steps=3)
 
 
+CORPUS_ENTRIES = _one_int8_model_per_op()
+CORPUS_FILES = [e["file"] for e in CORPUS_ENTRIES]
+CORPUS_CHUNK = 26  # corpus models compiled together (sources only), then linked into the fewest images that fit
+
+
+@pytest.fixture(scope="session")
+def hifive1_corpus(session_builds):
+    """file -> {case: (built-in emulator's run, QEMU's run)} of the model, each run (image exit code, model status,
+    outputs, the model's own instruction count, the image's total): the model compiled under a name of its own
+    with the other models of its chunk, linked into an image with as many of them as the board's SRAM holds, and
+    that image booted once per case on each emulator, once per session (any worker; tests/conftest.py)."""
+    by_file = {e["file"]: e for e in CORPUS_ENTRIES}
+
+    def get(file: str) -> dict:
+        index, members = batch(CORPUS_FILES, file, CORPUS_CHUNK)
+
+        def make(out: Path) -> None:
+            builds = {m: out / f"m{k}" for k, m in enumerate(members)}
+            reports = {m: build(corpus.CORPUS / m, builds[m], BuildOptions(board=BOARD, target="c", name=f"m{k}",
+                                                                         compile_firmware=False))
+                       for k, m in enumerate(members)}
+            runs = {}
+            for g, group in enumerate(_fill_images(reports, load_board(BOARD))):
+                image = out / f"image{g}"
+                link_builds([builds[m] for m in group], image, werror=True)
+                for case in corpus.CASES:
+                    inputs = {reports[m]["name"]: corpus.case_inputs(by_file[m], case, 0) for m in group}
+                    both = [run_image(image, inputs, QEMU_TIMEOUT_S, emulator=e) for e in ("builtin", "qemu")]
+                    for m in group:
+                        name = reports[m]["name"]
+                        runs.setdefault(m, {})[case] = tuple(
+                            (r.exit_code, r.statuses[name], r.outputs[name], r.inference_instructions[name],
+                             r.cpu_instructions, r.uart) for r in both)
+            (out / "runs.pkl").write_bytes(pickle.dumps(runs))
+
+        out = session_builds(f"hifive1-corpus{index}", make)
+        return pickle.loads((out / "runs.pkl").read_bytes())[file]
+
+    return get
+
+
+def _fill_images(reports: dict, board) -> list:
+    """The models (reports' keys, in order) in groups whose arenas (with their guards and state) fit beside the
+    stack and the runtime's reserve in the board's SRAM, each group filled before the next is started; the link
+    measures the exact image, so a group that still does not fit is refused there, not run."""
+    pool = next(iter(reports.values()))["memory"]["pools"]["sram"]
+    room = pool["size"] - pool["stack_bytes"] - pool["reserved_bytes"]
+    groups, used = [[]], 0
+    for key, report in reports.items():
+        memory = report["memory"]
+        need = memory["arena_bytes"] + memory["arena_guard_bytes"] + memory["state_bytes"] + 16  # + alignment
+        if need > room:
+            raise AssertionError(f"{key} alone does not fit {board.name}'s SRAM ({need} > {room} bytes)")
+        if used + need > room:
+            groups.append([])
+            used = 0
+        groups[-1].append(key)
+        used += need
+    return groups
+
+
 @pytest.mark.slow
 @needs_qemu
-@pytest.mark.parametrize("entry", _one_int8_model_per_op(), ids=lambda e: e["file"])
-def test_op_corpus_model_is_bit_exact_on_qemu(entry, tmp_path):
+@pytest.mark.parametrize("entry", CORPUS_ENTRIES, ids=lambda e: e["file"])
+def test_op_corpus_model_is_bit_exact_on_qemu(entry, hifive1_corpus):
+    """The model in a firmware image with other corpus models (each under a name of its own), booted once per
+    case on QEMU and on the built-in emulator: its outputs on QEMU bit-exact with the reference, its status 0,
+    its own instruction count (between the harness's marks) and the image's total the same on both."""
     # the inputs the references were checked on: random ones break ops with input preconditions (a DIV by
     # zero, a negative GATHER_ND index), which LiteRT refuses at run time
-    inputs = [corpus.case_inputs(entry, case, 0) for case in corpus.CASES]
-    _check_on_qemu(corpus.CORPUS / entry["file"], tmp_path / "op", inputs=inputs)
+    runs = hifive1_corpus(entry["file"])
+    for case in corpus.CASES:  # each case a boot of its own: a model with state starts from its reset state
+        want = run_reference(corpus.CORPUS / entry["file"], corpus.case_inputs(entry, case, 0), "ref")
+        ours, qemu = runs[case]
+        exit_code, status, outputs, instructions, total, uart = qemu
+        assert (exit_code, status) == (0, 0), f"{case}: {uart}"
+        assert [y.tobytes() for y in outputs] == [np.asarray(w).reshape(y.shape).astype(y.dtype).tobytes()
+                                                  for y, w in zip(outputs, want)], case
+        assert [y.tobytes() for y in ours[2]] == [y.tobytes() for y in outputs], case
+        assert (instructions, total) == (ours[3], ours[4]) and instructions, case

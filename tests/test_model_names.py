@@ -157,8 +157,8 @@ def test_link_refuses_builds_it_cannot_put_in_one_image(tmp_path, capsys):
 
 
 def test_run_on_an_image_refuses_what_only_one_build_can_do(tmp_path, capsys):
-    """`edgesdk run IMAGE` runs each model once on the built-in emulator: --steps, --profile and QEMU are refused,
-    and --input must name each model (NAME=FILE), before anything runs."""
+    """`edgesdk run IMAGE` runs each model once: --steps and --profile are refused, --max-instructions on QEMU
+    too, and --input must name each model (NAME=FILE), before anything runs."""
     import json
 
     import numpy as np
@@ -172,7 +172,8 @@ def test_run_on_an_image_refuses_what_only_one_build_can_do(tmp_path, capsys):
     np.save(tmp_path / "x.npy", np.zeros((1, 4), np.int8))
     for extra, said in ((["--steps", "2", "--random-input", "0"], "--steps is for one model's build"),
                         (["--profile", "--random-input", "0"], "--profile is for one model's build"),
-                        (["--emulator", "qemu", "--random-input", "0"], "--emulator qemu is for one model's build"),
+                        (["--emulator", "qemu", "--max-instructions", "9", "--random-input", "0"],
+                         "--max-instructions is for the built-in emulator"),
                         ([], "give each its inputs with --input NAME=FILE"),
                         (["--input", f"vww={tmp_path / 'x.npy'}"], "NAME one of kws, ad"),
                         (["--input", f"kws={tmp_path / 'x.npy'}"], "No --input given for model(s) ad")):
