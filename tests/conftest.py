@@ -103,7 +103,7 @@ SLOW_TEST_SECONDS = {
     "test_firmware_build.py": 3.6, "test_reports.py": 2.9, "test_control_flow.py": 2.2, "test_ops_conv.py": 0.81,
     "test_op_corpus.py": 0.77, "test_ops_recurrent.py": 0.76, "test_ops_unary.py": 0.66, "test_cascade.py": 0.56,
     "test_ops_end_to_end.py": 0.46, "test_reproducible.py": 0.38, "test_ops_detection.py": 0.34,
-    "test_npu_ops.py": 0.2,
+    "test_npu_ops.py": 0.2, "test_hifive1.py": 0.3,  # its 78 corpus models in 3 QEMU images (branch qemuimg)
 }
 DEFAULT_SLOW_TEST_SECONDS = 1.5
 FAST_TEST_SECONDS = 0.05
