@@ -82,7 +82,7 @@ def compiler_cache() -> CompilerCache:
     Depend mode (CCACHE_DEPEND): a compile ccache has not seen (every model source of a new build) runs the
     compiler once, not the preprocessor for the hash and then the compiler; the entry is found by the sources'
     content as in direct mode (which already finds every kernel object). Without it a cold firmware build's
-    compiles cost about 50% more CPU (docs/performance.md). ccache turns it off itself for a compile without
+    compiles cost about 25% more CPU (docs/performance.md). ccache turns it off itself for a compile without
     -MD (CMake's Makefile generator here)."""
     ccache = shutil.which("ccache")
     if ccache is None or os.environ.get("EDGESDK_NO_CCACHE"):
