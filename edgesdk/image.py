@@ -216,5 +216,7 @@ class _MarkCounts:
 
 def _model_instructions(models: dict, marks: list) -> dict:
     """Each model's run, between its two harness marks (the harness marks before and after each, in order)."""
-    pairs = [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]
+    from .emulator import instructions_between_marks
+
+    pairs = instructions_between_marks(marks)
     return {name: pairs[k] if k < len(pairs) else None for k, name in enumerate(models)}

@@ -97,7 +97,7 @@ def check_runs_on_qemu(report: dict, board: Board) -> None:
 def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
     """runner.run_sequence on QEMU: the same inputs, outputs, counts and exit code (an InferenceResult)."""
     from .board import build_board
-    from .emulator import elf_symbol
+    from .emulator import elf_symbol, instructions_between_marks
     import numpy as np
 
     build_dir = Path(build_dir)
@@ -129,7 +129,7 @@ def run_qemu_sequence(build_dir, steps: list, timeout_s: float = 120.0):
                             f"{uart.strip()[-400:]!r}")
     step_outputs = [decode(r) for r in outcome["step_reads"]]
     marks = outcome["marks"]
-    step_instructions = [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]
+    step_instructions = instructions_between_marks(marks)
     return InferenceResult(
         outputs=step_outputs[-1] if step_outputs else [],
         exit_code=outcome["exit_code"],

@@ -273,8 +273,9 @@ def _run_steps(machine, elf_path, steps: list, reads) -> list:
     return results
 
 
-def _step_instructions(marks: list) -> list:
-    """Instructions of each inference of a sequence: between marks 2k and 2k+1."""
+def instructions_between_marks(marks: list) -> list:
+    """Instructions of each run the harness marks before and after (an inference of a sequence, a model of an
+    image): between marks 2k and 2k+1, from the counts before each mark (mark_instructions)."""
     return [marks[k + 1] - marks[k] for k in range(0, len(marks) - 1, 2)]
 
 
@@ -885,7 +886,7 @@ def run_elf(elf_path, board, writes=(), reads=(), timeout_s: float = 60.0, max_i
             stack_bytes_used=machine.stack_bytes_used(),
             peripheral_stats=machine.peripheral_stats(),
             step_reads=[r for r in step_reads if r is not None],
-            step_instructions=_step_instructions(machine.mark_instructions()) if steps else [],
+            step_instructions=instructions_between_marks(machine.mark_instructions()) if steps else [],
             observations=[observer.collect(machine) for observer in observers],
         )
     finally:
