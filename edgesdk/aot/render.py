@@ -88,8 +88,7 @@ def render_sources(model: ExecutorModel, out_dir: Path, *, source: str, board: s
                     "lines": c_value_lines(np.frombuffer(bytes(b.data) or b"\0", np.uint8), "uint8_t")}
                    for b in model.blobs.values()]),
     }
-    files["edgesdk_harness_targets.h"] = env.get_template("edgesdk_harness_targets.h.j2").render(
-        **common, harness_targets=[t for t in _targets_of(model) if t.harness_failure()])
+    files["edgesdk_harness_targets.h"] = render_harness_targets([t.name for t in _targets_of(model)], model.model_name)
     for target in _targets_of(model):
         for file, text in target.render_sources(model, env, common).items():
             if file in files:
@@ -116,7 +115,8 @@ def render_harness_main(names: list, board: str) -> str:
 
 
 def render_harness_targets(target_names: list, title: str) -> str:
-    """edgesdk_harness_targets.h for a firmware whose models use the targets `target_names` (their union)."""
+    """edgesdk_harness_targets.h for a firmware whose models (`title`) use the targets `target_names`: a build's
+    own, or an image's union."""
     from ..targets import get_target
 
     targets = [t for t in map(get_target, target_names) if t.harness_failure()]
