@@ -29,7 +29,7 @@ from ..ir.graph import DTYPE_BYTES, Graph, Op, QuantParams, Tensor
 from ..ops import op_def
 from .names import sanitize_name
 from .control_flow import inline_control_flow
-from .tflite_options import read_options
+from .tflite_options import plain_vtable, read_options
 from .variables import lower_resource_variables
 
 OP_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
@@ -117,10 +117,8 @@ class _Table:
     __slots__ = ("buf", "pos", "fields")
 
     def __init__(self, buf: bytes, pos: int):
-        vtable = pos - _I32.unpack_from(buf, pos)[0]
-        count = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
         self.buf, self.pos = buf, pos
-        self.fields = _VTABLE_ENTRIES[count].unpack_from(buf, vtable + 4) if count > 0 else ()
+        self.fields = _vtable_entries(buf, pos)
 
     def at(self, field: int) -> int:
         """The position of a field's value, 0 when the table does not have it."""
@@ -138,9 +136,7 @@ class _Table:
         fields = self.fields
         if not (field < len(fields) and fields[field]):
             return 0, 0
-        at = self.pos + fields[field]
-        start = at + _U32.unpack_from(self.buf, at)[0]
-        return start + 4, _U32.unpack_from(self.buf, start)[0]
+        return _vector(self.buf, self.pos + fields[field])
 
     def array(self, field: int, dtype) -> np.ndarray:
         """A vector field as a numpy array (a view of the file)."""
@@ -161,22 +157,24 @@ class _Table:
 _ABSENT_FIELDS = (0,) * 8
 
 
-def _table_fields(buf: bytes, pos: int, count: int) -> tuple:
-    """The vtable entries of the first `count` fields of the table at `pos` (0: absent), read as _Table reads
-    them: a field's value lies at pos + its entry."""
+def _vtable_entries(buf: bytes, pos: int) -> tuple:
+    """The vtable entries of the table at `pos`, one per field the table's writer knew (0: absent): a field's
+    value lies at pos + its entry."""
     vtable = pos - _I32.unpack_from(buf, pos)[0]
-    n = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
-    fields = _VTABLE_ENTRIES[n].unpack_from(buf, vtable + 4) if n > 0 else ()
+    count = (_U16.unpack_from(buf, vtable)[0] - 4) // 2
+    return _VTABLE_ENTRIES[count].unpack_from(buf, vtable + 4) if count > 0 else ()
+
+
+def _table_fields(buf: bytes, pos: int, count: int) -> tuple:
+    """The vtable entries of the first `count` fields of the table at `pos`, as _Table reads them."""
+    fields = _vtable_entries(buf, pos)
     return fields[:count] if len(fields) >= count else fields + _ABSENT_FIELDS[:count - len(fields)]
 
 
 def _plain_table_fields(buf: bytes, pos: int, count: int) -> tuple | None:
-    """_table_fields of a table whose vtable the generated flatbuffers accessors read as _Table does (at a
-    non-negative position, a whole number of entries long); None for any other."""
-    vtable = pos - _I32.unpack_from(buf, pos)[0]
-    if vtable < 0 or _U16.unpack_from(buf, vtable)[0] % 2:
-        return None
-    return _table_fields(buf, pos, count)
+    """_table_fields of a table whose vtable the generated flatbuffers accessors read as _Table does
+    (tflite_options.plain_vtable); None for any other."""
+    return _table_fields(buf, pos, count) if plain_vtable(buf, pos) else None
 
 
 def _vector(buf: bytes, at: int) -> tuple:
@@ -206,7 +204,7 @@ class _Importer:
         self.buffer_count = self.model.BuffersLength()
         self.buffer_positions: list | None = None  # read on first use (after the count is checked)
         self.opcodes: dict = {}  # opcode index -> (builtin code, op type name)
-        self.opcode_count: int | None = None  # the opcode table's length (run() reads it first)
+        self.opcode_count = 0  # the opcode table's length, read and checked by run() before any operator
         self.opcode_positions: list | None = None  # where each opcode table is, read on first use
         self.arity_problems: dict = {}  # (op type, inputs, outputs, omitted inputs) -> Operands.arity_problem
         self.tensors: dict[int, Tensor] = {}
@@ -444,8 +442,6 @@ class _Importer:
     def opcode(self, index: int, op_number: int) -> tuple:
         """(builtin code, op type name) of an opcode table entry, read once per model."""
         if index not in self.opcodes:
-            if self.opcode_count is None:
-                self.opcode_count = self.model.OperatorCodesLength()
             if index >= self.opcode_count:
                 raise self.fail(f"operator #{op_number} uses opcode index {index}, beyond the opcode table")
             code = self.builtin_code(index)

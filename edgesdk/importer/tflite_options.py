@@ -82,7 +82,7 @@ def read_options(table, expected: str | None = None) -> dict:
     fields = _field_readers(cls)
     if not fields:
         return {}
-    if _plain_vtable(table.buf, position):
+    if plain_vtable(table.buf, position):
         try:
             return _read_fields(cls, type(table)(table.buf, position), fields)  # (table.table(...): the same)
         except Exception:  # noqa: BLE001 -- a corrupt table: the generated accessors fail (or not) their own way
@@ -90,7 +90,7 @@ def read_options(table, expected: str | None = None) -> dict:
     return _read_by_accessors(cls, table.buf, position)
 
 
-def _plain_vtable(buf, position: int) -> bool:
+def plain_vtable(buf, position: int) -> bool:
     """The table at `position` has a vtable the direct reads see as the generated accessors do: inside the file
     (their offsets are unsigned) and a whole number of slots long."""
     try:
