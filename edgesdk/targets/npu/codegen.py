@@ -277,7 +277,7 @@ def conv_fold(op, ctx, common: dict | None = None) -> tuple:
 
     plain = C.Conv2D(input=_operand(x, ctx), output=_operand(y, ctx), **common, **_spatial(op),
                      weights=C.TensorDesc.dense(WEIGHTS_REGION, 0, w.shape),
-                     weight_stream_bytes=stream_bytes(np.ascontiguousarray(w.data, dtype=np.int8)))
+                     weight_stream_bytes=stream_bytes(w.data))  # (its shape: the weights as they are)
     choices[key] = fold.choose(op, plain, stream_bytes, board_memory(ctx.board))
     return choices[key], streams
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dataclass_cache import dataclass, replace
+from ...dataclass_cache import dataclass
 from .hw import cmdtable as C
 from .hw import registers as R
 from .hw import timing, validate
@@ -187,8 +187,8 @@ def _padded(op, fold: Fold, place: Placement) -> list:
                               * step, strides, f"{note} (trailing padding, folded)"))
     body = C.TensorDesc(ARENA_REGION, place.scratch + before * step, conv.input.shape, strides)
     commands.append(C.DmaCopy(conv.input, body, note=f"{note} (input into its padded copy)"))
-    commands.append(replace(conv, input=view, **place.folded_weights, **spatial,
-                            note=f"{note} ({fold.describe()})"))
+    commands.append(C.with_fields(conv, input=view, **place.folded_weights, **spatial,
+                                  note=f"{note} ({fold.describe()})"))
     return commands
 
 
@@ -205,8 +205,8 @@ def _interior_and_edges(op, place: Placement) -> list:
         c0, c1 = max(0, start), min(g.w, (stop - 1) * g.stride_w - g.pad_left + g.kw)
         part = C.TensorDesc(x.region, x.offset + c0 * x.strides[2], (g.n, g.h, c1 - c0, g.c), x.strides)
         shape = (g.n, g.oh, stop - first, g.o)
-        commands.append(replace(conv, input=part, output=_dense(offset, shape), pad_left=c0 - start,
-                                note=f"{conv.note} (output columns {first}..{stop - 1})"))
+        commands.append(C.with_fields(conv, input=part, output=_dense(offset, shape), pad_left=c0 - start,
+                                      note=f"{conv.note} (output columns {first}..{stop - 1})"))
         target = C.TensorDesc(y.region, y.offset + first * y.strides[2], shape, y.strides)
         copies.append(C.DmaCopy(_dense(offset, shape), target,
                                 note=f"{conv.note} (output columns {first}..{stop - 1} into place)"))
@@ -214,9 +214,9 @@ def _interior_and_edges(op, place: Placement) -> list:
     view = C.TensorDesc(x.region, x.offset + (lo * g.stride_w - g.pad_left) * x.strides[2],
                         (g.n, g.h, hi - lo, g.kw * g.c), (x.strides[0], x.strides[1], g.stride_w * x.strides[2], 1))
     interior = C.TensorDesc(y.region, y.offset + lo * y.strides[2], (g.n, g.oh, hi - lo, g.o), y.strides)
-    commands.append(replace(conv, input=view, output=interior, **place.folded_weights, stride_w=1, pad_left=0,
-                            dilation_w=1, note=f"{conv.note} (W taps folded into channels, output columns "
-                                                f"{lo}..{hi - 1})"))
+    commands.append(C.with_fields(conv, input=view, output=interior, **place.folded_weights, stride_w=1, pad_left=0,
+                                  dilation_w=1, note=f"{conv.note} (W taps folded into channels, output columns "
+                                                     f"{lo}..{hi - 1})"))
     return commands + copies
 
 
@@ -240,7 +240,7 @@ def stripe_commands(op, conv: C.Conv2D) -> list:
             out = C.TensorDesc(y.region, y.offset + first * y.strides[2], (y.shape[0], y.shape[1], stop - first,
                                g.o), y.strides, y.dtype)
             commands.append(C.with_fields(conv, input=part, output=out, pad_left=c0 - start,
-                                    note=f"{conv.note} (output columns {first}..{stop - 1})"))
+                                          note=f"{conv.note} (output columns {first}..{stop - 1})"))
     view = C.TensorDesc(x.region, x.offset + (lo * g.stride_w - g.pad_left) * x.strides[2],
                         (x.shape[0], x.shape[1], hi - lo, g.kw * g.c),
                         (x.strides[0], x.strides[1], g.stride_w * x.strides[2], 1), x.dtype)
@@ -248,7 +248,7 @@ def stripe_commands(op, conv: C.Conv2D) -> list:
                             y.strides, y.dtype)
     weights = C.TensorDesc.dense(conv.weights.region, conv.weights.offset, folded_weights_shape(op, Fold("w", False)))
     folded = C.with_fields(conv, input=view, output=interior, weights=weights, stride_w=1, pad_left=0, dilation_w=1,
-                     note=f"{conv.note} (W taps folded into channels, output columns {lo}..{hi - 1})")
+                           note=f"{conv.note} (W taps folded into channels, output columns {lo}..{hi - 1})")
     return [folded] + commands
 
 

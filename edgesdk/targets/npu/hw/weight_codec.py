@@ -475,15 +475,10 @@ def _pack_lanes(top: np.ndarray, widths: np.ndarray, lane_codes: np.ndarray, lan
     return _pack_top(top, widths, offsets, total_bits // 8)
 
 
-def _pack_bits(values: np.ndarray, widths: np.ndarray, offsets: np.ndarray, total_bytes: int) -> bytes:
-    """Write each value's `width` low bits (1 <= width <= 32; uint32 arrays) at bit `offset`, most significant
-    bit first; the offsets increase and fields never share a bit."""
-    shift = np.subtract(np.uint32(32), widths, dtype=np.uint32)
-    return _pack_top(np.left_shift(values, shift, dtype=np.uint32), widths, offsets, total_bytes)
-
-
 def _pack_top(top: np.ndarray, widths: np.ndarray, offsets: np.ndarray, total_bytes: int) -> bytes:
-    """_pack_bits of fields given at the top of 32-bit words (`top`: value << (32 - width)).
+    """Write each field of `width` bits (1 <= width <= 32; uint32 arrays), given at the top of a 32-bit word
+    (`top`: value << (32 - width)), at bit `offset`, most significant bit first; the offsets increase and fields
+    never share a bit.
 
     In 32-bit words: each field is shifted down to its place in the word its first bit falls in; the fields
     that start in one word are consecutive and share no bit, so the word is their sum; the bits a field spills
