@@ -239,11 +239,28 @@ def build_buffers(graph: Graph, scratch_sizes: dict | None = None, cascades=(), 
     grouped = {op for g in cascades for op in g.ops}
     for step, op in enumerate(graph.ops):
         size = (scratch_sizes or {}).get(op, 0)
-        if op in grouped and striped_scratch is not None and not striped_scratch(op):
+        if _drops_scratch(op, grouped, striped_scratch):
             size = 0
         if size:
             buffers.append(Buffer(f"scratch of op {op.index}", size, step, step, [op], kind="scratch"))
     return buffers
+
+
+def _drops_scratch(op, grouped: set, striped_scratch) -> bool:
+    """Does `op` give up its scratch area: it runs in a group's stripes, whose code takes none
+    (`striped_scratch`, Target.stripes_use_scratch; None: every op keeps its scratch)?"""
+    return op in grouped and striped_scratch is not None and not striped_scratch(op)
+
+
+def _pair_saving(problem: "MemoryProblem", pair: tuple, firsts, lasts, sizes, kinds, grouped) -> int:
+    """The bytes in-place pair (step, op, output slot, input slot, input) saves at its step (find_overlaps'
+    tests: the output is born and the input dies there, both whole tensors, the op in no group), 0 if none."""
+    step, op, out, inp, x = pair
+    if firsts[out] == step and lasts[inp] == step and kinds[out] == kinds[inp] == "tensor" and op not in grouped:
+        rule = problem._overlap_rule(op, x)
+        if rule is not None:
+            return _overlap_saving(sizes[out], sizes[inp], rule[1])
+    return 0
 
 
 # -- in-place rules --------------------------------------------------------------------------------------------
@@ -1089,17 +1106,16 @@ class MemoryProblem:
         grouped = {op for g in cascades for op in g.ops}
         scratch, pairs = self._trial_facts()
         for step, op, size in scratch:
-            if not (op in grouped and self.striped_scratch is not None and not self.striped_scratch(op)):
+            if not _drops_scratch(op, grouped, self.striped_scratch):
                 spans.append((step, step, size))
         if not spans:
             return 0
 
         savings = list(_cascade_savings(cascades, slot, firsts, lasts, sizes, kinds))
-        for step, op, out, k, x in pairs:  # as find_overlaps
-            if firsts[out] == step and lasts[k] == step and kinds[out] == kinds[k] == "tensor" and op not in grouped:
-                rule = self._overlap_rule(op, x)
-                if rule is not None:
-                    savings.append((step, step, _overlap_saving(sizes[out], sizes[k], rule[1])))
+        for pair in pairs:  # as find_overlaps
+            saving = _pair_saving(self, pair, firsts, lasts, sizes, kinds, grouped)
+            if saving:
+                savings.append((pair[0], pair[0], saving))
         first, last = min(span[0] for span in spans), max(span[1] for span in spans)
         return _spans_bound(first, last, spans, savings, self.alignment)
 
@@ -1153,7 +1169,7 @@ class _TrialBase:
             self.scratch_of.setdefault(op, []).append((k, step, size))
         self.pairs, self.saving, self.pairs_of_slot, self.pairs_of_op = pairs, [], {}, {}
         for k, (step, op, out, inp, x) in enumerate(pairs):
-            self.saving.append(self._pair_saving(problem, k, self.firsts, self.lasts, self.sizes, self.kinds, set()))
+            self.saving.append(_pair_saving(problem, pairs[k], self.firsts, self.lasts, self.sizes, self.kinds, set()))
             self.pairs_of_slot.setdefault(out, []).append(k)
             self.pairs_of_slot.setdefault(inp, []).append(k)
             self.pairs_of_op.setdefault(op, []).append(k)
@@ -1176,15 +1192,6 @@ class _TrialBase:
         self.largest = sorted([(size, 0, k) for k, size in enumerate(self.sizes)] +
                               [(size, 1, k) for k, (_, _, size) in enumerate(scratch)], reverse=True)
 
-    def _pair_saving(self, problem, k, firsts, lasts, sizes, kinds, grouped) -> int:
-        """The saving in-place pair k permits (find_overlaps' tests), 0 if none."""
-        step, op, out, inp, x = self.pairs[k]
-        if firsts[out] == step and lasts[inp] == step and kinds[out] == kinds[inp] == "tensor" and op not in grouped:
-            rule = problem._overlap_rule(op, x)
-            if rule is not None:
-                return _overlap_saving(sizes[out], sizes[inp], rule[1])
-        return 0
-
     def bound(self, problem: MemoryProblem, cascades: list) -> int:
         if self.empty:
             return 0
@@ -1203,16 +1210,15 @@ class _TrialBase:
             firsts[k], lasts[k], sizes[k], kinds[k] = first, last, size, kind
         grouped = {op for g in cascades for op in g.ops}
         dropped = set()  # scratch areas the grouped ops give up in stripes (as build_buffers)
-        if problem.striped_scratch is not None:
-            for op in grouped:
-                for k, step, size in self.scratch_of.get(op, ()):
-                    if not problem.striped_scratch(op):
-                        dropped.add(k)
-                        changes.append((step, step, -size))
+        for op in grouped:
+            for k, step, size in self.scratch_of.get(op, ()):
+                if _drops_scratch(op, grouped, problem.striped_scratch):
+                    dropped.add(k)
+                    changes.append((step, step, -size))
         pairs = {k for slot_k in changed for k in self.pairs_of_slot.get(slot_k, ())} | \
             {k for op in grouped for k in self.pairs_of_op.get(op, ())}
         for k in pairs:  # the in-place pairs whose buffers or op the groups touch (as find_overlaps)
-            now = self._pair_saving(problem, k, firsts, lasts, sizes, kinds, grouped)
+            now = _pair_saving(problem, self.pairs[k], firsts, lasts, sizes, kinds, grouped)
             if now != self.saving[k]:
                 step = self.pairs[k][0]
                 changes.append((step, step, self.saving[k] - now))
