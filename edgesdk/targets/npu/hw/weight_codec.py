@@ -292,10 +292,8 @@ def _plan(data, run_value: int | None, smaller_than: int | None = None) -> dict 
     which the emit packs one at a time (its working arrays, 4 bytes a code, stay small). None when
     `smaller_than` is given and the counts prove the stream cannot be smaller than that (_size_lower_bound):
     the code is not built."""
-    raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
+    raw = _operand_bytes(data)
     n = len(raw)
-    if n > R.MAX_OPERAND_BYTES:
-        raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
     seg = max(1, -(-n // LANES))
     lane_starts = np.minimum(np.arange(LANES + 1) * seg, n)
     # a large tensor's bytes counted lane by lane once, which gives both its byte counts and (less the runs)
@@ -565,10 +563,8 @@ def native_encoder() -> ctypes.CDLL | None:
 def native_encode(data, run_value: int | None = None, smaller_than: int | None = None) -> bytes | None:
     """encode() by the C encoder (which must be available: native_encoder()); with `smaller_than`, the stream
     only when it is smaller than that many bytes, else None (as _compress_if_smaller)."""
-    raw = _raw_bytes(data)
+    raw = _operand_bytes(data).tobytes()
     n = len(raw)
-    if n > R.MAX_OPERAND_BYTES:
-        raise WeightStreamError(f"{n} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
     if smaller_than is not None and smaller_than <= HEADER_BYTES:
         return None  # no stream is that small
     # a stream codes each byte in at most 15 bits (a run's code and extra bits: at most 31 for 2 or more bytes)
@@ -592,11 +588,13 @@ def native_code_lengths(freqs, max_length: int = MAX_CODE_LENGTH) -> np.ndarray:
     return lengths.astype(np.int64)
 
 
-def _raw_bytes(data) -> bytes:
-    """The bytes of `data` (bytes-like, or an int8/uint8 array), as _plan reads them."""
-    if isinstance(data, np.ndarray):
-        return np.ascontiguousarray(data).reshape(-1).view(np.uint8).tobytes()
-    return bytes(data)
+def _operand_bytes(data) -> np.ndarray:
+    """The bytes of `data` (bytes-like, or an int8/uint8 array) as a flat uint8 array, both encoders' input;
+    WeightStreamError past the NPU's operand limit."""
+    raw = data.reshape(-1).view(np.uint8) if isinstance(data, np.ndarray) else np.frombuffer(bytes(data), np.uint8)
+    if len(raw) > R.MAX_OPERAND_BYTES:
+        raise WeightStreamError(f"{len(raw)} bytes exceed the NPU's operand limit of {R.MAX_OPERAND_BYTES}")
+    return raw
 
 
 def stream_table_bytes(literal_count: int) -> int:
