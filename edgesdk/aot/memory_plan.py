@@ -869,17 +869,21 @@ def _overlap_saving(out: int, inp: int, distance) -> int:
 def _spans_bound(first: int, last: int, spans: list, savings: list, alignment: int) -> int:
     """lower_bound from plain numbers: `spans` (first step, last step, size) of the buffers, all within steps
     [first, last], `savings` (first step, last step, bytes) of the permitted overlaps."""
+    return _align(max(max(size for _, _, size in spans), max(_step_values(first, last, spans, savings))), alignment)
+
+
+def _step_values(first: int, last: int, adds, subtracts=()) -> list:
+    """The bytes at each step first..last: each (first step, last step, bytes) of `adds` added over its steps,
+    each of `subtracts` taken off, both cut to the range."""
     delta = [0] * (last - first + 2)
-    for lo, hi, size in spans:
-        delta[lo - first] += size
-        delta[hi - first + 1] -= size
-    for lo, hi, amount in savings:
-        lo, hi = max(lo, first), min(hi, last)
-        if lo <= hi:
-            delta[lo - first] -= amount
-            delta[hi - first + 1] += amount
+    for sign, items in ((1, adds), (-1, subtracts)):
+        for lo, hi, amount in items:
+            lo, hi = max(lo, first), min(hi, last)
+            if lo <= hi:
+                delta[lo - first] += sign * amount
+                delta[hi - first + 1] -= sign * amount
     del delta[-1]
-    return _align(max(max(size for _, _, size in spans), max(accumulate(delta))), alignment)
+    return list(accumulate(delta))
 
 
 def _heuristic_orders(buffers: list) -> dict:
@@ -1178,15 +1182,8 @@ class _TrialBase:
         if self.empty:
             return
         self.first, self.last = min(span[0] for span in spans), max(span[1] for span in spans)
-        delta = [0] * (self.last - self.first + 2)
-        for lo, hi, size in spans:
-            delta[lo - self.first] += size
-            delta[hi - self.first + 1] -= size
-        for (step, *_), amount in zip(pairs, self.saving):
-            delta[step - self.first] -= amount
-            delta[step - self.first + 1] += amount
-        del delta[-1]
-        self.values = list(accumulate(delta))
+        self.values = _step_values(self.first, self.last, spans,
+                                   [(step, step, amount) for (step, *_), amount in zip(pairs, self.saving)])
         self.from_start = list(accumulate(self.values, max))
         self.from_end = list(accumulate(reversed(self.values), max))[::-1]
         self.largest = sorted([(size, 0, k) for k, size in enumerate(self.sizes)] +
@@ -1242,14 +1239,8 @@ class _TrialBase:
             return self.from_start[-1]
         lo, hi = min(c[0] for c in changes), max(c[1] for c in changes)
         lo, hi = max(lo, self.first), min(hi, self.last)
-        delta = [0] * (hi - lo + 2)
-        for a, b, amount in changes:
-            a, b = max(a, lo), min(b, hi)
-            if a <= b:
-                delta[a - lo] += amount
-                delta[b - lo + 1] -= amount
         offset = lo - self.first
-        peak = max(map(add, self.values[offset:offset + hi - lo + 1], accumulate(delta)))
+        peak = max(map(add, self.values[offset:offset + hi - lo + 1], _step_values(lo, hi, changes)))
         if lo > self.first:
             peak = max(peak, self.from_start[offset - 1])
         if hi < self.last:
