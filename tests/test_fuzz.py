@@ -138,7 +138,9 @@ def test_supervisor_classifies_hangs_deaths_and_memory(monkeypatch):
     kernel, whatever the load), the other faults are recognised for what they are, and no wall-clock limit
     decides anything here (the backstop is generous)."""
     monkeypatch.setenv("EDGESDK_FUZZ_SELFTEST", "1")
-    with Worker(timeout_s=1, memory_mb=1024, wall_timeout_s=600) as w:
+    # 2 CPU-seconds, not 1: filling 1 GiB to its limit takes CPU too (page faults), and within 1 s the memory
+    # case was sometimes cut short as a hang
+    with Worker(timeout_s=2, memory_mb=1024, wall_timeout_s=600) as w:
         hang = w.run(b"selftest:hang", "c", "ref")
         assert hang.kind == "hang" and "CPU seconds" in hang.detail, hang
         assert w.run(b"selftest:die", "c", "ref").kind == "crash"
